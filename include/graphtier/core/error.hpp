@@ -1,0 +1,71 @@
+// Typed exceptions at the library boundary (STYLE.md rule 5).
+//
+// Each derives from the standard exception that the Python binding maps without glue:
+// InvalidArgument and FormatError -> ValueError, OutOfRange -> IndexError, IoError -> OSError,
+// Unsupported -> RuntimeError.
+#pragma once
+
+#include <cerrno>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <utility>
+
+namespace graphtier {
+
+namespace detail {
+template <typename... Args>
+std::string concat(Args&&... args) {
+  std::ostringstream out;
+  (out << ... << std::forward<Args>(args));
+  return out.str();
+}
+}  // namespace detail
+
+/// A caller passed a value the operation cannot accept (shape, dtype, option).
+class InvalidArgument : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+/// An id or position lies outside the valid range.
+class OutOfRange : public std::out_of_range {
+ public:
+  using std::out_of_range::out_of_range;
+};
+
+/// A file exists but its contents are not what its format promises. The message names the file.
+class FormatError : public std::invalid_argument {
+ public:
+  FormatError(const std::string& path, const std::string& problem)
+      : std::invalid_argument(path + ": " + problem), path_(path) {}
+  const std::string& path() const noexcept { return path_; }
+
+ private:
+  std::string path_;
+};
+
+/// An operating-system call failed; carries errno and names the file (and offset where known).
+class IoError : public std::system_error {
+ public:
+  IoError(int err, const std::string& what) : std::system_error(err, std::generic_category(), what) {}
+};
+
+/// The operation needs a backend this build or machine does not have (e.g. CUDA).
+class Unsupported : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+}  // namespace graphtier
+
+/// Throws `Exc` with the concatenated message when `cond` is false.
+#define GRAPHTIER_EXPECTS(cond, Exc, ...)                                  \
+  do {                                                                     \
+    if (!(cond)) throw Exc(::graphtier::detail::concat(__VA_ARGS__));      \
+  } while (0)
+
+/// Throws IoError for the current errno with the concatenated message.
+#define GRAPHTIER_THROW_ERRNO(...) \
+  throw ::graphtier::IoError(errno, ::graphtier::detail::concat(__VA_ARGS__))

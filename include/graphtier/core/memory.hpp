@@ -1,0 +1,45 @@
+// Memory kinds and an owning buffer that allocates from the right allocator for each kind.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace graphtier {
+
+/// Where bytes live. kPinned is page-locked host memory the GPU can read directly (zero-copy).
+enum class MemoryKind : uint8_t { kHost, kPinned, kDevice };
+
+std::string_view memory_kind_name(MemoryKind k);
+
+/// True when this build has the CUDA backends and at least one GPU is visible.
+bool cuda_available();
+
+/// Owning, move-only byte buffer. Host buffers are 64-byte aligned; pinned and device buffers
+/// need a CUDA build and throw Unsupported otherwise.
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(MemoryKind kind, std::size_t bytes, int device = 0);
+  ~Buffer();
+  Buffer(Buffer&& other) noexcept;
+  Buffer& operator=(Buffer&& other) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  void* data() noexcept { return data_; }
+  const void* data() const noexcept { return data_; }
+  std::size_t size() const noexcept { return bytes_; }
+  MemoryKind kind() const noexcept { return kind_; }
+  int device() const noexcept { return device_; }
+
+ private:
+  void release() noexcept;
+
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+  MemoryKind kind_ = MemoryKind::kHost;
+  int device_ = 0;
+};
+
+}  // namespace graphtier

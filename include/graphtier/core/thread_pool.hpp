@@ -1,0 +1,54 @@
+// A fixed pool of worker threads with a blocking parallel-for, handed to the code that uses it
+// (STYLE.md rule 4).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace graphtier {
+
+class ThreadPool {
+ public:
+  /// `num_threads` <= 0 uses std::thread::hardware_concurrency(). The calling thread also works,
+  /// so a pool of n threads starts n - 1 workers.
+  explicit ThreadPool(int num_threads = 0);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const noexcept { return num_threads_; }
+
+  /// Runs fn(chunk_begin, chunk_end) over [begin, end) in chunks of `grain` items and returns when
+  /// all chunks are done. The chunk boundaries depend only on (begin, end, grain), never on timing,
+  /// so per-chunk results are deterministic. The first exception thrown by any chunk is rethrown
+  /// here after the remaining chunks are skipped. Not reentrant: do not call from inside fn.
+  void parallel_for(int64_t begin, int64_t end, int64_t grain,
+                    const std::function<void(int64_t, int64_t)>& fn);
+
+  /// Splits [begin, end) into exactly size() contiguous parts and runs fn(part, part_begin, part_end)
+  /// for each: for per-thread scratch arrays indexed by part.
+  void parallel_parts(int64_t begin, int64_t end,
+                      const std::function<void(int, int64_t, int64_t)>& fn);
+
+ private:
+  struct Job;
+  void worker_loop();
+  void run_chunks(Job& job);
+
+  int num_threads_;
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  Job* job_ = nullptr;
+  uint64_t generation_ = 0;
+  int active_ = 0;
+  bool stop_ = false;
+};
+
+}  // namespace graphtier

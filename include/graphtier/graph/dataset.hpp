@@ -1,0 +1,164 @@
+// Dataset format v1: one self-describing directory of raw little-endian arrays (docs/format.md).
+//
+//   manifest.json     version, counts, dtypes, row stride, and per file its byte size and XXH3-64
+//   indptr.bin        int64 [num_nodes + 1]   CSC offsets, 0 .. num_edges, non-decreasing
+//   indices.bin       int32|int64 [num_edges] in-neighbours (message sources) of each node
+//   features.bin      [num_nodes, row_stride bytes], row-major, `dim` values of `dtype` per row
+//   labels.bin        int32 [num_nodes], -1 = unlabeled, else 0 .. num_classes - 1
+//   train.bin, valid.bin, test.bin   int64 node ids
+//   permutation.bin   int64 [num_nodes], new id -> original id (present after `prepare`)
+//   hotness.bin       float64 [num_nodes], the score used to order nodes (non-increasing)
+//
+// Only indptr and indices are required. Readers memory-map the arrays; open() validates sizes,
+// ranges and monotonicity and names the file and the problem; verify() also checks checksums.
+// Writers build the directory under a temporary name beside the target and rename it into place
+// only after it validates, so an interrupted or failed write leaves the previous dataset or none.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+
+#include "graphtier/core/dtype.hpp"
+#include "graphtier/core/file.hpp"
+
+namespace graphtier {
+class Progress;
+}
+
+namespace graphtier::graph {
+
+inline constexpr int kFormatVersion = 1;
+inline constexpr const char* kManifestName = "manifest.json";
+
+enum class Split : uint8_t { kTrain, kValid, kTest };
+std::string_view split_name(Split s);
+
+/// Row layout of the feature table. `alignment` is 0 (packed), 512 or 4096 bytes: with an
+/// alignment a row never straddles an alignment block, so the storage tier can read any row with
+/// O_DIRECT: rows up to `alignment` bytes get a power-of-two stride that divides it, larger rows
+/// a stride that is a multiple of it.
+struct FeatureLayout {
+  int64_t dim = 0;  // 0: no features
+  DType dtype = DType::kFloat32;
+  int64_t alignment = 0;
+  int64_t row_stride = 0;  // bytes from one row to the next
+
+  int64_t row_bytes() const { return dim * dtype_size(dtype); }
+  /// Computes row_stride from dim, dtype and alignment; throws InvalidArgument on a bad alignment.
+  static FeatureLayout make(int64_t dim, DType dtype, int64_t alignment);
+};
+
+struct FileEntry {
+  std::string path;  // relative to the dataset directory
+  uint64_t bytes = 0;
+  std::string xxh3;  // 16 hex digits
+};
+
+struct Manifest {
+  int version = kFormatVersion;
+  std::string name;
+  int64_t num_nodes = 0;
+  int64_t num_edges = 0;
+  DType indices_dtype = DType::kInt32;
+  FeatureLayout features;
+  int64_t num_classes = 0;    // 0 when there are no labels
+  std::string hotness;        // score that ordered the ids ("" if not prepared)
+  std::string source;         // provenance, free text
+  std::map<std::string, FileEntry> files;  // by array name ("indptr", "features", ...)
+
+  bool has(const std::string& array) const { return files.count(array) != 0; }
+  std::string to_json() const;
+  /// Parses and checks the manifest; throws FormatError naming `path`.
+  static Manifest from_json(const std::string& text, const std::string& path);
+};
+
+/// Typed view of the indices array, whichever width it has on disk.
+using IndexSpan = std::variant<std::span<const int32_t>, std::span<const int64_t>>;
+
+/// The smallest index dtype that can hold ids below num_nodes.
+DType index_dtype_for(int64_t num_nodes);
+
+/// A dataset opened read-only through memory maps. Move-only; views stay valid while it lives.
+class Dataset {
+ public:
+  /// Opens and validates `dir`. Throws FormatError (naming the file and problem) or IoError.
+  static Dataset open(const std::string& dir);
+
+  Dataset(Dataset&&) noexcept;
+  Dataset& operator=(Dataset&&) noexcept;
+  ~Dataset();
+
+  const std::string& dir() const noexcept;
+  const Manifest& manifest() const noexcept;
+  int64_t num_nodes() const noexcept { return manifest().num_nodes; }
+  int64_t num_edges() const noexcept { return manifest().num_edges; }
+
+  std::span<const int64_t> indptr() const;
+  IndexSpan indices() const;
+  /// Neighbour ids of node v as int64 (copying through the variant; for tests and tools).
+  int64_t in_degree(int64_t v) const { return indptr()[v + 1] - indptr()[v]; }
+
+  bool has_features() const noexcept { return manifest().features.dim > 0; }
+  /// num_nodes * row_stride bytes; row v starts at v * row_stride.
+  std::span<const std::byte> feature_bytes() const;
+  bool has_labels() const noexcept { return manifest().num_classes > 0; }
+  std::span<const int32_t> labels() const;
+  std::span<const int64_t> split(Split s) const;
+  bool has_permutation() const noexcept { return manifest().has("permutation"); }
+  std::span<const int64_t> permutation() const;
+  bool has_hotness() const noexcept { return manifest().has("hotness"); }
+  std::span<const double> hotness() const;
+
+  /// Full check: recomputes every file's checksum against the manifest (reads every byte).
+  void verify_checksums(Progress* progress = nullptr) const;
+
+ struct Impl;  // opaque: the maps and the parsed manifest
+
+ private:
+  explicit Dataset(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Builds a dataset in `<parent>/.<name>.tmp-<pid>-<n>` and renames it to `dir` on commit().
+/// Destroying an uncommitted writer removes the temporary directory. Stale temporary directories
+/// of dead processes beside `dir` are removed when a writer starts.
+class DatasetWriter {
+ public:
+  /// Throws InvalidArgument if `dir` exists and `overwrite` is false.
+  DatasetWriter(std::string dir, bool overwrite);
+  ~DatasetWriter();
+  DatasetWriter(const DatasetWriter&) = delete;
+  DatasetWriter& operator=(const DatasetWriter&) = delete;
+
+  const std::string& temp_dir() const noexcept { return temp_dir_; }
+
+  /// Opens `<array>.bin` for sequential writing; the writer closes it on commit().
+  OutputFile& open_array(const std::string& array);
+
+  template <typename T>
+  void write_array(const std::string& array, std::span<const T> values) {
+    open_array(array).write_span(values);
+  }
+
+  /// Closes all arrays, records their sizes and checksums in `manifest`, writes manifest.json,
+  /// validates the directory with Dataset::open, and renames it into place (replacing an old
+  /// dataset atomically with renameat2(RENAME_EXCHANGE) when overwriting).
+  void commit(Manifest manifest);
+
+ private:
+  std::string dir_;
+  std::string temp_dir_;
+  bool overwrite_;
+  bool committed_ = false;
+  std::map<std::string, std::unique_ptr<OutputFile>> arrays_;
+};
+
+/// Removes a directory tree; errors are ignored (cleanup paths).
+void remove_tree(const std::string& path) noexcept;
+
+}  // namespace graphtier::graph

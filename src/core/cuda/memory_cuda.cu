@@ -1,0 +1,45 @@
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "core/cuda/memory_cuda.hpp"
+#include "graphtier/core/error.hpp"
+
+namespace graphtier::cuda {
+
+void check(int status, const char* call, const char* file, int line) {
+  if (status == cudaSuccess) return;
+  throw std::runtime_error(detail::concat(file, ":", line, ": ", call, " failed: ",
+                                          cudaGetErrorString(static_cast<cudaError_t>(status))));
+}
+
+#define GRAPHTIER_CUDA_CHECK(call) ::graphtier::cuda::check(static_cast<int>(call), #call, __FILE__, __LINE__)
+
+void* allocate_pinned(std::size_t bytes) {
+  void* ptr = nullptr;
+  GRAPHTIER_CUDA_CHECK(cudaHostAlloc(&ptr, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
+  return ptr;
+}
+
+void free_pinned(void* ptr) noexcept { cudaFreeHost(ptr); }
+
+void* allocate_device(std::size_t bytes, int device) {
+  GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
+  void* ptr = nullptr;
+  GRAPHTIER_CUDA_CHECK(cudaMalloc(&ptr, bytes));
+  return ptr;
+}
+
+void free_device(void* ptr, int device) noexcept {
+  cudaSetDevice(device);
+  cudaFree(ptr);
+}
+
+int device_count() noexcept {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) return 0;
+  return n;
+}
+
+}  // namespace graphtier::cuda

@@ -1,0 +1,1 @@
+// Translation unit for a module with no sources of its own yet.

@@ -1,0 +1,87 @@
+// Front door for allocation: dispatches on the memory kind (DESIGN.md, Device dispatch).
+#include "graphtier/core/memory.hpp"
+
+#include <cstdlib>
+#include <new>
+#include <utility>
+
+#include "graphtier/core/error.hpp"
+#if GRAPHTIER_WITH_CUDA
+#include "core/cuda/memory_cuda.hpp"
+#endif
+
+namespace graphtier {
+
+std::string_view memory_kind_name(MemoryKind k) {
+  switch (k) {
+    case MemoryKind::kHost: return "host";
+    case MemoryKind::kPinned: return "pinned";
+    case MemoryKind::kDevice: return "device";
+  }
+  return "unknown";
+}
+
+bool cuda_available() {
+#if GRAPHTIER_WITH_CUDA
+  return cuda::device_count() > 0;
+#else
+  return false;
+#endif
+}
+
+Buffer::Buffer(MemoryKind kind, std::size_t bytes, int device) : bytes_(bytes), kind_(kind), device_(device) {
+  if (bytes == 0) return;
+  switch (kind) {
+    case MemoryKind::kHost: {
+      constexpr std::size_t kAlign = 64;
+      data_ = std::aligned_alloc(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
+      if (data_ == nullptr) throw std::bad_alloc();
+      return;
+    }
+    case MemoryKind::kPinned:
+    case MemoryKind::kDevice:
+#if GRAPHTIER_WITH_CUDA
+      data_ = kind == MemoryKind::kPinned ? cuda::allocate_pinned(bytes) : cuda::allocate_device(bytes, device);
+      return;
+#else
+      throw Unsupported(detail::concat("cannot allocate ", memory_kind_name(kind),
+                                       " memory: graphtier was built without CUDA (configure with the 'cuda' preset)"));
+#endif
+  }
+}
+
+Buffer::~Buffer() { release(); }
+
+Buffer::Buffer(Buffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      bytes_(std::exchange(other.bytes_, 0)),
+      kind_(other.kind_),
+      device_(other.device_) {}
+
+Buffer& Buffer::operator=(Buffer&& other) noexcept {
+  if (this != &other) {
+    release();
+    data_ = std::exchange(other.data_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+    kind_ = other.kind_;
+    device_ = other.device_;
+  }
+  return *this;
+}
+
+void Buffer::release() noexcept {
+  if (data_ == nullptr) return;
+  switch (kind_) {
+    case MemoryKind::kHost: std::free(data_); break;
+#if GRAPHTIER_WITH_CUDA
+    case MemoryKind::kPinned: cuda::free_pinned(data_); break;
+    case MemoryKind::kDevice: cuda::free_device(data_, device_); break;
+#else
+    default: break;
+#endif
+  }
+  data_ = nullptr;
+  bytes_ = 0;
+}
+
+}  // namespace graphtier

@@ -1,0 +1,111 @@
+#include "graphtier/core/thread_pool.hpp"
+
+#include <algorithm>
+#include <atomic>
+
+namespace graphtier {
+
+struct ThreadPool::Job {
+  int64_t begin;
+  int64_t end;
+  int64_t grain;
+  int64_t num_chunks;
+  const std::function<void(int64_t, int64_t)>* fn;
+  std::atomic<int64_t> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+};
+
+ThreadPool::ThreadPool(int num_threads) {
+  if (num_threads <= 0) num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  num_threads_ = num_threads;
+  workers_.reserve(num_threads - 1);
+  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void ThreadPool::run_chunks(Job& job) {
+  for (;;) {
+    const int64_t chunk = job.next.fetch_add(1, std::memory_order_relaxed);
+    if (chunk >= job.num_chunks || job.failed.load(std::memory_order_relaxed)) return;
+    const int64_t lo = job.begin + chunk * job.grain;
+    const int64_t hi = std::min(job.end, lo + job.grain);
+    try {
+      (*job.fn)(lo, hi);
+    } catch (...) {
+      std::lock_guard lock(job.error_mutex);
+      if (!job.error) job.error = std::current_exception();
+      job.failed.store(true, std::memory_order_relaxed);
+    }
+  }
+}
+
+void ThreadPool::worker_loop() {
+  uint64_t seen = 0;
+  for (;;) {
+    Job* job;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stop_ || (job_ != nullptr && generation_ != seen); });
+      if (stop_) return;
+      seen = generation_;
+      job = job_;
+      ++active_;
+    }
+    run_chunks(*job);
+    {
+      std::lock_guard lock(mutex_);
+      if (--active_ == 0) done_.notify_all();
+    }
+  }
+}
+
+void ThreadPool::parallel_for(int64_t begin, int64_t end, int64_t grain,
+                              const std::function<void(int64_t, int64_t)>& fn) {
+  if (end <= begin) return;
+  grain = std::max<int64_t>(grain, 1);
+  Job job;
+  job.begin = begin;
+  job.end = end;
+  job.grain = grain;
+  job.num_chunks = (end - begin + grain - 1) / grain;
+  job.fn = &fn;
+  if (job.num_chunks == 1 || workers_.empty()) {
+    run_chunks(job);
+  } else {
+    {
+      std::lock_guard lock(mutex_);
+      job_ = &job;
+      ++generation_;
+    }
+    wake_.notify_all();
+    run_chunks(job);
+    std::unique_lock lock(mutex_);
+    // Workers that woke for this job hold `active_`; once it drops to zero none touches `job`.
+    job_ = nullptr;
+    done_.wait(lock, [&] { return active_ == 0; });
+  }
+  if (job.error) std::rethrow_exception(job.error);
+}
+
+void ThreadPool::parallel_parts(int64_t begin, int64_t end,
+                                const std::function<void(int, int64_t, int64_t)>& fn) {
+  const int64_t n = std::max<int64_t>(end - begin, 0);
+  const int parts = num_threads_;
+  parallel_for(0, parts, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t p = lo; p < hi; ++p) {
+      fn(static_cast<int>(p), begin + n * p / parts, begin + n * (p + 1) / parts);
+    }
+  });
+}
+
+}  // namespace graphtier

@@ -1,0 +1,211 @@
+// Reader of dataset format v1: memory-maps every array and validates it against the manifest.
+#include "graphtier/graph/dataset.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "graphtier/core/error.hpp"
+
+namespace graphtier::graph {
+
+struct Dataset::Impl {
+  std::string dir;
+  Manifest manifest;
+  std::map<std::string, MappedFile> maps;
+
+  std::string path_of(const std::string& array) const { return dir + "/" + manifest.files.at(array).path; }
+  template <typename T>
+  std::span<const T> view(const std::string& array) const {
+    auto it = maps.find(array);
+    if (it == maps.end()) return {};
+    return it->second.as<T>();
+  }
+};
+
+namespace {
+
+/// Expected size in bytes of each array; nullopt for arrays whose size only needs to be a
+/// multiple of the element size (the split id lists).
+struct ArraySpec {
+  std::size_t element_bytes;
+  std::optional<uint64_t> expected_bytes;
+};
+
+std::optional<ArraySpec> array_spec(const std::string& array, const Manifest& m) {
+  const auto n = static_cast<uint64_t>(m.num_nodes);
+  if (array == "indptr") return ArraySpec{8, (n + 1) * 8};
+  if (array == "indices") {
+    const auto size = static_cast<std::size_t>(dtype_size(m.indices_dtype));
+    return ArraySpec{size, static_cast<uint64_t>(m.num_edges) * size};
+  }
+  if (array == "features") return ArraySpec{1, n * static_cast<uint64_t>(m.features.row_stride)};
+  if (array == "labels") return ArraySpec{4, n * 4};
+  if (array == "train" || array == "valid" || array == "test") return ArraySpec{8, std::nullopt};
+  if (array == "permutation" || array == "hotness") return ArraySpec{8, n * 8};
+  return std::nullopt;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError(ENOENT, path + ": cannot open (not a graphtier dataset directory?)");
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+template <typename Index>
+void check_indices(std::span<const Index> indices, int64_t num_nodes, const std::string& path) {
+  for (std::size_t e = 0; e < indices.size(); ++e) {
+    const auto v = static_cast<int64_t>(indices[e]);
+    if (v < 0 || v >= num_nodes) {
+      throw FormatError(path, detail::concat("node id ", v, " at position ", e, " is out of range [0, ", num_nodes, ")"));
+    }
+  }
+}
+
+void check_ids(std::span<const int64_t> ids, int64_t num_nodes, const std::string& path, bool require_all) {
+  std::vector<bool> seen(static_cast<std::size_t>(num_nodes), false);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const int64_t v = ids[i];
+    if (v < 0 || v >= num_nodes) {
+      throw FormatError(path, detail::concat("node id ", v, " at position ", i, " is out of range [0, ", num_nodes, ")"));
+    }
+    if (seen[static_cast<std::size_t>(v)]) {
+      throw FormatError(path, detail::concat("node id ", v, " appears twice (again at position ", i, ")"));
+    }
+    seen[static_cast<std::size_t>(v)] = true;
+  }
+  if (require_all && static_cast<int64_t>(ids.size()) != num_nodes) {
+    throw FormatError(path, detail::concat("has ", ids.size(), " entries, expected ", num_nodes));
+  }
+}
+
+void validate(const Dataset::Impl& d) {
+  const Manifest& m = d.manifest;
+  const int64_t n = m.num_nodes;
+
+  const auto indptr = d.view<int64_t>("indptr");
+  const std::string indptr_path = d.path_of("indptr");
+  if (indptr[0] != 0) throw FormatError(indptr_path, detail::concat("indptr[0] is ", indptr[0], ", expected 0"));
+  for (int64_t v = 0; v < n; ++v) {
+    if (indptr[v + 1] < indptr[v]) {
+      throw FormatError(indptr_path, detail::concat("indptr is not monotone: indptr[", v, "] = ", indptr[v], " > indptr[",
+                                                    v + 1, "] = ", indptr[v + 1]));
+    }
+  }
+  if (indptr[n] != m.num_edges) {
+    throw FormatError(indptr_path, detail::concat("indptr[num_nodes] is ", indptr[n], ", expected num_edges = ", m.num_edges));
+  }
+
+  const std::string indices_path = d.path_of("indices");
+  if (m.indices_dtype == DType::kInt32) {
+    check_indices(d.view<int32_t>("indices"), n, indices_path);
+  } else {
+    check_indices(d.view<int64_t>("indices"), n, indices_path);
+  }
+
+  if (m.num_classes > 0) {
+    const auto labels = d.view<int32_t>("labels");
+    for (std::size_t v = 0; v < labels.size(); ++v) {
+      if (labels[v] < -1 || labels[v] >= m.num_classes) {
+        throw FormatError(d.path_of("labels"), detail::concat("label ", labels[v], " of node ", v, " is out of range [-1, ",
+                                                             m.num_classes, ")"));
+      }
+    }
+  }
+  for (Split s : {Split::kTrain, Split::kValid, Split::kTest}) {
+    const std::string array(split_name(s));
+    if (m.has(array)) check_ids(d.view<int64_t>(array), n, d.path_of(array), false);
+  }
+  if (m.has("permutation")) check_ids(d.view<int64_t>("permutation"), n, d.path_of("permutation"), true);
+  if (m.has("hotness")) {
+    const auto scores = d.view<double>("hotness");
+    for (std::size_t v = 0; v < scores.size(); ++v) {
+      if (!std::isfinite(scores[v])) {
+        throw FormatError(d.path_of("hotness"), detail::concat("score of node ", v, " is not finite"));
+      }
+      if (v > 0 && scores[v] > scores[v - 1]) {
+        throw FormatError(d.path_of("hotness"), detail::concat("scores increase at node ", v,
+                                                               ": ids are not in hotness order"));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Dataset Dataset::open(const std::string& dir) {
+  auto impl = std::make_unique<Impl>();
+  impl->dir = dir;
+  while (impl->dir.size() > 1 && impl->dir.back() == '/') impl->dir.pop_back();
+  const std::string manifest_path = impl->dir + "/" + kManifestName;
+  impl->manifest = Manifest::from_json(read_text(manifest_path), manifest_path);
+  const Manifest& m = impl->manifest;
+
+  for (const char* required : {"indptr", "indices"}) {
+    if (!m.has(required)) throw FormatError(manifest_path, detail::concat("no '", required, "' array listed"));
+  }
+  if (m.features.dim > 0 && !m.has("features")) throw FormatError(manifest_path, "features.dim > 0 but no 'features' array");
+  if (m.features.dim == 0 && m.has("features")) throw FormatError(manifest_path, "'features' array listed but features.dim is 0");
+  if ((m.num_classes > 0) != m.has("labels")) {
+    throw FormatError(manifest_path, "num_classes > 0 and a 'labels' array must come together");
+  }
+
+  for (const auto& [array, entry] : m.files) {
+    const auto spec = array_spec(array, m);
+    if (!spec) throw FormatError(manifest_path, detail::concat("unknown array '", array, "'"));
+    const std::string path = impl->dir + "/" + entry.path;
+    MappedFile file(path);
+    if (file.size() != entry.bytes) {
+      throw FormatError(path, detail::concat("size is ", file.size(), " bytes but the manifest says ", entry.bytes,
+                                             " (truncated or replaced?)"));
+    }
+    if (spec->expected_bytes && entry.bytes != *spec->expected_bytes) {
+      throw FormatError(path, detail::concat("size is ", entry.bytes, " bytes, expected ", *spec->expected_bytes,
+                                             " for ", m.num_nodes, " nodes / ", m.num_edges, " edges"));
+    }
+    if (entry.bytes % spec->element_bytes != 0) {
+      throw FormatError(path, detail::concat("size ", entry.bytes, " is not a multiple of the element size ",
+                                             spec->element_bytes));
+    }
+    impl->maps.emplace(array, std::move(file));
+  }
+  validate(*impl);
+  return Dataset(std::move(impl));
+}
+
+Dataset::Dataset(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Dataset::Dataset(Dataset&&) noexcept = default;
+Dataset& Dataset::operator=(Dataset&&) noexcept = default;
+Dataset::~Dataset() = default;
+
+const std::string& Dataset::dir() const noexcept { return impl_->dir; }
+const Manifest& Dataset::manifest() const noexcept { return impl_->manifest; }
+std::span<const int64_t> Dataset::indptr() const { return impl_->view<int64_t>("indptr"); }
+
+IndexSpan Dataset::indices() const {
+  if (manifest().indices_dtype == DType::kInt32) return impl_->view<int32_t>("indices");
+  return impl_->view<int64_t>("indices");
+}
+
+std::span<const std::byte> Dataset::feature_bytes() const { return impl_->view<std::byte>("features"); }
+std::span<const int32_t> Dataset::labels() const { return impl_->view<int32_t>("labels"); }
+std::span<const int64_t> Dataset::split(Split s) const { return impl_->view<int64_t>(std::string(split_name(s))); }
+std::span<const int64_t> Dataset::permutation() const { return impl_->view<int64_t>("permutation"); }
+std::span<const double> Dataset::hotness() const { return impl_->view<double>("hotness"); }
+
+void Dataset::verify_checksums(Progress* progress) const {
+  for (const auto& [array, entry] : manifest().files) {
+    const std::string path = impl_->dir + "/" + entry.path;
+    const std::string actual = checksum_file(path, progress);
+    if (actual != entry.xxh3) {
+      throw FormatError(path, detail::concat("checksum mismatch: computed xxh3 ", actual, ", manifest says ", entry.xxh3,
+                                             " (file is corrupt)"));
+    }
+  }
+}
+
+}  // namespace graphtier::graph

@@ -1,0 +1,134 @@
+// Writer of dataset format v1: everything goes into a temporary directory beside the target,
+// which is validated and then renamed into place, so readers see the old dataset or the new one,
+// never a mix, and a killed writer leaves at most a hidden temporary directory behind.
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "graphtier/core/error.hpp"
+#include "graphtier/core/log.hpp"
+#include "graphtier/graph/dataset.hpp"
+
+namespace graphtier::graph {
+namespace {
+
+std::string parent_of(const std::string& dir) {
+  const auto slash = dir.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return dir.substr(0, slash);
+}
+
+std::string base_of(const std::string& dir) {
+  const auto slash = dir.find_last_of('/');
+  return slash == std::string::npos ? dir : dir.substr(slash + 1);
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+/// Removes `.<name>.tmp-<pid>-<n>` directories left by writers that are no longer running
+/// (killed with SIGKILL, or the machine went down).
+void remove_stale_temporaries(const std::string& parent, const std::string& name) {
+  DIR* d = ::opendir(parent.c_str());
+  if (d == nullptr) return;
+  const std::string prefix = "." + name + ".tmp-";
+  while (dirent* entry = ::readdir(d)) {
+    const std::string entry_name = entry->d_name;
+    if (entry_name.rfind(prefix, 0) != 0) continue;
+    const long pid = std::strtol(entry_name.c_str() + prefix.size(), nullptr, 10);
+    if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
+      remove_tree(parent + "/" + entry_name);
+    }
+  }
+  ::closedir(d);
+}
+
+}  // namespace
+
+void remove_tree(const std::string& path) noexcept {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+}
+
+DatasetWriter::DatasetWriter(std::string dir, bool overwrite) : dir_(std::move(dir)), overwrite_(overwrite) {
+  while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+  GRAPHTIER_EXPECTS(!dir_.empty(), InvalidArgument, "output directory must not be empty");
+  if (exists(dir_)) {
+    GRAPHTIER_EXPECTS(overwrite_, InvalidArgument, dir_, " already exists (pass --overwrite to replace it)");
+    // Never replace something that is not a dataset: a typo must not swap away a home directory.
+    std::error_code ec;
+    const bool empty = std::filesystem::is_directory(dir_, ec) && std::filesystem::is_empty(dir_, ec);
+    GRAPHTIER_EXPECTS(empty || exists(dir_ + "/" + kManifestName), InvalidArgument, dir_,
+                      " exists and is not a graphtier dataset; refusing to replace it");
+  }
+  const std::string parent = parent_of(dir_);
+  GRAPHTIER_EXPECTS(std::filesystem::is_directory(parent), InvalidArgument, "parent directory ", parent,
+                    " of the output does not exist");
+  remove_stale_temporaries(parent, base_of(dir_));
+  static std::atomic<int> counter{0};
+  temp_dir_ = detail::concat(parent, "/.", base_of(dir_), ".tmp-", ::getpid(), "-", counter++);
+  if (::mkdir(temp_dir_.c_str(), 0755) != 0) {
+    GRAPHTIER_THROW_ERRNO(temp_dir_, ": cannot create temporary directory: ", std::strerror(errno));
+  }
+}
+
+DatasetWriter::~DatasetWriter() {
+  if (!committed_) {
+    arrays_.clear();  // close descriptors before removing the files
+    remove_tree(temp_dir_);
+  }
+}
+
+OutputFile& DatasetWriter::open_array(const std::string& array) {
+  GRAPHTIER_EXPECTS(!committed_, InvalidArgument, "dataset ", dir_, " is already committed");
+  GRAPHTIER_EXPECTS(arrays_.count(array) == 0, InvalidArgument, "array '", array, "' is already open in ", temp_dir_);
+  auto file = std::make_unique<OutputFile>(temp_dir_ + "/" + array + ".bin");
+  OutputFile& ref = *file;
+  arrays_.emplace(array, std::move(file));
+  return ref;
+}
+
+void DatasetWriter::commit(Manifest manifest) {
+  GRAPHTIER_EXPECTS(!committed_, InvalidArgument, "dataset ", dir_, " is already committed");
+  manifest.files.clear();
+  for (auto& [array, file] : arrays_) {
+    const std::size_t bytes = file->close();
+    manifest.files[array] = FileEntry{array + ".bin", bytes, file->checksum_hex()};
+  }
+  if (manifest.name.empty()) manifest.name = base_of(dir_);
+  {
+    OutputFile out(temp_dir_ + "/" + kManifestName);
+    const std::string text = manifest.to_json();
+    out.write(text.data(), text.size());
+    out.close();
+  }
+  // A writer bug must never publish a dataset that readers reject.
+  Dataset::open(temp_dir_);
+  fsync_directory(temp_dir_);
+
+  if (exists(dir_)) {
+    if (::renameat2(AT_FDCWD, temp_dir_.c_str(), AT_FDCWD, dir_.c_str(), RENAME_EXCHANGE) != 0) {
+      GRAPHTIER_THROW_ERRNO("cannot replace ", dir_, " with ", temp_dir_, ": ", std::strerror(errno));
+    }
+    committed_ = true;
+    remove_tree(temp_dir_);  // now holds the previous dataset
+  } else {
+    if (::rename(temp_dir_.c_str(), dir_.c_str()) != 0) {
+      GRAPHTIER_THROW_ERRNO("cannot rename ", temp_dir_, " to ", dir_, ": ", std::strerror(errno));
+    }
+    committed_ = true;
+  }
+  fsync_directory(parent_of(dir_));
+}
+
+}  // namespace graphtier::graph

@@ -1,0 +1,111 @@
+// `graphtier info`: counts, degree statistics, sizes and static tier ranges of a dataset.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "graphtier/core/log.hpp"
+#include "graphtier/graph/summary.hpp"
+
+namespace graphtier::cli {
+namespace {
+
+struct InfoOptions {
+  std::string dataset;
+  std::string gpu_budget = "0";
+  std::string cpu_budget = "0";
+};
+
+nlohmann::ordered_json degree_json(const graph::DegreeStats& d) {
+  return {{"min", d.min}, {"max", d.max}, {"mean", d.mean}, {"median", d.median}, {"p99", d.p99}, {"zero", d.zero_count}};
+}
+
+void print_degree(const char* name, const graph::DegreeStats& d) {
+  std::printf("  %-10s min %lld  median %lld  mean %.2f  p99 %lld  max %lld  (%lld nodes with none)\n", name,
+              static_cast<long long>(d.min), static_cast<long long>(d.median), d.mean, static_cast<long long>(d.p99),
+              static_cast<long long>(d.max), static_cast<long long>(d.zero_count));
+}
+
+void run_info(const InfoOptions& opt, const GlobalOptions& global) {
+  const auto dataset = graph::Dataset::open(opt.dataset);
+  const auto& m = dataset.manifest();
+  ThreadPool pool(global.threads);
+  const auto s = graph::summarize(dataset, pool);
+  const auto tiers = graph::tier_ranges(m, Budget::parse(opt.gpu_budget), Budget::parse(opt.cpu_budget));
+
+  if (global.json) {
+    nlohmann::ordered_json j;
+    j["dataset"] = dataset.dir();
+    j["name"] = m.name;
+    j["num_nodes"] = m.num_nodes;
+    j["num_edges"] = m.num_edges;
+    j["indices_dtype"] = dtype_name(m.indices_dtype);
+    j["feature_dim"] = m.features.dim;
+    j["feature_dtype"] = dtype_name(m.features.dtype);
+    j["row_stride"] = m.features.row_stride;
+    j["alignment"] = m.features.alignment;
+    j["num_classes"] = m.num_classes;
+    j["num_labeled"] = s.num_labeled;
+    j["splits"] = {{"train", s.num_train}, {"valid", s.num_valid}, {"test", s.num_test}};
+    j["in_degree"] = degree_json(s.in_degree);
+    j["out_degree"] = degree_json(s.out_degree);
+    j["hotness"] = m.hotness;
+    j["has_permutation"] = dataset.has_permutation();
+    nlohmann::ordered_json files = nlohmann::ordered_json::object();
+    for (const auto& [array, entry] : m.files) files[array] = entry.bytes;
+    j["bytes"] = files;
+    j["total_bytes"] = s.total_bytes;
+    j["tiers"] = {{"gpu", {{"begin", 0}, {"end", tiers.gpu_end}}},
+                  {"cpu", {{"begin", tiers.gpu_end}, {"end", tiers.cpu_end}}},
+                  {"storage", {{"begin", tiers.cpu_end}, {"end", tiers.num_nodes}}}};
+    j["source"] = m.source;
+    std::cout << j.dump(2) << '\n';
+    return;
+  }
+  std::printf("dataset    %s (%s)\n", dataset.dir().c_str(), m.name.c_str());
+  std::printf("nodes      %lld\n", static_cast<long long>(m.num_nodes));
+  std::printf("edges      %lld (%s indices)\n", static_cast<long long>(m.num_edges),
+              std::string(dtype_name(m.indices_dtype)).c_str());
+  if (m.features.dim > 0) {
+    std::printf("features   %lld x %s, row stride %lld B (alignment %lld)\n", static_cast<long long>(m.features.dim),
+                std::string(dtype_name(m.features.dtype)).c_str(), static_cast<long long>(m.features.row_stride),
+                static_cast<long long>(m.features.alignment));
+  } else {
+    std::printf("features   none\n");
+  }
+  std::printf("classes    %lld (%lld labeled nodes)\n", static_cast<long long>(m.num_classes),
+              static_cast<long long>(s.num_labeled));
+  std::printf("split      train %lld / valid %lld / test %lld\n", static_cast<long long>(s.num_train),
+              static_cast<long long>(s.num_valid), static_cast<long long>(s.num_test));
+  std::printf("degree\n");
+  print_degree("in", s.in_degree);
+  print_degree("out", s.out_degree);
+  std::printf("order      %s%s\n", m.hotness.empty() ? "as converted" : ("hotness: " + m.hotness).c_str(),
+              dataset.has_permutation() ? " (permutation to original ids kept)" : "");
+  std::printf("size       %s in %zu files\n", format_bytes(static_cast<double>(s.total_bytes)).c_str(), m.files.size());
+  for (const auto& [array, entry] : m.files) {
+    std::printf("  %-12s %s\n", array.c_str(), format_bytes(static_cast<double>(entry.bytes)).c_str());
+  }
+  if (m.features.dim > 0) {
+    const auto rows = [](int64_t a, int64_t b) { return static_cast<long long>(b - a); };
+    std::printf("tiers      gpu [0, %lld) %lld rows | cpu [%lld, %lld) %lld rows | storage [%lld, %lld) %lld rows\n",
+                static_cast<long long>(tiers.gpu_end), rows(0, tiers.gpu_end), static_cast<long long>(tiers.gpu_end),
+                static_cast<long long>(tiers.cpu_end), rows(tiers.gpu_end, tiers.cpu_end),
+                static_cast<long long>(tiers.cpu_end), static_cast<long long>(tiers.num_nodes),
+                rows(tiers.cpu_end, tiers.num_nodes));
+  }
+}
+
+}  // namespace
+
+void register_info(CLI::App& app, const GlobalOptions& global) {
+  auto opt = std::make_shared<InfoOptions>();
+  auto* cmd = app.add_subcommand("info", "Print counts, degree statistics, sizes and tier ranges of a dataset");
+  cmd->add_option("dataset", opt->dataset, "Dataset directory")->required();
+  cmd->add_option("--gpu-budget", opt->gpu_budget, "GPU hot-tier budget: bytes (4GiB) or percent of the features (10%)");
+  cmd->add_option("--cpu-budget", opt->cpu_budget, "Pinned CPU-tier budget: bytes or percent of the features");
+  cmd->callback([opt, &global] { run_info(*opt, global); });
+}
+
+}  // namespace graphtier::cli

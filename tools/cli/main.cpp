@@ -1,0 +1,51 @@
+// Entry point of the `graphtier` command: parses, dispatches, and turns any exception into one
+// clear line on stderr with a non-zero exit status.
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <stdexcept>
+#include <system_error>
+
+#include "commands.hpp"
+#include "graphtier/core/log.hpp"
+
+int main(int argc, char** argv) {
+  using namespace graphtier;
+  CLI::App app{"graphtier: GNN training on graphs larger than memory"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "graphtier 0.1.0");
+  cli::GlobalOptions global;
+  app.add_flag("--json", global.json, "Print machine-readable JSON on stdout")->configurable(false);
+  app.add_flag("-q,--quiet", global.quiet, "No progress display");
+  app.add_option("-j,--threads", global.threads, "Worker threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  app.parse_complete_callback([&] {
+    if (global.quiet) set_log_level(LogLevel::kWarn);
+  });
+  // Subcommand options --json/--quiet are accepted after the subcommand name too.
+  app.fallthrough();
+
+  cli::register_convert(app, global);
+  cli::register_generate(app, global);
+  cli::register_prepare(app, global);
+  cli::register_info(app, global);
+  cli::register_verify(app, global);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "graphtier: error: " << e.what() << '\n';
+    return 2;
+  } catch (const std::out_of_range& e) {
+    std::cerr << "graphtier: error: " << e.what() << '\n';
+    return 2;
+  } catch (const std::system_error& e) {
+    std::cerr << "graphtier: error: " << e.what() << '\n';
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "graphtier: error: " << e.what() << '\n';
+    return 1;
+  }
+  return 0;
+}
