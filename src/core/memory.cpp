@@ -2,6 +2,7 @@
 #include "graphtier/core/memory.hpp"
 
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <utility>
 
@@ -82,6 +83,19 @@ void Buffer::release() noexcept {
   }
   data_ = nullptr;
   bytes_ = 0;
+}
+
+void copy_bytes(void* dst, MemoryKind dst_kind, const void* src, MemoryKind src_kind, std::size_t bytes) {
+  if (bytes == 0) return;
+  if (dst_kind != MemoryKind::kDevice && src_kind != MemoryKind::kDevice) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+#if GRAPHTIER_WITH_CUDA
+  cuda::copy(dst, src, bytes);
+#else
+  throw Unsupported("copying device memory needs a CUDA build");
+#endif
 }
 
 }  // namespace graphtier

@@ -42,4 +42,7 @@ class Buffer {
   int device_ = 0;
 };
 
+/// Copies `bytes` between any two memory kinds (cudaMemcpy where a device is involved).
+void copy_bytes(void* dst, MemoryKind dst_kind, const void* src, MemoryKind src_kind, std::size_t bytes);
+
 }  // namespace graphtier

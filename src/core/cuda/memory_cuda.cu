@@ -42,4 +42,8 @@ int device_count() noexcept {
   return n;
 }
 
+void copy(void* dst, const void* src, std::size_t bytes) {
+  GRAPHTIER_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
+}
+
 }  // namespace graphtier::cuda

@@ -10,8 +10,10 @@ void free_pinned(void* ptr) noexcept;
 void* allocate_device(std::size_t bytes, int device);
 void free_device(void* ptr, int device) noexcept;
 int device_count() noexcept;
+/// Synchronous cudaMemcpy with cudaMemcpyDefault (unified addressing picks the direction).
+void copy(void* dst, const void* src, std::size_t bytes);
 
-/// Throws graphtier::IoError-free CudaError (a std::runtime_error) naming the call on failure.
+/// Throws std::runtime_error naming the call, file and line when `status` is not cudaSuccess.
 void check(int status, const char* call, const char* file, int line);
 
 }  // namespace graphtier::cuda

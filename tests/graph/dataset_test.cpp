@@ -1,0 +1,271 @@
+// Dataset format v1: round trip, validation of corrupt files, atomic replacement.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "graphtier/core/error.hpp"
+#include "graphtier/graph/dataset.hpp"
+#include "test_util.hpp"
+
+namespace graphtier::graph {
+namespace {
+
+namespace fs = std::filesystem;
+
+// 4 nodes; in-neighbours: 0 <- {1, 2}, 1 <- {0}, 2 <- {}, 3 <- {0, 1, 2}.
+void write_tiny(const std::string& dir, bool overwrite = false) {
+  DatasetWriter w(dir, overwrite);
+  const std::vector<int64_t> indptr{0, 2, 3, 3, 6};
+  const std::vector<int32_t> indices{1, 2, 0, 0, 1, 2};
+  const std::vector<float> features{0, 1, 2, 3, 4, 5, 6, 7};  // dim 2
+  const std::vector<int32_t> labels{0, 1, -1, 1};
+  const std::vector<int64_t> train{0, 1}, valid{3}, test{2};
+  const std::vector<int64_t> perm{3, 2, 1, 0};
+  const std::vector<double> hotness{4, 3, 2, 1};
+  w.write_array("indptr", std::span<const int64_t>(indptr));
+  w.write_array("indices", std::span<const int32_t>(indices));
+  w.write_array("features", std::span<const float>(features));
+  w.write_array("labels", std::span<const int32_t>(labels));
+  w.write_array("train", std::span<const int64_t>(train));
+  w.write_array("valid", std::span<const int64_t>(valid));
+  w.write_array("test", std::span<const int64_t>(test));
+  w.write_array("permutation", std::span<const int64_t>(perm));
+  w.write_array("hotness", std::span<const double>(hotness));
+  Manifest m;
+  m.num_nodes = 4;
+  m.num_edges = 6;
+  m.indices_dtype = DType::kInt32;
+  m.features = FeatureLayout::make(2, DType::kFloat32, 0);
+  m.num_classes = 2;
+  m.hotness = "test";
+  w.commit(m);
+}
+
+template <typename T>
+void poke(const std::string& path, std::size_t index, T value) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(static_cast<std::streamoff>(index * sizeof(T)));
+  f.write(reinterpret_cast<const char*>(&value), sizeof(T));
+}
+
+/// Expects Dataset::open(dir) to throw FormatError mentioning `file` and `problem`.
+void expect_rejected(const std::string& dir, const std::string& file, const std::string& problem) {
+  try {
+    Dataset::open(dir);
+    ADD_FAILURE() << "dataset with a bad " << file << " was accepted";
+  } catch (const FormatError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(file), std::string::npos) << what;
+    EXPECT_NE(what.find(problem), std::string::npos) << what;
+  }
+}
+
+class DatasetTest : public ::testing::Test {
+ protected:
+  void SetUp() override { write_tiny(dir()); }
+  std::string dir() const { return tmp_ / "ds"; }
+  std::string file(const std::string& name) const { return dir() + "/" + name; }
+  test::TempDir tmp_;
+};
+
+TEST_F(DatasetTest, RoundTripsEveryArray) {
+  const auto d = Dataset::open(dir());
+  EXPECT_EQ(d.num_nodes(), 4);
+  EXPECT_EQ(d.num_edges(), 6);
+  EXPECT_EQ(d.manifest().name, "ds");
+  EXPECT_EQ(d.indptr()[4], 6);
+  const auto indices = std::get<std::span<const int32_t>>(d.indices());
+  EXPECT_EQ(indices[5], 2);
+  EXPECT_EQ(d.in_degree(3), 3);
+  ASSERT_EQ(d.feature_bytes().size(), 32u);
+  EXPECT_EQ(reinterpret_cast<const float*>(d.feature_bytes().data())[7], 7.0f);
+  EXPECT_EQ(d.labels()[2], -1);
+  EXPECT_EQ(d.split(Split::kValid)[0], 3);
+  EXPECT_EQ(d.permutation()[0], 3);
+  EXPECT_EQ(d.hotness()[3], 1.0);
+  EXPECT_NO_THROW(d.verify_checksums());
+}
+
+TEST_F(DatasetTest, RejectsATruncatedArray) {
+  fs::resize_file(file("indices.bin"), 20);
+  expect_rejected(dir(), "indices.bin", "truncated");
+}
+
+TEST_F(DatasetTest, RejectsNonMonotoneIndptr) {
+  poke<int64_t>(file("indptr.bin"), 2, 1);
+  expect_rejected(dir(), "indptr.bin", "not monotone");
+}
+
+TEST_F(DatasetTest, RejectsIndptrThatDoesNotEndAtNumEdges) {
+  poke<int64_t>(file("indptr.bin"), 4, 5);
+  expect_rejected(dir(), "indptr.bin", "expected num_edges");
+}
+
+TEST_F(DatasetTest, RejectsOutOfRangeNeighbour) {
+  poke<int32_t>(file("indices.bin"), 4, 4);
+  expect_rejected(dir(), "indices.bin", "out of range");
+  poke<int32_t>(file("indices.bin"), 4, -1);
+  expect_rejected(dir(), "indices.bin", "out of range");
+}
+
+TEST_F(DatasetTest, RejectsOutOfRangeLabelAndSplitIds) {
+  poke<int32_t>(file("labels.bin"), 1, 2);
+  expect_rejected(dir(), "labels.bin", "out of range");
+  poke<int32_t>(file("labels.bin"), 1, 1);
+  poke<int64_t>(file("train.bin"), 1, 99);
+  expect_rejected(dir(), "train.bin", "out of range");
+  poke<int64_t>(file("train.bin"), 1, 0);
+  expect_rejected(dir(), "train.bin", "appears twice");
+}
+
+TEST_F(DatasetTest, RejectsAPermutationWithARepeat) {
+  poke<int64_t>(file("permutation.bin"), 1, 3);
+  expect_rejected(dir(), "permutation.bin", "appears twice");
+}
+
+TEST_F(DatasetTest, RejectsHotnessOutOfOrder) {
+  poke<double>(file("hotness.bin"), 3, 10.0);
+  expect_rejected(dir(), "hotness.bin", "not in hotness order");
+}
+
+TEST_F(DatasetTest, RejectsSizesThatDisagreeWithTheCounts) {
+  std::string text = test::read_file(file("manifest.json"));
+  text.replace(text.find("\"num_nodes\": 4"), 14, "\"num_nodes\": 5");
+  test::write_file(file("manifest.json"), text);
+  expect_rejected(dir(), "features.bin", "expected 40 for 5 nodes");
+}
+
+TEST_F(DatasetTest, RejectsABrokenManifest) {
+  test::write_file(file("manifest.json"), "{\"format\": \"graphtier-dataset\", \"version\": 1");
+  expect_rejected(dir(), "manifest.json", "not valid JSON");
+  test::write_file(file("manifest.json"), "{\"format\": \"graphtier-dataset\", \"version\": 7}");
+  expect_rejected(dir(), "manifest.json", "unsupported format version 7");
+  test::write_file(file("manifest.json"), "[1, 2]");
+  expect_rejected(dir(), "manifest.json", "not a graphtier dataset");
+}
+
+TEST_F(DatasetTest, MissingManifestIsAnIoErrorNamingIt) {
+  fs::remove(file("manifest.json"));
+  try {
+    Dataset::open(dir());
+    FAIL() << "expected IoError";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("manifest.json"), std::string::npos);
+  }
+}
+
+TEST_F(DatasetTest, VerifyFindsAFlippedByte) {
+  poke<float>(file("features.bin"), 5, 42.0f);  // same size, still valid: only the checksum can tell
+  const auto d = Dataset::open(dir());
+  try {
+    d.verify_checksums();
+    FAIL() << "corruption not detected";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("features.bin: checksum mismatch"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(DatasetTest, CliReportsCorruptionInOneLine) {
+  poke<int32_t>(file("indices.bin"), 0, 77);
+  const auto r = test::run_cli({"info", dir()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("indices.bin"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+TEST_F(DatasetTest, WriterRefusesToClobberWithoutOverwrite) {
+  EXPECT_THROW(DatasetWriter(dir(), false), InvalidArgument);
+  test::write_file(tmp_ / "not-a-dataset", "precious");
+  EXPECT_THROW(DatasetWriter(tmp_ / "not-a-dataset", true), InvalidArgument);
+  EXPECT_EQ(test::read_file(tmp_ / "not-a-dataset"), "precious");
+}
+
+TEST_F(DatasetTest, OverwriteReplacesAtomicallyAndLeavesNoTemporaries) {
+  write_tiny(dir(), /*overwrite=*/true);
+  EXPECT_NO_THROW(Dataset::open(dir()).verify_checksums());
+  for (const auto& entry : fs::directory_iterator(tmp_.path())) {
+    EXPECT_EQ(entry.path().filename(), "ds") << "left behind: " << entry.path();
+  }
+}
+
+TEST_F(DatasetTest, AbandonedWriterLeavesTheOldDatasetIntact) {
+  {
+    DatasetWriter w(dir(), true);
+    w.open_array("indptr").write("garbage", 7);
+    // Destroyed without commit, as when an exception unwinds a converter.
+  }
+  EXPECT_NO_THROW(Dataset::open(dir()).verify_checksums());
+  EXPECT_EQ(std::distance(fs::directory_iterator(tmp_.path()), fs::directory_iterator{}), 1);
+}
+
+TEST_F(DatasetTest, InvalidContentsAreNeverPublished) {
+  const std::string out = tmp_ / "bad";
+  {
+    DatasetWriter w(out, false);
+    const std::vector<int64_t> indptr{0, 1};
+    const std::vector<int32_t> indices{5};  // out of range for one node
+    w.write_array("indptr", std::span<const int64_t>(indptr));
+    w.write_array("indices", std::span<const int32_t>(indices));
+    Manifest m;
+    m.num_nodes = 1;
+    m.num_edges = 1;
+    EXPECT_THROW(w.commit(m), FormatError);
+  }
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST_F(DatasetTest, KilledWriterLeavesNoDatasetAndItsTemporaryIsCleanedUp) {
+  const std::string out = tmp_ / "killed";
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    DatasetWriter w(out, false);
+    std::vector<int64_t> big(1 << 20, 0);
+    w.write_array("indptr", std::span<const int64_t>(big));
+    ::kill(::getpid(), SIGKILL);  // as `kill -9` in the middle of a write
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_FALSE(fs::exists(out));
+  bool temporary_left = false;
+  for (const auto& entry : fs::directory_iterator(tmp_.path())) {
+    temporary_left |= entry.path().filename().string().rfind(".killed.tmp-", 0) == 0;
+  }
+  EXPECT_TRUE(temporary_left);  // hidden, and not a dataset
+  write_tiny(out);              // the next writer removes the dead one's temporary
+  for (const auto& entry : fs::directory_iterator(tmp_.path())) {
+    EXPECT_NE(entry.path().filename().string().rfind(".killed.tmp-", 0), 0u) << entry.path();
+  }
+}
+
+TEST(FeatureLayout, AlignedRowsNeverStraddleABlock) {
+  EXPECT_EQ(FeatureLayout::make(100, DType::kFloat32, 0).row_stride, 400);
+  EXPECT_EQ(FeatureLayout::make(100, DType::kFloat32, 512).row_stride, 512);
+  EXPECT_EQ(FeatureLayout::make(128, DType::kFloat32, 4096).row_stride, 512);
+  EXPECT_EQ(FeatureLayout::make(150, DType::kFloat16, 4096).row_stride, 512);
+  EXPECT_EQ(FeatureLayout::make(1100, DType::kFloat32, 4096).row_stride, 8192);
+  EXPECT_EQ(FeatureLayout::make(129, DType::kFloat32, 512).row_stride, 1024);
+  for (int64_t dim : {1, 3, 100, 128, 129, 1000, 1500}) {
+    for (int64_t align : {512, 4096}) {
+      const auto layout = FeatureLayout::make(dim, DType::kFloat32, align);
+      for (int64_t row = 0; row < 64; ++row) {
+        const int64_t begin = row * layout.row_stride, last = begin + layout.row_bytes() - 1;
+        if (layout.row_bytes() <= align) ASSERT_EQ(begin / align, last / align) << dim << " " << align;
+        else ASSERT_EQ(begin % align, 0) << dim << " " << align;
+      }
+    }
+  }
+  EXPECT_THROW(FeatureLayout::make(10, DType::kFloat32, 1000), InvalidArgument);
+  EXPECT_THROW(FeatureLayout::make(10, DType::kInt64, 0), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace graphtier::graph
