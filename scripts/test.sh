@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs every test: the CPU build, then the CUDA build (compiled whenever nvcc
+# is present; its GPU tests skip visibly on a machine without a GPU).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+jobs=$(nproc)
+
+cmake --preset cpu >/dev/null
+cmake --build --preset cpu -j "$jobs"
+ctest --preset cpu -j "$jobs"
+
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH="$PATH:/usr/local/cuda/bin"
+  cmake --preset cuda >/dev/null
+  cmake --build --preset cuda -j "$jobs"
+  ctest --preset cuda -j "$jobs"
+else
+  echo "test.sh: nvcc not found, CUDA build skipped" >&2
+fi
