@@ -1,3 +1,234 @@
-// Placeholder until the convert subcommand lands (being written now).
+// `graphtier convert <format>`: edge lists, .npy arrays, Planetoid, OGB and IGB inputs to dataset
+// format v1 (include/graphtier/graph/convert.hpp).
+#include <unistd.h>
+
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
 #include "commands.hpp"
-void graphtier::cli::register_convert(CLI::App& app, const GlobalOptions&) { app.add_subcommand("convert", "(in progress)"); }
+#include "graphtier/core/error.hpp"
+#include "graphtier/core/log.hpp"
+#include "graphtier/core/units.hpp"
+#include "graphtier/graph/convert.hpp"
+
+namespace graphtier::cli {
+namespace {
+
+/// Options every `convert` subcommand takes.
+struct CommonOptions {
+  std::string out;
+  bool overwrite = false;
+  std::string name;
+  std::string dtype = "float32";
+  int64_t align = 0;
+  bool symmetrize = false;
+  bool keep_self_loops = false;
+  std::string num_nodes;
+  std::string num_classes;
+  std::string memory_budget = "0";
+};
+
+struct ConvertCliOptions {
+  CommonOptions common;
+  graph::EdgeListInput edge_list;
+  graph::NpyInput npy;
+  std::string edge_layout = "auto";
+  graph::PlanetoidInput planetoid;
+  graph::OgbInput ogb;
+  std::string ogb_format = "auto";
+  graph::IgbInput igb;
+};
+
+int64_t physical_memory_bytes() {
+  return static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(::sysconf(_SC_PAGE_SIZE));
+}
+
+graph::ConvertOptions to_options(const CommonOptions& c) {
+  graph::ConvertOptions o;
+  o.overwrite = c.overwrite;
+  o.name = c.name;
+  o.feature_dtype = parse_dtype(c.dtype);
+  o.alignment = c.align;
+  o.symmetrize = c.symmetrize;
+  o.keep_self_loops = c.keep_self_loops;
+  if (!c.num_nodes.empty()) o.num_nodes = parse_count(c.num_nodes);
+  if (!c.num_classes.empty()) o.num_classes = parse_count(c.num_classes);
+  o.memory_budget = c.memory_budget == "0" ? 0 : Budget::parse(c.memory_budget).resolve(physical_memory_bytes());
+  return o;
+}
+
+void print_json(const graph::ConvertReport& r) {
+  nlohmann::ordered_json j;
+  j["dataset"] = r.dataset;
+  j["format"] = r.format;
+  j["num_nodes"] = r.num_nodes;
+  j["num_edges"] = r.num_edges;
+  j["input_edges"] = r.input_edges;
+  j["self_loops_removed"] = r.self_loops_removed;
+  j["duplicates_removed"] = r.duplicates_removed;
+  j["isolated_nodes"] = r.isolated_nodes;
+  j["max_in_degree"] = r.max_in_degree;
+  j["topology_passes"] = r.topology_passes;
+  j["feature_dim"] = r.feature_dim;
+  j["feature_dtype"] = dtype_name(r.feature_dtype);
+  j["alignment"] = r.alignment;
+  j["row_stride"] = r.row_stride;
+  j["num_classes"] = r.num_classes;
+  j["num_labeled"] = r.num_labeled;
+  j["splits"] = {{"train", r.num_train}, {"valid", r.num_valid}, {"test", r.num_test}};
+  j["total_bytes"] = r.total_bytes;
+  j["seconds"] = {{"topology", r.topology_seconds}, {"features", r.features_seconds}, {"total", r.total_seconds}};
+  std::cout << j.dump(2) << '\n';
+}
+
+void print_text(const graph::ConvertReport& r) {
+  const auto ll = [](int64_t v) { return static_cast<long long>(v); };
+  std::printf("converted  %s (%s)\n", r.dataset.c_str(), r.format.c_str());
+  std::printf("nodes      %lld (%lld without in-neighbours)\n", ll(r.num_nodes), ll(r.isolated_nodes));
+  std::printf("edges      %lld stored from %lld read (%lld self-loops and %lld duplicate entries removed), max in-degree %lld\n",
+              ll(r.num_edges), ll(r.input_edges), ll(r.self_loops_removed), ll(r.duplicates_removed), ll(r.max_in_degree));
+  if (r.feature_dim > 0) {
+    std::printf("features   %lld x %s, row stride %lld B (alignment %lld)\n", ll(r.feature_dim),
+                std::string(dtype_name(r.feature_dtype)).c_str(), ll(r.row_stride), ll(r.alignment));
+  } else {
+    std::printf("features   none\n");
+  }
+  std::printf("classes    %lld (%lld labeled nodes)\n", ll(r.num_classes), ll(r.num_labeled));
+  std::printf("split      train %lld / valid %lld / test %lld\n", ll(r.num_train), ll(r.num_valid), ll(r.num_test));
+  std::printf("size       %s\n", format_bytes(static_cast<double>(r.total_bytes)).c_str());
+  std::printf("time       %.1f s (topology %.1f s, features %.1f s)\n", r.total_seconds, r.topology_seconds,
+              r.features_seconds);
+}
+
+using Converter = std::function<graph::ConvertReport(const graph::ConvertOptions&, ThreadPool&)>;
+
+void run(const CommonOptions& common, const GlobalOptions& global, const Converter& convert) {
+  const graph::ConvertOptions options = to_options(common);
+  ThreadPool pool(global.threads);
+  const graph::ConvertReport report = convert(options, pool);
+  if (global.json) {
+    print_json(report);
+  } else {
+    print_text(report);
+  }
+}
+
+/// Adds a format subcommand with the common options. Planetoid's extraction fixes the edge
+/// cleaning (PyG's) and uses --name for the dataset, so it gets neither option.
+CLI::App* add_format(CLI::App& convert, const char* name, const char* description, CommonOptions& c,
+                     bool planetoid = false) {
+  auto* cmd = convert.add_subcommand(name, description);
+  cmd->add_option("-o,--out", c.out, "Output dataset directory")->required();
+  cmd->add_flag("--overwrite", c.overwrite, "Replace an existing dataset at --out");
+  if (!planetoid) cmd->add_option("--name", c.name, "Dataset name in the manifest (default: the directory name)");
+  cmd->add_option("--dtype", c.dtype, "Feature dtype: float32, float16 or bfloat16 (converted)")->capture_default_str();
+  cmd->add_option("--align", c.align, "Feature row alignment in bytes: 0 (packed), 512 or 4096")->capture_default_str();
+  if (!planetoid) {
+    cmd->add_flag("--symmetrize", c.symmetrize, "Also store the reverse of every edge");
+    cmd->add_flag("--keep-self-loops", c.keep_self_loops, "Keep edges from a node to itself (default: dropped)");
+  }
+  cmd->add_option("--num-nodes", c.num_nodes, "Number of nodes (suffixes: 10K, 10M); default from the input");
+  cmd->add_option("--num-classes", c.num_classes, "Number of classes; default max label + 1 (or the format's)");
+  cmd->add_option("--memory-budget", c.memory_budget,
+                  "Memory for building the CSC: bytes (8GiB) or percent of RAM; more passes if smaller; 0: no limit")
+      ->capture_default_str();
+  return cmd;
+}
+
+}  // namespace
+
+void register_convert(CLI::App& app, const GlobalOptions& global) {
+  auto opt = std::make_shared<ConvertCliOptions>();
+  auto* convert = app.add_subcommand("convert", "Convert a public graph format to a graphtier dataset");
+  convert->require_subcommand(1);
+  CommonOptions& c = opt->common;
+
+  auto* edge_list = add_format(*convert, "edge-list",
+                               "Text edge list, plain or gzip: one 'src dst' per line (whitespace or comma), "
+                               "'#' and '%' comments; duplicates are always removed",
+                               c);
+  edge_list->add_option("input", opt->edge_list.path, "Edge list file (.gz or not: told by its magic bytes)")->required();
+  edge_list->add_flag("--allow-extra-columns", opt->edge_list.allow_extra_columns,
+                      "Ignore columns after the two ids (weights, timestamps) instead of rejecting the line");
+  edge_list->callback([opt, &global] {
+    run(opt->common, global, [&](const graph::ConvertOptions& o, ThreadPool& pool) {
+      return graph::convert_edge_list(opt->edge_list, opt->common.out, o, pool);
+    });
+  });
+
+  auto* npy = add_format(*convert, "npy", "NumPy .npy arrays: edge_index, and optionally features, labels and splits", c);
+  npy->add_option("--edge-index", opt->npy.edge_index, "Integer edge_index [2, E] or [E, 2]")->required();
+  npy->add_option("--edge-layout", opt->edge_layout, "auto, 2xE (row 0 sources) or Ex2 (rows of src, dst)")
+      ->capture_default_str();
+  npy->add_option("--features", opt->npy.features, "Features [N, D] of any numeric dtype");
+  npy->add_option("--labels", opt->npy.labels, "Labels [N] or [N, 1]; -1 or NaN = unlabeled");
+  npy->add_option("--train", opt->npy.train, "Train node ids, or a bool mask [N]");
+  npy->add_option("--valid", opt->npy.valid, "Valid node ids, or a bool mask [N]");
+  npy->add_option("--test", opt->npy.test, "Test node ids, or a bool mask [N]");
+  npy->callback([opt, &global] {
+    const std::string& layout = opt->edge_layout;
+    GRAPHTIER_EXPECTS(layout == "auto" || layout == "2xE" || layout == "Ex2", InvalidArgument,
+                      "--edge-layout must be auto, 2xE or Ex2, got '", layout, "'");
+    opt->npy.edge_layout = layout == "2xE" ? graph::EdgeLayout::kRows
+                           : layout == "Ex2" ? graph::EdgeLayout::kColumns
+                                             : graph::EdgeLayout::kAuto;
+    run(opt->common, global, [&](const graph::ConvertOptions& o, ThreadPool& pool) {
+      return graph::convert_npy(opt->npy, opt->common.out, o, pool);
+    });
+  });
+
+  auto* planetoid = add_format(*convert, "planetoid",
+                               "Planetoid pickles (Cora, Citeseer, PubMed) with PyG's semantics; needs python3 with "
+                               "numpy and scipy",
+                               c, /*planetoid=*/true);
+  planetoid->add_option("--root", opt->planetoid.root, "Directory holding ind.<name>.* files")->required();
+  planetoid->add_option("--name", opt->planetoid.name, "cora, citeseer or pubmed (also the manifest name)")->required();
+  planetoid->add_option("--python", opt->planetoid.python, "Python interpreter")->capture_default_str();
+  planetoid->callback([opt, &global] {
+    run(opt->common, global, [&](const graph::ConvertOptions& o, ThreadPool& pool) {
+      return graph::convert_planetoid(opt->planetoid, opt->common.out, o, pool);
+    });
+  });
+
+  auto* ogb = add_format(*convert, "ogb",
+                         "OGB node-property dataset in its raw layout (raw/*.csv.gz or raw/data.npz, split/<name>/)", c);
+  ogb->add_option("--root", opt->ogb.root, "Dataset directory holding raw/ and split/ (e.g. dataset/ogbn_arxiv)")
+      ->required();
+  ogb->add_option("--split", opt->ogb.split, "Subdirectory of split/ (default: the only one)");
+  ogb->add_option("--format", opt->ogb_format, "auto, csv or npz")->capture_default_str();
+  ogb->callback([opt, &global] {
+    const std::string& f = opt->ogb_format;
+    GRAPHTIER_EXPECTS(f == "auto" || f == "csv" || f == "npz", InvalidArgument, "--format must be auto, csv or npz, got '",
+                      f, "'");
+    opt->ogb.format = f == "csv" ? graph::OgbFormat::kCsv : f == "npz" ? graph::OgbFormat::kNpz : graph::OgbFormat::kAuto;
+    run(opt->common, global, [&](const graph::ConvertOptions& o, ThreadPool& pool) {
+      return graph::convert_ogb(opt->ogb, opt->common.out, o, pool);
+    });
+  });
+
+  auto* igb = add_format(*convert, "igb",
+                         "IGB260M / IGBH paper nodes and paper-cites-paper edges in the IGB dataloader's layout", c);
+  igb->add_option("--root", opt->igb.root, "Directory holding <size>/processed/")->required();
+  igb->add_option("--size", opt->igb.size, "experimental, small, medium, large or full")->required();
+  igb->add_option("--label-classes", opt->igb.label_classes, "19 or 2983 (node_label_2K.npy)")->capture_default_str();
+  igb->add_option("--feature-dim", opt->igb.feature_dim, "Feature dimension of a raw (header-less) feature file")
+      ->capture_default_str();
+  igb->add_option("--train-fraction", opt->igb.train_fraction, "First fraction of the labeled nodes: train")
+      ->capture_default_str();
+  igb->add_option("--valid-fraction", opt->igb.valid_fraction, "Next fraction: valid (the rest is test)")
+      ->capture_default_str();
+  auto labeled = std::make_shared<std::string>();
+  igb->add_option("--labeled-nodes", *labeled,
+                  "Nodes [0, K) carry labels (default: all; for full the dataloader's counts)");
+  igb->callback([opt, labeled, &global] {
+    if (!labeled->empty()) opt->igb.labeled_nodes = parse_count(*labeled);
+    run(opt->common, global, [&](const graph::ConvertOptions& o, ThreadPool& pool) {
+      return graph::convert_igb(opt->igb, opt->common.out, o, pool);
+    });
+  });
+}
+
+}  // namespace graphtier::cli

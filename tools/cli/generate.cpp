@@ -1,3 +1,209 @@
-// Placeholder until the generate subcommand lands (being written now).
+// `graphtier generate`: a synthetic power-law graph with planted communities, labels, features and
+// splits (include/graphtier/graph/generate.hpp), streamed to disk in bounded memory.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
 #include "commands.hpp"
-void graphtier::cli::register_generate(CLI::App& app, const GlobalOptions&) { app.add_subcommand("generate", "(in progress)"); }
+#include "graphtier/core/error.hpp"
+#include "graphtier/core/log.hpp"
+#include "graphtier/core/units.hpp"
+#include "graphtier/graph/dataset.hpp"
+#include "graphtier/graph/generate.hpp"
+
+namespace graphtier::cli {
+namespace {
+
+struct GenerateCliOptions {
+  std::string out;
+  std::string nodes;
+  std::string edges;
+  std::string feature_dim;
+  std::string classes;
+  std::string dtype = "float32";
+  int64_t align = 0;
+  uint64_t seed = 0;
+  double homophily = 0.8;
+  std::string rmat = "0.57,0.19,0.19";
+  double class_separation = 2.0;
+  double train_fraction = 0.6;
+  double valid_fraction = 0.2;
+  double test_fraction = -1;  // < 0: the rest
+  bool undirected = true;
+  bool no_features = false;
+  bool overwrite = false;
+  std::string memory_budget = "25%";
+  std::string name;
+};
+
+/// "a,b,c" or "a,b,c,d" (d must then complete the sum to 1).
+graph::RmatParams parse_rmat(const std::string& text) {
+  std::vector<double> values;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    std::size_t used = 0;
+    double value = 0;
+    try {
+      value = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    GRAPHTIER_EXPECTS(used > 0 && used == item.size(), InvalidArgument, "--rmat: '", item,
+                      "' is not a number (expected a,b,c or a,b,c,d)");
+    values.push_back(value);
+  }
+  GRAPHTIER_EXPECTS(values.size() == 3 || values.size() == 4, InvalidArgument, "--rmat expects a,b,c or a,b,c,d, got '",
+                    text, "'");
+  graph::RmatParams p{values[0], values[1], values[2]};
+  if (values.size() == 4) {
+    GRAPHTIER_EXPECTS(std::abs(p.d() - values[3]) < 1e-6, InvalidArgument, "--rmat: a+b+c+d must be 1, got ",
+                      values[0] + values[1] + values[2] + values[3]);
+  }
+  return p;
+}
+
+int64_t physical_memory_bytes() {
+  return static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(::sysconf(_SC_PAGE_SIZE));
+}
+
+graph::GenerateOptions to_options(const GenerateCliOptions& c) {
+  graph::GenerateOptions o;
+  o.num_nodes = parse_count(c.nodes);
+  o.num_edges = parse_count(c.edges);
+  GRAPHTIER_EXPECTS(!c.classes.empty(), InvalidArgument, "--classes is required");
+  o.num_classes = parse_count(c.classes);
+  if (!c.no_features) {
+    GRAPHTIER_EXPECTS(!c.feature_dim.empty(), InvalidArgument, "--feature-dim is required (or pass --no-features)");
+    o.feature_dim = parse_count(c.feature_dim);
+    GRAPHTIER_EXPECTS(o.feature_dim > 0, InvalidArgument, "--feature-dim must be positive (or pass --no-features)");
+  }
+  o.feature_dtype = parse_dtype(c.dtype);
+  o.alignment = c.align;
+  o.seed = c.seed;
+  o.homophily = c.homophily;
+  o.rmat = parse_rmat(c.rmat);
+  o.undirected = c.undirected;
+  o.class_separation = c.class_separation;
+  o.train_fraction = c.train_fraction;
+  o.valid_fraction = c.valid_fraction;
+  if (c.test_fraction >= 0) o.test_fraction = c.test_fraction;
+  o.memory_budget = Budget::parse(c.memory_budget).resolve(physical_memory_bytes());
+  o.overwrite = c.overwrite;
+  o.name = c.name;
+  return o;
+}
+
+void print_json(const std::string& dir, const graph::GenerateOptions& o, const graph::GenerateReport& r) {
+  const auto layout = graph::FeatureLayout::make(o.feature_dim, o.feature_dtype, o.alignment);
+  nlohmann::ordered_json j;
+  j["dataset"] = dir;
+  j["num_nodes"] = r.num_nodes;
+  j["requested_edges"] = r.requested_edges;
+  j["num_edges"] = r.num_edges;
+  j["self_loops_removed"] = r.self_loops_removed;
+  j["duplicates_removed"] = r.duplicates_removed;
+  j["isolated_nodes"] = r.isolated_nodes;
+  j["max_degree"] = r.max_degree;
+  j["undirected"] = o.undirected;
+  j["num_classes"] = o.num_classes;
+  j["homophily"] = o.homophily;
+  j["measured_homophily"] = r.measured_homophily;
+  j["class_separation"] = o.class_separation;
+  j["rmat"] = {o.rmat.a, o.rmat.b, o.rmat.c, o.rmat.d()};
+  j["seed"] = o.seed;
+  j["feature_dim"] = o.feature_dim;
+  j["feature_dtype"] = dtype_name(o.feature_dtype);
+  j["alignment"] = o.alignment;
+  j["row_stride"] = layout.row_stride;
+  j["splits"] = {{"train", r.num_train}, {"valid", r.num_valid}, {"test", r.num_test}};
+  j["total_bytes"] = r.total_bytes;
+  j["topology_passes"] = r.topology_passes;
+  j["seconds"] = {{"topology", r.topology_seconds},
+                  {"labels_and_splits", r.nodes_seconds},
+                  {"features", r.feature_seconds},
+                  {"total", r.total_seconds}};
+  j["edges_per_second"] = r.topology_seconds > 0 ? static_cast<double>(r.requested_edges) / r.topology_seconds : 0.0;
+  j["feature_bytes_per_second"] = r.feature_seconds > 0 ? static_cast<double>(r.feature_bytes) / r.feature_seconds : 0.0;
+  std::cout << j.dump(2) << '\n';
+}
+
+void print_text(const std::string& dir, const graph::GenerateOptions& o, const graph::GenerateReport& r) {
+  const auto ll = [](int64_t v) { return static_cast<long long>(v); };
+  std::printf("generated  %s\n", dir.c_str());
+  std::printf("nodes      %lld (%lld classes, %lld without edges)\n", ll(r.num_nodes), ll(o.num_classes),
+              ll(r.isolated_nodes));
+  std::printf("edges      %lld stored of %lld requested (%lld self-loop and %lld duplicate entries removed), max degree %lld\n",
+              ll(r.num_edges), ll(r.requested_edges), ll(r.self_loops_removed), ll(r.duplicates_removed),
+              ll(r.max_degree));
+  std::printf("homophily  %.3f of stored edges within a class (requested %.3f)\n", r.measured_homophily, o.homophily);
+  std::printf("split      train %lld / valid %lld / test %lld\n", ll(r.num_train), ll(r.num_valid), ll(r.num_test));
+  std::printf("size       %s\n", format_bytes(static_cast<double>(r.total_bytes)).c_str());
+  std::printf("time       %.1f s: topology %.1f s (%s edges/s), labels %.1f s", r.total_seconds, r.topology_seconds,
+              format_count(r.topology_seconds > 0 ? r.requested_edges / r.topology_seconds : 0.0).c_str(),
+              r.nodes_seconds);
+  if (r.feature_bytes > 0) {
+    std::printf(", features %.1f s (%s/s)", r.feature_seconds,
+                format_bytes(r.feature_seconds > 0 ? r.feature_bytes / r.feature_seconds : 0.0).c_str());
+  }
+  std::printf("\n");
+}
+
+void run_generate(const GenerateCliOptions& c, const GlobalOptions& global) {
+  const graph::GenerateOptions options = to_options(c);
+  ThreadPool pool(global.threads);
+  const graph::GenerateReport report = graph::generate_dataset(c.out, options, pool);
+  if (global.json) {
+    print_json(c.out, options, report);
+  } else {
+    print_text(c.out, options, report);
+  }
+}
+
+}  // namespace
+
+void register_generate(CLI::App& app, const GlobalOptions& global) {
+  auto opt = std::make_shared<GenerateCliOptions>();
+  auto* cmd = app.add_subcommand(
+      "generate", "Generate a synthetic power-law graph (R-MAT) with planted communities, labels, features and splits");
+  cmd->add_option("-o,--out", opt->out, "Output dataset directory")->required();
+  cmd->add_option("--nodes", opt->nodes, "Number of nodes (suffixes: 10K, 10M, 1G)")->required();
+  cmd->add_option("--edges", opt->edges,
+                  "Requested CSC entries, both directions counted when undirected, before removing self-loops and "
+                  "duplicates (suffixes as --nodes)")
+      ->required();
+  cmd->add_option("--feature-dim", opt->feature_dim, "Feature dimension");
+  cmd->add_option("--classes", opt->classes, "Number of classes (balanced planted communities)");
+  cmd->add_option("--dtype", opt->dtype, "Feature dtype: float32, float16 or bfloat16")->capture_default_str();
+  cmd->add_option("--align", opt->align, "Feature row alignment in bytes: 0 (packed), 512 or 4096")
+      ->capture_default_str();
+  cmd->add_option("--seed", opt->seed, "Random seed; the output depends on nothing else")->capture_default_str();
+  cmd->add_option("--homophily", opt->homophily, "Expected fraction of edges within a class, in [0, 1]")
+      ->capture_default_str();
+  cmd->add_option("--rmat", opt->rmat, "R-MAT quadrant probabilities a,b,c (d = 1 - a - b - c)")
+      ->capture_default_str();
+  cmd->add_option("--class-separation", opt->class_separation,
+                  "Distance between class centroids in noise standard deviations (lower: harder for an MLP)")
+      ->capture_default_str();
+  cmd->add_option("--train-fraction", opt->train_fraction, "Fraction of nodes in the train split")
+      ->capture_default_str();
+  cmd->add_option("--valid-fraction", opt->valid_fraction, "Fraction of nodes in the valid split")
+      ->capture_default_str();
+  cmd->add_option("--test-fraction", opt->test_fraction, "Fraction of nodes in the test split (default: the rest)");
+  cmd->add_flag("--undirected,!--directed", opt->undirected, "Store both directions of every edge (default)");
+  cmd->add_flag("--no-features", opt->no_features, "Write no feature table");
+  cmd->add_flag("--overwrite", opt->overwrite, "Replace an existing dataset at --out");
+  cmd->add_option("--memory-budget", opt->memory_budget,
+                  "Memory for building the topology: bytes (8GiB) or percent of RAM; more passes if smaller")
+      ->capture_default_str();
+  cmd->add_option("--name", opt->name, "Dataset name in the manifest (default: the directory name)");
+  cmd->callback([opt, &global] { run_generate(*opt, global); });
+}
+
+}  // namespace graphtier::cli

@@ -1,0 +1,170 @@
+// Converters from public graph formats to dataset format v1 (dataset.hpp).
+//
+// Every converter streams its inputs: the topology is built in two passes over the edges (count
+// in-degrees, then place each source in its destination's row), so the edge list itself is never
+// held in memory, only the CSC being built; feature tables, which may exceed RAM, pass through in
+// chunks of bounded size. The result is canonical: every row of the CSC lists its in-neighbours
+// (message sources) in ascending order without duplicates, whatever the input order or thread
+// count. Self-loops are dropped unless kept explicitly.
+//
+// Inputs (the structs below describe each layout):
+//   * edge lists: text, plain or gzip (told apart by magic bytes), one `src dst` per line,
+//     separated by whitespace or a comma; lines starting with '#' or '%' are comments.
+//   * .npy arrays: edge_index [2, E] or [E, 2] of integers, features [N, D], labels [N] or
+//     [N, 1] (NaN or -1 = unlabeled), splits as id lists or boolean masks.
+//   * Planetoid (Cora, Citeseer, PubMed pickles): extracted by python/graphtier/convert/
+//     planetoid.py with PyTorch Geometric's semantics, then converted as .npy arrays.
+//   * OGB node-property datasets in their raw layout (CSV.gz or data.npz / node-label.npz).
+//   * IGB / IGBH (paper nodes and paper-cites-paper edges) in the IGB dataloader's layout.
+//
+// Errors: a malformed input throws FormatError whose message names the file (and for text the
+// line, as "path:line: problem"); bad options throw InvalidArgument; I/O failures IoError.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "graphtier/core/dtype.hpp"
+#include "graphtier/core/thread_pool.hpp"
+
+namespace graphtier::graph {
+
+/// How the output is written and how the topology is cleaned; shared by every converter.
+struct ConvertOptions {
+  bool overwrite = false;
+  std::string name;  // manifest name; default: the output directory's base name
+  DType feature_dtype = DType::kFloat32;  // float32, float16 or bfloat16 (converted on the way)
+  int64_t alignment = 0;                  // feature row alignment: 0, 512 or 4096 (FeatureLayout)
+  bool symmetrize = false;                // also store the reverse of every edge
+  bool keep_self_loops = false;
+  /// Node count. Edge lists: default max id + 1. Array inputs: default from the arrays; if given,
+  /// must agree with them (IGB raw feature files: sets the row count).
+  std::optional<int64_t> num_nodes;
+  /// Default: max label + 1 (Planetoid: the width of the one-hot labels; IGB: the label set).
+  std::optional<int64_t> num_classes;
+  /// Memory for the CSC being built, in bytes; 0: no limit. Beyond the per-node degree counters
+  /// (8 bytes a node), the rows are built in ranges that fit, each costing one more pass over
+  /// the edges.
+  int64_t memory_budget = 0;
+  /// Feature rows move in chunks of about this many bytes (three chunks are in memory).
+  int64_t chunk_bytes = int64_t{64} << 20;
+};
+
+/// What a conversion read and wrote.
+struct ConvertReport {
+  std::string dataset;  // output directory
+  std::string format;   // input format as detected, e.g. "edge list (gzip)", "ogb (csv)"
+  int64_t num_nodes = 0;
+  int64_t num_edges = 0;          // CSC entries stored
+  int64_t input_edges = 0;        // edges read from the input
+  int64_t self_loops_removed = 0;  // input edges
+  int64_t duplicates_removed = 0;  // CSC entries (a symmetrized edge can count twice)
+  int64_t isolated_nodes = 0;      // nodes without in-neighbours
+  int64_t max_in_degree = 0;
+  int topology_passes = 0;         // passes over the edges that placed entries (1 unless budgeted)
+  int64_t feature_dim = 0;
+  DType feature_dtype = DType::kFloat32;
+  int64_t alignment = 0;
+  int64_t row_stride = 0;
+  int64_t num_classes = 0;
+  int64_t num_labeled = 0;
+  int64_t num_train = 0;
+  int64_t num_valid = 0;
+  int64_t num_test = 0;
+  int64_t total_bytes = 0;
+  double topology_seconds = 0;
+  double features_seconds = 0;
+  double total_seconds = 0;
+};
+
+/// A text edge list (plain or gzip). `allow_extra_columns` ignores anything after the two ids
+/// (weights, timestamps); otherwise such a line is rejected.
+struct EdgeListInput {
+  std::string path;
+  bool allow_extra_columns = false;
+};
+ConvertReport convert_edge_list(const EdgeListInput& input, const std::string& out, const ConvertOptions& options,
+                                ThreadPool& pool);
+
+/// Orientation of an edge_index array.
+enum class EdgeLayout : uint8_t {
+  kAuto,     // [2, E] unless the shape is [E, 2] with E != 2
+  kRows,     // [2, E]: row 0 sources, row 1 destinations (PyG, OGB)
+  kColumns,  // [E, 2]: each row (src, dst) (IGB)
+};
+
+/// .npy arrays; only edge_index is required. Split files hold int ids or a bool mask of length N.
+struct NpyInput {
+  std::string edge_index;
+  EdgeLayout edge_layout = EdgeLayout::kAuto;
+  std::string features;
+  std::string labels;
+  std::string train;
+  std::string valid;
+  std::string test;
+};
+ConvertReport convert_npy(const NpyInput& input, const std::string& out, const ConvertOptions& options,
+                          ThreadPool& pool);
+
+/// A Planetoid dataset (`<root>/ind.<name>.{x,y,tx,ty,allx,ally,graph,test.index}`), extracted by
+/// the Python script with the semantics of PyG's read_planetoid_data: features vstack(allx, tx)
+/// with tx rows placed at test.index (missing test ids, as in Citeseer, get zero rows), labels the
+/// argmax of the one-hot rows (an all-zero row gives -1, unlabeled, where PyG gives 0), train =
+/// the first len(y) ids, valid the next 500, test the sorted test.index; edges from the graph dict
+/// without self-loops or duplicates, made symmetric. Needs python3 with numpy and scipy.
+struct PlanetoidInput {
+  std::string root;
+  std::string name;               // "cora", "citeseer", "pubmed"
+  std::string python = "python3";  // interpreter, looked up on PATH
+};
+ConvertReport convert_planetoid(const PlanetoidInput& input, const std::string& out, const ConvertOptions& options,
+                                ThreadPool& pool);
+
+/// The extraction script: $GRAPHTIER_PYTHON_DIR/graphtier/convert/planetoid.py if that variable is
+/// set, else the copy in the source tree.
+std::string planetoid_script_path();
+
+enum class OgbFormat : uint8_t { kAuto, kCsv, kNpz };
+
+/// An OGB node-property dataset directory (the one holding raw/ and split/). CSV: raw/edge.csv.gz,
+/// num-node-list.csv.gz, num-edge-list.csv.gz, optional node-feat.csv.gz and node-label.csv.gz;
+/// binary: raw/data.npz (edge_index, node_feat, num_nodes_list, num_edges_list) and optional
+/// raw/node-label.npz (node_label). Splits from split/<split>/{train,valid,test}.csv.gz; `split`
+/// may be empty when split/ has exactly one subdirectory. Edges stay directed as stored unless
+/// ConvertOptions::symmetrize is set (as users of ogbn-arxiv do).
+struct OgbInput {
+  std::string root;
+  std::string split;
+  OgbFormat format = OgbFormat::kAuto;  // kAuto: npz if raw/data.npz exists
+};
+ConvertReport convert_ogb(const OgbInput& input, const std::string& out, const ConvertOptions& options,
+                          ThreadPool& pool);
+
+/// IGB260M / IGBH in the layout of the IGB dataloader: `<root>/<size>/processed/paper/
+/// {node_feat.npy, node_label_19.npy | node_label_2K.npy}` and `paper__cites__paper/edge_index.npy`
+/// ([E, 2] (src, dst)). For IGBH only the paper nodes and paper-cites-paper edges are converted
+/// (the homogeneous projection the IGB baselines train on). Feature and label files without the
+/// .npy magic are raw little-endian float32 (as the dataloader's np.memmap for large/full):
+/// [N, feature_dim] and [N]. Like the dataloader, `large` reads the first N rows of full's
+/// feature and label files when it has none of its own. Splits as the dataloader: the first
+/// train_fraction of the labeled nodes train, the next valid_fraction valid, the rest test.
+struct IgbInput {
+  std::string root;
+  std::string size;            // experimental, small, medium, large, full
+  int label_classes = 19;      // 19 or 2983 (node_label_2K.npy)
+  int64_t feature_dim = 1024;  // for raw feature files
+  double train_fraction = 0.6;
+  double valid_fraction = 0.2;
+  /// Nodes [0, labeled_nodes) carry labels; later ones become -1. Default: all nodes, except
+  /// for `full`, where the dataloader's counts apply (227,130,858 for 19 classes, 157,675,969
+  /// for 2983).
+  std::optional<int64_t> labeled_nodes;
+};
+ConvertReport convert_igb(const IgbInput& input, const std::string& out, const ConvertOptions& options,
+                          ThreadPool& pool);
+
+/// Paper-node count of each IGB size (experimental 100K ... full 269,346,174); nullopt if unknown.
+std::optional<int64_t> igb_num_papers(const std::string& size);
+
+}  // namespace graphtier::graph

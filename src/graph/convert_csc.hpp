@@ -1,0 +1,80 @@
+// Topology of a converted dataset: edge inputs as re-scannable streams of (src, dst) pairs, and
+// the CSC builder that turns one into indptr.bin / indices.bin in O(E) time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "graph/byte_source.hpp"
+#include "graph/npy_array.hpp"
+#include "graphtier/core/log.hpp"
+#include "graphtier/core/thread_pool.hpp"
+#include "graphtier/graph/convert.hpp"
+#include "graphtier/graph/dataset.hpp"
+
+namespace graphtier::graph::detail {
+
+/// `count` edges src[i] -> dst[i]; the arrays stay valid for the duration of the callback.
+struct EdgeChunk {
+  const int64_t* src = nullptr;
+  const int64_t* dst = nullptr;
+  int64_t count = 0;
+};
+
+/// An edge input that can be streamed more than once, yielding the same edges in the same order.
+class EdgeSource {
+ public:
+  virtual ~EdgeSource() = default;
+  /// Calls consume(chunks) for successive blocks of edges in input order; advances `progress`
+  /// in the unit of progress_total().
+  virtual void scan(ThreadPool& pool, Progress& progress,
+                    const std::function<void(std::span<const EdgeChunk>)>& consume) const = 0;
+  virtual int64_t progress_total() const = 0;
+  virtual std::string progress_unit() const = 0;
+  /// For messages (a path).
+  virtual const std::string& name() const = 0;
+};
+
+/// Lines of `src dst` in a text source (see convert.hpp). Ids are checked against `num_nodes`
+/// while parsing when it is known, so that an out-of-range id is reported as "path:line".
+std::unique_ptr<EdgeSource> text_edge_source(SourcePtr source, bool allow_extra_columns,
+                                             std::optional<int64_t> num_nodes);
+
+/// An integer edge_index array of shape [2, E] or [E, 2] (Fortran order is understood too).
+std::unique_ptr<EdgeSource> npy_edge_source(NpyArray edge_index, EdgeLayout layout);
+
+/// Number of edges an npy_edge_source would yield (E), after checking the shape.
+int64_t npy_edge_count(const NpyArray& edge_index, EdgeLayout layout);
+
+struct CscOptions {
+  bool symmetrize = false;
+  bool keep_self_loops = false;
+  std::optional<int64_t> num_nodes;  // unset: max id + 1
+  int64_t memory_budget = 0;         // 0: no limit
+};
+
+struct CscResult {
+  int64_t num_nodes = 0;
+  int64_t num_edges = 0;
+  DType index_dtype = DType::kInt32;
+  int64_t input_edges = 0;
+  int64_t self_loops_removed = 0;
+  int64_t duplicates_removed = 0;
+  int64_t isolated_nodes = 0;
+  int64_t max_in_degree = 0;
+  int passes = 0;
+};
+
+/// Builds the CSC of `edges` and writes indptr and indices into `writer`: the row of node v
+/// lists the sources of the edges into v (and, symmetrized, the destinations of the edges out
+/// of v), ascending, without duplicates. One pass counts in-degrees (and checks ids), then each
+/// range of rows that fits the memory budget takes one pass that places entries, after which the
+/// rows are sorted and deduplicated in parallel. Throws FormatError naming the source for a
+/// negative or out-of-range id.
+CscResult write_csc(DatasetWriter& writer, const EdgeSource& edges, const CscOptions& options, ThreadPool& pool);
+
+}  // namespace graphtier::graph::detail

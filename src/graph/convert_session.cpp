@@ -1,0 +1,159 @@
+// Bookkeeping shared by the converter front doors.
+#include "graph/convert_session.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "graphtier/core/error.hpp"
+#include "graphtier/core/log.hpp"
+
+namespace graphtier::graph::detail {
+
+using ::graphtier::detail::concat;
+
+namespace {
+
+const ConvertOptions& validated(const ConvertOptions& o) {
+  // FeatureLayout::make names the accepted dtypes and alignments.
+  FeatureLayout::make(1, o.feature_dtype, o.alignment);
+  if (o.num_nodes) GRAPHTIER_EXPECTS(*o.num_nodes >= 1, InvalidArgument, "number of nodes must be >= 1, got ", *o.num_nodes);
+  if (o.num_classes) {
+    GRAPHTIER_EXPECTS(*o.num_classes >= 1 && *o.num_classes <= std::numeric_limits<int32_t>::max(), InvalidArgument,
+                      "number of classes must be in [1, 2^31), got ", *o.num_classes);
+  }
+  GRAPHTIER_EXPECTS(o.memory_budget >= 0, InvalidArgument, "memory budget must be >= 0, got ", o.memory_budget);
+  GRAPHTIER_EXPECTS(o.chunk_bytes >= 1, InvalidArgument, "chunk size must be >= 1 byte, got ", o.chunk_bytes);
+  return o;
+}
+
+}  // namespace
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::optional<int64_t> agree_num_nodes(std::optional<int64_t> current, int64_t count, const std::string& what) {
+  if (current && *current != count) {
+    throw InvalidArgument(concat("number of nodes disagree: ", what, " implies ", count, ", but ", *current,
+                                 " was given or found earlier"));
+  }
+  return count;
+}
+
+ConvertSession::ConvertSession(std::string out, const ConvertOptions& options, std::string format, ThreadPool& pool)
+    : out_(std::move(out)), options_(validated(options)), pool_(pool), writer_(out_, options.overwrite),
+      start_(std::chrono::steady_clock::now()) {
+  report_.dataset = out_;
+  report_.format = std::move(format);
+  report_.feature_dtype = options.feature_dtype;
+  report_.alignment = options.alignment;
+  manifest_.name = options.name;
+}
+
+void ConvertSession::topology(const EdgeSource& edges, std::optional<int64_t> num_nodes) {
+  const auto stage = std::chrono::steady_clock::now();
+  CscOptions csc;
+  csc.symmetrize = options_.symmetrize;
+  csc.keep_self_loops = options_.keep_self_loops;
+  csc.num_nodes = num_nodes ? num_nodes : options_.num_nodes;
+  csc.memory_budget = options_.memory_budget;
+  const CscResult r = write_csc(writer_, edges, csc, pool_);
+  if (r.num_nodes == 0) {
+    throw FormatError(edges.name(), "has no edges, so the number of nodes is unknown; give it explicitly");
+  }
+  manifest_.num_nodes = r.num_nodes;
+  manifest_.num_edges = r.num_edges;
+  manifest_.indices_dtype = r.index_dtype;
+  report_.num_nodes = r.num_nodes;
+  report_.num_edges = r.num_edges;
+  report_.input_edges = r.input_edges;
+  report_.self_loops_removed = r.self_loops_removed;
+  report_.duplicates_removed = r.duplicates_removed;
+  report_.isolated_nodes = r.isolated_nodes;
+  report_.max_in_degree = r.max_in_degree;
+  report_.topology_passes = r.passes;
+  report_.topology_seconds = seconds_since(stage);
+  report_.total_bytes += (r.num_nodes + 1) * 8 + r.num_edges * dtype_size(r.index_dtype);
+  has_topology_ = true;
+}
+
+void ConvertSession::features_npy(const NpyArray& array, bool allow_longer) {
+  const auto stage = std::chrono::steady_clock::now();
+  const int64_t n = num_nodes();
+  if (array.ndim() != 2) {
+    throw FormatError(array.name(), concat("features have shape ", array.header().shape_string(),
+                                           ", expected [num_nodes, dim]"));
+  }
+  if (array.dim(0) != n && !(allow_longer && array.dim(0) > n)) {
+    throw FormatError(array.name(), concat("has ", array.dim(0), " feature rows, expected one per node (", n, ")"));
+  }
+  if (array.dim(1) == 0) return;
+  const FeatureLayout layout = FeatureLayout::make(array.dim(1), options_.feature_dtype, options_.alignment);
+  log_info("writing ", n, " x ", layout.dim, " features as ", dtype_name(layout.dtype), " (row stride ",
+           layout.row_stride, " B) from ", array.name());
+  report_.total_bytes += write_features_npy(writer_.open_array("features"), array, n, layout, options_.chunk_bytes, pool_);
+  manifest_.features = layout;
+  report_.feature_dim = layout.dim;
+  report_.row_stride = layout.row_stride;
+  report_.features_seconds = seconds_since(stage);
+}
+
+void ConvertSession::features_csv(const ByteSource& source) {
+  const auto stage = std::chrono::steady_clock::now();
+  const FeatureLayout layout = write_features_csv(writer_.open_array("features"), source, num_nodes(),
+                                                  options_.feature_dtype, options_.alignment, pool_);
+  manifest_.features = layout;
+  report_.feature_dim = layout.dim;
+  report_.row_stride = layout.row_stride;
+  report_.total_bytes += num_nodes() * layout.row_stride;
+  report_.features_seconds = seconds_since(stage);
+}
+
+void ConvertSession::labels(const std::vector<int32_t>& labels, const std::string& name) {
+  GRAPHTIER_EXPECTS(static_cast<int64_t>(labels.size()) == num_nodes(), InvalidArgument, name, ": ", labels.size(),
+                    " labels for ", num_nodes(), " nodes");
+  int32_t max_label = -1;
+  int64_t labeled = 0;
+  for (const int32_t l : labels) {
+    max_label = std::max(max_label, l);
+    labeled += l >= 0;
+  }
+  if (labeled == 0) {
+    log_warn(name, ": no node is labeled; the dataset gets no labels");
+    return;
+  }
+  int64_t num_classes = int64_t{max_label} + 1;
+  if (options_.num_classes) {
+    if (max_label >= *options_.num_classes) {
+      throw FormatError(name, concat("holds label ", max_label, ", but the number of classes is ", *options_.num_classes));
+    }
+    num_classes = *options_.num_classes;
+  }
+  writer_.write_array("labels", std::span<const int32_t>(labels));
+  manifest_.num_classes = num_classes;
+  report_.num_classes = num_classes;
+  report_.num_labeled = labeled;
+  report_.total_bytes += num_nodes() * 4;
+}
+
+void ConvertSession::split(Split split, const std::vector<int64_t>& ids, const std::string& name) {
+  check_split(ids, num_nodes(), name);
+  writer_.write_array(std::string(split_name(split)), std::span<const int64_t>(ids));
+  const auto count = static_cast<int64_t>(ids.size());
+  switch (split) {
+    case Split::kTrain: report_.num_train = count; break;
+    case Split::kValid: report_.num_valid = count; break;
+    case Split::kTest: report_.num_test = count; break;
+  }
+  report_.total_bytes += count * 8;
+}
+
+ConvertReport ConvertSession::commit(const std::string& source_description) {
+  GRAPHTIER_EXPECTS(has_topology_, InvalidArgument, "conversion of ", out_, " has no topology");
+  manifest_.source = source_description;
+  writer_.commit(manifest_);
+  report_.total_seconds = seconds_since(start_);
+  return report_;
+}
+
+}  // namespace graphtier::graph::detail

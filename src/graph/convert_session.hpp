@@ -1,0 +1,59 @@
+// One conversion from start to commit: the dataset writer, the manifest and the report filled in
+// as each array is written, so that every converter front door is a short list of steps.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/convert_csc.hpp"
+#include "graph/convert_nodes.hpp"
+#include "graphtier/graph/convert.hpp"
+#include "graphtier/graph/dataset.hpp"
+
+namespace graphtier::graph::detail {
+
+class ConvertSession {
+ public:
+  /// Validates the options and opens the writer (InvalidArgument if `out` exists and
+  /// options.overwrite is false).
+  ConvertSession(std::string out, const ConvertOptions& options, std::string format, ThreadPool& pool);
+
+  const ConvertOptions& options() const noexcept { return options_; }
+  ThreadPool& pool() noexcept { return pool_; }
+
+  /// Builds the CSC. `num_nodes`: the count the input implies, if any; else options.num_nodes,
+  /// else max id + 1.
+  void topology(const EdgeSource& edges, std::optional<int64_t> num_nodes);
+  int64_t num_nodes() const noexcept { return report_.num_nodes; }
+  const ConvertReport& report() const noexcept { return report_; }
+
+  /// Rows [0, num_nodes()) of a [rows, dim] array; more rows than nodes only with allow_longer.
+  void features_npy(const NpyArray& array, bool allow_longer = false);
+  void features_csv(const ByteSource& source);
+  /// Writes labels unless none is labeled; num_classes from the options, else max + 1.
+  void labels(const std::vector<int32_t>& labels, const std::string& name);
+  void split(Split split, const std::vector<int64_t>& ids, const std::string& name);
+
+  /// Writes the manifest, validates and renames the dataset into place; returns the report.
+  ConvertReport commit(const std::string& source_description);
+
+ private:
+  std::string out_;
+  ConvertOptions options_;
+  ThreadPool& pool_;
+  DatasetWriter writer_;
+  Manifest manifest_;
+  ConvertReport report_;
+  std::chrono::steady_clock::time_point start_;
+  bool has_topology_ = false;
+};
+
+/// The node count an input implies, checked against --num-nodes when both are known.
+std::optional<int64_t> agree_num_nodes(std::optional<int64_t> current, int64_t count, const std::string& what);
+
+/// Seconds since `start`.
+double seconds_since(std::chrono::steady_clock::time_point start);
+
+}  // namespace graphtier::graph::detail

@@ -1,0 +1,105 @@
+// Front door of the feature permutation: checks the source, picks the in-memory path when the
+// table fits the budget, else the external bucket path (feature_permute_external.cpp).
+#include "graphtier/prep/feature_permute.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "graphtier/core/error.hpp"
+#include "prep/fd.hpp"
+#include "prep/feature_rows.hpp"
+
+namespace graphtier::prep {
+namespace impl {
+
+int64_t io_rows(int64_t budget, int64_t row_stride) {
+  const int64_t bytes = std::min(budget / 8, kMaxIoBytes);
+  return std::max<int64_t>(1, bytes / row_stride);
+}
+
+void parallel_read(int fd, const std::string& path, std::byte* dst, int64_t bytes, int64_t offset, ThreadPool& pool) {
+  pool.parallel_for(0, bytes, kMaxIoBytes, [&](int64_t lo, int64_t hi) {
+    pread_exact(fd, dst + lo, static_cast<std::size_t>(hi - lo), static_cast<uint64_t>(offset + lo), path);
+  });
+}
+
+void write_gathered(const std::byte* table, std::span<const int64_t> slot, int64_t first, int64_t last,
+                    int64_t row_stride, std::byte* window, int64_t window_rows, OutputFile& out, ThreadPool& pool,
+                    Progress& progress) {
+  const auto stride = static_cast<std::size_t>(row_stride);
+  for (int64_t w = first; w < last; w += window_rows) {
+    const int64_t rows = std::min(window_rows, last - w);
+    pool.parallel_for(0, rows, 4096, [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r) std::memcpy(window + r * row_stride, table + slot[w + r] * row_stride, stride);
+    });
+    out.write(window, static_cast<std::size_t>(rows) * stride);
+    progress.add(rows * row_stride);
+  }
+}
+
+}  // namespace impl
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+FeaturePermuteReport permute_in_memory(int fd, const std::string& path, int64_t row_stride, const Permutation& perm,
+                                       OutputFile& out, int64_t budget, ThreadPool& pool) {
+  const int64_t n = perm.size();
+  const int64_t bytes = n * row_stride;
+  FeaturePermuteReport report;
+  report.bytes = bytes;
+  auto start = std::chrono::steady_clock::now();
+  const auto table = impl::allocate_bytes(bytes);
+  {
+    Progress progress("features: read", bytes, "B");
+    // Blocks of kMaxIoBytes in parallel: page-cache copies use every core, a disk sees large reads.
+    for (int64_t at = 0; at < bytes; at += impl::kMaxIoBytes * pool.size()) {
+      const int64_t len = std::min(impl::kMaxIoBytes * pool.size(), bytes - at);
+      impl::parallel_read(fd, path, table.get() + at, len, at, pool);
+      progress.add(len);
+    }
+    progress.finish();
+  }
+  report.pass1_seconds = seconds_since(start);
+  start = std::chrono::steady_clock::now();
+  const int64_t window_rows = impl::io_rows(budget, row_stride);
+  const auto window = impl::allocate_bytes(window_rows * row_stride);
+  Progress progress("features: permute", bytes, "B");
+  impl::write_gathered(table.get(), perm.new_to_old, 0, n, row_stride, window.get(), window_rows, out, pool, progress);
+  progress.finish();
+  report.pass2_seconds = seconds_since(start);
+  return report;
+}
+
+}  // namespace
+
+int64_t default_memory_budget() {
+  const int64_t ram = static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(::sysconf(_SC_PAGE_SIZE));
+  return std::min(ram / 4, int64_t{4} << 30);
+}
+
+FeaturePermuteReport permute_feature_rows(const std::string& source_path, int64_t row_stride, const Permutation& perm,
+                                          OutputFile& out, const FeaturePermuteOptions& options, ThreadPool& pool) {
+  GRAPHTIER_EXPECTS(row_stride > 0, InvalidArgument, "feature row stride must be positive, got ", row_stride);
+  GRAPHTIER_EXPECTS(options.memory_budget >= 0, InvalidArgument, "memory budget cannot be negative, got ",
+                    options.memory_budget);
+  const int64_t budget = options.memory_budget > 0 ? options.memory_budget : default_memory_budget();
+  impl::Fd source(source_path, O_RDONLY);
+  const int64_t bytes = perm.size() * row_stride;
+  if (source.size() < bytes) {
+    throw FormatError(source_path, detail::concat("holds ", source.size(), " bytes, expected ", bytes, " (",
+                                                  perm.size(), " rows of ", row_stride, " bytes)"));
+  }
+  if (bytes <= budget) return permute_in_memory(source.get(), source_path, row_stride, perm, out, budget, pool);
+  GRAPHTIER_EXPECTS(!options.scratch_dir.empty(), InvalidArgument, "the feature table (", bytes,
+                    " bytes) exceeds the memory budget (", budget, " bytes) and no scratch directory was given");
+  return impl::permute_external(source.get(), source_path, row_stride, perm, out, budget, options.scratch_dir, pool);
+}
+
+}  // namespace graphtier::prep

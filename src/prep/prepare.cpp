@@ -1,0 +1,153 @@
+// The `prepare` pipeline: open, score, order, then write every array in the new order through a
+// DatasetWriter, whose commit validates and swaps the directory into place.
+#include "graphtier/prep/prepare.hpp"
+
+#include <chrono>
+#include <filesystem>
+
+#include "graphtier/core/error.hpp"
+#include "graphtier/core/log.hpp"
+#include "graphtier/graph/dataset.hpp"
+#include "graphtier/prep/feature_permute.hpp"
+#include "graphtier/prep/out_neighbours.hpp"
+#include "graphtier/prep/reorder.hpp"
+
+namespace graphtier::prep {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+bool is_pagerank(HotnessMethod m) {
+  return m == HotnessMethod::kReversePageRank || m == HotnessMethod::kWeightedReversePageRank;
+}
+
+void check_options(const PrepareOptions& o) {
+  const auto name = hotness_method_name(o.method);
+  GRAPHTIER_EXPECTS(!o.iterations || is_pagerank(o.method), InvalidArgument,
+                    "--iterations applies to rpr and wrpr, not to hotness '", name, "'");
+  GRAPHTIER_EXPECTS(!o.iterations || *o.iterations >= 1, InvalidArgument, "--iterations must be >= 1, got ",
+                    o.iterations.value_or(0));
+  GRAPHTIER_EXPECTS(o.scores_path.empty() || o.method == HotnessMethod::kExternal, InvalidArgument,
+                    "a scores file is only read with hotness 'scores', not '", name, "'");
+  GRAPHTIER_EXPECTS(!o.scores_path.empty() || o.method != HotnessMethod::kExternal, InvalidArgument,
+                    "hotness 'scores' needs a scores file (--scores FILE)");
+}
+
+/// Same directory, whichever spelling (symlinks, "./", trailing slashes).
+bool same_directory(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return std::filesystem::equivalent(a, b, ec);
+}
+
+std::vector<double> compute_scores(const graph::Dataset& in, const PrepareOptions& o, ThreadPool& pool,
+                                   PrepareReport& report) {
+  const CscView csc = CscView::of(in);
+  switch (o.method) {
+    case HotnessMethod::kDegree: return degree_scores(csc, pool);
+    case HotnessMethod::kInDegree: return in_degree_scores(csc, pool);
+    case HotnessMethod::kOutDegree: return out_degree_scores(csc, pool);
+    case HotnessMethod::kExternal: return read_scores_file(o.scores_path, in.num_nodes());
+    case HotnessMethod::kReversePageRank:
+    case HotnessMethod::kWeightedReversePageRank: break;
+  }
+  const bool weighted = o.method == HotnessMethod::kWeightedReversePageRank;
+  const auto train = in.split(graph::Split::kTrain);
+  GRAPHTIER_EXPECTS(!weighted || !train.empty(), InvalidArgument, "hotness wrpr weights the train nodes, but ",
+                    in.dir(), " has no train split (use rpr)");
+  PageRankOptions pr;
+  pr.iterations = o.iterations.value_or(weighted ? 5 : 20);
+  pr.damping = o.damping;
+  pr.tolerance = o.tolerance;
+  const OutNeighbours out = OutNeighbours::build(csc, pool);
+  PageRankStats stats;
+  auto scores = weighted ? weighted_reverse_pagerank(csc, out, train, pr, pool, &stats)
+                         : reverse_pagerank(csc, out, pr, pool, &stats);
+  report.iterations = stats.iterations;
+  report.last_change = stats.last_change;
+  return scores;
+}
+
+}  // namespace
+
+PrepareReport prepare_dataset(const std::string& input_dir, const std::string& output_dir,
+                              const PrepareOptions& options, ThreadPool& pool) {
+  check_options(options);
+  const auto start = Clock::now();
+  PrepareReport report;
+  report.method = hotness_method_name(options.method);
+  report.memory_budget = options.memory_budget > 0 ? options.memory_budget : default_memory_budget();
+
+  auto t = Clock::now();
+  const graph::Dataset in = graph::Dataset::open(input_dir);
+  const graph::Manifest& m = in.manifest();
+  report.num_nodes = m.num_nodes;
+  report.num_edges = m.num_edges;
+  report.open_seconds = seconds_since(t);
+  GRAPHTIER_EXPECTS(options.overwrite || !same_directory(input_dir, output_dir), InvalidArgument, "output ", output_dir,
+                    " is the input dataset; pass --overwrite to renumber it in place");
+  // The writer checks the output path now, before the expensive work. In place, the input stays
+  // mapped and intact until commit() swaps the finished directory in.
+  graph::DatasetWriter writer(output_dir, options.overwrite);
+
+  t = Clock::now();
+  const std::vector<double> scores = compute_scores(in, options, pool, report);
+  report.score_seconds = seconds_since(t);
+
+  t = Clock::now();
+  const Permutation perm = order_by_score(scores, pool);
+  report.order_seconds = seconds_since(t);
+
+  t = Clock::now();
+  {
+    Progress progress("relabel", m.num_edges, "edges");
+    write_relabeled_csc(CscView::of(in), perm, writer.open_array("indptr"), writer.open_array("indices"), pool,
+                        &progress);
+    progress.finish();
+  }
+  report.relabel_seconds = seconds_since(t);
+
+  t = Clock::now();
+  if (in.has_features()) {
+    FeaturePermuteOptions fo;
+    fo.memory_budget = report.memory_budget;
+    fo.scratch_dir = writer.temp_dir();
+    const std::string source = in.dir() + "/" + m.files.at("features").path;
+    const FeaturePermuteReport fr =
+        permute_feature_rows(source, m.features.row_stride, perm, writer.open_array("features"), fo, pool);
+    report.feature_bytes = fr.bytes;
+    report.feature_external = fr.external;
+    report.feature_buckets = fr.buckets;
+  }
+  report.feature_seconds = seconds_since(t);
+
+  t = Clock::now();
+  if (in.has_labels()) writer.write_array("labels", std::span<const int32_t>(gather_by_new_id(in.labels(), perm, pool)));
+  for (auto split : {graph::Split::kTrain, graph::Split::kValid, graph::Split::kTest}) {
+    const std::string name(graph::split_name(split));
+    if (m.has(name)) writer.write_array(name, std::span<const int64_t>(map_ids_sorted(in.split(split), perm)));
+  }
+  // permutation.bin maps to the ORIGINAL ids: compose with the input's own renumbering.
+  report.composed_permutation = in.has_permutation();
+  const std::vector<int64_t> to_original =
+      in.has_permutation() ? gather_by_new_id(in.permutation(), perm, pool) : perm.new_to_old;
+  writer.write_array("permutation", std::span<const int64_t>(to_original));
+  const std::vector<double> hotness = gather_by_new_id(std::span<const double>(scores), perm, pool);
+  report.top_score = hotness.empty() ? 0.0 : hotness.front();
+  writer.write_array("hotness", std::span<const double>(hotness));
+  report.node_arrays_seconds = seconds_since(t);
+
+  t = Clock::now();
+  graph::Manifest out_manifest = m;
+  out_manifest.hotness = report.method;
+  out_manifest.source = (m.source.empty() ? std::string() : m.source + "; ") + "prepare --hotness " + report.method;
+  writer.commit(out_manifest);
+  report.commit_seconds = seconds_since(t);
+  report.total_seconds = seconds_since(start);
+  return report;
+}
+
+}  // namespace graphtier::prep
