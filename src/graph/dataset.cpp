@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -50,7 +51,7 @@ std::optional<ArraySpec> array_spec(const std::string& array, const Manifest& m)
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError(ENOENT, path + ": cannot open (not a graphtier dataset directory?)");
+  if (!in) throw IoError(ENOENT, path + ": cannot open (not a graphtier dataset directory?): " + std::strerror(ENOENT));
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();

@@ -47,9 +47,15 @@ class FormatError : public std::invalid_argument {
 };
 
 /// An operating-system call failed; carries errno and names the file (and offset where known).
+/// `what()` is the message as given (it names the file and carries strerror already); `code()`
+/// holds the errno.
 class IoError : public std::system_error {
  public:
-  IoError(int err, const std::string& what) : std::system_error(err, std::generic_category(), what) {}
+  IoError(int err, std::string what) : std::system_error(err, std::generic_category()), what_(std::move(what)) {}
+  const char* what() const noexcept override { return what_.c_str(); }
+
+ private:
+  std::string what_;
 };
 
 /// The operation needs a backend this build or machine does not have (e.g. CUDA).
