@@ -1,6 +1,7 @@
 // Feature tables: .npy (any numeric element type) and CSV text, encoded as float32, float16 or
 // bfloat16 rows padded to the layout's stride.
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -45,14 +46,29 @@ void encode_row(const float* values, const FeatureLayout& layout, std::byte* out
   std::memset(out + bytes, 0, static_cast<std::size_t>(layout.row_stride - bytes));
 }
 
-/// Converts one row of any numeric .npy element type to float.
-void decode_row(NpyType type, const std::byte* in, int64_t dim, float* out) {
+/// `v` as a float rounded to odd: truncated toward zero, with the lowest significand bit set when
+/// that lost anything. Rounding such a float to nearest in a format at least two bits narrower
+/// (float16, bfloat16) gives the correctly rounded value of `v` itself, as numpy's astype does;
+/// rounding to nearest twice would round a value just past a half-way point of the narrow format
+/// to the half-way point, and then to even, the wrong way.
+float round_to_odd(double v) {
+  float f = static_cast<float>(v);
+  if (static_cast<double>(f) == v || std::isnan(v)) return f;
+  if (std::fabs(static_cast<double>(f)) > std::fabs(v)) f = std::nextafter(f, 0.0f);  // also inf -> max
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(f) | 1u);
+}
+
+/// Converts one row of any numeric .npy element type to float. With `round_odd` (for a 16-bit
+/// output type) values that float cannot hold exactly are rounded to odd, so that the second
+/// rounding is the only one that counts (64-bit integers beyond 2^53 still round once on the way
+/// to double).
+void decode_row(NpyType type, const std::byte* in, int64_t dim, bool round_odd, float* out) {
   const auto load = [&](auto tag) {
     using S = decltype(tag);
     for (int64_t j = 0; j < dim; ++j) {
       S v;
       std::memcpy(&v, in + j * static_cast<int64_t>(sizeof(S)), sizeof(S));
-      out[j] = static_cast<float>(v);
+      out[j] = round_odd ? round_to_odd(static_cast<double>(v)) : static_cast<float>(v);
     }
   };
   switch (type) {
@@ -132,6 +148,7 @@ int64_t write_features_npy(OutputFile& out, const NpyArray& array, int64_t num_r
   NpyReader reader = array.reader(0);
   Progress progress("features", num_rows * stride, "B");
   const bool copy_rows = h.type == NpyType::kFloat32 && layout.dtype == DType::kFloat32;
+  const bool round_odd = layout.dtype != DType::kFloat32;
 
   // Three stages overlap: reading chunk k+1, encoding chunk k on the pool, writing chunk k-1.
   // The futures are declared after the buffers, so an exception waits for them before the
@@ -160,7 +177,7 @@ int64_t write_features_npy(OutputFile& out, const NpyArray& array, int64_t num_r
             std::memcpy(dst, in + r * in_row, static_cast<std::size_t>(in_row));
             std::memset(dst + in_row, 0, static_cast<std::size_t>(stride - in_row));
           } else {
-            decode_row(h.type, in + r * in_row, dim, values.data());
+            decode_row(h.type, in + r * in_row, dim, round_odd, values.data());
             encode_row(values.data(), layout, dst);
           }
         }

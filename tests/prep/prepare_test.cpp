@@ -116,7 +116,9 @@ TEST(Prepare, EveryMethodKeepsTheGraphAndOrdersByItsScore) {
     }
     // Ties go to the lower input id first.
     for (int64_t v = 0; v + 1 < in.num_nodes(); ++v) {
-      if (out.hotness()[v] == out.hotness()[v + 1]) ASSERT_LT(out.permutation()[v], out.permutation()[v + 1]);
+      if (out.hotness()[v] == out.hotness()[v + 1]) {
+        ASSERT_LT(out.permutation()[v], out.permutation()[v + 1]);
+      }
     }
     EXPECT_NO_THROW(out.verify_checksums());
   }

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <span>
 #include <string>
@@ -62,7 +63,9 @@ class MappedFile {
 };
 
 /// Sequential writer with a large buffer, a running checksum and errors that name the file.
-/// A full disk surfaces as IoError(ENOSPC, "<path>: no space left on device ...").
+/// Writes bypass the page cache (O_DIRECT) where the file system allows it; the unaligned tail is
+/// written through the cache at close. A full disk surfaces as IoError(ENOSPC, "<path>: no space
+/// left on device ...").
 class OutputFile {
  public:
   explicit OutputFile(const std::string& path, std::size_t buffer_bytes = std::size_t{4} << 20);
@@ -88,9 +91,10 @@ class OutputFile {
   void flush();
 
   std::string path_;
+  bool direct_ = false;  // set by the constructor, before fd_, which opens the file
   int fd_ = -1;
-  std::unique_ptr<std::byte[]> buffer_;
   std::size_t capacity_;
+  std::unique_ptr<std::byte, decltype(&std::free)> buffer_{nullptr, &std::free};  // aligned for O_DIRECT
   std::size_t used_ = 0;
   std::size_t written_ = 0;
   Checksum checksum_;

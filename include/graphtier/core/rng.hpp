@@ -73,7 +73,8 @@ GRAPHTIER_HD uint64_t bounded_u64(uint64_t bits, uint64_t n) {
 #if defined(__CUDA_ARCH__)
   return __umul64hi(bits, n);
 #else
-  return static_cast<uint64_t>((static_cast<unsigned __int128>(bits) * n) >> 64);
+  __extension__ using u128 = unsigned __int128;  // a GCC/Clang extension, hence -Wpedantic's note
+  return static_cast<uint64_t>((static_cast<u128>(bits) * n) >> 64);
 #endif
 }
 
