@@ -10,8 +10,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <future>
+#include <memory>
+#include <new>
 #include <vector>
 
 #include "graphtier/core/error.hpp"
@@ -30,17 +33,51 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-/// The scratch file, unlinked however the permutation ends.
+/// Scratch writes bypass the page cache where the file system allows it (see OutputFile): buffer,
+/// offset and size are then multiples of this.
+constexpr int64_t kDirectAlignment = 4096;
+
+int64_t round_up(int64_t bytes, int64_t to) { return (bytes + to - 1) / to * to; }
+
+/// The scratch file, unlinked however the permutation ends: written through one descriptor
+/// (O_DIRECT if possible), read back through another (buffered, any alignment).
 class ScratchFile {
  public:
-  explicit ScratchFile(const std::string& path) : fd_(path, O_RDWR | O_CREAT | O_TRUNC, 0600) {}
-  ~ScratchFile() { ::unlink(fd_.path().c_str()); }
-  int get() const noexcept { return fd_.get(); }
-  const std::string& path() const noexcept { return fd_.path(); }
+  explicit ScratchFile(const std::string& path) : reader_(path, O_RDWR | O_CREAT | O_TRUNC, 0600) {
+    writer_fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_DIRECT);
+    direct_ = writer_fd_ >= 0;
+    if (!direct_) writer_fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (writer_fd_ < 0) {
+      const int err = errno;
+      ::unlink(path.c_str());
+      throw IoError(err, detail::concat(path, ": cannot open: ", std::strerror(err)));
+    }
+  }
+  ~ScratchFile() {
+    ::close(writer_fd_);
+    ::unlink(reader_.path().c_str());
+  }
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+
+  int reader() const noexcept { return reader_.get(); }
+  int writer() const noexcept { return writer_fd_; }
+  /// Writes through writer() must be aligned to kDirectAlignment.
+  bool direct() const noexcept { return direct_; }
+  const std::string& path() const noexcept { return reader_.path(); }
 
  private:
-  Fd fd_;
+  Fd reader_;
+  int writer_fd_ = -1;
+  bool direct_ = false;
 };
+
+/// Uninitialised bytes aligned for O_DIRECT.
+std::unique_ptr<std::byte, decltype(&std::free)> allocate_aligned(int64_t bytes) {
+  auto* p = static_cast<std::byte*>(std::aligned_alloc(kDirectAlignment, static_cast<std::size_t>(round_up(bytes, kDirectAlignment))));
+  if (p == nullptr) throw std::bad_alloc();
+  return {p, &std::free};
+}
 
 /// slot[n]: position of new id n's row within its bucket region, in order of arrival (ascending
 /// old id). Per chunk of old ids: count by bucket, scan across chunks, then place.
@@ -79,25 +116,37 @@ struct Layout {
   int64_t stride;
   int64_t rows_per_bucket;  // R
   int64_t buckets;          // K
-  int64_t region_offset(int64_t bucket) const { return bucket * rows_per_bucket * stride; }
+  /// Regions start at aligned offsets, with room to pad the last write of a bucket to alignment.
+  int64_t region_offset(int64_t bucket) const {
+    return bucket * round_up(rows_per_bucket * stride, kDirectAlignment);
+  }
 };
 
 /// Pass 1: sequential reads of the source (the next block read while this one is distributed),
-/// each row appended to its bucket's buffer, full buffers written to the bucket's region.
+/// each row appended to its bucket's buffer. A bucket's rows form one byte stream in its region:
+/// a full buffer writes its longest aligned prefix and keeps the rest (under 4 KiB) for the next
+/// write, and the last write of a bucket is padded to alignment inside the region's slack.
 void distribute(int source_fd, const std::string& source_path, const ScratchFile& scratch, const Layout& layout,
                 const Permutation& perm, int64_t budget, ThreadPool& pool) {
   const int64_t n = layout.num_rows, stride = layout.stride, buckets = layout.buckets;
   const int64_t block_rows = io_rows(budget, stride);
   const int64_t buffer_rows = std::clamp<int64_t>(std::min(budget / 2 / buckets, kMaxBucketBufferBytes) / stride, 1,
                                                   layout.rows_per_bucket);
-  const auto buffers = allocate_bytes(buckets * buffer_rows * stride);
-  std::vector<int64_t> filled(static_cast<std::size_t>(buckets), 0);
-  std::vector<int64_t> written(static_cast<std::size_t>(buckets), 0);
-  const auto flush = [&](int64_t b) {
-    pwrite_exact(scratch.get(), buffers.get() + b * buffer_rows * stride, static_cast<std::size_t>(filled[b] * stride),
-                 static_cast<uint64_t>(layout.region_offset(b) + written[b] * stride), scratch.path());
-    written[b] += filled[b];
-    filled[b] = 0;
+  // Room for buffer_rows rows after a carried remainder of less than one alignment unit.
+  const int64_t capacity = round_up(buffer_rows * stride, kDirectAlignment) + kDirectAlignment;
+  const auto buffers = allocate_aligned(buckets * capacity);
+  std::vector<int64_t> filled(static_cast<std::size_t>(buckets), 0);   // bytes in the buffer
+  std::vector<int64_t> written(static_cast<std::size_t>(buckets), 0);  // bytes in the region
+  const auto flush = [&](int64_t b, bool last) {
+    std::byte* buffer = buffers.get() + b * capacity;
+    const int64_t bytes = last ? round_up(filled[b], kDirectAlignment) : filled[b] / kDirectAlignment * kDirectAlignment;
+    const int64_t write_bytes = scratch.direct() ? bytes : (last ? filled[b] : bytes);
+    pwrite_exact(scratch.writer(), buffer, static_cast<std::size_t>(write_bytes),
+                 static_cast<uint64_t>(layout.region_offset(b) + written[b]), scratch.path());
+    if (last) return;
+    std::memmove(buffer, buffer + bytes, static_cast<std::size_t>(filled[b] - bytes));
+    written[b] += bytes;
+    filled[b] -= bytes;
   };
   std::unique_ptr<std::byte[]> blocks[2] = {allocate_bytes(block_rows * stride), allocate_bytes(block_rows * stride)};
   const auto read_block = [&](int64_t first, std::byte* dst) {
@@ -123,9 +172,9 @@ void distribute(int source_fd, const std::string& source_path, const ScratchFile
         for (int64_t r = 0; r < rows; ++r) {
           const int64_t b = perm.old_to_new[first + r] / layout.rows_per_bucket;
           if (b % groups != g) continue;
-          std::memcpy(buffers.get() + (b * buffer_rows + filled[b]) * stride, rows_in + r * stride,
-                      static_cast<std::size_t>(stride));
-          if (++filled[b] == buffer_rows) flush(b);
+          if (filled[b] + stride > capacity) flush(b, false);
+          std::memcpy(buffers.get() + b * capacity + filled[b], rows_in + r * stride, static_cast<std::size_t>(stride));
+          filled[b] += stride;
         }
       }
     });
@@ -136,7 +185,7 @@ void distribute(int source_fd, const std::string& source_path, const ScratchFile
   if (pending.valid()) pending.get();
   pool.parallel_for(0, buckets, 1, [&](int64_t lo, int64_t hi) {
     for (int64_t b = lo; b < hi; ++b) {
-      if (filled[b] > 0) flush(b);
+      if (filled[b] > 0) flush(b, true);
     }
   });
   progress.finish();
@@ -153,10 +202,10 @@ void place(const ScratchFile& scratch, const Layout& layout, std::span<const int
   for (int64_t b = 0; b < layout.buckets; ++b) {
     const int64_t first = b * layout.rows_per_bucket;
     const int64_t rows = std::min(layout.rows_per_bucket, n - first);
-    parallel_read(scratch.get(), scratch.path(), bucket.get(), rows * stride, layout.region_offset(b), pool);
+    parallel_read(scratch.reader(), scratch.path(), bucket.get(), rows * stride, layout.region_offset(b), pool);
     // Frees the region's disk blocks now, so scratch space shrinks as the output grows. Best
     // effort: a file system without hole punching keeps them until the file is unlinked.
-    ::fallocate(scratch.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, layout.region_offset(b), rows * stride);
+    ::fallocate(scratch.reader(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, layout.region_offset(b), rows * stride);
     write_gathered(bucket.get(), slot, first, first + rows, stride, window.get(), window_rows, out, pool, progress);
   }
   progress.finish();

@@ -48,7 +48,8 @@ int count_entries(const std::string& dir) {
 TEST(FeaturePermute, ExternalMatchesInMemoryAndReference) {
   test::TempDir dir;
   ThreadPool pool(2);
-  for (int64_t stride : {int64_t{6}, int64_t{256}}) {  // e.g. 3 x fp16 packed; 100 x fp16 padded to 256 B
+  // e.g. 3 x fp16 packed; 100 x fp16 padded to 256 B; rows longer than the 4 KiB O_DIRECT unit
+  for (int64_t stride : {int64_t{6}, int64_t{256}, int64_t{5000}}) {
     const int64_t n = 1237;
     const std::string source = random_bytes(static_cast<std::size_t>(n * stride), 17 + stride);
     test::write_file(dir / "features.bin", source);
