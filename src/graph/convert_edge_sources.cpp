@@ -50,56 +50,44 @@ std::optional<ParseError> parse_edge_lines(std::string_view text, EdgeLines& out
   out.src.reserve(text.size() / 8);
   out.dst.reserve(text.size() / 8);
   const char* const begin = text.data();
-  const char* const end = begin + text.size();
-  const char* p = begin;
-  while (p < end) {
-    const char* line = p;
-    const char* eol = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
-    if (eol == nullptr) eol = end;
-    const auto error = [&](const std::string& problem) {
-      return ParseError{static_cast<std::size_t>(line - begin), problem};
-    };
-    p = skip_blanks(p, eol);
-    if (p < eol && *p != '#' && *p != '%') {
-      int64_t ids[2];
-      for (int k = 0; k < 2; ++k) {
-        if (k == 1) {
-          // The separator: blanks, or a comma with optional blanks around it.
-          const char* q = skip_blanks(p, eol);
-          if (q < eol && *q == ',') q = skip_blanks(q + 1, eol);
-          if (q == p) {
-            return error(concat("expected two node ids separated by whitespace or a comma, got ", quote_line(text, line - begin)));
-          }
-          p = q;
+  return for_each_line(text, [&](const char* line, const char* eol) -> std::optional<std::string> {
+    const char* p = skip_blanks(line, eol);
+    if (p == eol || *p == '#' || *p == '%') return std::nullopt;
+    int64_t ids[2];
+    for (int k = 0; k < 2; ++k) {
+      if (k == 1) {
+        // The separator: blanks, or a comma with optional blanks around it.
+        const char* q = skip_blanks(p, eol);
+        if (q < eol && *q == ',') q = skip_blanks(q + 1, eol);
+        if (q == p) {
+          return concat("expected two node ids separated by whitespace or a comma, got ", quote_line(text, line - begin));
         }
-        switch (parse_id(p, eol, ids[k])) {
-          case IdStatus::kOk: break;
-          case IdStatus::kTooLarge:
-            return error(concat("node id does not fit in 64 bits in ", quote_line(text, line - begin)));
-          case IdStatus::kNotANumber:
-            return error(concat("expected two non-negative integer node ids (src dst), got ",
-                                quote_line(text, line - begin)));
-        }
+        p = q;
       }
-      const char* rest = skip_blanks(p, eol);
-      if (rest < eol) {
-        const bool separated = rest != p || *rest == ',';
-        if (!allow_extra_columns || !separated) {
-          return error(concat("unexpected text after the two node ids in ", quote_line(text, line - begin),
-                              separated ? " (pass --allow-extra-columns to ignore further columns)" : ""));
-        }
+      switch (parse_id(p, eol, ids[k])) {
+        case IdStatus::kOk: break;
+        case IdStatus::kTooLarge: return concat("node id does not fit in 64 bits in ", quote_line(text, line - begin));
+        case IdStatus::kNotANumber:
+          return concat("expected two non-negative integer node ids (src dst), got ", quote_line(text, line - begin));
       }
-      for (const int64_t id : ids) {
-        if (limit >= 0 && id >= limit) {
-          return error(concat("node id ", id, " is out of range [0, ", limit, ") (number of nodes ", limit, ")"));
-        }
-      }
-      out.src.push_back(ids[0]);
-      out.dst.push_back(ids[1]);
     }
-    p = eol == end ? end : eol + 1;
-  }
-  return std::nullopt;
+    const char* rest = skip_blanks(p, eol);
+    if (rest < eol) {
+      const bool separated = rest != p || *rest == ',';
+      if (!allow_extra_columns || !separated) {
+        return concat("unexpected text after the two node ids in ", quote_line(text, line - begin),
+                      separated ? " (pass --allow-extra-columns to ignore further columns)" : "");
+      }
+    }
+    for (const int64_t id : ids) {
+      if (limit >= 0 && id >= limit) {
+        return concat("node id ", id, " is out of range [0, ", limit, ") (number of nodes ", limit, ")");
+      }
+    }
+    out.src.push_back(ids[0]);
+    out.dst.push_back(ids[1]);
+    return std::nullopt;
+  });
 }
 
 class TextEdgeSource final : public EdgeSource {

@@ -230,35 +230,26 @@ FeatureLayout write_features_csv(OutputFile& out, const ByteSource& source, int6
       [&](std::string_view text, FeatureRows& result) -> std::optional<ParseError> {
         std::vector<float> values(static_cast<std::size_t>(dim));
         const char* const begin = text.data();
-        const char* const end = begin + text.size();
-        const char* p = begin;
-        while (p < end) {
-          const char* line = p;
-          const char* eol = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
-          if (eol == nullptr) eol = end;
-          const auto error = [&](const std::string& problem) {
-            return ParseError{static_cast<std::size_t>(line - begin), problem};
-          };
+        return for_each_line(text, [&](const char* line, const char* eol) -> std::optional<std::string> {
           const std::string_view view(line, static_cast<std::size_t>(eol - line));
-          if (view.find_first_not_of(" \t\r") != std::string_view::npos) {
-            int64_t j = 0;
-            for (;; ++j) {
-              if (j == dim) return error(concat("has more than ", dim, " fields (the first row has ", dim, ")"));
-              if (!parse_float_field(p, eol, values[static_cast<std::size_t>(j)])) {
-                return error(concat("field ", j + 1, " is not a number in ", quote_line(text, line - begin)));
-              }
-              if (p == eol) break;
-              if (*p != ',') return error(concat("expected ',' after field ", j + 1, " in ", quote_line(text, line - begin)));
-              ++p;
+          if (view.find_first_not_of(" \t\r") == std::string_view::npos) return std::nullopt;
+          const char* p = line;
+          int64_t j = 0;
+          for (;; ++j) {
+            if (j == dim) return concat("has more than ", dim, " fields (the first row has ", dim, ")");
+            if (!parse_float_field(p, eol, values[static_cast<std::size_t>(j)])) {
+              return concat("field ", j + 1, " is not a number in ", quote_line(text, line - begin));
             }
-            if (j + 1 != dim) return error(concat("has ", j + 1, " fields, the first row has ", dim));
-            result.bytes.resize(static_cast<std::size_t>((result.rows + 1) * layout.row_stride));
-            encode_row(values.data(), layout, result.bytes.data() + result.rows * layout.row_stride);
-            ++result.rows;
+            if (p == eol) break;
+            if (*p != ',') return concat("expected ',' after field ", j + 1, " in ", quote_line(text, line - begin));
+            ++p;
           }
-          p = eol == end ? end : eol + 1;
-        }
-        return std::nullopt;
+          if (j + 1 != dim) return concat("has ", j + 1, " fields, the first row has ", dim);
+          result.bytes.resize(static_cast<std::size_t>((result.rows + 1) * layout.row_stride));
+          encode_row(values.data(), layout, result.bytes.data() + result.rows * layout.row_stride);
+          ++result.rows;
+          return std::nullopt;
+        });
       },
       [&](std::vector<FeatureRows>& parts, const TextBlock&) {
         for (const auto& part : parts) {

@@ -31,25 +31,20 @@ std::string describe(double value) {
   return out.str();
 }
 
-/// Lines [p, end) one at a time: calls fn(line_begin, line_end) for each, returns its error.
+/// for_each_line with each line trimmed of blanks (and '\r') and each problem followed by the
+/// quoted line: calls fn(trimmed_line) -> problem or nothing.
 template <typename Fn>
-std::optional<ParseError> for_each_line(std::string_view text, const Fn& fn) {
-  const char* const begin = text.data();
-  const char* const end = begin + text.size();
-  const char* p = begin;
-  while (p < end) {
-    const char* eol = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
-    if (eol == nullptr) eol = end;
+std::optional<ParseError> for_each_trimmed_line(std::string_view text, const Fn& fn) {
+  return for_each_line(text, [&](const char* line, const char* eol) -> std::optional<std::string> {
     const char* last = eol;
-    while (last > p && (last[-1] == '\r' || last[-1] == ' ' || last[-1] == '\t')) --last;
-    const char* first = p;
+    while (last > line && (last[-1] == '\r' || last[-1] == ' ' || last[-1] == '\t')) --last;
+    const char* first = line;
     while (first < last && (*first == ' ' || *first == '\t')) ++first;
     if (auto problem = fn(std::string_view(first, static_cast<std::size_t>(last - first)))) {
-      return ParseError{static_cast<std::size_t>(p - begin), *problem + " in " + quote_line(text, p - begin)};
+      return *problem + " in " + quote_line(text, static_cast<std::size_t>(line - text.data()));
     }
-    p = eol == end ? end : eol + 1;
-  }
-  return std::nullopt;
+    return std::nullopt;
+  });
 }
 
 }  // namespace
@@ -87,7 +82,7 @@ std::vector<int32_t> read_labels_csv(const ByteSource& source, int64_t num_nodes
   parse_lines<std::vector<int32_t>>(
       source, pool, nullptr,
       [](std::string_view text, std::vector<int32_t>& out) {
-        return for_each_line(text, [&](std::string_view field) -> std::optional<std::string> {
+        return for_each_trimmed_line(text, [&](std::string_view field) -> std::optional<std::string> {
           // An empty line is a missing value, as a NaN that pandas wrote.
           double value = std::numeric_limits<double>::quiet_NaN();
           if (!field.empty()) {
@@ -151,7 +146,7 @@ std::vector<int64_t> read_split_csv(const ByteSource& source, ThreadPool& pool) 
   parse_lines<std::vector<int64_t>>(
       source, pool, nullptr,
       [](std::string_view text, std::vector<int64_t>& out) {
-        return for_each_line(text, [&](std::string_view field) -> std::optional<std::string> {
+        return for_each_trimmed_line(text, [&](std::string_view field) -> std::optional<std::string> {
           if (field.empty()) return std::nullopt;
           int64_t id = 0;
           const auto [next, ec] = std::from_chars(field.data(), field.data() + field.size(), id);

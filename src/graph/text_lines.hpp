@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <future>
 #include <optional>
@@ -66,6 +67,23 @@ struct ParseError {
   std::size_t offset = 0;
   std::string problem;
 };
+
+/// Calls line_problem(line, eol) for each line of `text` ([line, eol), without its '\n'); the
+/// first problem it returns stops the walk and comes back as a ParseError at that line.
+template <typename LineFn>  // std::optional<std::string>(const char* line, const char* eol)
+std::optional<ParseError> for_each_line(std::string_view text, LineFn&& line_problem) {
+  const char* const begin = text.data();
+  const char* const end = begin + text.size();
+  for (const char* line = begin; line < end;) {
+    const char* eol = static_cast<const char*>(std::memchr(line, '\n', static_cast<std::size_t>(end - line)));
+    if (eol == nullptr) eol = end;
+    if (std::optional<std::string> problem = line_problem(line, eol)) {
+      return ParseError{static_cast<std::size_t>(line - begin), std::move(*problem)};
+    }
+    line = eol == end ? end : eol + 1;
+  }
+  return std::nullopt;
+}
 
 /// Throws FormatError("path:line", problem).
 [[noreturn]] void throw_at_line(const std::string& name, int64_t line, const std::string& problem);

@@ -26,8 +26,9 @@ struct Graph {
 };
 
 /// Rows given by hand: rows[v] = in-neighbours of v.
-Graph<int32_t> from_rows(const std::vector<std::vector<int32_t>>& rows) {
-  Graph<int32_t> g;
+template <typename Index = int32_t>
+Graph<Index> from_rows(const std::vector<std::vector<Index>>& rows) {
+  Graph<Index> g;
   g.indptr.push_back(0);
   for (const auto& row : rows) {
     g.indices.insert(g.indices.end(), row.begin(), row.end());
@@ -47,13 +48,7 @@ Graph<Index> random_graph(int64_t n, int64_t e, uint64_t seed) {
     const auto b = static_cast<int64_t>(rng() % static_cast<uint64_t>(n));
     rows[dst].push_back(static_cast<Index>(a * b / n));
   }
-  Graph<Index> g;
-  g.indptr.push_back(0);
-  for (const auto& row : rows) {
-    g.indices.insert(g.indices.end(), row.begin(), row.end());
-    g.indptr.push_back(static_cast<int64_t>(g.indices.size()));
-  }
-  return g;
+  return from_rows<Index>(rows);
 }
 
 /// Algorithm 1 of paper 002 with dense loops, straight from the pseudo-code.

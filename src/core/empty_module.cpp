@@ -1,1 +1,0 @@
-// Translation unit for a module with no sources of its own yet.
