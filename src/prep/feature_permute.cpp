@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <future>
 
 #include "graphtier/core/error.hpp"
 #include "prep/fd.hpp"
@@ -30,14 +31,26 @@ void write_gathered(const std::byte* table, std::span<const int64_t> slot, int64
                     int64_t row_stride, std::byte* window, int64_t window_rows, OutputFile& out, ThreadPool& pool,
                     Progress& progress) {
   const auto stride = static_cast<std::size_t>(row_stride);
-  for (int64_t w = first; w < last; w += window_rows) {
-    const int64_t rows = std::min(window_rows, last - w);
+  // The window's two halves take turns: the pool gathers into one while the other is written.
+  GRAPHTIER_EXPECTS(window_rows >= 2, InvalidArgument, "the gather window needs two rows, got ", window_rows);
+  const int64_t half_rows = window_rows / 2;
+  std::byte* const halves[2] = {window, window + half_rows * row_stride};
+  std::future<void> pending;  // the write in flight; waited for before its half is reused
+  int turn = 0;
+  for (int64_t w = first; w < last; w += half_rows, turn ^= 1) {
+    const int64_t rows = std::min(half_rows, last - w);
+    std::byte* const half = halves[turn];
     pool.parallel_for(0, rows, 4096, [&](int64_t lo, int64_t hi) {
-      for (int64_t r = lo; r < hi; ++r) std::memcpy(window + r * row_stride, table + slot[w + r] * row_stride, stride);
+      for (int64_t r = lo; r < hi; ++r) std::memcpy(half + r * row_stride, table + slot[w + r] * row_stride, stride);
     });
-    out.write(window, static_cast<std::size_t>(rows) * stride);
-    progress.add(rows * row_stride);
+    // Writes stay in order: the previous one finishes before this one starts.
+    if (pending.valid()) pending.get();
+    pending = std::async(std::launch::async, [&out, &progress, half, rows, row_stride] {
+      out.write(half, static_cast<std::size_t>(rows * row_stride));
+      progress.add(rows * row_stride);
+    });
   }
+  if (pending.valid()) pending.get();
 }
 
 }  // namespace impl
@@ -68,7 +81,7 @@ FeaturePermuteReport permute_in_memory(int fd, const std::string& path, int64_t 
   }
   report.pass1_seconds = seconds_since(start);
   start = std::chrono::steady_clock::now();
-  const int64_t window_rows = impl::io_rows(budget, row_stride);
+  const int64_t window_rows = std::max<int64_t>(2, impl::io_rows(budget, row_stride));
   const auto window = impl::allocate_bytes(window_rows * row_stride);
   Progress progress("features: permute", bytes, "B");
   impl::write_gathered(table.get(), perm.new_to_old, 0, n, row_stride, window.get(), window_rows, out, pool, progress);
@@ -81,7 +94,7 @@ FeaturePermuteReport permute_in_memory(int fd, const std::string& path, int64_t 
 
 int64_t default_memory_budget() {
   const int64_t ram = static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(::sysconf(_SC_PAGE_SIZE));
-  return std::min(ram / 4, int64_t{4} << 30);
+  return std::min(ram / 4, int64_t{1} << 30);
 }
 
 FeaturePermuteReport permute_feature_rows(const std::string& source_path, int64_t row_stride, const Permutation& perm,

@@ -196,7 +196,7 @@ void place(const ScratchFile& scratch, const Layout& layout, std::span<const int
            int64_t budget, ThreadPool& pool) {
   const int64_t n = layout.num_rows, stride = layout.stride;
   const auto bucket = allocate_bytes(layout.rows_per_bucket * stride);
-  const int64_t window_rows = io_rows(budget, stride);
+  const int64_t window_rows = std::max<int64_t>(2, io_rows(budget, stride));
   const auto window = allocate_bytes(window_rows * stride);
   Progress progress("features: pass 2/2 (place)", n * stride, "B");
   for (int64_t b = 0; b < layout.buckets; ++b) {

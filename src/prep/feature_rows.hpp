@@ -29,7 +29,8 @@ inline std::unique_ptr<std::byte[]> allocate_bytes(int64_t bytes) {
 void parallel_read(int fd, const std::string& path, std::byte* dst, int64_t bytes, int64_t offset, ThreadPool& pool);
 
 /// Appends output rows [first, last) to `out`, row n being table row slot[n] (table holds rows of
-/// `row_stride` bytes), gathered in parallel through `window` (window_rows rows).
+/// `row_stride` bytes), gathered in parallel into one half of `window` (window_rows >= 2 rows)
+/// while the other half is being written.
 void write_gathered(const std::byte* table, std::span<const int64_t> slot, int64_t first, int64_t last,
                     int64_t row_stride, std::byte* window, int64_t window_rows, OutputFile& out, ThreadPool& pool,
                     Progress& progress);

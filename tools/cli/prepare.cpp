@@ -131,8 +131,8 @@ void register_prepare(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--scores", opt->scores,
                   "Per-node scores for --hotness scores: .npy (N,) of any numeric type, or raw float64, by input id");
   cmd->add_option("--memory-budget", opt->memory_budget,
-                  "Feature rows held in memory: bytes (4GiB) or percent of RAM; a larger table is permuted through "
-                  "bucket files (default: min(25% of RAM, 4 GiB))");
+                  "Feature rows held in memory: bytes (2GiB) or percent of RAM; a larger table is permuted through "
+                  "bucket files (default: min(25% of RAM, 1 GiB))");
   cmd->add_flag("--overwrite", opt->overwrite, "Replace an existing dataset at --out (also the input itself)");
   cmd->callback([opt, &global] { run_prepare(*opt, global); });
 }

@@ -22,7 +22,8 @@
 
 namespace graphtier::prep {
 
-/// min(25% of physical memory, 4 GiB).
+/// min(25% of physical memory, 1 GiB). Larger buckets were slower, not faster: every bucket byte
+/// is first-touched memory, and pass 2 gathers from it at random (docs/benchmarks.md).
 int64_t default_memory_budget();
 
 struct FeaturePermuteOptions {
