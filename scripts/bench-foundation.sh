@@ -67,7 +67,7 @@ print(f"Machine: {os.cpu_count()} cores, {mem_kib / 2**30:.1f} GiB RAM.\n")
 print("| limit (hardware_bench) | measured |")
 print("| --- | --- |")
 print(f"| disk sequential write, O_DIRECT 16 MiB | {wr / G:.2f} GB/s |")
-print(f"| disk sequential read, O_DIRECT 16 MiB | {rd / G:.2f} GB/s |")
+print(f"| disk sequential read, O_DIRECT 16 MiB, 4 in flight | {rd / G:.2f} GB/s |")
 print(f"| memory copy (read + write), {hw['threads']} threads | {hw['memory_copy_bytes_per_second'] / G:.1f} GB/s |")
 print(f"| random atomic updates, int32 [10M], {hw['threads']} threads | {upd / 1e6:.0f} M/s |\n")
 
