@@ -81,7 +81,7 @@ def report(gen_name, prep_name):
     gs, ps = g["seconds"], p["seconds"]
     print(f"Graph: {g['num_nodes']:,} nodes, {g['requested_edges']:,} requested / {g['num_edges']:,} stored edges, "
           f"{g['feature_dim']}-dim {g['feature_dtype']} features ({g['feature_dim'] * 4 * g['num_nodes'] / 2**30:.2f} GiB).\n")
-    print("| stage | throughput | limit | ratio |")
+    print("| stage | throughput | machine reference | ratio |")
     print("| --- | --- | --- | --- |")
     e = g["edges_per_second"]
     print(f"| generate: topology ({gs['topology']:.1f} s) | {e / 1e6:.1f} M edges/s | {upd / 2e6:.0f} M edges/s "
