@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "graphtier/core/error.hpp"
+#include "graphtier/core/file.hpp"
+#include "graphtier/core/log.hpp"
 #include "graphtier/core/rng.hpp"
 #include "graphtier/core/thread_pool.hpp"
 #include "graphtier/core/units.hpp"
@@ -30,10 +32,6 @@ namespace {
 
 using namespace graphtier;
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 /// Best of three copies of `bytes` split across the pool: bytes read + bytes written per second.
 double memory_copy_bandwidth(int64_t bytes, ThreadPool& pool) {
@@ -75,8 +73,7 @@ DiskRates disk_sequential(const std::string& dir, int64_t bytes) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_DIRECT, 0600);
   if (fd < 0) GRAPHTIER_THROW_ERRNO(path, ": cannot open with O_DIRECT: ", std::strerror(errno));
   ::unlink(path.c_str());
-  // O_DIRECT wants page-aligned memory.
-  std::unique_ptr<char, decltype(&std::free)> buffer(static_cast<char*>(std::aligned_alloc(4096, kRequest)), &std::free);
+  const DirectIoBuffer buffer = allocate_direct_io_buffer(kRequest);
   std::memset(buffer.get(), 0x5a, kRequest);
   DiskRates rates;
   auto start = Clock::now();
@@ -88,8 +85,7 @@ DiskRates disk_sequential(const std::string& dir, int64_t bytes) {
   // Reads keep kReadDepth requests in flight, as kernel readahead and the parallel preads of the
   // feature permutation do; one at a time would understate what the disk gives them.
   constexpr int kReadDepth = 4;
-  std::unique_ptr<char, decltype(&std::free)> read_buffers(
-      static_cast<char*>(std::aligned_alloc(4096, kReadDepth * kRequest)), &std::free);
+  const DirectIoBuffer read_buffers = allocate_direct_io_buffer(kReadDepth * kRequest);
   std::atomic<int64_t> next_offset{0};
   std::atomic<int> read_errno{0};
   start = Clock::now();

@@ -119,33 +119,32 @@ void MappedFile::advise_random() const {
   if (data_ != nullptr) ::madvise(const_cast<std::byte*>(data_), size_, MADV_RANDOM);
 }
 
-namespace {
+DirectIoBuffer allocate_direct_io_buffer(std::size_t bytes) {
+  const std::size_t rounded = std::max(kDirectIoAlignment, (bytes + kDirectIoAlignment - 1) / kDirectIoAlignment * kDirectIoAlignment);
+  auto* p = static_cast<std::byte*>(std::aligned_alloc(kDirectIoAlignment, rounded));
+  if (p == nullptr) throw std::bad_alloc();
+  return {p, &std::free};
+}
 
-/// O_DIRECT transfers need buffer, offset and size aligned to the logical block size; 4 KiB
-/// covers every device in use.
-constexpr std::size_t kDirectAlignment = 4096;
-
-/// Opens `path` for writing with O_DIRECT where the file system supports it (tmpfs does not).
-/// Buffered writes on a virtualised disk cost the kernel a page-cache copy and writeback per byte;
-/// O_DIRECT writes go to the device at its sequential bandwidth (docs/benchmarks.md).
-int open_for_writing(const std::string& path, bool& direct) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0644);
+int open_maybe_direct(const std::string& path, int flags, unsigned mode, bool& direct) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC | O_DIRECT, static_cast<mode_t>(mode));
   direct = fd >= 0;
   if (direct) return fd;
   if (errno != EINVAL) GRAPHTIER_THROW_ERRNO(path, ": cannot open: ", std::strerror(errno));
-  return open_or_throw(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  return open_or_throw(path, flags, static_cast<mode_t>(mode));
 }
 
-}  // namespace
-
+// Buffered writes on a virtualised disk cost the kernel a page-cache copy and writeback per byte;
+// O_DIRECT writes go to the device at its sequential bandwidth (docs/benchmarks.md).
 OutputFile::OutputFile(const std::string& path, std::size_t buffer_bytes)
     : path_(path),
-      fd_(open_for_writing(path, direct_)),
-      capacity_(std::max(kDirectAlignment, buffer_bytes / kDirectAlignment * kDirectAlignment)) {
-  buffer_ = {static_cast<std::byte*>(std::aligned_alloc(kDirectAlignment, capacity_)), &std::free};
-  if (buffer_ == nullptr) {
+      fd_(open_maybe_direct(path, O_WRONLY | O_CREAT | O_TRUNC, 0644, direct_)),
+      capacity_(std::max(kDirectIoAlignment, buffer_bytes / kDirectIoAlignment * kDirectIoAlignment)) {
+  try {
+    buffer_ = allocate_direct_io_buffer(capacity_);
+  } catch (...) {
     ::close(fd_);
-    throw std::bad_alloc();
+    throw;
   }
 }
 
@@ -156,7 +155,7 @@ OutputFile::~OutputFile() {
 void OutputFile::flush() {
   if (used_ == 0) return;
   const std::size_t offset = written_ - used_;  // a multiple of capacity_: only the last flush is partial
-  if (direct_ && used_ % kDirectAlignment != 0) {
+  if (direct_ && used_ % kDirectIoAlignment != 0) {
     // The tail is not a whole number of blocks: finish without O_DIRECT.
     const int flags = ::fcntl(fd_, F_GETFL);
     if (flags < 0 || ::fcntl(fd_, F_SETFL, flags & ~O_DIRECT) != 0) {

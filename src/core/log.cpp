@@ -54,6 +54,10 @@ void log_message(LogLevel level, const std::string& message) {
   std::cerr << "graphtier: " << kNames[static_cast<int>(level)] << ": " << message << '\n';
 }
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 std::string format_count(double value) {
   static const char* const kPrefixes[] = {"", "K", "M", "G", "T", "P"};
   return format_scaled(value, 1000.0, kPrefixes, 6);

@@ -1,6 +1,8 @@
 // Front door for allocation: dispatches on the memory kind (DESIGN.md, Device dispatch).
 #include "graphtier/core/memory.hpp"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -12,6 +14,10 @@
 #endif
 
 namespace graphtier {
+
+int64_t physical_memory_bytes() {
+  return static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(::sysconf(_SC_PAGE_SIZE));
+}
 
 std::string_view memory_kind_name(MemoryKind k) {
   switch (k) {

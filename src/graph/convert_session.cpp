@@ -28,10 +28,6 @@ const ConvertOptions& validated(const ConvertOptions& o) {
 
 }  // namespace
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 std::optional<int64_t> agree_num_nodes(std::optional<int64_t> current, int64_t count, const std::string& what) {
   if (current && *current != count) {
     throw InvalidArgument(concat("number of nodes disagree: ", what, " implies ", count, ", but ", *current,

@@ -53,7 +53,4 @@ class ConvertSession {
 /// The node count an input implies, checked against --num-nodes when both are known.
 std::optional<int64_t> agree_num_nodes(std::optional<int64_t> current, int64_t count, const std::string& what);
 
-/// Seconds since `start`.
-double seconds_since(std::chrono::steady_clock::time_point start);
-
 }  // namespace graphtier::graph::detail

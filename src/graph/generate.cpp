@@ -60,10 +60,6 @@ std::string describe(const GenerateOptions& o) {
                                      o.class_separation, ", seed ", o.seed);
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 }  // namespace
 
 GenerateReport generate_dataset(const std::string& dir, const GenerateOptions& options, ThreadPool& pool) {

@@ -10,6 +10,8 @@
 #include <future>
 
 #include "graphtier/core/error.hpp"
+#include "graphtier/core/log.hpp"
+#include "graphtier/core/memory.hpp"
 #include "prep/fd.hpp"
 #include "prep/feature_rows.hpp"
 
@@ -57,10 +59,6 @@ void write_gathered(const std::byte* table, std::span<const int64_t> slot, int64
 
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 FeaturePermuteReport permute_in_memory(int fd, const std::string& path, int64_t row_stride, const Permutation& perm,
                                        OutputFile& out, int64_t budget, ThreadPool& pool) {
   const int64_t n = perm.size();
@@ -93,8 +91,7 @@ FeaturePermuteReport permute_in_memory(int fd, const std::string& path, int64_t 
 }  // namespace
 
 int64_t default_memory_budget() {
-  const int64_t ram = static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(::sysconf(_SC_PAGE_SIZE));
-  return std::min(ram / 4, int64_t{1} << 30);
+  return std::min(physical_memory_bytes() / 4, int64_t{1} << 30);
 }
 
 FeaturePermuteReport permute_feature_rows(const std::string& source_path, int64_t row_stride, const Permutation& perm,

@@ -29,28 +29,20 @@ namespace {
 /// sequential disk writes, small enough that hundreds of buckets fit the budget.
 constexpr int64_t kMaxBucketBufferBytes = int64_t{8} << 20;
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-/// Scratch writes bypass the page cache where the file system allows it (see OutputFile): buffer,
-/// offset and size are then multiples of this.
-constexpr int64_t kDirectAlignment = 4096;
+constexpr int64_t kDirectAlignment = static_cast<int64_t>(kDirectIoAlignment);
 
 int64_t round_up(int64_t bytes, int64_t to) { return (bytes + to - 1) / to * to; }
 
 /// The scratch file, unlinked however the permutation ends: written through one descriptor
-/// (O_DIRECT if possible), read back through another (buffered, any alignment).
+/// (O_DIRECT if possible, see OutputFile), read back through another (buffered, any alignment).
 class ScratchFile {
  public:
   explicit ScratchFile(const std::string& path) : reader_(path, O_RDWR | O_CREAT | O_TRUNC, 0600) {
-    writer_fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_DIRECT);
-    direct_ = writer_fd_ >= 0;
-    if (!direct_) writer_fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (writer_fd_ < 0) {
-      const int err = errno;
+    try {
+      writer_fd_ = open_maybe_direct(path, O_WRONLY, 0, direct_);
+    } catch (...) {
       ::unlink(path.c_str());
-      throw IoError(err, detail::concat(path, ": cannot open: ", std::strerror(err)));
+      throw;
     }
   }
   ~ScratchFile() {
@@ -62,7 +54,7 @@ class ScratchFile {
 
   int reader() const noexcept { return reader_.get(); }
   int writer() const noexcept { return writer_fd_; }
-  /// Writes through writer() must be aligned to kDirectAlignment.
+  /// Writes through writer() must be aligned to kDirectIoAlignment.
   bool direct() const noexcept { return direct_; }
   const std::string& path() const noexcept { return reader_.path(); }
 
@@ -71,13 +63,6 @@ class ScratchFile {
   int writer_fd_ = -1;
   bool direct_ = false;
 };
-
-/// Uninitialised bytes aligned for O_DIRECT.
-std::unique_ptr<std::byte, decltype(&std::free)> allocate_aligned(int64_t bytes) {
-  auto* p = static_cast<std::byte*>(std::aligned_alloc(kDirectAlignment, static_cast<std::size_t>(round_up(bytes, kDirectAlignment))));
-  if (p == nullptr) throw std::bad_alloc();
-  return {p, &std::free};
-}
 
 /// slot[n]: position of new id n's row within its bucket region, in order of arrival (ascending
 /// old id). Per chunk of old ids: count by bucket, scan across chunks, then place.
@@ -134,7 +119,7 @@ void distribute(int source_fd, const std::string& source_path, const ScratchFile
                                                   layout.rows_per_bucket);
   // Room for buffer_rows rows after a carried remainder of less than one alignment unit.
   const int64_t capacity = round_up(buffer_rows * stride, kDirectAlignment) + kDirectAlignment;
-  const auto buffers = allocate_aligned(buckets * capacity);
+  const auto buffers = allocate_direct_io_buffer(static_cast<std::size_t>(buckets * capacity));
   std::vector<int64_t> filled(static_cast<std::size_t>(buckets), 0);   // bytes in the buffer
   std::vector<int64_t> written(static_cast<std::size_t>(buckets), 0);  // bytes in the region
   const auto flush = [&](int64_t b, bool last) {

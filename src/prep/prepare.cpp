@@ -17,10 +17,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 bool is_pagerank(HotnessMethod m) {
   return m == HotnessMethod::kReversePageRank || m == HotnessMethod::kWeightedReversePageRank;
 }

@@ -1,7 +1,5 @@
 // `graphtier convert <format>`: edge lists, .npy arrays, Planetoid, OGB and IGB inputs to dataset
 // format v1 (include/graphtier/graph/convert.hpp).
-#include <unistd.h>
-
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -11,6 +9,7 @@
 #include "commands.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
+#include "graphtier/core/memory.hpp"
 #include "graphtier/core/units.hpp"
 #include "graphtier/graph/convert.hpp"
 
@@ -41,10 +40,6 @@ struct ConvertCliOptions {
   std::string ogb_format = "auto";
   graph::IgbInput igb;
 };
-
-int64_t physical_memory_bytes() {
-  return static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(::sysconf(_SC_PAGE_SIZE));
-}
 
 graph::ConvertOptions to_options(const CommonOptions& c) {
   graph::ConvertOptions o;

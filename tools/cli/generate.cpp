@@ -1,7 +1,5 @@
 // `graphtier generate`: a synthetic power-law graph with planted communities, labels, features and
 // splits (include/graphtier/graph/generate.hpp), streamed to disk in bounded memory.
-#include <unistd.h>
-
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -13,6 +11,7 @@
 #include "commands.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
+#include "graphtier/core/memory.hpp"
 #include "graphtier/core/units.hpp"
 #include "graphtier/graph/dataset.hpp"
 #include "graphtier/graph/generate.hpp"
@@ -67,10 +66,6 @@ graph::RmatParams parse_rmat(const std::string& text) {
                       values[0] + values[1] + values[2] + values[3]);
   }
   return p;
-}
-
-int64_t physical_memory_bytes() {
-  return static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(::sysconf(_SC_PAGE_SIZE));
 }
 
 graph::GenerateOptions to_options(const GenerateCliOptions& c) {

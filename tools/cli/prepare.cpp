@@ -1,7 +1,5 @@
 // `graphtier prepare`: score the nodes of a dataset (degree, reverse PageRank, weighted reverse
 // PageRank, or scores from a file), renumber them hottest first and write the renumbered dataset.
-#include <unistd.h>
-
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -10,6 +8,7 @@
 #include "commands.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
+#include "graphtier/core/memory.hpp"
 #include "graphtier/core/units.hpp"
 #include "graphtier/prep/feature_permute.hpp"
 #include "graphtier/prep/prepare.hpp"
@@ -28,10 +27,6 @@ struct PrepareCliOptions {
   std::string memory_budget;  // empty: prep::default_memory_budget()
   bool overwrite = false;
 };
-
-int64_t physical_memory_bytes() {
-  return static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(::sysconf(_SC_PAGE_SIZE));
-}
 
 prep::PrepareOptions to_options(const PrepareCliOptions& c) {
   prep::PrepareOptions o;

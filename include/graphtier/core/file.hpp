@@ -62,6 +62,18 @@ class MappedFile {
   std::size_t size_ = 0;
 };
 
+/// O_DIRECT transfers need buffer, offset and size aligned to the logical block size; 4 KiB
+/// covers every device in use.
+inline constexpr std::size_t kDirectIoAlignment = 4096;
+
+/// Uninitialised bytes aligned to kDirectIoAlignment (the size rounded up to it), for O_DIRECT.
+using DirectIoBuffer = std::unique_ptr<std::byte, decltype(&std::free)>;
+DirectIoBuffer allocate_direct_io_buffer(std::size_t bytes);
+
+/// Opens `path` with `flags | O_DIRECT` where the file system supports it (tmpfs does not), else
+/// with `flags`; `direct` tells which. Throws IoError naming the path.
+int open_maybe_direct(const std::string& path, int flags, unsigned mode, bool& direct);
+
 /// Sequential writer with a large buffer, a running checksum and errors that name the file.
 /// Writes bypass the page cache (O_DIRECT) where the file system allows it; the unaligned tail is
 /// written through the cache at close. A full disk surfaces as IoError(ENOSPC, "<path>: no space
@@ -94,7 +106,7 @@ class OutputFile {
   bool direct_ = false;  // set by the constructor, before fd_, which opens the file
   int fd_ = -1;
   std::size_t capacity_;
-  std::unique_ptr<std::byte, decltype(&std::free)> buffer_{nullptr, &std::free};  // aligned for O_DIRECT
+  DirectIoBuffer buffer_{nullptr, &std::free};
   std::size_t used_ = 0;
   std::size_t written_ = 0;
   Checksum checksum_;

@@ -59,6 +59,9 @@ class Progress {
   bool finished_ = false;
 };
 
+/// Wall-clock seconds since `start` (steady clock): the stage timings of every report.
+double seconds_since(std::chrono::steady_clock::time_point start);
+
 /// "1.23 G", "456 M", ... for rates and counts; bytes use binary prefixes via format_bytes.
 std::string format_count(double value);
 std::string format_bytes(double bytes);

@@ -12,6 +12,9 @@ enum class MemoryKind : uint8_t { kHost, kPinned, kDevice };
 
 std::string_view memory_kind_name(MemoryKind k);
 
+/// Installed physical memory in bytes: what memory budgets given as a percent of RAM refer to.
+int64_t physical_memory_bytes();
+
 /// True when this build has the CUDA backends and at least one GPU is visible.
 bool cuda_available();
 
