@@ -1,0 +1,73 @@
+// Node-wise neighbour sampling (GraphSAGE): every dst node of every layer draws up to `fanout`
+// of its in-neighbours.
+//
+// The draws (random.hpp streams; CPU and CUDA backends follow this exactly):
+//   Let v have degree d (CSC positions p0 .. p0 + d - 1) and the layer's fanout be f (-1 = all).
+//   - f == -1, or f >= d without replacement (unweighted): all d neighbours, in position order.
+//   - uniform, without replacement: Floyd's algorithm: for i in 0 .. f-1, j = d - f + i,
+//     t = bounded_u64(node_bits(seed, ls, v, i), j + 1); keep t unless already kept, else keep j.
+//     The kept offsets are emitted in ascending order. Reads only the f sampled entries.
+//   - uniform, with replacement: for i in 0 .. f-1 the offset bounded_u64(node_bits(.., v, i), d),
+//     emitted in draw order (repeats allowed); nothing when d == 0.
+//   - weighted, without replacement (Efraimidis-Spirakis): each position p with weight w > 0 gets
+//     the key -log(u) / w, u = u64_to_unit_double(edge_bits(seed, ls, p)) clamped away from 0;
+//     the min(f, #positive) smallest keys (ties: lower position) are emitted in ascending order.
+//     Zero-weight edges are never sampled.
+//   - weighted, with replacement: inclusive prefix sums s_k of the weights in position order (in
+//     double, left to right); draw i picks the first k with s_k > u * s_last, u =
+//     u64_to_unit_double(node_bits(.., v, i)) (the last positive-weight position if none);
+//     nothing when all weights are zero.
+// The dst nodes of block l are the src nodes of block l - 1; fanouts[l] applies to block l
+// (fanouts[0] is the seeds' hop, as PyG's num_neighbors).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "graphtier/core/thread_pool.hpp"
+#include "graphtier/prep/csc_view.hpp"
+#include "graphtier/sample/minibatch.hpp"
+
+namespace graphtier::sample {
+
+struct NeighborSamplerOptions {
+  std::vector<int64_t> fanouts;  // per block, blocks[0] first; -1 = all neighbours, 0 = none
+  bool replace = false;
+  bool edge_ids = true;  // fill Block::edge_ids
+  uint64_t seed = 0;
+};
+
+/// The graph a sampler reads: CSC topology and optional per-edge weights (float32 [num_edges],
+/// finite, >= 0; empty = uniform). Borrowed: the memory must outlive the sampler.
+struct SampleGraph {
+  prep::CscView csc;
+  std::span<const float> edge_weights;
+};
+
+/// Throws InvalidArgument for bad options (no fanouts, fanout < -1 or >= 2^24) or a graph the
+/// draws cannot address (2^40 nodes or more, weights of the wrong length or negative/non-finite).
+void check_sampler_inputs(const SampleGraph& graph, const NeighborSamplerOptions& options);
+
+/// Throws OutOfRange for a seed outside [0, num_nodes), InvalidArgument for a repeated seed.
+void check_seeds(std::span<const int64_t> seeds, int64_t num_nodes);
+
+/// CPU backend. Thread-safe: one sampler may serve several threads at once.
+class NeighborSampler {
+ public:
+  NeighborSampler(SampleGraph graph, NeighborSamplerOptions options);
+
+  /// Samples the MiniBatch of `seeds` for minibatch `stream`. With a pool, the dst nodes of each
+  /// layer are sampled in parallel; the result does not depend on the pool.
+  MiniBatch sample(std::span<const int64_t> seeds, uint64_t stream, ThreadPool* pool = nullptr) const;
+
+  const NeighborSamplerOptions& options() const noexcept { return options_; }
+  const SampleGraph& graph() const noexcept { return graph_; }
+
+ private:
+  SampleGraph graph_;
+  NeighborSamplerOptions options_;
+};
+
+}  // namespace graphtier::sample

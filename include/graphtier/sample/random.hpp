@@ -1,0 +1,34 @@
+// The random draws of every sampler, as pure functions of what identifies them (DESIGN.md,
+// Randomness), so that the CPU and CUDA backends sample exactly the same edges.
+//
+// A minibatch is identified by a 64-bit `stream` (the loader uses epoch << 32 | batch index).
+// Layer l of it draws from layer_stream(stream, l). Within a layer:
+//   - per-node draws: node_bits(seed, layer_stream, node, draw): node < 2^40, draw < 2^24;
+//   - per-edge draws: edge_bits(seed, layer_stream, edge): edge = position in the input graph's
+//     indices array, so any thread can draw for any edge without knowing what came before.
+//
+// Plain C++ under g++, host/device code under nvcc (like core/rng.hpp).
+#pragma once
+
+#include <cstdint>
+
+#include "graphtier/core/rng.hpp"
+
+namespace graphtier::sample {
+
+inline constexpr int64_t kMaxSampleNodes = int64_t{1} << 40;
+inline constexpr int64_t kMaxDraws = int64_t{1} << 24;
+
+GRAPHTIER_HD uint64_t layer_stream(uint64_t stream, int layer) {
+  return mix64(stream + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(layer + 1));
+}
+
+GRAPHTIER_HD uint64_t node_bits(uint64_t seed, uint64_t layer_stream, int64_t node, int64_t draw) {
+  return philox_u64(seed, layer_stream, (static_cast<uint64_t>(node) << 24) | static_cast<uint64_t>(draw));
+}
+
+GRAPHTIER_HD uint64_t edge_bits(uint64_t seed, uint64_t layer_stream, int64_t edge) {
+  return philox_u64(seed, layer_stream ^ (uint64_t{1} << 63), static_cast<uint64_t>(edge));
+}
+
+}  // namespace graphtier::sample

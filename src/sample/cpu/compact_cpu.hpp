@@ -1,0 +1,30 @@
+// Unique-and-compact on the host: global neighbour ids -> local positions in the layer's src
+// nodes, new nodes numbered in order of first appearance (MiniBatch contract).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace graphtier::sample::cpu {
+
+/// Open-addressing map from global node id (>= 0) to local position, linear probing on a
+/// power-of-two table sized for `expected` keys at most half full. Not thread-safe.
+class IdMap {
+ public:
+  explicit IdMap(int64_t expected);
+  /// The local id of `key`, inserting it as `next` (and returning `next`) when absent.
+  int64_t find_or_insert(int64_t key, int64_t next);
+
+ private:
+  std::vector<int64_t> keys_;  // -1 = empty
+  std::vector<int64_t> values_;
+  uint64_t mask_;
+};
+
+/// Layer compaction: `src_nodes` starts as the (unique) dst nodes and gains each global id of
+/// `neighbours` not seen before, in order; `local` receives the position of every neighbour.
+void compact_layer(std::span<const int64_t> dst_nodes, std::span<const int64_t> neighbours,
+                   std::vector<int64_t>& src_nodes, std::vector<int64_t>& local);
+
+}  // namespace graphtier::sample::cpu

@@ -1,0 +1,99 @@
+#include "sample/cpu/neighbor_draws.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "graphtier/core/rng.hpp"
+#include "graphtier/sample/random.hpp"
+
+namespace graphtier::sample::cpu {
+namespace {
+
+// Floyd's algorithm: f distinct offsets out of d with f draws, touching none of the other d - f
+// neighbours (what makes zero-copy sampling cheap on the GPU). `kept` stays sorted.
+void draw_uniform_distinct(const DrawContext& ctx, int64_t v, int64_t begin, int64_t d, std::vector<int64_t>& out) {
+  const std::size_t first = out.size();
+  for (int64_t i = 0; i < ctx.fanout; ++i) {
+    const int64_t j = d - ctx.fanout + i;
+    const auto t = static_cast<int64_t>(bounded_u64(node_bits(ctx.seed, ctx.layer_stream, v, i), static_cast<uint64_t>(j + 1)));
+    const int64_t pick = std::binary_search(out.begin() + first, out.end(), begin + t) ? j : t;
+    out.insert(std::upper_bound(out.begin() + first, out.end(), begin + pick), begin + pick);
+  }
+}
+
+void draw_uniform_repeated(const DrawContext& ctx, int64_t v, int64_t begin, int64_t d, std::vector<int64_t>& out) {
+  if (d == 0) return;
+  for (int64_t i = 0; i < ctx.fanout; ++i) {
+    out.push_back(begin + static_cast<int64_t>(bounded_u64(node_bits(ctx.seed, ctx.layer_stream, v, i), static_cast<uint64_t>(d))));
+  }
+}
+
+// Efraimidis-Spirakis: the f smallest keys -log(u) / w among positive weights.
+void draw_weighted_distinct(const DrawContext& ctx, int64_t begin, int64_t end, std::vector<int64_t>& out,
+                            std::vector<double>& keys) {
+  const std::size_t first = out.size();
+  keys.clear();
+  for (int64_t p = begin; p < end; ++p) {
+    if (ctx.weights[p] > 0) out.push_back(p);
+  }
+  const auto positive = static_cast<int64_t>(out.size() - first);
+  if (ctx.fanout < 0 || ctx.fanout >= positive) return;  // all positive-weight edges, in order
+  for (std::size_t k = first; k < out.size(); ++k) {
+    const int64_t p = out[k];
+    const double u = std::max(u64_to_unit_double(edge_bits(ctx.seed, ctx.layer_stream, p)), 0x1p-60);
+    keys.push_back(-std::log(u) / static_cast<double>(ctx.weights[p]));
+  }
+  std::vector<int64_t> order(static_cast<std::size_t>(positive));
+  std::iota(order.begin(), order.end(), 0);
+  const auto by_key = [&](int64_t a, int64_t b) { return keys[a] != keys[b] ? keys[a] < keys[b] : a < b; };
+  std::nth_element(order.begin(), order.begin() + ctx.fanout, order.end(), by_key);
+  order.resize(static_cast<std::size_t>(ctx.fanout));
+  std::sort(order.begin(), order.end());  // ascending index = ascending position
+  for (std::size_t k = 0; k < order.size(); ++k) out[first + k] = out[first + static_cast<std::size_t>(order[k])];
+  out.resize(first + order.size());
+}
+
+// Inverse-transform sampling on the inclusive prefix sums of the weights.
+void draw_weighted_repeated(const DrawContext& ctx, int64_t v, int64_t begin, int64_t end, std::vector<int64_t>& out,
+                            std::vector<double>& prefix) {
+  prefix.clear();
+  double total = 0;
+  int64_t last_positive = -1;
+  for (int64_t p = begin; p < end; ++p) {
+    total += static_cast<double>(ctx.weights[p]);
+    prefix.push_back(total);
+    if (ctx.weights[p] > 0) last_positive = p;
+  }
+  if (last_positive < 0) return;
+  for (int64_t i = 0; i < ctx.fanout; ++i) {
+    const double target = u64_to_unit_double(node_bits(ctx.seed, ctx.layer_stream, v, i)) * total;
+    const auto it = std::upper_bound(prefix.begin(), prefix.end(), target);
+    out.push_back(it == prefix.end() ? last_positive : begin + (it - prefix.begin()));
+  }
+}
+
+}  // namespace
+
+void draw_neighbours(const DrawContext& ctx, int64_t v, int64_t begin, int64_t end, std::vector<int64_t>& out,
+                     std::vector<double>& scratch) {
+  const int64_t d = end - begin;
+  if (ctx.fanout == 0) return;
+  if (!ctx.weights.empty()) {
+    if (ctx.replace && ctx.fanout > 0) {
+      draw_weighted_repeated(ctx, v, begin, end, out, scratch);
+    } else {
+      draw_weighted_distinct(ctx, begin, end, out, scratch);
+    }
+    return;
+  }
+  if (ctx.fanout < 0 || (!ctx.replace && ctx.fanout >= d)) {
+    for (int64_t p = begin; p < end; ++p) out.push_back(p);
+  } else if (ctx.replace) {
+    draw_uniform_repeated(ctx, v, begin, d, out);
+  } else {
+    draw_uniform_distinct(ctx, v, begin, d, out);
+  }
+}
+
+}  // namespace graphtier::sample::cpu

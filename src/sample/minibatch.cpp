@@ -1,0 +1,91 @@
+#include "graphtier/sample/minibatch.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "graphtier/core/error.hpp"
+#include "sample/cpu/compact_cpu.hpp"
+
+namespace graphtier::sample {
+
+int64_t MiniBatch::num_edges() const noexcept {
+  int64_t total = 0;
+  for (const Block& b : blocks) total += b.num_edges();
+  return total;
+}
+
+namespace {
+
+void check_block(const Block& b, std::span<const int64_t> expected_dst, std::size_t l, int64_t num_nodes,
+                 int64_t num_edges) {
+  GRAPHTIER_EXPECTS(b.num_dst == static_cast<int64_t>(expected_dst.size()), InvalidArgument, "block ", l, ": ",
+                    b.num_dst, " dst nodes, expected ", expected_dst.size(), " (the previous layer's src nodes)");
+  GRAPHTIER_EXPECTS(b.num_src() >= b.num_dst, InvalidArgument, "block ", l, ": fewer src than dst nodes");
+  for (int64_t i = 0; i < b.num_dst; ++i) {
+    GRAPHTIER_EXPECTS(b.src_nodes[i] == expected_dst[i], InvalidArgument, "block ", l, ": dst node ", i, " is ",
+                      b.src_nodes[i], ", expected ", expected_dst[i]);
+  }
+  cpu::IdMap seen(b.num_src());
+  for (int64_t i = 0; i < b.num_src(); ++i) {
+    const int64_t v = b.src_nodes[i];
+    GRAPHTIER_EXPECTS(v >= 0 && v < num_nodes, InvalidArgument, "block ", l, ": src node ", v, " outside [0, ", num_nodes, ")");
+    GRAPHTIER_EXPECTS(seen.find_or_insert(v, i) == i, InvalidArgument, "block ", l, ": node ", v, " appears twice");
+  }
+  GRAPHTIER_EXPECTS(static_cast<int64_t>(b.indptr.size()) == b.num_dst + 1 && b.indptr.front() == 0, InvalidArgument,
+                    "block ", l, ": indptr must have num_dst + 1 entries starting at 0");
+  for (int64_t i = 0; i < b.num_dst; ++i) {
+    GRAPHTIER_EXPECTS(b.indptr[i] <= b.indptr[i + 1], InvalidArgument, "block ", l, ": indptr decreases at ", i);
+  }
+  GRAPHTIER_EXPECTS(static_cast<int64_t>(b.indices.size()) == b.num_edges(), InvalidArgument, "block ", l, ": ",
+                    b.indices.size(), " indices, indptr says ", b.num_edges());
+  // New nodes appear in order of first appearance: the k-th new node is first seen after the
+  // (k-1)-th.
+  int64_t next_new = b.num_dst;
+  for (std::size_t e = 0; e < b.indices.size(); ++e) {
+    const int64_t u = b.indices[e];
+    GRAPHTIER_EXPECTS(u >= 0 && u < b.num_src(), InvalidArgument, "block ", l, ": index ", u, " outside [0, ", b.num_src(), ")");
+    GRAPHTIER_EXPECTS(u <= next_new, InvalidArgument, "block ", l, ": src node ", u,
+                      " is used before the new nodes that precede it");
+    if (u == next_new) ++next_new;
+  }
+  GRAPHTIER_EXPECTS(next_new == b.num_src(), InvalidArgument, "block ", l, ": ", b.num_src() - next_new,
+                    " src nodes are not reached by any edge");
+  if (!b.edge_ids.empty()) {
+    GRAPHTIER_EXPECTS(b.edge_ids.size() == b.indices.size(), InvalidArgument, "block ", l, ": edge_ids and indices differ in length");
+    for (int64_t e : b.edge_ids) {
+      GRAPHTIER_EXPECTS(e >= 0 && e < num_edges, InvalidArgument, "block ", l, ": edge id ", e, " outside [0, ", num_edges, ")");
+    }
+  }
+  GRAPHTIER_EXPECTS(b.weights.empty() || b.weights.size() == b.indices.size(), InvalidArgument, "block ", l,
+                    ": weights and indices differ in length");
+}
+
+}  // namespace
+
+void check_minibatch(const MiniBatch& batch, int64_t num_graph_nodes, int64_t num_graph_edges) {
+  std::span<const int64_t> dst = batch.seeds;
+  for (std::size_t l = 0; l < batch.blocks.size(); ++l) {
+    check_block(batch.blocks[l], dst, l, num_graph_nodes, num_graph_edges);
+    dst = batch.blocks[l].src_nodes;
+  }
+}
+
+std::string minibatch_to_json(const MiniBatch& batch) {
+  nlohmann::json out;
+  out["seeds"] = batch.seeds;
+  const std::span<const int64_t> input = batch.input_nodes();
+  out["input_nodes"] = std::vector<int64_t>(input.begin(), input.end());
+  out["blocks"] = nlohmann::json::array();
+  for (const Block& b : batch.blocks) {
+    nlohmann::json j;
+    j["num_dst"] = b.num_dst;
+    j["src_nodes"] = b.src_nodes;
+    j["indptr"] = b.indptr;
+    j["indices"] = b.indices;
+    if (!b.edge_ids.empty()) j["edge_ids"] = b.edge_ids;
+    if (!b.weights.empty()) j["weights"] = b.weights;
+    out["blocks"].push_back(std::move(j));
+  }
+  return out.dump();
+}
+
+}  // namespace graphtier::sample

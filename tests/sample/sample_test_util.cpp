@@ -1,0 +1,142 @@
+#include "sample_test_util.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "graphtier/core/rng.hpp"
+#include "graphtier/sample/random.hpp"
+
+namespace graphtier::sample::test {
+
+OwnedGraph OwnedGraph::from_edges(int64_t num_nodes, const std::vector<std::pair<int64_t, int64_t>>& edges) {
+  OwnedGraph g;
+  g.indptr.assign(static_cast<std::size_t>(num_nodes + 1), 0);
+  for (const auto& [src, dst] : edges) ++g.indptr[dst + 1];
+  std::partial_sum(g.indptr.begin(), g.indptr.end(), g.indptr.begin());
+  std::vector<int64_t> fill(g.indptr.begin(), g.indptr.end() - 1);
+  g.indices.resize(edges.size());
+  for (const auto& [src, dst] : edges) g.indices[fill[dst]++] = static_cast<int32_t>(src);
+  return g;
+}
+
+OwnedGraph OwnedGraph::random(int64_t num_nodes, double mean_degree, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::exponential_distribution<double> tail(1.0);
+  std::uniform_int_distribution<int64_t> node(0, num_nodes - 1);
+  std::vector<std::pair<int64_t, int64_t>> edges;
+  for (int64_t v = 0; v < num_nodes; ++v) {
+    // exp(x)^2-shaped degrees: many small, a few large, about 1 in 8 zero.
+    const double x = tail(rng);
+    const auto degree = static_cast<int64_t>(mean_degree * 0.5 * x * x);
+    for (int64_t k = 0; k < degree; ++k) edges.emplace_back(node(rng), v);
+  }
+  return from_edges(num_nodes, edges);
+}
+
+prep::CscView OwnedGraph::csc() const {
+  return {indptr, graph::IndexSpan(std::span<const int32_t>(indices))};
+}
+
+namespace {
+
+std::vector<int64_t> reference_draws(const OwnedGraph& g, int64_t v, int64_t f, bool replace, uint64_t seed,
+                                     uint64_t ls) {
+  const int64_t begin = g.indptr[v], d = g.indptr[v + 1] - begin;
+  std::vector<int64_t> out;
+  if (f == 0) return out;
+  if (!g.weights.empty()) {
+    std::vector<int64_t> positive;
+    for (int64_t p = begin; p < begin + d; ++p) {
+      if (g.weights[p] > 0) positive.push_back(p);
+    }
+    if (positive.empty()) return out;
+    if (replace && f > 0) {
+      double total = 0;
+      std::vector<double> prefix;
+      for (int64_t p = begin; p < begin + d; ++p) prefix.push_back(total += g.weights[p]);
+      for (int64_t i = 0; i < f; ++i) {
+        const double target = u64_to_unit_double(node_bits(seed, ls, v, i)) * total;
+        int64_t pick = positive.back();
+        for (int64_t k = 0; k < d; ++k) {
+          if (prefix[k] > target) {
+            pick = begin + k;
+            break;
+          }
+        }
+        out.push_back(pick);
+      }
+      return out;
+    }
+    if (f < 0 || f >= static_cast<int64_t>(positive.size())) return positive;
+    std::vector<std::pair<double, int64_t>> keyed;
+    for (int64_t p : positive) {
+      const double u = std::max(u64_to_unit_double(edge_bits(seed, ls, p)), 0x1p-60);
+      keyed.emplace_back(-std::log(u) / g.weights[p], p);
+    }
+    std::sort(keyed.begin(), keyed.end());
+    for (int64_t i = 0; i < f; ++i) out.push_back(keyed[i].second);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  if (f < 0 || (!replace && f >= d)) {
+    for (int64_t p = begin; p < begin + d; ++p) out.push_back(p);
+    return out;
+  }
+  if (replace) {
+    for (int64_t i = 0; d > 0 && i < f; ++i) out.push_back(begin + static_cast<int64_t>(bounded_u64(node_bits(seed, ls, v, i), d)));
+    return out;
+  }
+  std::set<int64_t> kept;
+  for (int64_t i = 0; i < f; ++i) {
+    const int64_t j = d - f + i;
+    const auto t = static_cast<int64_t>(bounded_u64(node_bits(seed, ls, v, i), j + 1));
+    kept.insert(kept.count(t) ? j : t);
+  }
+  for (int64_t t : kept) out.push_back(begin + t);
+  return out;
+}
+
+}  // namespace
+
+MiniBatch reference_sample(const OwnedGraph& g, std::span<const int64_t> seeds, const NeighborSamplerOptions& options,
+                           uint64_t stream) {
+  MiniBatch batch;
+  batch.seeds.assign(seeds.begin(), seeds.end());
+  std::vector<int64_t> dst = batch.seeds;
+  for (std::size_t l = 0; l < options.fanouts.size(); ++l) {
+    const uint64_t ls = layer_stream(stream, static_cast<int>(l));
+    Block b;
+    b.num_dst = static_cast<int64_t>(dst.size());
+    b.src_nodes = dst;
+    std::map<int64_t, int64_t> local;
+    for (std::size_t i = 0; i < dst.size(); ++i) local[dst[i]] = static_cast<int64_t>(i);
+    b.indptr.push_back(0);
+    for (int64_t v : dst) {
+      for (int64_t p : reference_draws(g, v, options.fanouts[l], options.replace, options.seed, ls)) {
+        const int64_t u = g.indices[p];
+        if (!local.count(u)) {
+          local[u] = b.num_src();
+          b.src_nodes.push_back(u);
+        }
+        b.indices.push_back(local[u]);
+        if (options.edge_ids) b.edge_ids.push_back(p);
+      }
+      b.indptr.push_back(static_cast<int64_t>(b.indices.size()));
+    }
+    dst = b.src_nodes;
+    batch.blocks.push_back(std::move(b));
+  }
+  return batch;
+}
+
+std::vector<int64_t> random_seeds(int64_t num_nodes, int64_t count, uint64_t seed) {
+  std::vector<int64_t> all(static_cast<std::size_t>(num_nodes));
+  std::iota(all.begin(), all.end(), 0);
+  std::shuffle(all.begin(), all.end(), std::mt19937_64(seed));
+  all.resize(static_cast<std::size_t>(std::min(count, num_nodes)));
+  return all;
+}
+
+}  // namespace graphtier::sample::test

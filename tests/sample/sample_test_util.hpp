@@ -1,0 +1,42 @@
+// Small graphs and a naive reference sampler for the sampler tests.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <span>
+#include <vector>
+
+#include "graphtier/prep/csc_view.hpp"
+#include "graphtier/sample/minibatch.hpp"
+#include "graphtier/sample/neighbor_sampler.hpp"
+
+namespace graphtier::sample::test {
+
+/// An owned CSC graph (int32 indices) built from (src, dst) edges: node dst's in-neighbours are
+/// the srcs of its edges, in the order given.
+struct OwnedGraph {
+  std::vector<int64_t> indptr;
+  std::vector<int32_t> indices;
+  std::vector<float> weights;  // empty unless set by the test
+
+  static OwnedGraph from_edges(int64_t num_nodes, const std::vector<std::pair<int64_t, int64_t>>& edges);
+  /// num_nodes nodes whose in-degrees are drawn from a heavy-tailed law (some zero, some large),
+  /// neighbours uniform (repeats allowed: multi-edges are real input).
+  static OwnedGraph random(int64_t num_nodes, double mean_degree, uint64_t seed);
+
+  prep::CscView csc() const;
+  SampleGraph sample_graph() const { return {csc(), weights}; }
+  int64_t num_nodes() const { return static_cast<int64_t>(indptr.size()) - 1; }
+  int64_t num_edges() const { return indptr.back(); }
+};
+
+/// The sampler specification (neighbor_sampler.hpp) written the slow, obvious way: std::set for
+/// Floyd, a full sort for Efraimidis-Spirakis, std::map for compaction.
+MiniBatch reference_sample(const OwnedGraph& g, std::span<const int64_t> seeds, const NeighborSamplerOptions& options,
+                           uint64_t stream);
+
+/// Distinct random seeds in [0, num_nodes).
+std::vector<int64_t> random_seeds(int64_t num_nodes, int64_t count, uint64_t seed);
+
+}  // namespace graphtier::sample::test
