@@ -19,19 +19,21 @@ std::string_view hotness_method_name(HotnessMethod method) {
     case HotnessMethod::kReversePageRank: return "rpr";
     case HotnessMethod::kWeightedReversePageRank: return "wrpr";
     case HotnessMethod::kExternal: return "scores";
+    case HotnessMethod::kPresample: return "presample";
   }
   return "unknown";
 }
 
 HotnessMethod parse_hotness_method(std::string_view name) {
   for (auto m : {HotnessMethod::kDegree, HotnessMethod::kInDegree, HotnessMethod::kOutDegree,
-                 HotnessMethod::kReversePageRank, HotnessMethod::kWeightedReversePageRank, HotnessMethod::kExternal}) {
+                 HotnessMethod::kReversePageRank, HotnessMethod::kWeightedReversePageRank, HotnessMethod::kExternal,
+                 HotnessMethod::kPresample}) {
     if (name == hotness_method_name(m)) return m;
   }
   if (name == "reverse-pagerank") return HotnessMethod::kReversePageRank;
   if (name == "weighted-reverse-pagerank") return HotnessMethod::kWeightedReversePageRank;
   throw InvalidArgument(detail::concat("unknown hotness method '", name,
-                                       "' (expected degree, in-degree, out-degree, rpr, wrpr or scores)"));
+                                       "' (expected degree, in-degree, out-degree, rpr, wrpr, scores or presample)"));
 }
 
 std::vector<double> in_degree_scores(const CscView& csc, ThreadPool& pool) {

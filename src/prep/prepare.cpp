@@ -31,6 +31,8 @@ void check_options(const PrepareOptions& o) {
                     "a scores file is only read with hotness 'scores', not '", name, "'");
   GRAPHTIER_EXPECTS(!o.scores_path.empty() || o.method != HotnessMethod::kExternal, InvalidArgument,
                     "hotness 'scores' needs a scores file (--scores FILE)");
+  GRAPHTIER_EXPECTS(static_cast<bool>(o.presample) == (o.method == HotnessMethod::kPresample), InvalidArgument,
+                    "hotness 'presample' and a presampling function go together (hotness '", name, "')");
 }
 
 /// Same directory, whichever spelling (symlinks, "./", trailing slashes).
@@ -47,6 +49,12 @@ std::vector<double> compute_scores(const graph::Dataset& in, const PrepareOption
     case HotnessMethod::kInDegree: return in_degree_scores(csc, pool);
     case HotnessMethod::kOutDegree: return out_degree_scores(csc, pool);
     case HotnessMethod::kExternal: return read_scores_file(o.scores_path, in.num_nodes());
+    case HotnessMethod::kPresample: {
+      std::vector<double> scores = o.presample(in, pool);
+      GRAPHTIER_EXPECTS(static_cast<int64_t>(scores.size()) == in.num_nodes(), InvalidArgument, "presampling gave ",
+                        scores.size(), " scores for ", in.num_nodes(), " nodes");
+      return scores;
+    }
     case HotnessMethod::kReversePageRank:
     case HotnessMethod::kWeightedReversePageRank: break;
   }

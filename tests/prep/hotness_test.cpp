@@ -226,7 +226,8 @@ TEST(WeightedReversePageRank, RejectsBadLabels) {
 
 TEST(HotnessMethod, NamesRoundTrip) {
   for (auto m : {HotnessMethod::kDegree, HotnessMethod::kInDegree, HotnessMethod::kOutDegree,
-                 HotnessMethod::kReversePageRank, HotnessMethod::kWeightedReversePageRank, HotnessMethod::kExternal}) {
+                 HotnessMethod::kReversePageRank, HotnessMethod::kWeightedReversePageRank, HotnessMethod::kExternal,
+                 HotnessMethod::kPresample}) {
     EXPECT_EQ(parse_hotness_method(hotness_method_name(m)), m);
   }
   EXPECT_EQ(parse_hotness_method("weighted-reverse-pagerank"), HotnessMethod::kWeightedReversePageRank);

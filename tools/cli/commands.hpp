@@ -17,5 +17,7 @@ void register_generate(CLI::App& app, const GlobalOptions& global);
 void register_prepare(CLI::App& app, const GlobalOptions& global);
 void register_info(CLI::App& app, const GlobalOptions& global);
 void register_verify(CLI::App& app, const GlobalOptions& global);
+void register_sample(CLI::App& app, const GlobalOptions& global);
+void register_bench(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace graphtier::cli

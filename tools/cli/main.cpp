@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
   cli::register_prepare(app, global);
   cli::register_info(app, global);
   cli::register_verify(app, global);
+  cli::register_sample(app, global);
+  cli::register_bench(app, global);
 
   try {
     app.parse(argc, argv);

@@ -12,6 +12,8 @@
 #include "graphtier/core/units.hpp"
 #include "graphtier/prep/feature_permute.hpp"
 #include "graphtier/prep/prepare.hpp"
+#include "graphtier/sample/presample.hpp"
+#include "id_lists.hpp"
 
 namespace graphtier::cli {
 namespace {
@@ -25,6 +27,10 @@ struct PrepareCliOptions {
   double tolerance = 0;
   std::string scores;
   std::string memory_budget;  // empty: prep::default_memory_budget()
+  int presample_epochs = 1;
+  std::string presample_fanouts = "15,10,5";
+  int64_t presample_batch_size = 1024;
+  uint64_t seed = 0;
   bool overwrite = false;
 };
 
@@ -35,6 +41,20 @@ prep::PrepareOptions to_options(const PrepareCliOptions& c) {
   o.damping = c.damping;
   o.tolerance = c.tolerance;
   o.scores_path = c.scores;
+  if (o.method == prep::HotnessMethod::kPresample) {
+    sample::PresampleOptions po;
+    po.epochs = c.presample_epochs;
+    po.batch_size = c.presample_batch_size;
+    po.sampler.fanouts = parse_id_list(c.presample_fanouts, "--presample-fanouts");
+    po.sampler.seed = c.seed;
+    po.sampler.edge_ids = false;
+    o.presample = [po](const graph::Dataset& in, ThreadPool& pool) {
+      const auto train = in.split(graph::Split::kTrain);
+      GRAPHTIER_EXPECTS(!train.empty(), InvalidArgument, "hotness presample samples from the train nodes, but ", in.dir(),
+                        " has no train split");
+      return sample::presample_hotness({prep::CscView::of(in), {}}, train, po, pool);
+    };
+  }
   if (!c.memory_budget.empty()) {
     o.memory_budget = Budget::parse(c.memory_budget).resolve(physical_memory_bytes());
     GRAPHTIER_EXPECTS(o.memory_budget > 0, InvalidArgument, "--memory-budget must be positive, got '",
@@ -116,7 +136,8 @@ void register_prepare(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("-o,--out", opt->out, "Output dataset directory (may equal --dataset with --overwrite)")->required();
   cmd->add_option("--hotness", opt->hotness,
                   "Score: degree (in + out), in-degree, out-degree, rpr (reverse PageRank), wrpr (weighted reverse "
-                  "PageRank, train nodes weighted), scores (from --scores)")
+                  "PageRank, train nodes weighted), scores (from --scores), presample (feature reads over K epochs of "
+                  "neighbour sampling from the train nodes, GNNLab's PreSC#K)")
       ->capture_default_str();
   cmd->add_option("--iterations", opt->iterations, "PageRank iterations (default: 20 for rpr, 5 for wrpr)")
       ->check(CLI::PositiveNumber);
@@ -128,6 +149,15 @@ void register_prepare(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--memory-budget", opt->memory_budget,
                   "Feature rows held in memory: bytes (2GiB) or percent of RAM; a larger table is permuted through "
                   "bucket files (default: min(25% of RAM, 1 GiB))");
+  cmd->add_option("--presample-epochs", opt->presample_epochs, "Presampling epochs K")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--presample-fanouts", opt->presample_fanouts, "Presampling fanouts, seeds' hop first")
+      ->capture_default_str();
+  cmd->add_option("--presample-batch-size", opt->presample_batch_size, "Presampling batch size")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--seed", opt->seed, "Presampling seed")->capture_default_str();
   cmd->add_flag("--overwrite", opt->overwrite, "Replace an existing dataset at --out (also the input itself)");
   cmd->callback([opt, &global] { run_prepare(*opt, global); });
 }

@@ -23,10 +23,11 @@ enum class HotnessMethod : uint8_t {
   kOutDegree,                // how often the node is someone's in-neighbour (paper 002, Method 1)
   kReversePageRank,          // Method 2
   kWeightedReversePageRank,  // Method 3, Algorithm 1: train nodes start with more mass
-  kExternal,                 // supplied per node by the caller (e.g. pre-sampling visit counts)
+  kExternal,                 // read from a scores file (read_scores_file)
+  kPresample,                // visit counts of K epochs of sampling (GNNLab PreSC#K), by the sample module
 };
 
-/// "degree", "in-degree", "out-degree", "rpr", "wrpr", "scores": the names of the CLI and of
+/// "degree", "in-degree", "out-degree", "rpr", "wrpr", "scores", "presample": the names of the CLI and of
 /// Manifest::hotness.
 std::string_view hotness_method_name(HotnessMethod method);
 /// Parses those names (also "reverse-pagerank" and "weighted-reverse-pagerank"); throws

@@ -3,10 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "graphtier/core/thread_pool.hpp"
+#include "graphtier/graph/dataset.hpp"
 #include "graphtier/prep/hotness.hpp"
 
 namespace graphtier::prep {
@@ -19,6 +22,10 @@ struct PrepareOptions {
   double tolerance = 0;  // rpr/wrpr early stop (PageRankOptions::tolerance)
   /// Per-node scores for HotnessMethod::kExternal (read_scores_file), indexed by input ids.
   std::string scores_path;
+  /// Per-node scores for HotnessMethod::kPresample, computed from the opened input dataset. prep
+  /// comes before the samplers in the module order, so the caller hands the sampling in (the CLI
+  /// passes sample::presample_hotness).
+  std::function<std::vector<double>(const graph::Dataset&, ThreadPool&)> presample;
   int64_t memory_budget = 0;  // FeaturePermuteOptions::memory_budget; 0: default
   /// Replace an existing output; the output may then be the input itself (everything is read
   /// before the new directory is swapped in).

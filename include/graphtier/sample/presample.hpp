@@ -1,0 +1,34 @@
+// Pre-sampling hotness (GNNLab's PreSC#K, survey paper 003): run K epochs of the sampler the
+// training will use and count how often each node's features are read (its appearances among a
+// minibatch's input nodes). `graphtier prepare --hotness presample` orders nodes by these counts.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "graphtier/core/thread_pool.hpp"
+#include "graphtier/sample/neighbor_sampler.hpp"
+
+namespace graphtier::sample {
+
+struct PresampleOptions {
+  int epochs = 1;           // K
+  int64_t batch_size = 1024;
+  /// Fanouts, replacement and seed of the sampler to imitate.
+  NeighborSamplerOptions sampler;
+};
+
+/// Visits per node (float64 [num_nodes]) over `epochs` passes over `train_ids`, each pass shuffled
+/// by the epoch's seed and cut into batches; batch b of epoch e is sampled with stream
+/// e << 32 | b, as the loader does. Batches run in parallel on the pool; the counts do not depend
+/// on the pool size. Throws InvalidArgument for empty `train_ids`, epochs < 1 or batch_size < 1,
+/// OutOfRange for an id outside the graph.
+std::vector<double> presample_hotness(const SampleGraph& graph, std::span<const int64_t> train_ids,
+                                      const PresampleOptions& options, ThreadPool& pool);
+
+/// The order of `ids` in epoch `epoch` for a given seed: a Fisher-Yates shuffle driven by the
+/// counter-based generator, identical for every caller (presampling, the loader).
+std::vector<int64_t> shuffled_ids(std::span<const int64_t> ids, uint64_t seed, uint64_t epoch);
+
+}  // namespace graphtier::sample

@@ -1,0 +1,163 @@
+// `graphtier bench sample`: seeds/s and sampled edges/s of every sampler backend and topology
+// location on a dataset, next to the machine's random-read rate measured in the same run.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "bench.hpp"
+#include "graphtier/core/log.hpp"
+#include "graphtier/core/rng.hpp"
+#include "graphtier/graph/dataset.hpp"
+#include "graphtier/sample/neighbor_sampler.hpp"
+#include "graphtier/sample/presample.hpp"
+#include "id_lists.hpp"
+
+namespace graphtier::cli {
+namespace {
+
+struct BenchSampleOptions {
+  std::string dataset;
+  std::string fanouts = "15,10,5";
+  int64_t batch_size = 1024;
+  double seconds = 5;
+  uint64_t seed = 0;
+};
+
+struct Row {
+  std::string backend;
+  std::string topology;
+  int threads = 0;
+  int64_t batches = 0;
+  int64_t seeds = 0;
+  int64_t edges = 0;
+  double seconds = 0;
+  double seeds_per_second() const { return seconds > 0 ? static_cast<double>(seeds) / seconds : 0; }
+  double edges_per_second() const { return seconds > 0 ? static_cast<double>(edges) / seconds : 0; }
+};
+
+/// Independent random 8-byte reads per second over `bytes` of memory, all threads: the rate
+/// that bounds a sampler on this machine (each sampled edge costs about one such read of the
+/// indices array, plus the compaction's hash probes).
+double random_read_rate(int64_t bytes, ThreadPool& pool) {
+  const int64_t n = bytes / 8;
+  std::vector<int64_t> table(static_cast<std::size_t>(n));
+  pool.parallel_for(0, n, int64_t{1} << 20, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) table[i] = i;
+  });
+  const int64_t reads = 8 * n;
+  std::atomic<int64_t> sink{0};
+  const auto start = std::chrono::steady_clock::now();
+  pool.parallel_for(0, reads, int64_t{1} << 22, [&](int64_t lo, int64_t hi) {
+    int64_t sum = 0;
+    for (int64_t i = lo; i < hi; ++i) sum += table[bounded_u64(mix64(static_cast<uint64_t>(i)), static_cast<uint64_t>(n))];
+    sink += sum;
+  });
+  return static_cast<double>(reads) / seconds_since(start);
+}
+
+/// Runs `sample_batch(b)` (returning the sampled edge count) for b = 0, 1, ... over the pool, one
+/// batch per task, in rounds until `seconds` have passed.
+Row run_batches(const std::function<int64_t(int64_t)>& sample_batch, int64_t num_batches, int64_t batch_size,
+                double seconds, ThreadPool& pool) {
+  Row row;
+  row.threads = pool.size();
+  std::atomic<int64_t> edges{0};
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t round = std::max<int64_t>(4 * pool.size(), 8);
+  while (seconds_since(start) < seconds) {
+    const int64_t first = row.batches;
+    pool.parallel_for(first, first + round, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t b = lo; b < hi; ++b) edges += sample_batch(b % num_batches);
+    });
+    row.batches += round;
+  }
+  row.seconds = seconds_since(start);
+  row.edges = edges;
+  row.seeds = row.batches * batch_size;
+  return row;
+}
+
+void run_bench_sample(const BenchSampleOptions& c, const GlobalOptions& global) {
+  const graph::Dataset dataset = graph::Dataset::open(c.dataset);
+  ThreadPool pool(global.threads);
+  sample::NeighborSamplerOptions o;
+  o.fanouts = parse_id_list(c.fanouts, "--fanouts");
+  o.seed = c.seed;
+  o.edge_ids = false;
+  const sample::SampleGraph graph{prep::CscView::of(dataset), {}};
+  // Seeds: the train split when there is one (as training samples), else every node.
+  std::vector<int64_t> ids;
+  const auto train = dataset.split(graph::Split::kTrain);
+  if (!train.empty()) {
+    ids.assign(train.begin(), train.end());
+  } else {
+    ids.resize(static_cast<std::size_t>(dataset.num_nodes()));
+    for (int64_t v = 0; v < dataset.num_nodes(); ++v) ids[v] = v;
+  }
+  ids = sample::shuffled_ids(ids, c.seed, 0);
+  const int64_t num_batches = std::max<int64_t>(1, static_cast<int64_t>(ids.size()) / c.batch_size);
+  const auto seeds_of = [&](int64_t b) {
+    const int64_t begin = b * c.batch_size;
+    return std::span<const int64_t>(ids.data() + begin,
+                                    static_cast<std::size_t>(std::min<int64_t>(c.batch_size, static_cast<int64_t>(ids.size()) - begin)));
+  };
+  log_info("bench sample: ", dataset.num_nodes(), " nodes, ", dataset.num_edges(), " edges, fanouts ", c.fanouts,
+           ", batch ", c.batch_size, ", ", pool.size(), " threads");
+
+  std::vector<Row> rows;
+  const sample::NeighborSampler cpu(graph, o);
+  Row r = run_batches([&](int64_t b) { return cpu.sample(seeds_of(b), static_cast<uint64_t>(b)).num_edges(); }, num_batches,
+                      c.batch_size, c.seconds, pool);
+  r.backend = "cpu";
+  r.topology = "host";
+  rows.push_back(r);
+
+  const double reads = random_read_rate(int64_t{1} << 30, pool);
+  if (global.json) {
+    nlohmann::ordered_json j;
+    j["dataset"] = c.dataset;
+    j["num_nodes"] = dataset.num_nodes();
+    j["num_edges"] = dataset.num_edges();
+    j["fanouts"] = o.fanouts;
+    j["batch_size"] = c.batch_size;
+    j["random_reads_per_second"] = reads;
+    j["rows"] = nlohmann::ordered_json::array();
+    for (const Row& row : rows) {
+      j["rows"].push_back({{"backend", row.backend}, {"topology", row.topology}, {"threads", row.threads},
+                           {"batches", row.batches}, {"seconds", row.seconds}, {"seeds_per_second", row.seeds_per_second()},
+                           {"edges_per_second", row.edges_per_second()},
+                           {"edges_per_random_read", row.edges_per_second() / reads}});
+    }
+    std::cout << j.dump(2) << '\n';
+    return;
+  }
+  std::printf("%-8s %-14s %7s %9s %12s %12s %14s\n", "backend", "topology", "threads", "batches", "seeds/s", "edges/s",
+              "edges/read");
+  for (const Row& row : rows) {
+    std::printf("%-8s %-14s %7d %9lld %12s %12s %14.3f\n", row.backend.c_str(), row.topology.c_str(), row.threads,
+                static_cast<long long>(row.batches), format_count(row.seeds_per_second()).c_str(),
+                format_count(row.edges_per_second()).c_str(), row.edges_per_second() / reads);
+  }
+  std::printf("limit: %s random 8-byte reads/s over 1 GiB with %d threads (edges/read = edges/s over it)\n",
+              format_count(reads).c_str(), pool.size());
+}
+
+}  // namespace
+
+void register_bench_sample(CLI::App& bench, const GlobalOptions& global) {
+  auto opt = std::make_shared<BenchSampleOptions>();
+  auto* cmd = bench.add_subcommand("sample", "Seeds/s and sampled edges/s per sampler backend and topology location");
+  cmd->add_option("-d,--dataset", opt->dataset, "Dataset directory")->required();
+  cmd->add_option("--fanouts", opt->fanouts, "Per-layer fanouts, seeds' hop first")->capture_default_str();
+  cmd->add_option("--batch-size", opt->batch_size, "Seeds per minibatch")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--seconds", opt->seconds, "Time per backend")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--seed", opt->seed, "Random seed")->capture_default_str();
+  cmd->callback([opt, &global] { run_bench_sample(*opt, global); });
+}
+
+}  // namespace graphtier::cli
