@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# For the GPU machine: builds the CUDA preset and runs every GPU test and GPU benchmark in one go.
-# Output lands in $OUT (or ./gpu-check-out) as gpu-tests.log and gpu-bench.log.
+# For the GPU machine: builds the CUDA preset, runs every test (GPU tests run instead of skipping),
+# every GPU benchmark target, and `graphtier bench sample` on a generated power-law graph.
+# Output lands in $OUT (or ./gpu-check-out): gpu.txt, gpu-tests.log, gpu-bench.log, bench-sample.json.
+#   scripts/gpu-check.sh [NODES EDGES]     graph size for bench sample (default 20M 400M)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-check-out}
+nodes=${1:-20M}
+edges=${2:-400M}
 mkdir -p "$out"
 export PATH="$PATH:/usr/local/cuda/bin"
 nvidia-smi -L | tee "$out/gpu.txt"
@@ -12,9 +16,15 @@ cmake --preset cuda >/dev/null && cmake --build --preset cuda -j "$(nproc)" 2>&1
 ctest --preset cuda -j 4 2>&1 | tee "$out/gpu-tests.log"
 status=${PIPESTATUS[0]}
 grep -E "SKIPPED|Skipped" "$out/gpu-tests.log" || true
-# GPU benchmarks (every bench target whose name says cuda or gpu).
+# GPU benchmark targets (every bench target whose name says cuda or gpu).
 : >"$out/gpu-bench.log"
 for b in build/cuda/bench/*; do
   case "$(basename "$b")" in *cuda*|*gpu*) [ -x "$b" ] && "$b" 2>&1 | tee -a "$out/gpu-bench.log" ;; esac
 done
+# Sampling throughput of every backend and topology location (docs/benchmarks.md, samplers).
+gt=build/cuda/graphtier
+data=${GRAPHTIER_BENCH_DIR:-/tmp/graphtier-bench}
+mkdir -p "$data"
+$gt -q generate --out "$data/pl" --nodes "$nodes" --edges "$edges" --no-features --classes 16 --overwrite &&
+  $gt bench sample -d "$data/pl" --fanouts 15,10,5 --batch-size 1024 --seconds 5 | tee "$out/bench-sample.txt"
 exit "$status"
