@@ -19,9 +19,9 @@ using Clock = std::chrono::steady_clock;
 // A read that keeps coming back with EAGAIN/EINTR or without new bytes is given up on after this
 // many tries in a row, so that a device stuck in that state fails the call instead of hanging it.
 constexpr int kMaxStalls = 64;
-// After this many stalls in a row, back off (stall count x kBackoff) before resubmitting, so that a
-// transient EAGAIN (a full device queue) has time to clear; with kMaxStalls this caps the wait for
-// one read at about 0.1 s.
+// After this many EAGAIN/EINTR in a row, back off (stall count x kBackoff) before resubmitting, so
+// that a transient EAGAIN (a full device queue) has time to clear; with kMaxStalls this caps the
+// waiting for one read at about 0.1 s.
 constexpr int kStallsBeforeBackoff = 8;
 constexpr auto kBackoff = std::chrono::microseconds(50);
 // O_DIRECT needs offsets and buffers aligned to the logical block size; every read starts aligned
@@ -98,6 +98,7 @@ void run_reads(ReadDevice& device, int depth, std::size_t count,
     in_flight -= n;
     const auto done_at = Clock::now();
     to_submit.clear();
+    std::chrono::microseconds backoff{0};
     for (std::size_t c = 0; c < n; ++c) {
       const int s = static_cast<int>(completions[c].tag);
       Slot& slot = slots[static_cast<std::size_t>(s)];
@@ -135,13 +136,16 @@ void run_reads(ReadDevice& device, int depth, std::size_t count,
         error = res < 0 ? read_error(slot, -res) : end_of_file_error(slot);
       }
       if (resubmit && !error) {
-        if (slot.stalls > kStallsBeforeBackoff) std::this_thread::sleep_for(kBackoff * slot.stalls);
+        if (res < 0 && slot.stalls > kStallsBeforeBackoff) backoff = std::max(backoff, kBackoff * slot.stalls);
         slot.submitted = done_at;
         to_submit.push_back(slot.device_read(static_cast<uint64_t>(s)));
       } else {
         free_slots.push_back(s);
       }
     }
+    // Waiting for the reads still in flight spaces retries out by itself; only when none is left
+    // does the loop sleep, once, for the longest backoff wanted.
+    if (in_flight == 0 && backoff.count() > 0) std::this_thread::sleep_for(backoff);
   }
   stats.reads += reads;
   stats.bytes += bytes;

@@ -12,9 +12,14 @@
 
 namespace graphtier::io {
 
-ReadFile ReadFile::open(const std::string& path) {
+ReadFile ReadFile::open(const std::string& path, bool try_direct) {
   bool direct = false;
-  const int fd = open_maybe_direct(path, O_RDONLY, 0, direct);
+  int fd = -1;
+  if (try_direct) {
+    fd = open_maybe_direct(path, O_RDONLY, 0, direct);
+  } else if ((fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC)) < 0) {
+    GRAPHTIER_THROW_ERRNO(path, ": cannot open: ", std::strerror(errno));
+  }
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;

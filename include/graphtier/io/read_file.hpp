@@ -8,14 +8,16 @@ namespace graphtier::io {
 
 /// Read-only file handle for the engine. Move-only; closes its descriptor on destruction.
 ///
-/// O_DIRECT is used where the file system supports it (not tmpfs): reads then bypass the page
+/// O_DIRECT is used where the file system supports it: reads then bypass the page
 /// cache, so a feature table larger than RAM costs no eviction of anything else, and every read
 /// needs its offset, length and buffer aligned (the engine's row reads see to that). Where it is
 /// not supported the file is read through the page cache with the same results.
 class ReadFile {
  public:
-  /// Throws IoError naming `path` if it cannot be opened or stat'ed.
-  static ReadFile open(const std::string& path);
+  /// With `try_direct`, opens with O_DIRECT where the file system supports it (tmpfs before Linux
+  /// 6.6 does not); without, reads go through the page cache (small or hot files). Throws IoError
+  /// naming `path` if it cannot be opened or stat'ed.
+  static ReadFile open(const std::string& path, bool try_direct = true);
 
   ReadFile(ReadFile&& other) noexcept;
   ReadFile& operator=(ReadFile&& other) noexcept;
