@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include "graphtier/core/error.hpp"
 
@@ -57,8 +58,13 @@ class UringDevice final : public ReadDevice {
     for (;;) {
       const int rc = io_uring_submit_and_wait(&ring_, wait_for);
       if (rc >= 0) break;
-      // EINTR leaves unsubmitted entries in the queue for the next call; nothing is lost.
+      // EINTR and EAGAIN (the kernel short of memory for requests) leave unsubmitted entries in
+      // the queue for the next try; nothing is lost.
       if (rc == -EINTR) continue;
+      if (rc == -EAGAIN) {
+        std::this_thread::yield();
+        continue;
+      }
       throw IoError(-rc, detail::concat("io_uring_submit_and_wait failed: ", std::strerror(-rc)));
     }
     std::size_t count = 0;
