@@ -1,0 +1,86 @@
+// Uploads a SampleGraph to where the GPU reads it: device memory, mapped pinned host memory, or
+// the hot prefix of neighbour lists on the device and the rest pinned (DUCATI's adjacency cache).
+#include <algorithm>
+#include <cstring>
+#include <variant>
+
+#include "sample/cuda/cuda_util.cuh"
+#include "sample/cuda/device_topology_cuda.hpp"
+
+namespace graphtier::sample::cuda {
+namespace {
+
+using State = DeviceTopology::State;
+
+/// Device copy of `bytes` at `src`; returns the device pointer (owned by `state`).
+const void* to_device(State& state, const void* src, std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  void* ptr = nullptr;
+  GRAPHTIER_SAMPLE_CUDA_CHECK(cudaMalloc(&ptr, bytes));
+  state.owned.emplace_back(ptr, [](void* p) { cudaFree(p); });
+  GRAPHTIER_SAMPLE_CUDA_CHECK(cudaMemcpy(ptr, src, bytes, cudaMemcpyHostToDevice));
+  state.device_bytes += static_cast<int64_t>(bytes);
+  return ptr;
+}
+
+/// Mapped pinned copy; returns its device alias (what kernels dereference through zero-copy).
+const void* to_pinned(State& state, const void* src, std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  void* host = nullptr;
+  GRAPHTIER_SAMPLE_CUDA_CHECK(cudaHostAlloc(&host, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
+  state.owned.emplace_back(host, [](void* p) { cudaFreeHost(p); });
+  std::memcpy(host, src, bytes);
+  void* alias = nullptr;
+  GRAPHTIER_SAMPLE_CUDA_CHECK(cudaHostGetDevicePointer(&alias, host, 0));
+  state.pinned_bytes += static_cast<int64_t>(bytes);
+  return alias;
+}
+
+}  // namespace
+
+std::unique_ptr<State> upload_topology(const SampleGraph& graph, const TopologyOptions& options) {
+  GRAPHTIER_SAMPLE_CUDA_CHECK(cudaSetDevice(options.device));
+  auto state = std::make_unique<State>();
+  state->placement = options.placement;
+  state->device = options.device;
+  state->num_nodes = graph.csc.num_nodes();
+  state->num_edges = graph.csc.num_edges();
+  state->weighted = !graph.edge_weights.empty();
+  const std::span<const int64_t> indptr = graph.csc.indptr;
+  const auto* indices = std::visit([](auto s) { return static_cast<const void*>(s.data()); }, graph.csc.indices);
+  const std::size_t index_bytes = std::visit([](auto s) { return sizeof(s[0]); }, graph.csc.indices);
+  state->index64 = index_bytes == sizeof(int64_t);
+  const std::size_t edge_bytes = index_bytes + (state->weighted ? sizeof(float) : 0);
+
+  switch (options.placement) {
+    case TopologyPlacement::kDevice: state->cached_nodes = state->num_nodes; break;
+    case TopologyPlacement::kPinned: state->cached_nodes = 0; break;
+    case TopologyPlacement::kCached: {
+      // The largest H with indptr[H] * edge_bytes <= budget: nodes are in hotness order, so the
+      // hot prefix is a range of ids and routing an edge to its tier is one comparison.
+      const int64_t max_edges = options.cache_bytes / static_cast<int64_t>(edge_bytes);
+      state->cached_nodes = (std::upper_bound(indptr.begin(), indptr.end(), max_edges) - indptr.begin()) - 1;
+      break;
+    }
+  }
+  state->split_edge = indptr[static_cast<std::size_t>(state->cached_nodes)];
+  const auto split = static_cast<std::size_t>(state->split_edge);
+  const auto cold = static_cast<std::size_t>(state->num_edges) - split;
+  const char* index_bytes_ptr = static_cast<const char*>(indices);
+
+  // indptr is read twice per dst node; only the fully pinned placement leaves it on the host.
+  const std::size_t indptr_bytes = indptr.size() * sizeof(int64_t);
+  state->indptr = static_cast<const int64_t*>(options.placement == TopologyPlacement::kPinned
+                                                  ? to_pinned(*state, indptr.data(), indptr_bytes)
+                                                  : to_device(*state, indptr.data(), indptr_bytes));
+  state->hot_indices = to_device(*state, index_bytes_ptr, split * index_bytes);
+  state->cold_indices = to_pinned(*state, index_bytes_ptr + split * index_bytes, cold * index_bytes);
+  if (state->weighted) {
+    const float* w = graph.edge_weights.data();
+    state->hot_weights = static_cast<const float*>(to_device(*state, w, split * sizeof(float)));
+    state->cold_weights = static_cast<const float*>(to_pinned(*state, w + split, cold * sizeof(float)));
+  }
+  return state;
+}
+
+}  // namespace graphtier::sample::cuda

@@ -1,0 +1,94 @@
+// Front door of GPU neighbour sampling: argument checks, and the Unsupported answer of a build or
+// machine without CUDA. The work is in cuda/*.cu.
+#include "graphtier/sample/cuda_neighbor_sampler.hpp"
+
+#include <utility>
+
+#include "graphtier/core/error.hpp"
+#include "graphtier/core/memory.hpp"
+#include "sample/cuda/device_topology_cuda.hpp"
+
+namespace graphtier::sample {
+namespace {
+
+/// Options are checked against an empty graph: every option rule is independent of the graph,
+/// whose own rules DeviceTopology checked when it was built.
+void check_options(const NeighborSamplerOptions& options) {
+  static const int64_t kZero = 0;
+  const SampleGraph empty{prep::CscView{std::span<const int64_t>(&kZero, 1), std::span<const int32_t>()}, {}};
+  check_sampler_inputs(empty, options);
+}
+
+}  // namespace
+
+DeviceTopology::DeviceTopology(const SampleGraph& graph, TopologyOptions options) {
+#if GRAPHTIER_WITH_CUDA
+  GRAPHTIER_EXPECTS(cuda_available(), Unsupported, "DeviceTopology: no CUDA device is visible");
+  check_sampler_inputs(graph, NeighborSamplerOptions{.fanouts = {0}});
+  GRAPHTIER_EXPECTS(options.cache_bytes >= 0, InvalidArgument, "cache_bytes is ", options.cache_bytes, ": expected >= 0");
+  GRAPHTIER_EXPECTS(options.device >= 0, InvalidArgument, "device is ", options.device, ": expected >= 0");
+  state_ = cuda::upload_topology(graph, options);
+#else
+  throw Unsupported("DeviceTopology: graphtier was built without CUDA (configure with the 'cuda' preset)");
+#endif
+}
+
+DeviceTopology::~DeviceTopology() = default;
+DeviceTopology::DeviceTopology(DeviceTopology&&) noexcept = default;
+DeviceTopology& DeviceTopology::operator=(DeviceTopology&&) noexcept = default;
+
+TopologyPlacement DeviceTopology::placement() const noexcept { return state_->placement; }
+int DeviceTopology::device() const noexcept { return state_->device; }
+int64_t DeviceTopology::num_nodes() const noexcept { return state_->num_nodes; }
+int64_t DeviceTopology::num_edges() const noexcept { return state_->num_edges; }
+bool DeviceTopology::weighted() const noexcept { return state_->weighted; }
+int64_t DeviceTopology::cached_nodes() const noexcept { return state_->cached_nodes; }
+int64_t DeviceTopology::device_bytes() const noexcept { return state_->device_bytes; }
+int64_t DeviceTopology::pinned_bytes() const noexcept { return state_->pinned_bytes; }
+
+CudaNeighborSampler::CudaNeighborSampler(const DeviceTopology& topology, NeighborSamplerOptions options)
+    : topology_(&topology), options_(std::move(options)) {
+  check_options(options_);
+}
+
+DeviceMiniBatch CudaNeighborSampler::sample_device(std::span<const int64_t> seeds, uint64_t stream,
+                                                   CudaStream cuda_stream) const {
+  check_seeds(seeds, topology_->num_nodes());
+#if GRAPHTIER_WITH_CUDA
+  return cuda::sample_device(topology_->state(), options_, seeds, stream, cuda_stream);
+#else
+  throw Unsupported("CudaNeighborSampler: graphtier was built without CUDA");
+#endif
+}
+
+MiniBatch CudaNeighborSampler::sample(std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream) const {
+  return sample_device(seeds, stream, cuda_stream).to_host();
+}
+
+MiniBatch DeviceMiniBatch::to_host() const {
+  MiniBatch out;
+  out.seeds = seeds;
+  out.blocks.reserve(blocks.size());
+#if GRAPHTIER_WITH_CUDA
+  for (const DeviceBlock& d : blocks) {
+    Block& b = out.blocks.emplace_back();
+    b.num_dst = d.num_dst;
+    b.src_nodes.resize(static_cast<std::size_t>(d.num_src));
+    b.indptr.resize(static_cast<std::size_t>(d.num_dst + 1));
+    b.indices.resize(static_cast<std::size_t>(d.num_edges));
+    cuda::copy_to_host(b.src_nodes.data(), d.src_nodes, d.num_src, stream, device);
+    cuda::copy_to_host(b.indptr.data(), d.indptr, d.num_dst + 1, stream, device);
+    cuda::copy_to_host(b.indices.data(), d.indices, d.num_edges, stream, device);
+    if (d.edge_ids != nullptr) {
+      b.edge_ids.resize(static_cast<std::size_t>(d.num_edges));
+      cuda::copy_to_host(b.edge_ids.data(), d.edge_ids, d.num_edges, stream, device);
+    }
+  }
+  cuda::synchronize(stream, device);
+#else
+  GRAPHTIER_EXPECTS(blocks.empty(), Unsupported, "DeviceMiniBatch: graphtier was built without CUDA");
+#endif
+  return out;
+}
+
+}  // namespace graphtier::sample
