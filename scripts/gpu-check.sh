@@ -25,6 +25,8 @@ done
 gt=build/cuda/graphtier
 data=${GRAPHTIER_BENCH_DIR:-/tmp/graphtier-bench}
 mkdir -p "$data"
+# Renumbered by degree so that the adjacency cache's hot prefix holds the hottest lists.
 $gt -q generate --out "$data/pl" --nodes "$nodes" --edges "$edges" --no-features --classes 16 --overwrite &&
-  $gt bench sample -d "$data/pl" --fanouts 15,10,5 --batch-size 1024 --seconds 5 | tee "$out/bench-sample.txt"
+  $gt -q prepare -d "$data/pl" -o "$data/pl-degree" --hotness degree --overwrite &&
+  $gt bench sample -d "$data/pl-degree" --fanouts 15,10,5 --batch-size 1024 --seconds 5 | tee "$out/bench-sample.txt"
 exit "$status"

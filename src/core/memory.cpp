@@ -36,6 +36,14 @@ bool cuda_available() {
 #endif
 }
 
+void device_synchronize(int device) {
+#if GRAPHTIER_WITH_CUDA
+  cuda::synchronize(device);
+#else
+  throw Unsupported("device_synchronize needs a CUDA build");
+#endif
+}
+
 Buffer::Buffer(MemoryKind kind, std::size_t bytes, int device) : bytes_(bytes), kind_(kind), device_(device) {
   if (bytes == 0) return;
   switch (kind) {

@@ -8,11 +8,14 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <variant>
 
 #include "bench.hpp"
 #include "graphtier/core/log.hpp"
+#include "graphtier/core/memory.hpp"
 #include "graphtier/core/rng.hpp"
 #include "graphtier/graph/dataset.hpp"
+#include "graphtier/sample/cuda_neighbor_sampler.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
 #include "graphtier/sample/presample.hpp"
 #include "id_lists.hpp"
@@ -31,6 +34,7 @@ struct BenchSampleOptions {
 struct Row {
   std::string backend;
   std::string topology;
+  std::string note;  // placement details, or why the row was skipped
   int threads = 0;
   int64_t batches = 0;
   int64_t seeds = 0;
@@ -82,6 +86,59 @@ Row run_batches(const std::function<int64_t(int64_t)>& sample_batch, int64_t num
   return row;
 }
 
+/// Samples batch after batch on one GPU stream (the sampler waits on the host twice per layer
+/// to size its arrays, so the host is part of the measured loop): wall time over the whole run,
+/// ended by a device synchronisation.
+Row run_gpu_batches(const sample::CudaNeighborSampler& sampler, const std::function<std::span<const int64_t>(int64_t)>& seeds_of,
+                    int64_t num_batches, int64_t batch_size, double seconds) {
+  sampler.sample_device(seeds_of(0), 0);  // warm-up: module load, allocator pool
+  device_synchronize(sampler.topology().device());
+  Row row;
+  row.threads = 1;
+  const auto start = std::chrono::steady_clock::now();
+  while (seconds_since(start) < seconds) {
+    const sample::DeviceMiniBatch batch = sampler.sample_device(seeds_of(row.batches % num_batches), static_cast<uint64_t>(row.batches));
+    for (const sample::DeviceBlock& b : batch.blocks) row.edges += b.num_edges;
+    ++row.batches;
+  }
+  device_synchronize(sampler.topology().device());
+  row.seconds = seconds_since(start);
+  row.seeds = row.batches * batch_size;
+  return row;
+}
+
+/// GPU rows: topology pinned (zero-copy), hot prefix cached at a few budgets, and in device memory.
+void add_gpu_rows(const sample::SampleGraph& graph, const sample::NeighborSamplerOptions& options,
+                  const std::function<std::span<const int64_t>(int64_t)>& seeds_of, int64_t num_batches,
+                  int64_t batch_size, double seconds, std::vector<Row>& rows) {
+  struct Config {
+    std::string name;
+    sample::TopologyOptions topology;
+  };
+  const auto index_bytes = static_cast<int64_t>(std::visit([](auto s) { return sizeof(s[0]); }, graph.csc.indices));
+  const int64_t edge_bytes = graph.csc.num_edges() * index_bytes;
+  std::vector<Config> configs = {{"pinned", {.placement = sample::TopologyPlacement::kPinned}}};
+  for (int percent : {10, 25, 50}) {
+    configs.push_back({"cached " + std::to_string(percent) + "%",
+                       {.placement = sample::TopologyPlacement::kCached, .cache_bytes = edge_bytes * percent / 100}});
+  }
+  configs.push_back({"device", {.placement = sample::TopologyPlacement::kDevice}});
+  for (const Config& c : configs) {
+    if (!cuda_available()) {
+      rows.push_back({.backend = "gpu", .topology = c.name, .note = "skipped: no GPU"});
+      continue;
+    }
+    const sample::DeviceTopology topology(graph, c.topology);
+    const sample::CudaNeighborSampler sampler(topology, options);
+    Row r = run_gpu_batches(sampler, seeds_of, num_batches, batch_size, seconds);
+    r.backend = "gpu";
+    r.topology = c.name;
+    r.note = detail::concat("hot prefix ", topology.cached_nodes(), " nodes, ", format_bytes(static_cast<double>(topology.device_bytes())),
+                            " device, ", format_bytes(static_cast<double>(topology.pinned_bytes())), " pinned");
+    rows.push_back(r);
+  }
+}
+
 void run_bench_sample(const BenchSampleOptions& c, const GlobalOptions& global) {
   const graph::Dataset dataset = graph::Dataset::open(c.dataset);
   ThreadPool pool(global.threads);
@@ -101,7 +158,7 @@ void run_bench_sample(const BenchSampleOptions& c, const GlobalOptions& global) 
   }
   ids = sample::shuffled_ids(ids, c.seed, 0);
   const int64_t num_batches = std::max<int64_t>(1, static_cast<int64_t>(ids.size()) / c.batch_size);
-  const auto seeds_of = [&](int64_t b) {
+  const std::function<std::span<const int64_t>(int64_t)> seeds_of = [&](int64_t b) {
     const int64_t begin = b * c.batch_size;
     return std::span<const int64_t>(ids.data() + begin,
                                     static_cast<std::size_t>(std::min<int64_t>(c.batch_size, static_cast<int64_t>(ids.size()) - begin)));
@@ -116,6 +173,7 @@ void run_bench_sample(const BenchSampleOptions& c, const GlobalOptions& global) 
   r.backend = "cpu";
   r.topology = "host";
   rows.push_back(r);
+  add_gpu_rows(graph, o, seeds_of, num_batches, c.batch_size, c.seconds, rows);
 
   const double reads = random_read_rate(int64_t{1} << 30, pool);
   if (global.json) {
@@ -131,17 +189,24 @@ void run_bench_sample(const BenchSampleOptions& c, const GlobalOptions& global) 
       j["rows"].push_back({{"backend", row.backend}, {"topology", row.topology}, {"threads", row.threads},
                            {"batches", row.batches}, {"seconds", row.seconds}, {"seeds_per_second", row.seeds_per_second()},
                            {"edges_per_second", row.edges_per_second()},
-                           {"edges_per_random_read", row.edges_per_second() / reads}});
+                           {"edges_per_random_read", row.edges_per_second() / reads},
+                           {"speedup_over_cpu", row.edges_per_second() / rows.front().edges_per_second()},
+                           {"note", row.note}});
     }
     std::cout << j.dump(2) << '\n';
     return;
   }
-  std::printf("%-8s %-14s %7s %9s %12s %12s %14s\n", "backend", "topology", "threads", "batches", "seeds/s", "edges/s",
-              "edges/read");
+  std::printf("%-8s %-12s %7s %9s %12s %12s %11s %9s  %s\n", "backend", "topology", "threads", "batches", "seeds/s",
+              "edges/s", "edges/read", "x cpu", "");
   for (const Row& row : rows) {
-    std::printf("%-8s %-14s %7d %9lld %12s %12s %14.3f\n", row.backend.c_str(), row.topology.c_str(), row.threads,
+    if (row.batches == 0) {
+      std::printf("%-8s %-12s %s\n", row.backend.c_str(), row.topology.c_str(), row.note.c_str());
+      continue;
+    }
+    std::printf("%-8s %-12s %7d %9lld %12s %12s %11.3f %9.2f  %s\n", row.backend.c_str(), row.topology.c_str(), row.threads,
                 static_cast<long long>(row.batches), format_count(row.seeds_per_second()).c_str(),
-                format_count(row.edges_per_second()).c_str(), row.edges_per_second() / reads);
+                format_count(row.edges_per_second()).c_str(), row.edges_per_second() / reads,
+                row.edges_per_second() / rows.front().edges_per_second(), row.note.c_str());
   }
   std::printf("limit: %s random 8-byte reads/s over 1 GiB with %d threads (edges/read = edges/s over it)\n",
               format_count(reads).c_str(), pool.size());

@@ -18,6 +18,10 @@ int64_t physical_memory_bytes();
 /// True when this build has the CUDA backends and at least one GPU is visible.
 bool cuda_available();
 
+/// Waits until all work queued on `device` has finished: what a wall-clock throughput measurement
+/// of asynchronous GPU work ends with. Throws Unsupported in a CPU-only build.
+void device_synchronize(int device = 0);
+
 /// Owning, move-only byte buffer. Host buffers are 64-byte aligned; pinned and device buffers
 /// need a CUDA build and throw Unsupported otherwise.
 class Buffer {

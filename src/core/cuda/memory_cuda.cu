@@ -42,6 +42,11 @@ int device_count() noexcept {
   return n;
 }
 
+void synchronize(int device) {
+  GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
+  GRAPHTIER_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
 void copy(void* dst, const void* src, std::size_t bytes) {
   GRAPHTIER_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
 }

@@ -10,6 +10,8 @@ void free_pinned(void* ptr) noexcept;
 void* allocate_device(std::size_t bytes, int device);
 void free_device(void* ptr, int device) noexcept;
 int device_count() noexcept;
+/// Waits for all work on `device` (cudaDeviceSynchronize).
+void synchronize(int device);
 /// Synchronous cudaMemcpy with cudaMemcpyDefault (unified addressing picks the direction).
 void copy(void* dst, const void* src, std::size_t bytes);
 
