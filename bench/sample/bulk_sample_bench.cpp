@@ -44,9 +44,11 @@ Graph rmat(int64_t n, int64_t m, uint64_t seed, ThreadPool& pool) {
   pool.parallel_for(0, m, 1 << 16, [&](int64_t lo, int64_t hi) {
     for (int64_t e = lo; e < hi; ++e) {
       uint64_t s = 0, d = 0;
+      PhiloxBlock block{};
       for (int b = 0; b < bits; ++b) {
-        const double u = u64_to_unit_double(philox_u64(seed, static_cast<uint64_t>(e), static_cast<uint64_t>(b)));
-        const int q = u < 0.57 ? 0 : u < 0.76 ? 1 : u < 0.95 ? 2 : 3;
+        if (b % 4 == 0) block = philox_block(seed, static_cast<uint64_t>(e), static_cast<uint64_t>(b));
+        const float u = u32_to_unit_float(block.v[b % 4]);
+        const int q = u < 0.57f ? 0 : u < 0.76f ? 1 : u < 0.95f ? 2 : 3;
         s = s << 1 | static_cast<uint64_t>(q >> 1);
         d = d << 1 | static_cast<uint64_t>(q & 1);
       }

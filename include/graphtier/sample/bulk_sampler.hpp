@@ -112,8 +112,9 @@ class BulkSampler {
 
 /// CUDA backend: the same samples bit for bit. Steps 1 and 2 (cuSPARSE SpGEMM, then one thread
 /// per row for the draws) and the GraphSAGE / LADIES extraction run on the GPU; compaction into
-/// MiniBatches runs on the host. The matrices are copied to the GPU at construction. Throws
-/// Unsupported in a build without CUDA or with no visible GPU.
+/// MiniBatches runs on the host. The matrices are copied to the GPU at construction (32-bit
+/// indices: fewer than 2^31 entries, also per layer product). Throws Unsupported in a build without
+/// CUDA or with no visible GPU. Not thread-safe: one sample() call at a time.
 class CudaBulkSampler {
  public:
   CudaBulkSampler(SampleGraph graph, BulkSamplerOptions options, int device = 0, ThreadPool* pool = nullptr);
