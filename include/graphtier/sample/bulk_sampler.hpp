@@ -1,0 +1,139 @@
+// Bulk matrix-based sampling (paper 001 §4): k minibatches sampled at once, each step a sparse
+// matrix operation over the k batches' matrices stacked vertically.
+//
+// The graph as a matrix. A is N x N with A[v, u] = the number of edges u -> v (CSC: node v's
+// in-neighbours are its row), so parallel edges merge into one entry; entries of a row are kept in
+// ascending column order, and each entry remembers the first CSC position of its edges, which is
+// the edge id a sampled entry reports. Weighted graphs are not supported (edge weights must be
+// empty).
+//
+// One layer l, for batches b = 0 .. k-1 with frontiers S_b (the seeds at l = 0, then the src
+// nodes of block l - 1), all drawn from ls_b = layer_stream(first_stream + b, l):
+//   1. Probabilities by SpGEMM. Q stacks one selection matrix per batch; P = Q * M.
+//      - GraphSAGE: Q has one row per (b, v in S_b) with a single 1 at column v, M = A, so row
+//        (b, v) of P holds v's distinct in-neighbours weighted by edge multiplicity.
+//      - LADIES: Q has one row per batch with a 1 at every v in S_b, M = the entrywise square of
+//        the row-normalised (A + I): Ahat[v, u] = (A[v, u] + [u == v]) / (deg(v) + 1), deg = number
+//        of in-edges. Row b of P holds p(u) proportional to sum_{v in S_b} Ahat[v, u]^2, Zou et
+//        al.'s layer-dependent importance, over the aggregated neighbourhood of S_b (S_b included).
+//      Every entry of M is a multiple of 2^-36 (LADIES squares are rounded to the nearest multiple,
+//      at least one unit so no candidate is lost), so P, its row sums and prefix sums are exact in
+//      double whatever order a backend adds in: this is what makes cuSPARSE and the CPU agree to
+//      the bit. It bounds a LADIES frontier to 2^16 nodes per batch.
+//   2. Inverse-transform sampling, row by row, of n = the row's budget entries (GraphSAGE: the
+//      fanout; LADIES: the layer size):
+//      - n == -1, or n >= the row's entry count without replacement: every entry.
+//      - without replacement, in rounds r = 0, 1, ...: with `need` entries still missing and W the
+//        row's weights with the already chosen entries zeroed, draw j = 0 .. need - 1 takes the
+//        first entry whose inclusive prefix sum of W exceeds u * sum(W), u =
+//        u64_to_unit_double(node_bits(seed, round_stream(ls_b, r), key, j)) (the last positive
+//        entry if none); draws landing on an entry chosen earlier in the same round are dropped.
+//        key = v for GraphSAGE, 0 for LADIES. Chosen entries are emitted in ascending column
+//        order. Distinctness holds by construction (a chosen entry weighs zero afterwards), and
+//        every round chooses at least one entry, so at most n rounds run.
+//      - with replacement (GraphSAGE only): one round of n draws over the full row, emitted in
+//        draw order (repeats allowed); nothing for an empty row.
+//   3. Extraction and compaction, per batch, into the MiniBatch contract (dst nodes first, then
+//      new nodes in order of first appearance):
+//      - GraphSAGE: the sampled entries of row (b, v) are v's edges in block l.
+//      - LADIES: with C_b = S_b plus the sampled nodes (the layer keeps the batch nodes), block l
+//        holds every entry A[v, u] with v in S_b and u in C_b (R * A * C_b, no self-loops added),
+//        in ascending u per v, weighted w(v, u) = (A[v, u] / P[b, u]) normalised to sum 1 over
+//        the row (LADIES' 1/p correction, then row normalisation; computed in double, stored as
+//        float). A dst node with no such entry has no edges.
+// Sampled nodes are therefore distinct per row without replacement, and, unlike NeighborSampler,
+// parallel edges count once (with their multiplicity as weight): a row keeps min(fanout, number
+// of distinct in-neighbours) entries.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "graphtier/core/thread_pool.hpp"
+#include "graphtier/sample/minibatch.hpp"
+#include "graphtier/sample/neighbor_sampler.hpp"
+
+namespace graphtier::sample {
+
+enum class BulkAlgorithm : uint8_t { kGraphSage, kLadies };
+
+struct BulkSamplerOptions {
+  BulkAlgorithm algorithm = BulkAlgorithm::kGraphSage;
+  /// GraphSAGE: per block (blocks[0] next to the seeds), -1 = all neighbours, 0 = none.
+  /// LADIES: nodes sampled per layer (>= 0), blocks[0] first; the layer also keeps its dst nodes.
+  std::vector<int64_t> fanouts;
+  bool replace = false;   // GraphSAGE only; LADIES always draws without replacement
+  bool edge_ids = true;   // fill Block::edge_ids (first CSC position of the sampled entry)
+  uint64_t seed = 0;
+};
+
+/// 2^-36: the grid every probability of step 1 lies on.
+inline constexpr double kBulkProbabilityUnit = 1.0 / 68719476736.0;
+/// The largest LADIES frontier (dst nodes of one batch in one layer) for which sums stay exact.
+inline constexpr int64_t kMaxLadiesFrontier = int64_t{1} << 16;
+
+/// The stream of round r of inverse-transform sampling (round 0 is the layer stream itself).
+uint64_t round_stream(uint64_t layer_stream, int64_t round);
+
+/// Throws InvalidArgument for bad options or a graph the sampler cannot take (weights given,
+/// 2^40 nodes or more).
+void check_bulk_inputs(const SampleGraph& graph, const BulkSamplerOptions& options);
+
+/// The matrices of step 1 built from the graph once (host memory, owned).
+struct BulkMatrices;
+
+/// CPU backend: own CSR SpGEMM (Gustavson, dense accumulator per part) and sampling, batches and
+/// rows split over the pool. Thread-safe for concurrent sample() calls.
+class BulkSampler {
+ public:
+  /// Builds A (and, for LADIES, the squared normalised matrix) from `graph`: O(E log d) once;
+  /// the pool, if any, is used for it. The graph's memory must outlive the sampler.
+  BulkSampler(SampleGraph graph, BulkSamplerOptions options, ThreadPool* pool = nullptr);
+  ~BulkSampler();
+  BulkSampler(BulkSampler&&) noexcept;
+  BulkSampler& operator=(BulkSampler&&) noexcept;
+
+  /// Samples k = batches_of_seeds.size() minibatches; batch b draws from stream first_stream + b,
+  /// so its result does not depend on k or on the other batches. Seeds are checked per batch as
+  /// NeighborSampler checks them (OutOfRange, InvalidArgument for repeats).
+  std::vector<MiniBatch> sample(std::span<const std::span<const int64_t>> batches_of_seeds, uint64_t first_stream,
+                                ThreadPool* pool = nullptr) const;
+
+  const BulkSamplerOptions& options() const noexcept { return options_; }
+  const BulkMatrices& matrices() const noexcept { return *matrices_; }
+
+ private:
+  SampleGraph graph_;
+  BulkSamplerOptions options_;
+  std::unique_ptr<BulkMatrices> matrices_;
+};
+
+/// CUDA backend: the same samples bit for bit. Steps 1 and 2 (cuSPARSE SpGEMM, then one thread
+/// per row for the draws) and the GraphSAGE / LADIES extraction run on the GPU; compaction into
+/// MiniBatches runs on the host. The matrices are copied to the GPU at construction (32-bit
+/// indices: fewer than 2^31 entries, also per layer product). Throws Unsupported in a build without
+/// CUDA or with no visible GPU. Not thread-safe: one sample() call at a time.
+class CudaBulkSampler {
+ public:
+  CudaBulkSampler(SampleGraph graph, BulkSamplerOptions options, int device = 0, ThreadPool* pool = nullptr);
+  ~CudaBulkSampler();
+  CudaBulkSampler(CudaBulkSampler&&) noexcept;
+  CudaBulkSampler& operator=(CudaBulkSampler&&) noexcept;
+
+  /// As BulkSampler::sample. `cuda_stream` is a cudaStream_t (nullptr: the default stream); the
+  /// call returns when the results are on the host. `pool` serves the host-side compaction.
+  std::vector<MiniBatch> sample(std::span<const std::span<const int64_t>> batches_of_seeds, uint64_t first_stream,
+                                void* cuda_stream = nullptr, ThreadPool* pool = nullptr) const;
+
+  const BulkSamplerOptions& options() const noexcept { return options_; }
+
+ private:
+  struct Impl;
+  SampleGraph graph_;
+  BulkSamplerOptions options_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace graphtier::sample

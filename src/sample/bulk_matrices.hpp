@@ -1,0 +1,34 @@
+// The step-1 right-hand matrices of bulk sampling (bulk_sampler.hpp), built once from the CSC.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "graphtier/core/thread_pool.hpp"
+#include "graphtier/sample/bulk_sampler.hpp"
+
+namespace graphtier::sample {
+
+/// CSR, columns ascending in every row, host memory.
+struct CsrMatrix {
+  std::vector<int64_t> rowptr;  // [rows + 1]
+  std::vector<int64_t> cols;    // [nnz]
+  std::vector<double> vals;     // [nnz]
+
+  int64_t rows() const noexcept { return static_cast<int64_t>(rowptr.size()) - 1; }
+  int64_t nnz() const noexcept { return rowptr.empty() ? 0 : rowptr.back(); }
+};
+
+struct BulkMatrices {
+  int64_t num_nodes = 0;
+  /// A: vals = edge multiplicity; first_position[i] = the lowest CSC position of entry i's edges.
+  CsrMatrix a;
+  std::vector<int64_t> first_position;
+  /// LADIES only (empty otherwise): the entrywise square of the row-normalised A + I, on the
+  /// kBulkProbabilityUnit grid.
+  CsrMatrix ladies_squares;
+};
+
+BulkMatrices build_bulk_matrices(const SampleGraph& graph, BulkAlgorithm algorithm, ThreadPool* pool);
+
+}  // namespace graphtier::sample

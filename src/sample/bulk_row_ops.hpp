@@ -1,0 +1,145 @@
+// The per-row steps of bulk sampling (bulk_sampler.hpp, steps 2 and 3), written once for the
+// host and the device so that the CPU and CUDA backends agree to the bit: both call these same
+// functions on the same exact double values (multiples of kBulkProbabilityUnit), and every
+// floating-point operation here is a single IEEE-rounded add, multiply or divide (no FMA
+// contraction on the device, none on x86-64 hosts at -std=c++20).
+//
+// Plain C++ under g++, host/device code under nvcc (like core/rng.hpp).
+#pragma once
+
+#include <cstdint>
+
+#include "graphtier/core/rng.hpp"
+#include "graphtier/sample/random.hpp"
+
+namespace graphtier::sample::bulk {
+
+GRAPHTIER_HD double add_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
+GRAPHTIER_HD double mul_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
+GRAPHTIER_HD double div_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __ddiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+
+GRAPHTIER_HD uint64_t round_stream_of(uint64_t layer_stream, int64_t round) {
+  return round == 0 ? layer_stream : mix64(layer_stream + 0xD1B54A32D192ED03ull * static_cast<uint64_t>(round));
+}
+
+/// Entries a row of `n` entries emits for a budget (-1 = all) under the step-2 rules.
+GRAPHTIER_HD int64_t sampled_count(int64_t n, int64_t budget, bool replace) {
+  if (n == 0 || budget == 0) return 0;
+  if (budget < 0) return n;
+  if (replace) return budget;
+  return budget < n ? budget : n;
+}
+
+/// First k in [0, n) with prefix[k] > target, or n.
+GRAPHTIER_HD int64_t upper_bound_index(const double* prefix, int64_t n, double target) {
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (prefix[mid] > target) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return lo;
+}
+
+/// Position of `key` in the sorted cols[0, n), or -1.
+template <typename Index>
+GRAPHTIER_HD int64_t find_sorted(const Index* cols, int64_t n, int64_t key) {
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (static_cast<int64_t>(cols[mid]) < key) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo < n && static_cast<int64_t>(cols[lo]) == key ? lo : -1;
+}
+
+/// Step 2 for one row of `n` positive weights `w`: writes the chosen entry offsets (in [0, n)) to
+/// `out` (room for sampled_count(n, budget, replace)) and returns how many. `work` and `prefix`
+/// are scratch of n doubles each.
+GRAPHTIER_HD int64_t sample_row(const double* w, int64_t n, int64_t budget, bool replace, uint64_t seed,
+                                uint64_t layer_stream, int64_t key, double* work, double* prefix, int64_t* out) {
+  const int64_t count = sampled_count(n, budget, replace);
+  if (count == 0) return 0;
+  if (budget < 0 || (!replace && budget >= n)) {
+    for (int64_t k = 0; k < n; ++k) out[k] = k;
+    return n;
+  }
+  if (replace) {
+    double total = 0;
+    for (int64_t k = 0; k < n; ++k) prefix[k] = total = add_rn(total, w[k]);
+    for (int64_t j = 0; j < budget; ++j) {
+      const double target = mul_rn(u64_to_unit_double(node_bits(seed, layer_stream, key, j)), total);
+      const int64_t k = upper_bound_index(prefix, n, target);
+      out[j] = k < n ? k : n - 1;  // every weight is positive: the last entry is the last positive one
+    }
+    return budget;
+  }
+  for (int64_t k = 0; k < n; ++k) work[k] = w[k];
+  int64_t chosen = 0;
+  for (int64_t round = 0; chosen < budget; ++round) {
+    double total = 0;
+    int64_t last_positive = -1;
+    for (int64_t k = 0; k < n; ++k) {
+      prefix[k] = total = add_rn(total, work[k]);
+      if (work[k] > 0) last_positive = k;
+    }
+    const uint64_t rs = round_stream_of(layer_stream, round);
+    const int64_t need = budget - chosen;
+    for (int64_t j = 0; j < need; ++j) {
+      const double target = mul_rn(u64_to_unit_double(node_bits(seed, rs, key, j)), total);
+      int64_t k = upper_bound_index(prefix, n, target);
+      if (k == n) k = last_positive;
+      // A zero here is an entry chosen earlier in this round (the prefix sums skip earlier rounds').
+      if (work[k] > 0) {
+        work[k] = 0;
+        ++chosen;
+      }
+    }
+  }
+  int64_t emitted = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    if (work[k] == 0) out[emitted++] = k;
+  }
+  return emitted;
+}
+
+/// Step 3 of LADIES for one dst row: the LADIES weight of entry k of the kept entries, given the
+/// kept entries' multiplicities `m` and their P values `p` (both [n]): (m_k / p_k) / sum_i (m_i / p_i),
+/// summed left to right.
+GRAPHTIER_HD double ladies_row_sum(const double* m, const double* p, int64_t n) {
+  double sum = 0;
+  for (int64_t k = 0; k < n; ++k) sum = add_rn(sum, div_rn(m[k], p[k]));
+  return sum;
+}
+
+GRAPHTIER_HD float ladies_weight(double m, double p, double row_sum) {
+  return static_cast<float>(div_rn(div_rn(m, p), row_sum));
+}
+
+}  // namespace graphtier::sample::bulk

@@ -1,0 +1,110 @@
+// Front door of bulk sampling: argument checks and dispatch to the host backend (cpu/) or the
+// CUDA backend (cuda/); the layer loop and compaction are shared (bulk_layers.cpp).
+#include "graphtier/sample/bulk_sampler.hpp"
+
+#include "graphtier/core/error.hpp"
+#include "graphtier/core/memory.hpp"
+#include "graphtier/sample/random.hpp"
+#include "sample/bulk_layers.hpp"
+#include "sample/bulk_matrices.hpp"
+#include "sample/bulk_row_ops.hpp"
+#include "sample/cpu/bulk_sampler_cpu.hpp"
+#if GRAPHTIER_WITH_CUDA
+#include "sample/cuda/bulk_sampler_cuda.hpp"
+#endif
+
+namespace graphtier::sample {
+
+uint64_t round_stream(uint64_t layer_stream, int64_t round) { return bulk::round_stream_of(layer_stream, round); }
+
+void check_bulk_inputs(const SampleGraph& graph, const BulkSamplerOptions& options) {
+  graph.csc.check_shape("bulk sampler graph");
+  GRAPHTIER_EXPECTS(graph.csc.num_nodes() < kMaxSampleNodes, InvalidArgument,
+                    "the sampler addresses fewer than 2^40 nodes, the graph has ", graph.csc.num_nodes());
+  GRAPHTIER_EXPECTS(graph.edge_weights.empty(), InvalidArgument,
+                    "bulk sampling draws by edge multiplicity; edge weights are not supported");
+  GRAPHTIER_EXPECTS(!options.fanouts.empty(), InvalidArgument, "fanouts: at least one layer is needed");
+  const bool ladies = options.algorithm == BulkAlgorithm::kLadies;
+  GRAPHTIER_EXPECTS(!(ladies && options.replace), InvalidArgument, "LADIES samples without replacement");
+  for (std::size_t l = 0; l < options.fanouts.size(); ++l) {
+    const int64_t f = options.fanouts[l];
+    // Round r of a row draws at most f numbers, indexed below 2^24 by node_bits.
+    GRAPHTIER_EXPECTS(f >= (ladies ? 0 : -1) && f < kMaxDraws, InvalidArgument, "fanouts[", l, "] is ", f,
+                      ladies ? ": expected a layer size in [0, 2^24)" : ": expected -1 (all), 0, or a count below 2^24");
+  }
+}
+
+namespace {
+
+bulk::LayerSampler host_layers(const BulkMatrices& m, const BulkSamplerOptions& o, ThreadPool* pool) {
+  return [&m, &o, pool](const bulk::StackedFrontier& frontier, int layer) {
+    const int64_t f = o.fanouts[static_cast<std::size_t>(layer)];
+    return o.algorithm == BulkAlgorithm::kLadies ? cpu::ladies_layer(m, frontier, f, o.seed, o.edge_ids, pool)
+                                                 : cpu::graphsage_layer(m, frontier, f, o.replace, o.seed, o.edge_ids, pool);
+  };
+}
+
+}  // namespace
+
+BulkSampler::BulkSampler(SampleGraph graph, BulkSamplerOptions options, ThreadPool* pool)
+    : graph_(graph), options_(std::move(options)) {
+  check_bulk_inputs(graph_, options_);
+  matrices_ = std::make_unique<BulkMatrices>(build_bulk_matrices(graph_, options_.algorithm, pool));
+}
+
+BulkSampler::~BulkSampler() = default;
+BulkSampler::BulkSampler(BulkSampler&&) noexcept = default;
+BulkSampler& BulkSampler::operator=(BulkSampler&&) noexcept = default;
+
+std::vector<MiniBatch> BulkSampler::sample(std::span<const std::span<const int64_t>> batches_of_seeds,
+                                           uint64_t first_stream, ThreadPool* pool) const {
+  return bulk::run_layers(batches_of_seeds, first_stream, options_, graph_.csc.num_nodes(),
+                          host_layers(*matrices_, options_, pool), pool);
+}
+
+struct CudaBulkSampler::Impl {
+#if GRAPHTIER_WITH_CUDA
+  std::unique_ptr<cuda::BulkDevice> device;
+#endif
+};
+
+CudaBulkSampler::CudaBulkSampler(SampleGraph graph, BulkSamplerOptions options, int device, ThreadPool* pool)
+    : graph_(graph), options_(std::move(options)) {
+  check_bulk_inputs(graph_, options_);
+#if GRAPHTIER_WITH_CUDA
+  GRAPHTIER_EXPECTS(cuda_available(), Unsupported, "CudaBulkSampler: no CUDA device is visible");
+  impl_ = std::make_unique<Impl>();
+  impl_->device = std::make_unique<cuda::BulkDevice>(build_bulk_matrices(graph_, options_.algorithm, pool),
+                                                     options_.algorithm, device);
+#else
+  (void)device;
+  (void)pool;
+  throw Unsupported("CudaBulkSampler: this build has no CUDA backend (configure with the cuda preset)");
+#endif
+}
+
+CudaBulkSampler::~CudaBulkSampler() = default;
+CudaBulkSampler::CudaBulkSampler(CudaBulkSampler&&) noexcept = default;
+CudaBulkSampler& CudaBulkSampler::operator=(CudaBulkSampler&&) noexcept = default;
+
+std::vector<MiniBatch> CudaBulkSampler::sample(std::span<const std::span<const int64_t>> batches_of_seeds,
+                                               uint64_t first_stream, void* cuda_stream, ThreadPool* pool) const {
+#if GRAPHTIER_WITH_CUDA
+  const cuda::BulkDevice& device = *impl_->device;
+  const BulkSamplerOptions& o = options_;
+  const bulk::LayerSampler layers = [&](const bulk::StackedFrontier& frontier, int layer) {
+    const int64_t f = o.fanouts[static_cast<std::size_t>(layer)];
+    return o.algorithm == BulkAlgorithm::kLadies ? device.ladies_layer(frontier, f, o.seed, o.edge_ids, cuda_stream)
+                                                 : device.graphsage_layer(frontier, f, o.replace, o.seed, o.edge_ids, cuda_stream);
+  };
+  return bulk::run_layers(batches_of_seeds, first_stream, options_, graph_.csc.num_nodes(), layers, pool);
+#else
+  (void)batches_of_seeds;
+  (void)first_stream;
+  (void)cuda_stream;
+  (void)pool;
+  throw Unsupported("CudaBulkSampler: this build has no CUDA backend");
+#endif
+}
+
+}  // namespace graphtier::sample

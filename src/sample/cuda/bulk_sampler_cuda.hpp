@@ -1,0 +1,34 @@
+// CUDA backend of bulk sampling (bulk_sampler.hpp): the matrices live on one GPU; each layer runs
+// P = Q * M with cuSPARSE SpGEMM, rows sorted by CUB, then the shared row ops (bulk_row_ops.hpp)
+// one thread per row for the draws and the extraction. Plain C++ header; CUDA builds only.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "sample/bulk_layers.hpp"
+#include "sample/bulk_matrices.hpp"
+
+namespace graphtier::sample::cuda {
+
+/// Not thread-safe: one cuSPARSE handle, re-bound to the caller's stream on each call.
+class BulkDevice {
+ public:
+  /// Copies A (and the LADIES squares) to `device`. Throws Unsupported when they need 64-bit
+  /// indices (cuSPARSE SpGEMM takes 32-bit ones).
+  BulkDevice(const BulkMatrices& m, BulkAlgorithm algorithm, int device);
+  ~BulkDevice();
+  BulkDevice(const BulkDevice&) = delete;
+  BulkDevice& operator=(const BulkDevice&) = delete;
+
+  bulk::StackedDraws graphsage_layer(const bulk::StackedFrontier& frontier, int64_t fanout, bool replace,
+                                     uint64_t seed, bool edge_ids, void* stream) const;
+  bulk::StackedDraws ladies_layer(const bulk::StackedFrontier& frontier, int64_t layer_size, uint64_t seed,
+                                  bool edge_ids, void* stream) const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace graphtier::sample::cuda

@@ -1,0 +1,438 @@
+// Bulk sampler: golden cases on tiny graphs, a naive reference of the specification
+// (bulk_sampler.hpp) on random graphs, the MiniBatch properties both samplers promise, k-invariance,
+// and CPU/CUDA identity where a GPU is present.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "graphtier/core/error.hpp"
+#include "graphtier/core/memory.hpp"
+#include "graphtier/sample/bulk_sampler.hpp"
+#include "graphtier/sample/random.hpp"
+#include "sample_test_util.hpp"
+
+namespace graphtier::sample {
+namespace {
+
+using test::OwnedGraph;
+
+// 0 <- 1, 2, 3;  1 <- 0, 4;  2 <- 4;  3 <- (none);  4 <- 0
+OwnedGraph tiny() { return OwnedGraph::from_edges(5, {{1, 0}, {2, 0}, {3, 0}, {0, 1}, {4, 1}, {4, 2}, {0, 4}}); }
+
+BulkSamplerOptions sage(std::vector<int64_t> fanouts, bool replace = false) {
+  BulkSamplerOptions o;
+  o.fanouts = std::move(fanouts);
+  o.replace = replace;
+  o.seed = 7;
+  return o;
+}
+
+BulkSamplerOptions ladies(std::vector<int64_t> sizes) {
+  BulkSamplerOptions o = sage(std::move(sizes));
+  o.algorithm = BulkAlgorithm::kLadies;
+  return o;
+}
+
+std::vector<MiniBatch> run(const BulkSampler& s, const std::vector<std::vector<int64_t>>& seeds, uint64_t stream,
+                           ThreadPool* pool = nullptr) {
+  std::vector<std::span<const int64_t>> spans(seeds.begin(), seeds.end());
+  return s.sample(spans, stream, pool);
+}
+
+void expect_same(const MiniBatch& a, const MiniBatch& b) {
+  ASSERT_EQ(a.seeds, b.seeds);
+  ASSERT_EQ(a.blocks.size(), b.blocks.size());
+  for (std::size_t l = 0; l < a.blocks.size(); ++l) {
+    SCOPED_TRACE(l);
+    EXPECT_EQ(a.blocks[l].num_dst, b.blocks[l].num_dst);
+    EXPECT_EQ(a.blocks[l].src_nodes, b.blocks[l].src_nodes);
+    EXPECT_EQ(a.blocks[l].indptr, b.blocks[l].indptr);
+    EXPECT_EQ(a.blocks[l].indices, b.blocks[l].indices);
+    EXPECT_EQ(a.blocks[l].edge_ids, b.blocks[l].edge_ids);
+    EXPECT_EQ(a.blocks[l].weights, b.blocks[l].weights);  // bitwise: floats compared with ==
+  }
+}
+
+// ---- Naive reference of the specification -------------------------------------------------
+
+struct Entry {
+  int64_t node;
+  double weight;
+};
+
+/// Step 2, the obvious way: std::set for the chosen entries, linear scans for the searches.
+std::vector<int64_t> reference_draw(const std::vector<Entry>& row, int64_t budget, bool replace, uint64_t seed,
+                                    uint64_t ls, int64_t key) {
+  const auto n = static_cast<int64_t>(row.size());
+  std::vector<int64_t> out;
+  if (n == 0 || budget == 0) return out;
+  if (budget < 0 || (!replace && budget >= n)) {
+    for (int64_t k = 0; k < n; ++k) out.push_back(k);
+    return out;
+  }
+  const auto pick = [&](const std::set<int64_t>& excluded, uint64_t stream, int64_t j) {
+    double total = 0;
+    for (int64_t k = 0; k < n; ++k) total += excluded.count(k) ? 0 : row[k].weight;
+    const double target = u64_to_unit_double(node_bits(seed, stream, key, j)) * total;
+    double cum = 0;
+    int64_t last = -1;
+    for (int64_t k = 0; k < n; ++k) {
+      if (excluded.count(k)) continue;
+      cum += row[k].weight;
+      last = k;
+      if (cum > target) return k;
+    }
+    return last;
+  };
+  if (replace) {
+    for (int64_t j = 0; j < budget; ++j) out.push_back(pick({}, ls, j));
+    return out;
+  }
+  std::set<int64_t> chosen;
+  for (int64_t r = 0; static_cast<int64_t>(chosen.size()) < budget; ++r) {
+    const std::set<int64_t> before = chosen;
+    const int64_t need = budget - static_cast<int64_t>(chosen.size());
+    for (int64_t j = 0; j < need; ++j) chosen.insert(pick(before, round_stream(ls, r), j));
+  }
+  return {chosen.begin(), chosen.end()};
+}
+
+/// Row v of A: distinct in-neighbours ascending, multiplicity, first CSC position.
+std::map<int64_t, std::pair<double, int64_t>> a_row(const OwnedGraph& g, int64_t v) {
+  std::map<int64_t, std::pair<double, int64_t>> row;
+  for (int64_t p = g.indptr[v]; p < g.indptr[v + 1]; ++p) {
+    auto [it, fresh] = row.try_emplace(g.indices[p], 0.0, p);
+    it->second.first += 1;
+  }
+  return row;
+}
+
+double on_grid_square(double x) {
+  return std::max(std::nearbyint(x * x / kBulkProbabilityUnit), 1.0) * kBulkProbabilityUnit;
+}
+
+struct RefEdge {
+  int64_t node, edge_id;
+  float weight;
+};
+
+MiniBatch reference_bulk(const OwnedGraph& g, const std::vector<int64_t>& seeds, const BulkSamplerOptions& o,
+                         uint64_t stream) {
+  MiniBatch batch;
+  batch.seeds = seeds;
+  std::vector<int64_t> dst = seeds;
+  for (std::size_t l = 0; l < o.fanouts.size(); ++l) {
+    const uint64_t ls = layer_stream(stream, static_cast<int>(l));
+    std::vector<std::vector<RefEdge>> edges(dst.size());
+    if (o.algorithm == BulkAlgorithm::kGraphSage) {
+      for (std::size_t i = 0; i < dst.size(); ++i) {
+        const auto row = a_row(g, dst[i]);
+        std::vector<Entry> entries;
+        std::vector<int64_t> firsts;
+        for (const auto& [u, mp] : row) {
+          entries.push_back({u, mp.first});
+          firsts.push_back(mp.second);
+        }
+        for (int64_t k : reference_draw(entries, o.fanouts[l], o.replace, o.seed, ls, dst[i])) {
+          edges[i].push_back({entries[k].node, firsts[k], 0});
+        }
+      }
+    } else {
+      std::map<int64_t, double> p;
+      for (int64_t v : dst) {
+        const double deg = static_cast<double>(g.indptr[v + 1] - g.indptr[v]);
+        auto row = a_row(g, v);
+        row[v].first += 0;  // the diagonal of A + I
+        for (const auto& [u, mp] : row) p[u] += on_grid_square((mp.first + (u == v ? 1 : 0)) / (deg + 1));
+      }
+      std::vector<Entry> entries;
+      for (const auto& [u, w] : p) entries.push_back({u, w});
+      std::set<int64_t> kept(dst.begin(), dst.end());
+      for (int64_t k : reference_draw(entries, o.fanouts[l], false, o.seed, ls, 0)) kept.insert(entries[k].node);
+      for (std::size_t i = 0; i < dst.size(); ++i) {
+        double sum = 0;
+        for (const auto& [u, mp] : a_row(g, dst[i])) {
+          if (kept.count(u)) sum += mp.first / p.at(u);
+        }
+        for (const auto& [u, mp] : a_row(g, dst[i])) {
+          if (kept.count(u)) edges[i].push_back({u, mp.second, static_cast<float>(mp.first / p.at(u) / sum)});
+        }
+      }
+    }
+    Block b;
+    b.num_dst = static_cast<int64_t>(dst.size());
+    b.src_nodes = dst;
+    std::map<int64_t, int64_t> local;
+    for (std::size_t i = 0; i < dst.size(); ++i) local[dst[i]] = static_cast<int64_t>(i);
+    b.indptr.push_back(0);
+    for (const auto& row : edges) {
+      for (const RefEdge& e : row) {
+        if (!local.count(e.node)) {
+          local[e.node] = b.num_src();
+          b.src_nodes.push_back(e.node);
+        }
+        b.indices.push_back(local[e.node]);
+        if (o.edge_ids) b.edge_ids.push_back(e.edge_id);
+        if (o.algorithm == BulkAlgorithm::kLadies) b.weights.push_back(e.weight);
+      }
+      b.indptr.push_back(static_cast<int64_t>(b.indices.size()));
+    }
+    dst = b.src_nodes;
+    batch.blocks.push_back(std::move(b));
+  }
+  return batch;
+}
+
+// ---- Golden cases ----------------------------------------------------------------------------
+
+TEST(BulkSampler, GoldenFullNeighbourhoodMatchesNeighborSampler) {
+  const OwnedGraph g = tiny();
+  const BulkSampler bulk(g.sample_graph(), sage({-1, -1}));
+  const std::vector<MiniBatch> b = run(bulk, {{2, 0}}, 0);
+  ASSERT_EQ(b.size(), 1u);
+  // Same as NeighborSampler's golden case: tiny() has no parallel edges and lists neighbours in
+  // ascending order, so "every entry of A's row" is "every edge".
+  EXPECT_EQ(b[0].blocks[0].src_nodes, (std::vector<int64_t>{2, 0, 4, 1, 3}));
+  EXPECT_EQ(b[0].blocks[0].indptr, (std::vector<int64_t>{0, 1, 4}));
+  EXPECT_EQ(b[0].blocks[0].indices, (std::vector<int64_t>{2, 3, 0, 4}));
+  EXPECT_EQ(b[0].blocks[0].edge_ids, (std::vector<int64_t>{5, 0, 1, 2}));
+  EXPECT_EQ(b[0].blocks[1].indptr, (std::vector<int64_t>{0, 1, 4, 5, 7, 7}));
+  EXPECT_EQ(b[0].blocks[1].indices, (std::vector<int64_t>{2, 3, 0, 4, 1, 1, 2}));
+  EXPECT_TRUE(b[0].blocks[0].weights.empty());
+  check_minibatch(b[0], g.num_nodes(), g.num_edges());
+}
+
+TEST(BulkSampler, GoldenParallelEdgesMergeAndKeepTheFirstPosition) {
+  // 0 <- 2, 1, 2 (positions 0, 1, 2): A[0, 1] = 1 (position 1), A[0, 2] = 2 (position 0).
+  const OwnedGraph g = OwnedGraph::from_edges(3, {{2, 0}, {1, 0}, {2, 0}});
+  const std::vector<MiniBatch> all = run(BulkSampler(g.sample_graph(), sage({-1})), {{0}}, 0);
+  EXPECT_EQ(all[0].blocks[0].src_nodes, (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(all[0].blocks[0].edge_ids, (std::vector<int64_t>{1, 0}));
+  // One draw: u * 3 against the prefix sums {1, 3}: node 1 when u * 3 < 1, else node 2.
+  const BulkSamplerOptions o = sage({1});
+  for (uint64_t stream = 0; stream < 20; ++stream) {
+    const std::vector<MiniBatch> one = run(BulkSampler(g.sample_graph(), o), {{0}}, stream);
+    const double u = u64_to_unit_double(node_bits(o.seed, layer_stream(stream, 0), 0, 0));
+    ASSERT_EQ(one[0].blocks[0].num_edges(), 1);
+    EXPECT_EQ(one[0].blocks[0].src_nodes[1], u * 3 < 1 ? 1 : 2) << stream;
+  }
+}
+
+TEST(BulkSampler, GoldenLadiesByHand) {
+  // Seeds {0}: deg(0) = 3, Ahat row 0 = 1/4 at columns 0, 1, 2, 3, so p is uniform over {0, 1, 2, 3}
+  // (each (1/4)^2 = 2^-4, exactly on the grid). Size 3 keeps 3 of the 4; every kept in-neighbour
+  // of 0 gets weight (1 / p) / sum = 1 / (number kept among 1, 2, 3).
+  const OwnedGraph g = tiny();
+  const BulkSamplerOptions o = ladies({3});
+  const std::vector<MiniBatch> b = run(BulkSampler(g.sample_graph(), o), {{0}}, 5);
+  const Block& block = b[0].blocks[0];
+  const int64_t kept_neighbours = block.num_edges();
+  EXPECT_GE(kept_neighbours, 2);  // at most one of the three picks can be node 0 itself
+  EXPECT_LE(kept_neighbours, 3);
+  EXPECT_EQ(block.num_src(), 1 + kept_neighbours);
+  for (float w : block.weights) EXPECT_FLOAT_EQ(w, 1.0f / static_cast<float>(kept_neighbours));
+  expect_same(b[0], reference_bulk(g, {0}, o, 5));
+  // Size >= candidates keeps the whole aggregated neighbourhood: every in-edge of the seeds.
+  const std::vector<MiniBatch> full = run(BulkSampler(g.sample_graph(), ladies({10})), {{0, 1}}, 0);
+  EXPECT_EQ(full[0].blocks[0].indptr, (std::vector<int64_t>{0, 3, 5}));
+  EXPECT_EQ(full[0].blocks[0].src_nodes, (std::vector<int64_t>{0, 1, 2, 3, 4}));
+}
+
+TEST(BulkSampler, ZeroDegreeSeedsAndFanoutZero) {
+  const OwnedGraph g = tiny();
+  const std::vector<MiniBatch> none = run(BulkSampler(g.sample_graph(), sage({0, 5})), {{3, 2}}, 0);
+  EXPECT_EQ(none[0].blocks[0].indptr, (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_EQ(none[0].blocks[1].src_nodes, (std::vector<int64_t>{3, 2, 4}));
+  EXPECT_EQ(none[0].blocks[1].indptr, (std::vector<int64_t>{0, 0, 1}));
+  const std::vector<MiniBatch> rep = run(BulkSampler(g.sample_graph(), sage({4}, true)), {{3, 2}}, 0);
+  EXPECT_EQ(rep[0].blocks[0].indptr, (std::vector<int64_t>{0, 0, 4}));
+  EXPECT_EQ(rep[0].blocks[0].indices, (std::vector<int64_t>{2, 2, 2, 2}));
+  // LADIES: a zero-degree seed keeps no edges; size 0 keeps only the edges among the dst nodes.
+  const std::vector<MiniBatch> lz = run(BulkSampler(g.sample_graph(), ladies({0})), {{3, 0}}, 0);
+  EXPECT_EQ(lz[0].blocks[0].indptr, (std::vector<int64_t>{0, 0, 1}));  // 0 <- 3 only
+  EXPECT_EQ(lz[0].blocks[0].src_nodes, (std::vector<int64_t>{3, 0}));
+  // An empty batch next to a full one.
+  const std::vector<MiniBatch> empty = run(BulkSampler(g.sample_graph(), sage({2})), {{}, {0}}, 0);
+  EXPECT_EQ(empty[0].blocks[0].indptr, (std::vector<int64_t>{0}));
+  EXPECT_EQ(empty[1].blocks[0].num_edges(), 2);
+}
+
+TEST(BulkSampler, RejectsBadSeedsAndOptions) {
+  const OwnedGraph g = tiny();
+  const BulkSampler s(g.sample_graph(), sage({2}));
+  EXPECT_THROW(run(s, {{0}, {0, 5}}, 0), OutOfRange);
+  EXPECT_THROW(run(s, {{1, 2, 1}}, 0), InvalidArgument);
+  EXPECT_THROW(BulkSampler(g.sample_graph(), sage({})), InvalidArgument);
+  EXPECT_THROW(BulkSampler(g.sample_graph(), sage({-2})), InvalidArgument);
+  EXPECT_THROW(BulkSampler(g.sample_graph(), ladies({-1})), InvalidArgument);
+  BulkSamplerOptions lr = ladies({2});
+  lr.replace = true;
+  EXPECT_THROW(BulkSampler(g.sample_graph(), lr), InvalidArgument);
+  OwnedGraph weighted = tiny();
+  weighted.weights.assign(7, 1.0f);
+  EXPECT_THROW(BulkSampler(weighted.sample_graph(), sage({2})), InvalidArgument);
+}
+
+// ---- Random graphs ---------------------------------------------------------------------------
+
+std::vector<std::vector<int64_t>> batches_of(const OwnedGraph& g, int64_t k, int64_t size, uint64_t seed) {
+  std::vector<std::vector<int64_t>> out;
+  for (int64_t b = 0; b < k; ++b) out.push_back(test::random_seeds(g.num_nodes(), size, seed + static_cast<uint64_t>(b)));
+  return out;
+}
+
+/// What both bulk modes promise on top of check_minibatch.
+void check_properties(const OwnedGraph& g, const MiniBatch& mb, const BulkSamplerOptions& o) {
+  check_minibatch(mb, g.num_nodes(), g.num_edges());
+  for (std::size_t l = 0; l < mb.blocks.size(); ++l) {
+    const Block& b = mb.blocks[l];
+    const int64_t f = o.fanouts[l];
+    std::set<int64_t> sampled;  // LADIES: the non-dst nodes the layer reaches
+    for (int64_t i = 0; i < b.num_dst; ++i) {
+      const int64_t v = b.src_nodes[i];
+      const auto row = a_row(g, v);
+      std::set<int64_t> seen;
+      double weight_sum = 0;
+      for (int64_t e = b.indptr[i]; e < b.indptr[i + 1]; ++e) {
+        const int64_t u = b.src_nodes[b.indices[e]], p = b.edge_ids[e];
+        ASSERT_TRUE(p >= g.indptr[v] && p < g.indptr[v + 1]) << "edge id outside dst " << v << "'s edges";
+        ASSERT_EQ(g.indices[p], u) << "edge id does not point at the sampled neighbour";
+        ASSERT_EQ(row.at(u).second, p) << "edge id is not the entry's first position";
+        if (!o.replace) {
+          ASSERT_TRUE(seen.insert(u).second) << "neighbour " << u << " of " << v << " twice";
+        }
+        if (b.indices[e] >= b.num_dst) sampled.insert(u);
+        if (!b.weights.empty()) weight_sum += b.weights[e];
+      }
+      const int64_t got = b.indptr[i + 1] - b.indptr[i], distinct = static_cast<int64_t>(row.size());
+      if (o.algorithm == BulkAlgorithm::kGraphSage) {
+        const int64_t want = f < 0 ? distinct : distinct == 0 ? 0 : o.replace ? f : std::min(f, distinct);
+        ASSERT_EQ(got, want) << "dst " << v << " in block " << l;
+      } else if (got > 0) {
+        ASSERT_NEAR(weight_sum, 1.0, 1e-5);
+      }
+    }
+    if (o.algorithm == BulkAlgorithm::kLadies) {
+      ASSERT_LE(static_cast<int64_t>(sampled.size()), f) << "LADIES layer " << l << " reached too many nodes";
+      ASSERT_EQ(b.weights.size(), b.indices.size());
+      // Every kept entry between the layer's nodes is present: R * A * C_b drops nothing.
+      const std::set<int64_t> columns(b.src_nodes.begin(), b.src_nodes.end());
+      for (int64_t i = 0; i < b.num_dst; ++i) {
+        int64_t expected = 0;
+        for (const auto& [u, mp] : a_row(g, b.src_nodes[i])) expected += columns.count(u);
+        ASSERT_EQ(b.indptr[i + 1] - b.indptr[i], expected);
+      }
+    }
+  }
+}
+
+struct Config {
+  BulkAlgorithm algorithm;
+  bool replace;
+};
+
+class BulkSamplerProperties : public ::testing::TestWithParam<Config> {};
+
+TEST_P(BulkSamplerProperties, MatchReferenceAndContract) {
+  const Config c = GetParam();
+  const OwnedGraph g = OwnedGraph::random(2000, 10, 3);  // heavy-tailed, with parallel edges
+  const BulkSamplerOptions o = c.algorithm == BulkAlgorithm::kLadies ? ladies({40, 80}) : sage({15, 10, 5}, c.replace);
+  const BulkSampler s(g.sample_graph(), o);
+  auto seeds = batches_of(g, 6, 50, 17);
+  seeds[1].clear();  // an empty batch among full ones
+  ThreadPool pool(3);
+  const std::vector<MiniBatch> got = run(s, seeds, 100, &pool);
+  ASSERT_EQ(got.size(), seeds.size());
+  for (std::size_t b = 0; b < seeds.size(); ++b) {
+    SCOPED_TRACE(b);
+    check_properties(g, got[b], o);
+    expect_same(got[b], reference_bulk(g, seeds[b], o, 100 + b));
+  }
+}
+
+TEST_P(BulkSamplerProperties, OneBatchAtATimeEqualsEightInBulk) {
+  const Config c = GetParam();
+  const OwnedGraph g = OwnedGraph::random(5000, 12, 8);
+  const BulkSamplerOptions o = c.algorithm == BulkAlgorithm::kLadies ? ladies({64, 64}) : sage({10, 5, -1}, c.replace);
+  const BulkSampler s(g.sample_graph(), o);
+  const auto seeds = batches_of(g, 8, 64, 2);
+  ThreadPool pool(2);
+  const std::vector<MiniBatch> bulk = run(s, seeds, 40, &pool);
+  for (std::size_t b = 0; b < seeds.size(); ++b) {
+    SCOPED_TRACE(b);
+    const std::vector<MiniBatch> alone = run(s, {seeds[b]}, 40 + b);
+    expect_same(bulk[b], alone[0]);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, BulkSamplerProperties,
+                         ::testing::Values(Config{BulkAlgorithm::kGraphSage, false}, Config{BulkAlgorithm::kGraphSage, true},
+                                           Config{BulkAlgorithm::kLadies, false}),
+                         [](const auto& info) {
+                           return std::string(info.param.algorithm == BulkAlgorithm::kLadies ? "Ladies" : "GraphSage") +
+                                  (info.param.replace ? "Replace" : "Distinct");
+                         });
+
+TEST(BulkSampler, WithReplacementFollowsMultiplicity) {
+  // 0 <- 1 (x1), 2 (x3): with replacement, node 2 comes up 3/4 of the time.
+  const OwnedGraph g = OwnedGraph::from_edges(3, {{1, 0}, {2, 0}, {2, 0}, {2, 0}});
+  const BulkSampler s(g.sample_graph(), sage({1000}, true));
+  const std::vector<MiniBatch> b = run(s, {{0}}, 9);
+  const auto& src = b[0].blocks[0].src_nodes;
+  int64_t twos = 0;
+  for (int64_t local : b[0].blocks[0].indices) twos += src[local] == 2;
+  EXPECT_NEAR(static_cast<double>(twos) / 1000, 0.75, 0.05);  // 4.6 standard deviations
+}
+
+TEST(BulkSampler, SameAsNeighborSamplerPropertiesOnSimpleGraph) {
+  // Without parallel edges, min(fanout, distinct) is min(fanout, degree): the count NeighborSampler
+  // keeps. Both samplers must then agree on counts, chaining and edge validity.
+  const OwnedGraph multi = OwnedGraph::random(3000, 8, 21);
+  std::vector<std::pair<int64_t, int64_t>> edges;
+  for (int64_t v = 0; v < multi.num_nodes(); ++v) {
+    for (const auto& [u, mp] : a_row(multi, v)) edges.emplace_back(u, v);
+  }
+  const OwnedGraph g = OwnedGraph::from_edges(multi.num_nodes(), edges);
+  NeighborSamplerOptions no;
+  no.fanouts = {15, 10, 5};
+  const NeighborSampler one(g.sample_graph(), no);
+  const BulkSampler bulk(g.sample_graph(), sage({15, 10, 5}));
+  const auto seeds = batches_of(g, 4, 100, 5);
+  const std::vector<MiniBatch> bs = run(bulk, seeds, 0);
+  for (std::size_t b = 0; b < seeds.size(); ++b) {
+    const MiniBatch ob = one.sample(seeds[b], b);
+    for (const MiniBatch* mb : {&ob, &bs[b]}) {
+      check_properties(g, *mb, sage({15, 10, 5}));
+      const Block& b0 = mb->blocks[0];
+      for (int64_t i = 0; i < b0.num_dst; ++i) {
+        const int64_t v = b0.src_nodes[i];
+        EXPECT_EQ(b0.indptr[i + 1] - b0.indptr[i], std::min<int64_t>(15, g.indptr[v + 1] - g.indptr[v]));
+      }
+    }
+  }
+}
+
+TEST(BulkSampler, CudaMatchesCpu) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: CUDA bulk sampling vs CPU not checked";
+  const OwnedGraph g = OwnedGraph::random(20000, 12, 4);
+  const auto seeds = batches_of(g, 8, 256, 1);
+  std::vector<std::span<const int64_t>> spans(seeds.begin(), seeds.end());
+  for (const BulkSamplerOptions& o : {sage({15, 10, 5}), sage({15, 10, -1}, true), ladies({256, 256})}) {
+    const std::vector<MiniBatch> cpu = BulkSampler(g.sample_graph(), o).sample(spans, 77);
+    const std::vector<MiniBatch> gpu = CudaBulkSampler(g.sample_graph(), o).sample(spans, 77);
+    ASSERT_EQ(cpu.size(), gpu.size());
+    for (std::size_t b = 0; b < cpu.size(); ++b) expect_same(cpu[b], gpu[b]);
+  }
+}
+
+TEST(BulkSampler, CudaSamplerNeedsCuda) {
+  if (cuda_available()) GTEST_SKIP() << "CUDA present: the Unsupported path is not reachable";
+  const OwnedGraph g = tiny();
+  EXPECT_THROW(CudaBulkSampler(g.sample_graph(), sage({2})), Unsupported);
+}
+
+}  // namespace
+}  // namespace graphtier::sample
