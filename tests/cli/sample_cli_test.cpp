@@ -86,6 +86,22 @@ TEST(PresampleCli, CoraOrderedByVisitCounts) {
   for (int64_t v : pre.split(graph::Split::kTrain)) EXPECT_GE(hot[v], 4.0) << "train node " << v;
   EXPECT_LE(hot.front(), 4.0);  // one batch per epoch here (140 train nodes < 1024): at most once each
   EXPECT_EQ(hot.back(), 0.0);   // Cora has nodes no 2-hop sample from the train nodes reaches
+
+  // bench hotness: rates in [0, 1], growing with the budget, none above the optimal placement.
+  r = test::run_cli({"-q", "--json", "bench", "hotness", "-d", dir / "cora", "--budgets", "5%,20%,100%", "--fanouts",
+                     "5,5"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto optimal = j["hit_rate"]["optimal"].get<std::vector<double>>();
+  for (const auto& [method, rates_json] : j["hit_rate"].items()) {
+    const auto rates = rates_json.get<std::vector<double>>();
+    ASSERT_EQ(rates.size(), 3u) << method;
+    for (std::size_t b = 0; b < rates.size(); ++b) {
+      EXPECT_GE(rates[b], b ? rates[b - 1] : 0.0) << method;
+      EXPECT_LE(rates[b], optimal[b] + 1e-12) << method;
+    }
+    EXPECT_DOUBLE_EQ(rates.back(), 1.0) << method << ": every row in the tier serves every read";
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@ void register_bench(CLI::App& app, const GlobalOptions& global) {
   auto* cmd = app.add_subcommand("bench", "Throughput benchmarks against the machine's measured limits");
   cmd->require_subcommand(1);
   register_bench_sample(*cmd, global);
+  register_bench_hotness(*cmd, global);
 }
 
 }  // namespace graphtier::cli

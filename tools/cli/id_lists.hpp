@@ -11,4 +11,8 @@ namespace graphtier::cli {
 /// empty item or a non-integer.
 std::vector<int64_t> parse_id_list(const std::string& text, const char* option);
 
+/// Parses "1%,5%,12.5%" (the '%' optional) into fractions in (0, 1]; throws InvalidArgument naming
+/// `option` otherwise.
+std::vector<double> parse_percent_list(const std::string& text, const char* option);
+
 }  // namespace graphtier::cli

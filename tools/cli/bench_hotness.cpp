@@ -1,0 +1,127 @@
+// `graphtier bench hotness`: how much of a training run's feature reads a static hot tier of a
+// given budget serves under each hotness score, against the optimal static placement (the rows a
+// run actually reads most, counted offline). Data Tiering (paper 002) and GNNLab's PreSC#K.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "bench.hpp"
+#include "graphtier/core/error.hpp"
+#include "graphtier/core/log.hpp"
+#include "graphtier/core/units.hpp"
+#include "graphtier/graph/dataset.hpp"
+#include "graphtier/prep/hotness.hpp"
+#include "graphtier/prep/out_neighbours.hpp"
+#include "graphtier/prep/reorder.hpp"
+#include "graphtier/sample/presample.hpp"
+#include "id_lists.hpp"
+
+namespace graphtier::cli {
+namespace {
+
+struct BenchHotnessOptions {
+  std::string dataset;
+  std::string budgets = "1%,5%,10%,20%";
+  std::string fanouts = "15,10,5";
+  int64_t batch_size = 1024;
+  int epochs = 1;            // of the measured training run
+  int presample_epochs = 1;  // K of PreSC#K
+  uint64_t seed = 0;
+};
+
+struct Method {
+  std::string name;
+  std::vector<double> scores;
+};
+
+/// Fraction of all reads (`reads[v]` per node) that fall on the `rows` highest-scored nodes.
+double static_hit_rate(const prep::Permutation& order, std::span<const double> reads, int64_t rows, double total) {
+  double hits = 0;
+  for (int64_t n = 0; n < rows; ++n) hits += reads[order.new_to_old[n]];
+  return total > 0 ? hits / total : 0;
+}
+
+void run_bench_hotness(const BenchHotnessOptions& c, const GlobalOptions& global) {
+  const graph::Dataset dataset = graph::Dataset::open(c.dataset);
+  const auto train = dataset.split(graph::Split::kTrain);
+  GRAPHTIER_EXPECTS(!train.empty(), InvalidArgument, c.dataset, " has no train split: a training run samples from it");
+  ThreadPool pool(global.threads);
+  const prep::CscView csc = prep::CscView::of(dataset);
+  const int64_t n = dataset.num_nodes();
+  std::vector<int64_t> rows;
+  for (const double fraction : parse_percent_list(c.budgets, "--budgets")) {
+    rows.push_back(static_cast<int64_t>(static_cast<double>(n) * fraction));
+  }
+
+  // The measured run and the presampling use different seeds: presampling predicts a run it has
+  // not seen.
+  sample::PresampleOptions run;
+  run.epochs = c.epochs;
+  run.batch_size = c.batch_size;
+  run.sampler.fanouts = parse_id_list(c.fanouts, "--fanouts");
+  run.sampler.edge_ids = false;
+  run.sampler.seed = c.seed + 1;
+  const std::vector<double> reads = sample::presample_hotness({csc, {}}, train, run, pool);
+  double total = 0;
+  for (double r : reads) total += r;
+
+  std::vector<Method> methods;
+  methods.push_back({"degree", prep::degree_scores(csc, pool)});
+  {
+    const prep::OutNeighbours out = prep::OutNeighbours::build(csc, pool);
+    methods.push_back({"rpr", prep::reverse_pagerank(csc, out, prep::PageRankOptions{}, pool)});
+    prep::PageRankOptions weighted;
+    weighted.iterations = 5;  // Algorithm 1
+    methods.push_back({"wrpr", prep::weighted_reverse_pagerank(csc, out, train, weighted, pool)});
+  }
+  sample::PresampleOptions pre = run;
+  pre.epochs = c.presample_epochs;
+  pre.sampler.seed = c.seed;
+  methods.push_back({"presample", sample::presample_hotness({csc, {}}, train, pre, pool)});
+  methods.push_back({"optimal", reads});
+
+  nlohmann::ordered_json j;
+  j["dataset"] = c.dataset;
+  j["num_nodes"] = n;
+  j["reads"] = total;
+  j["budgets_rows"] = rows;
+  if (!global.json) {
+    std::printf("static hot-tier hit rate: share of the %s feature reads of %d epoch(s) of [%s] sampling, batch %lld\n",
+                format_count(total).c_str(), c.epochs, c.fanouts.c_str(), static_cast<long long>(c.batch_size));
+    std::printf("%-10s", "hotness");
+    for (int64_t r : rows) std::printf(" %10s", (format_count(static_cast<double>(r)) + " rows").c_str());
+    std::printf("\n");
+  }
+  for (const Method& m : methods) {
+    const prep::Permutation order = prep::order_by_score(m.scores, pool);
+    std::vector<double> rates;
+    for (int64_t r : rows) rates.push_back(static_hit_rate(order, reads, r, total));
+    j["hit_rate"][m.name] = rates;
+    if (!global.json) {
+      std::printf("%-10s", m.name.c_str());
+      for (double rate : rates) std::printf(" %10.3f", rate);
+      std::printf("\n");
+    }
+  }
+  if (global.json) std::cout << j.dump(2) << '\n';
+}
+
+}  // namespace
+
+void register_bench_hotness(CLI::App& bench, const GlobalOptions& global) {
+  auto opt = std::make_shared<BenchHotnessOptions>();
+  auto* cmd = bench.add_subcommand("hotness", "Static-tier hit rates of each hotness score against the optimal placement");
+  cmd->add_option("-d,--dataset", opt->dataset, "Dataset directory (with a train split)")->required();
+  cmd->add_option("--budgets", opt->budgets, "Static tier sizes in percent of the nodes")->capture_default_str();
+  cmd->add_option("--fanouts", opt->fanouts, "Fanouts of the measured run, seeds' hop first")->capture_default_str();
+  cmd->add_option("--batch-size", opt->batch_size, "Seeds per minibatch")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--epochs", opt->epochs, "Epochs of the measured run")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--presample-epochs", opt->presample_epochs, "K of the presample score")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--seed", opt->seed, "Seed of the presampling (the measured run uses seed + 1)")->capture_default_str();
+  cmd->callback([opt, &global] { run_bench_hotness(*opt, global); });
+}
+
+}  // namespace graphtier::cli
