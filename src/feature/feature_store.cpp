@@ -48,11 +48,16 @@ FeatureStore::Impl::Impl(const std::string& dir, const FeatureStoreOptions& opti
   host = HostTier(features_path, layout, tiers.ranges.gpu_end, tiers.ranges.cpu_end, tiers.host_pinned);
   host_cache = std::make_unique<HostCache>(tiers.host_cache_rows, row_bytes, options.eviction, options.seed);
 #if GRAPHTIER_WITH_CUDA
-  if (wants_gpu) gpu = cuda::make_gpu_tiers(*this, options);
+  // Also without GPU budgets: device outputs go through the tiers' stream and staging.
+  if (cuda_available()) gpu = cuda::make_gpu_tiers(*this, options);
 #endif
 }
 
 FeatureStore::Impl::~Impl() = default;
+
+#if !GRAPHTIER_WITH_CUDA
+void cuda::GpuTiersDeleter::operator()(GpuTiers*) const noexcept {}
+#endif
 
 FeatureStore::FeatureStore(const std::string& dir, const FeatureStoreOptions& options, ThreadPool& pool)
     : impl_(std::make_unique<Impl>(dir, options, pool)) {}

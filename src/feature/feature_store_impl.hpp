@@ -18,7 +18,12 @@
 namespace graphtier::feature {
 
 namespace cuda {
-struct GpuTiers;  // defined in cuda/gpu_tiers.hpp, CUDA builds only
+struct GpuTiers;  // defined in cuda/gpu_tiers.cu, CUDA builds only
+/// Defined in cuda/gpu_tiers.cu (CUDA builds) or feature_store.cpp (CPU builds, never called
+/// with a tier set), so that the tiers stay opaque to every C++ translation unit.
+struct GpuTiersDeleter {
+  void operator()(GpuTiers* tiers) const noexcept;
+};
 }
 
 /// Reused between gathers so that a minibatch allocates nothing once the sizes have been seen.
@@ -49,7 +54,7 @@ struct FeatureStore::Impl {
   std::unique_ptr<StorageTier> storage;
   HostTier host;
   std::unique_ptr<HostCache> host_cache;
-  std::unique_ptr<cuda::GpuTiers> gpu;  // null in CPU-only mode
+  std::unique_ptr<cuda::GpuTiers, cuda::GpuTiersDeleter> gpu;  // null in CPU-only mode
   GatherStats last;
   GatherStats total;
   std::mutex mutex;

@@ -32,7 +32,9 @@ void FeatureStore::gather(std::span<const int64_t> ids, TensorView out) {
   s.last = GatherStats{};
   if (n > 0) {
 #if GRAPHTIER_WITH_CUDA
-    if (s.gpu || out.memory == MemoryKind::kDevice) {
+    const bool gpu_rows = s.tiers.ranges.gpu_end > 0 || s.tiers.gpu_cache_rows > 0;
+    if (out.memory == MemoryKind::kDevice || gpu_rows) {
+      GRAPHTIER_EXPECTS(s.gpu != nullptr, Unsupported, "gather into device memory needs a GPU (none is visible)");
       cuda::gather(s, ids, out, s.last);
     } else {
       cpu::gather_host(s, ids, static_cast<std::byte*>(out.data), s.last);

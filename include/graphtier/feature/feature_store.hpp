@@ -39,8 +39,16 @@ struct FeatureBudgets {
   Budget host_cache;  // host cache of storage rows
 };
 
+/// How the GPU reads the pinned host tier (CUDA builds).
+enum class PinnedPath : uint8_t {
+  kMeasured,  // both paths timed at start-up; each request split by their rates
+  kZeroCopy,  // GPU threads read pinned memory
+  kCpuCopy,   // CPU threads gather into pinned staging, then one DMA copy
+};
+
 struct FeatureStoreOptions {
   FeatureBudgets budgets;
+  PinnedPath pinned_path = PinnedPath::kMeasured;
   cache::Eviction eviction = cache::Eviction::kClock;
   uint64_t seed = 0;  // random eviction
   /// The storage tier's read device, handed in (STYLE.md rule 4), e.g. a FaultInjectingDevice in
@@ -54,12 +62,23 @@ struct FeatureStoreOptions {
   int device = 0;         // CUDA device of the GPU tiers
 };
 
+/// The two transfer paths of the pinned host tier to the GPU, measured at start-up on random rows
+/// of the tier (CUDA builds with a host tier; zeros otherwise).
+struct PinnedPaths {
+  double zero_copy_rows_per_second = 0;  // GPU threads reading pinned memory
+  double cpu_copy_rows_per_second = 0;   // CPU gather into pinned staging + one DMA copy
+  /// Share of a request's pinned-tier rows given to zero-copy: both paths run at once, so each
+  /// gets rows in proportion to its rate (1 or 0 when one path is over 8x the other).
+  double zero_copy_fraction = 0;
+};
+
 /// Rows per tier, as resolved from the budgets.
 struct TierLayout {
   graph::TierRanges ranges;     // gpu_end, cpu_end, num_nodes, row_stride
   int64_t gpu_cache_rows = 0;   // lines of the GPU software cache
   int64_t host_cache_rows = 0;  // lines of the host cache
   bool host_pinned = false;     // the host tier is page-locked
+  PinnedPaths pinned_paths;
 };
 
 /// Thread-safety: gather, announce and consume are serialised by an internal mutex; the thread
