@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "graphtier/core/dtype.hpp"
+#include "graphtier/core/rng.hpp"
 #include "graphtier/core/thread_pool.hpp"
 #include "graphtier/graph/dataset.hpp"
 #include "graphtier/graph/generate.hpp"
@@ -39,6 +40,18 @@ inline const std::string& feature_dataset(int64_t num_nodes, int64_t dim, DType 
   ThreadPool pool(2);
   graph::generate_dataset(dir, options, pool);
   return made.emplace(key, dir).first->second;
+}
+
+/// `n` ids uniform over [0, num_rows), seeded, about a quarter of them repeating an earlier id.
+inline std::vector<int64_t> uniform_ids(std::size_t n, int64_t num_rows, uint64_t seed) {
+  std::vector<int64_t> ids(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const uint64_t bits = philox_u64(seed, 1, k);
+    const uint64_t pick = philox_u64(seed, 2, k);
+    ids[k] = (k > 0 && bits % 4 == 0) ? ids[pick % k]
+                                      : static_cast<int64_t>(bounded_u64(pick, static_cast<uint64_t>(num_rows)));
+  }
+  return ids;
 }
 
 /// X[ids] packed at row_bytes, from the file itself.
