@@ -38,7 +38,7 @@ struct HostGatherScratch {
   std::vector<int64_t> read_ids;    // one per fill or bypass
   std::unordered_map<int64_t, int64_t> staged_slot;  // line filled by this gather -> staging row
   std::vector<std::byte> staging;
-  std::vector<double> task_seconds;
+  std::vector<int64_t> scatter_order;  // storage positions with a staged row, by staged row
 };
 
 struct FeatureStore::Impl {

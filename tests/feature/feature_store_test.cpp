@@ -111,6 +111,26 @@ TEST(FeatureStoreTest, ByteExactForEveryTierCombinationDtypeAndLayout) {
   }
 }
 
+// More staged rows than one read chunk (2048): chunks are read while earlier ones are scattered.
+TEST(FeatureStoreTest, LargeRequestsAreReadInChunksAndStayExact) {
+  const Watchdog watchdog(60);
+  ThreadPool pool(2);
+  const std::string& dir = test::feature_dataset(kNodes, 40, DType::kFloat16, 512);
+  for (const Combo& combo : combos()) {
+    SCOPED_TRACE(combo.name);
+    FeatureStoreOptions options;
+    options.budgets.cpu = combo.cpu;
+    options.budgets.host_cache = combo.host_cache;
+    options.io_depth = 8;
+    FeatureStore store(dir, options, pool);
+    for (uint64_t batch = 0; batch < 2; ++batch) {
+      const std::vector<int64_t> ids = uniform_ids(7000, kNodes, 40 + batch);
+      ASSERT_EQ(gather(store, ids), reference_rows(dir, ids));
+      expect_tier_rows_add_up(store.last_gather(), ids.size());
+    }
+  }
+}
+
 TEST(FeatureStoreTest, TierRangesFollowTheBudgets) {
   ThreadPool pool(1);
   const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
