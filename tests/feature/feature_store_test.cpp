@@ -6,8 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cerrno>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "feature/feature_test_util.hpp"
@@ -129,6 +131,32 @@ TEST(FeatureStoreTest, LargeRequestsAreReadInChunksAndStayExact) {
       expect_tier_rows_add_up(store.last_gather(), ids.size());
     }
   }
+}
+
+TEST(FeatureStoreTest, ConcurrentCallersAreSerialisedAndExact) {
+  const Watchdog watchdog(60);
+  ThreadPool pool(2);
+  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  FeatureStoreOptions options;
+  options.budgets.cpu = Budget::percent(20);
+  options.budgets.host_cache = Budget::percent(10);
+  options.io_depth = 8;
+  FeatureStore store(dir, options, pool);
+  std::vector<std::thread> callers;
+  std::atomic<int> mismatches{0};
+  for (uint64_t c = 0; c < 3; ++c) {
+    callers.emplace_back([&, c] {
+      for (uint64_t b = 0; b < 20; ++b) {
+        const std::vector<int64_t> ids = uniform_ids(300, kNodes, 1000 * c + b);
+        store.announce(ids);
+        if (gather(store, ids) != reference_rows(dir, ids)) ++mismatches;
+        store.consume(ids);
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_EQ(store.total().rows, 3 * 20 * 300);
 }
 
 TEST(FeatureStoreTest, TierRangesFollowTheBudgets) {
