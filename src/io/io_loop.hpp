@@ -24,8 +24,9 @@ struct LoopRead {
 
 /// Performs reads 0..count-1. start(i, slot) describes read i, whose buffer may depend on
 /// `slot` in [0, depth): a slot is not reused until finish(i, slot) has returned, so staging
-/// memory of depth slots suffices. Adds what it did to `stats`. Throws the first error once every
-/// read in flight has completed.
+/// memory of depth slots suffices; neither may throw. Adds what it did to `stats`. Throws the
+/// first error once every read in flight has completed (never leaving the device writing into a
+/// caller's buffer).
 void run_reads(ReadDevice& device, int depth, std::size_t count,
                const std::function<LoopRead(std::size_t index, int slot)>& start,
                const std::function<void(std::size_t index, int slot)>& finish, IoStats& stats);
