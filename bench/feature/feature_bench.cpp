@@ -1,0 +1,201 @@
+// Out-of-core gather: random minibatch-sized id lists from a dataset whose features.bin may be
+// larger than RAM, with a small host budget, against the raw random-read rate of the same file.
+//
+//   (a) raw:    random 4 KiB O_DIRECT reads of features.bin through the io module's engine
+//               (io::ReadEngine::read over the io_uring device: one request per read, no row
+//               logic), at the store's queue depth;
+//   (b) gather: FeatureStore::gather of `--batch-rows` uniform random ids per call.
+// Rounds alternate (a) and (b) so that drift of the disk hits both. Peak RSS (ru_maxrss) shows
+// what the store keeps in memory. Prints one JSON object.
+//
+//   feature_bench --dir DATASET [--cpu 0] [--host-cache 256MiB] [--batch-rows 8192] [--seconds 10]
+//                 [--rounds 2] [--depth 0] [--threads 2] [--backend auto]
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdint>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "graphtier/core/error.hpp"
+#include "graphtier/core/file.hpp"
+#include "graphtier/core/log.hpp"
+#include "graphtier/core/memory.hpp"
+#include "graphtier/core/rng.hpp"
+#include "graphtier/core/units.hpp"
+#include "graphtier/feature/feature_store.hpp"
+#include "graphtier/io/read_engine.hpp"
+#include "graphtier/io/read_file.hpp"
+
+using namespace graphtier;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;
+}
+
+struct Rate {
+  double iops = 0;
+  double rows_per_second = 0;
+  double bytes_per_second = 0;
+  double mean_latency_us = 0;
+};
+
+// Batches of `depth` x 16 random 4 KiB reads, so the engine keeps `depth` in flight throughout.
+Rate raw_reads(io::ReadEngine& engine, const io::ReadFile& file, double seconds, uint64_t seed) {
+  constexpr std::size_t kBlock = io::ReadEngine::kBlockBytes;
+  const std::size_t batch = static_cast<std::size_t>(engine.depth()) * 16;
+  const DirectIoBuffer buffer = allocate_direct_io_buffer(batch * kBlock);
+  const uint64_t blocks = file.size() / kBlock;
+  std::vector<io::ReadRequest> requests(batch);
+  engine.reset_stats();
+  uint64_t draw = 0;
+  const auto start = Clock::now();
+  while (seconds_since(start) < seconds) {
+    for (std::size_t i = 0; i < batch; ++i) {
+      const uint64_t block = bounded_u64(philox_u64(seed, 0, draw++), blocks);
+      requests[i] = io::ReadRequest{&file, block * kBlock, kBlock, buffer.get() + i * kBlock};
+    }
+    engine.read(requests);
+  }
+  const double elapsed = seconds_since(start);
+  const io::IoStats& t = engine.total();
+  return Rate{static_cast<double>(t.reads) / elapsed, static_cast<double>(t.reads) / elapsed,
+              static_cast<double>(t.bytes) / elapsed, t.mean_latency_seconds() * 1e6};
+}
+
+Rate gather_rows(feature::FeatureStore& store, std::size_t batch_rows, double seconds, uint64_t seed,
+                 feature::GatherStats& stats) {
+  std::vector<int64_t> ids(batch_rows);
+  std::vector<std::byte> out(batch_rows * static_cast<std::size_t>(store.layout().row_bytes()));
+  const TensorView view = TensorView::contiguous(out.data(), store.layout().dtype,
+                                                 {static_cast<int64_t>(batch_rows), store.layout().dim});
+  const feature::GatherStats before = store.total();
+  uint64_t draw = 0;
+  int64_t rows = 0;
+  const auto start = Clock::now();
+  while (seconds_since(start) < seconds) {
+    for (int64_t& id : ids) id = static_cast<int64_t>(bounded_u64(philox_u64(seed, 1, draw++), static_cast<uint64_t>(store.num_nodes())));
+    store.gather(ids, view);
+    rows += static_cast<int64_t>(batch_rows);
+  }
+  const double elapsed = seconds_since(start);
+  stats = store.total();
+  const int64_t reads = stats.io.reads - before.io.reads;
+  const double latency = stats.io.latency_seconds_sum - before.io.latency_seconds_sum;
+  return Rate{static_cast<double>(reads) / elapsed, static_cast<double>(rows) / elapsed,
+              static_cast<double>(stats.io.bytes - before.io.bytes) / elapsed,
+              reads > 0 ? latency / static_cast<double>(reads) * 1e6 : 0};
+}
+
+nlohmann::json to_json(const Rate& r) {
+  return {{"iops", r.iops}, {"rows_per_second", r.rows_per_second}, {"bytes_per_second", r.bytes_per_second},
+          {"mean_latency_us", r.mean_latency_us}};
+}
+
+nlohmann::json to_json(const feature::TierStats& t) {
+  return {{"rows", t.rows}, {"bytes", t.bytes}, {"seconds", t.seconds}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string dir;
+  feature::FeatureStoreOptions options;
+  options.budgets.host_cache = Budget::bytes(int64_t{256} << 20);
+  int64_t batch_rows = 8192;
+  double seconds = 10;
+  int rounds = 2;
+  int threads = 2;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string arg = argv[i];
+      GRAPHTIER_EXPECTS(i + 1 < argc, InvalidArgument, arg, " needs a value");
+      const std::string value = argv[++i];
+      if (arg == "--dir") dir = value;
+      else if (arg == "--cpu") options.budgets.cpu = Budget::parse(value);
+      else if (arg == "--host-cache") options.budgets.host_cache = Budget::parse(value);
+      else if (arg == "--batch-rows") batch_rows = parse_count(value);
+      else if (arg == "--seconds") seconds = std::stod(value);
+      else if (arg == "--rounds") rounds = std::stoi(value);
+      else if (arg == "--depth") options.io_depth = std::stoi(value);
+      else if (arg == "--threads") threads = std::stoi(value);
+      else if (arg == "--backend") options.io_backend = io::parse_io_backend(value);
+      else GRAPHTIER_EXPECTS(false, InvalidArgument, "unknown option ", arg);
+    }
+    GRAPHTIER_EXPECTS(!dir.empty(), InvalidArgument, "--dir is required");
+    GRAPHTIER_EXPECTS(batch_rows >= 1 && seconds > 0 && rounds >= 1, InvalidArgument, "bad --batch-rows, --seconds or --rounds");
+    ThreadPool pool(threads);
+    const auto open_start = Clock::now();
+    feature::FeatureStore store(dir, options, pool);
+    const double open_seconds = seconds_since(open_start);
+    const int64_t rss_after_open = peak_rss_bytes();
+    const int depth = store.io_depth();
+
+    const io::ReadFile file = io::ReadFile::open(dir + "/features.bin");
+    const auto device = io::make_read_device(options.io_backend, depth);
+    io::ReadEngine raw_engine(*device, depth);
+    std::vector<Rate> raw, gathered;
+    feature::GatherStats stats;
+    for (int round = 0; round < rounds; ++round) {
+      raw.push_back(raw_reads(raw_engine, file, seconds, 100 + static_cast<uint64_t>(round)));
+      gathered.push_back(gather_rows(store, static_cast<std::size_t>(batch_rows), seconds, 200 + static_cast<uint64_t>(round), stats));
+    }
+    const auto mean = [](const std::vector<Rate>& rates) {
+      Rate m;
+      for (const Rate& r : rates) {
+        m.iops += r.iops / static_cast<double>(rates.size());
+        m.rows_per_second += r.rows_per_second / static_cast<double>(rates.size());
+        m.bytes_per_second += r.bytes_per_second / static_cast<double>(rates.size());
+        m.mean_latency_us += r.mean_latency_us / static_cast<double>(rates.size());
+      }
+      return m;
+    };
+    const Rate raw_mean = mean(raw);
+    const Rate gather_mean = mean(gathered);
+
+    nlohmann::json j;
+    j["dir"] = dir;
+    j["file_bytes"] = file.size();
+    j["physical_memory_bytes"] = physical_memory_bytes();
+    j["file_over_ram"] = static_cast<double>(file.size()) / static_cast<double>(physical_memory_bytes());
+    j["o_direct"] = file.direct();
+    j["backend"] = std::string(device->name());
+    j["row_bytes"] = store.layout().row_bytes();
+    j["row_stride"] = store.layout().row_stride;
+    j["cpu_budget"] = options.budgets.cpu.to_string();
+    j["host_cache_budget"] = options.budgets.host_cache.to_string();
+    j["host_tier_rows"] = store.tiers().ranges.cpu_end - store.tiers().ranges.gpu_end;
+    j["host_cache_rows"] = store.tiers().host_cache_rows;
+    j["depth"] = depth;
+    j["threads"] = threads;
+    j["batch_rows"] = batch_rows;
+    j["seconds_per_run"] = seconds;
+    j["rounds"] = rounds;
+    j["open_seconds"] = open_seconds;
+    j["raw_4k_reads"] = to_json(raw_mean);
+    j["gather"] = to_json(gather_mean);
+    j["gather_iops_over_raw"] = gather_mean.iops / raw_mean.iops;
+    j["gather_rows_over_raw_iops"] = gather_mean.rows_per_second / raw_mean.iops;
+    nlohmann::json per_round = nlohmann::json::array();
+    for (int r = 0; r < rounds; ++r) per_round.push_back({{"raw_iops", raw[r].iops}, {"gather_iops", gathered[r].iops}});
+    j["per_round"] = per_round;
+    j["tiers"] = {{"host", to_json(stats.host)}, {"host_cache", to_json(stats.host_cache)},
+                  {"storage", to_json(stats.storage)}, {"cache_fills", stats.cache_fills},
+                  {"cache_bypasses", stats.cache_bypasses}};
+    j["peak_rss_bytes_after_open"] = rss_after_open;
+    j["peak_rss_bytes"] = peak_rss_bytes();
+    std::cout << j.dump(2) << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "feature_bench: error: " << e.what() << "\n";
+    return 1;
+  }
+}

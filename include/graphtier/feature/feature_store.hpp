@@ -1,0 +1,125 @@
+// The tiered feature store: X[ids] gathered from whichever tier holds each row (DESIGN.md,
+// "Feature store"; issue "Tiered feature store").
+//
+// After `prepare`, ids are in hotness order, so the static tiers are id ranges (graph::tier_ranges):
+//   [0, gpu_end)          GPU hot tier: device memory (CUDA builds)
+//   [gpu_end, cpu_end)    host tier: host memory, page-locked (pinned) when a GPU is present
+//   [cpu_end, num_nodes)  storage tier: features.bin read with O_DIRECT through io::ReadEngine
+// and two dynamic caches for rows outside them, each a cache::CachePolicy beside its own rows:
+// the GPU software cache (CUDA builds) and the host cache (storage rows in host memory). Both
+// honour window buffering: announce() the ids of minibatches sampled ahead, consume() them once
+// gathered; a row with announced future use is never evicted.
+//
+// CPU-only mode (no CUDA build, or no GPU): gpu_hot and gpu_cache budgets must be zero
+// (Unsupported otherwise); everything else works, out of core included.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "graphtier/cache/cache_policy.hpp"
+#include "graphtier/core/tensor.hpp"
+#include "graphtier/core/thread_pool.hpp"
+#include "graphtier/core/units.hpp"
+#include "graphtier/feature/feature_stats.hpp"
+#include "graphtier/graph/dataset.hpp"
+#include "graphtier/graph/summary.hpp"
+#include "graphtier/io/read_device.hpp"
+
+namespace graphtier::feature {
+
+/// Byte budgets, each in bytes or a percent of the feature table (num_nodes x row_stride). A
+/// budget larger than what is left for it is clamped; zero disables the tier.
+struct FeatureBudgets {
+  Budget gpu_hot;     // static GPU tier
+  Budget gpu_cache;   // GPU software cache
+  Budget cpu;         // static host (pinned) tier
+  Budget host_cache;  // host cache of storage rows
+};
+
+/// How the GPU reads the pinned host tier (CUDA builds).
+enum class PinnedPath : uint8_t {
+  kMeasured,  // both paths timed at start-up; each request split by their rates
+  kZeroCopy,  // GPU threads read pinned memory
+  kCpuCopy,   // CPU threads gather into pinned staging, then one DMA copy
+};
+
+struct FeatureStoreOptions {
+  FeatureBudgets budgets;
+  PinnedPath pinned_path = PinnedPath::kMeasured;
+  cache::Eviction eviction = cache::Eviction::kClock;
+  uint64_t seed = 0;  // random eviction
+  /// The storage tier's read device, handed in (STYLE.md rule 4), e.g. a FaultInjectingDevice in
+  /// tests; it must outlive the store. Null: the store makes one with `io_backend`.
+  io::ReadDevice* read_device = nullptr;
+  io::IoBackend io_backend = io::IoBackend::kAuto;
+  /// Reads kept in flight by the storage tier. 0: measured at construction by io::calibrate
+  /// (GIDS eq. 2-3) when features.bin is at least 64 MiB, else the device's limit.
+  int io_depth = 0;
+  int max_io_depth = 64;  // ring size of a device the store makes itself
+  int device = 0;         // CUDA device of the GPU tiers
+};
+
+/// The two transfer paths of the pinned host tier to the GPU, measured at start-up on random rows
+/// of the tier (CUDA builds with a host tier; zeros otherwise).
+struct PinnedPaths {
+  double zero_copy_rows_per_second = 0;  // GPU threads reading pinned memory
+  double cpu_copy_rows_per_second = 0;   // CPU gather into pinned staging + one DMA copy
+  /// Share of a request's pinned-tier rows given to zero-copy: both paths run at once, so each
+  /// gets rows in proportion to its rate (1 or 0 when one path is over 8x the other).
+  double zero_copy_fraction = 0;
+};
+
+/// Rows per tier, as resolved from the budgets.
+struct TierLayout {
+  graph::TierRanges ranges;     // gpu_end, cpu_end, num_nodes, row_stride
+  int64_t gpu_cache_rows = 0;   // lines of the GPU software cache
+  int64_t host_cache_rows = 0;  // lines of the host cache
+  bool host_pinned = false;     // the host tier is page-locked
+  PinnedPaths pinned_paths;
+};
+
+/// Thread-safety: gather, announce and consume are serialised by an internal mutex; the thread
+/// pool handed in must not be running another parallel_for of the caller's while gather runs
+/// (ThreadPool is not reentrant).
+class FeatureStore {
+ public:
+  /// Opens the dataset in `dir` (which must have features) and loads the static tiers. `pool`
+  /// serves every gather (storage reads in flight on one of its threads while the others copy)
+  /// and must outlive the store. Throws FormatError/IoError for a bad dataset, InvalidArgument
+  /// for bad options, Unsupported for GPU budgets without a GPU.
+  FeatureStore(const std::string& dir, const FeatureStoreOptions& options, ThreadPool& pool);
+  ~FeatureStore();
+  FeatureStore(const FeatureStore&) = delete;
+  FeatureStore& operator=(const FeatureStore&) = delete;
+
+  const graph::FeatureLayout& layout() const noexcept;
+  int64_t num_nodes() const noexcept;
+  const TierLayout& tiers() const noexcept;
+  /// The storage tier's queue depth (calibrated or given).
+  int io_depth() const noexcept;
+
+  /// out[k] = X[ids[k]] byte for byte. `out` is a contiguous [ids.size(), dim] tensor of the
+  /// table's dtype in host or pinned memory, or device memory in CUDA builds. ids may repeat and
+  /// come in any order; every id is checked before anything is read (OutOfRange naming the first
+  /// bad one). A read failure throws IoError naming features.bin and the offset; `out` is then
+  /// unspecified but no cache line keeps a partial row.
+  void gather(std::span<const int64_t> ids, TensorView out);
+
+  /// Window buffering for the dynamic caches: ids of one minibatch sampled ahead (announce) or
+  /// just gathered (consume). Ids outside the caches' range are ignored.
+  void announce(std::span<const int64_t> ids);
+  void consume(std::span<const int64_t> ids);
+
+  const GatherStats& last_gather() const noexcept;
+  const GatherStats& total() const noexcept;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace graphtier::feature

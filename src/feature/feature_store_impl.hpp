@@ -1,0 +1,65 @@
+// The state of a FeatureStore, shared by its front door and its CPU and CUDA backends.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "feature/host_cache.hpp"
+#include "feature/host_tier.hpp"
+#include "feature/storage_tier.hpp"
+#include "graphtier/cache/cache_policy.hpp"
+#include "graphtier/feature/feature_store.hpp"
+
+namespace graphtier::feature {
+
+namespace cuda {
+struct GpuTiers;  // defined in cuda/gpu_tiers.cu, CUDA builds only
+/// Defined in cuda/gpu_tiers.cu (CUDA builds) or feature_store.cpp (CPU builds, never called
+/// with a tier set), so that the tiers stay opaque to every C++ translation unit.
+struct GpuTiersDeleter {
+  void operator()(GpuTiers* tiers) const noexcept;
+};
+}
+
+/// Reused between gathers so that a minibatch allocates nothing once the sizes have been seen.
+struct HostGatherScratch {
+  std::vector<int64_t> host_pos;    // output positions served by the host tier
+  std::vector<int64_t> store_pos;   // output positions of storage rows
+  std::vector<int64_t> keys;        // their ids
+  std::vector<int64_t> slots;
+  std::vector<cache::LookupKind> kinds;
+  std::vector<int64_t> stage_row;   // per storage position: its row in `staging`, or -1 (cache hit)
+  std::vector<int64_t> hit_entries; // storage positions served from a cache line
+  std::vector<int64_t> read_ids;    // one per fill or bypass
+  std::unordered_map<int64_t, int64_t> staged_slot;  // line filled by this gather -> staging row
+  std::vector<std::byte> staging;
+  std::vector<int64_t> scatter_order;  // storage positions with a staged row, by staged row
+};
+
+struct FeatureStore::Impl {
+  Impl(const std::string& dir, const FeatureStoreOptions& options, ThreadPool& pool);
+  ~Impl();
+
+  std::string features_path;
+  graph::FeatureLayout layout;
+  int64_t num_nodes = 0;
+  TierLayout tiers;
+  ThreadPool& pool;
+  std::unique_ptr<io::ReadDevice> own_device;
+  std::unique_ptr<StorageTier> storage;
+  HostTier host;
+  std::unique_ptr<HostCache> host_cache;
+  std::unique_ptr<cuda::GpuTiers, cuda::GpuTiersDeleter> gpu;  // null in CPU-only mode
+  GatherStats last;
+  GatherStats total;
+  std::mutex mutex;
+  HostGatherScratch scratch;
+  std::vector<int64_t> window_scratch;
+};
+
+}  // namespace graphtier::feature

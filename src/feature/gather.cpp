@@ -1,0 +1,53 @@
+// The front door of FeatureStore::gather: validates the output and every id, then dispatches on
+// where the output lives and whether GPU tiers exist.
+#include <chrono>
+
+#include "feature/cpu/gather_cpu.hpp"
+#include "feature/feature_store_impl.hpp"
+#include "graphtier/core/error.hpp"
+#include "graphtier/core/log.hpp"
+
+#if GRAPHTIER_WITH_CUDA
+#include "feature/cuda/gpu_tiers.hpp"
+#endif
+
+namespace graphtier::feature {
+
+void FeatureStore::gather(std::span<const int64_t> ids, TensorView out) {
+  Impl& s = *impl_;
+  const auto n = static_cast<int64_t>(ids.size());
+  GRAPHTIER_EXPECTS(out.ndim == 2 && out.shape[0] == n && out.shape[1] == s.layout.dim, InvalidArgument,
+                    "gather of ", n, " rows needs an output of shape [", n, ", ", s.layout.dim, "], got ndim ",
+                    out.ndim, " [", out.shape[0], ", ", out.shape[1], "]");
+  GRAPHTIER_EXPECTS(out.dtype == s.layout.dtype, InvalidArgument, "gather output has dtype ", dtype_name(out.dtype),
+                    ", the feature table ", dtype_name(s.layout.dtype));
+  GRAPHTIER_EXPECTS(out.is_contiguous() && (n == 0 || out.data != nullptr), InvalidArgument,
+                    "gather output must be contiguous and non-null");
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    GRAPHTIER_EXPECTS(ids[k] >= 0 && ids[k] < s.num_nodes, OutOfRange, "feature id ", ids[k], " at position ", k,
+                      " is outside [0, ", s.num_nodes, ")");
+  }
+  const std::lock_guard lock(s.mutex);
+  const auto start = std::chrono::steady_clock::now();
+  s.last = GatherStats{};
+  if (n > 0) {
+#if GRAPHTIER_WITH_CUDA
+    const bool gpu_rows = s.tiers.ranges.gpu_end > 0 || s.tiers.gpu_cache_rows > 0;
+    if (out.memory == MemoryKind::kDevice || gpu_rows) {
+      GRAPHTIER_EXPECTS(s.gpu != nullptr, Unsupported, "gather into device memory needs a GPU (none is visible)");
+      cuda::gather(s, ids, out, s.last);
+    } else {
+      cpu::gather_host(s, ids, static_cast<std::byte*>(out.data), s.last);
+    }
+#else
+    GRAPHTIER_EXPECTS(out.memory != MemoryKind::kDevice, Unsupported,
+                      "gather into device memory needs a CUDA build (this one is CPU-only)");
+    cpu::gather_host(s, ids, static_cast<std::byte*>(out.data), s.last);
+#endif
+  }
+  s.last.rows = n;
+  s.last.seconds = seconds_since(start);
+  s.total += s.last;
+}
+
+}  // namespace graphtier::feature

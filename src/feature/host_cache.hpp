@@ -1,0 +1,27 @@
+// The host cache: lines of host memory holding storage rows, placed by a cache::CachePolicy.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "graphtier/cache/cache_policy.hpp"
+
+namespace graphtier::feature {
+
+class HostCache {
+ public:
+  /// `num_lines` rows of `row_bytes` each (0: no cache).
+  HostCache(int64_t num_lines, int64_t row_bytes, cache::Eviction eviction, uint64_t seed);
+
+  cache::CachePolicy& policy() noexcept { return policy_; }
+  int64_t num_lines() const noexcept { return policy_.num_slots(); }
+  std::byte* line(int64_t slot) noexcept { return rows_.data() + static_cast<std::size_t>(slot * row_bytes_); }
+
+ private:
+  cache::CachePolicy policy_;
+  int64_t row_bytes_;
+  std::vector<std::byte> rows_;
+};
+
+}  // namespace graphtier::feature

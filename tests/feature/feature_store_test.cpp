@@ -1,0 +1,358 @@
+// The feature store in CPU-only mode: X[ids] byte for byte for every combination of host tier,
+// host cache and storage, every dtype and row layout; budgets of zero, larger than the table and
+// smaller than one request; out-of-range ids rejected before any read; window buffering through
+// the store; faults from the read device (short reads, EAGAIN: exact; EIO: named, never cached).
+#include "graphtier/feature/feature_store.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cerrno>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "feature/feature_test_util.hpp"
+#include "graphtier/core/error.hpp"
+#include "graphtier/io/fault_injection.hpp"
+#include "io/io_test_util.hpp"
+
+namespace graphtier::feature {
+namespace {
+
+using test::uniform_ids;
+using test::reference_rows;
+using test::Watchdog;
+
+constexpr int64_t kNodes = 1200;
+
+struct Combo {
+  const char* name;
+  Budget cpu;
+  Budget host_cache;
+};
+
+std::vector<Combo> combos() {
+  return {
+      {"all-storage", Budget::bytes(0), Budget::bytes(0)},
+      {"all-host", Budget::percent(100), Budget::bytes(0)},
+      {"host+storage", Budget::percent(30), Budget::bytes(0)},
+      {"host+cache+storage", Budget::percent(30), Budget::percent(20)},
+      {"cache+storage", Budget::bytes(0), Budget::percent(50)},
+      {"cache-smaller-than-request", Budget::percent(10), Budget::bytes(2000)},
+      {"budgets-larger-than-table", Budget::bytes(int64_t{1} << 40), Budget::bytes(int64_t{1} << 40)},
+      {"cache-larger-than-table", Budget::bytes(0), Budget::bytes(int64_t{1} << 40)},
+  };
+}
+
+std::vector<std::byte> gather(FeatureStore& store, std::span<const int64_t> ids) {
+  std::vector<std::byte> out(ids.size() * static_cast<std::size_t>(store.layout().row_bytes()));
+  store.gather(ids, TensorView::contiguous(out.data(), store.layout().dtype,
+                                           {static_cast<int64_t>(ids.size()), store.layout().dim}));
+  return out;
+}
+
+void expect_tier_rows_add_up(const GatherStats& s, std::size_t n) {
+  EXPECT_EQ(s.rows, static_cast<int64_t>(n));
+  EXPECT_EQ(s.host.rows + s.host_cache.rows + s.storage.rows, static_cast<int64_t>(n));
+  EXPECT_EQ(s.gpu_hot.rows + s.gpu_cache.rows, 0);
+}
+
+struct LayoutCase {
+  int64_t dim;
+  DType dtype;
+  int64_t alignment;
+};
+
+TEST(FeatureStoreTest, ByteExactForEveryTierCombinationDtypeAndLayout) {
+  const Watchdog watchdog(60);
+  ThreadPool pool(2);
+  for (const LayoutCase lc : {LayoutCase{24, DType::kFloat32, 0}, LayoutCase{40, DType::kFloat16, 512},
+                              LayoutCase{100, DType::kBFloat16, 4096}, LayoutCase{1100, DType::kFloat32, 4096}}) {
+    const std::string& dir = test::feature_dataset(kNodes, lc.dim, lc.dtype, lc.alignment);
+    for (const Combo& combo : combos()) {
+      SCOPED_TRACE(std::string(combo.name) + " " + std::string(dtype_name(lc.dtype)) + " dim " + std::to_string(lc.dim));
+      FeatureStoreOptions options;
+      options.budgets.cpu = combo.cpu;
+      options.budgets.host_cache = combo.host_cache;
+      options.io_depth = 8;
+      FeatureStore store(dir, options, pool);
+      const graph::TierRanges& r = store.tiers().ranges;
+      EXPECT_EQ(r.gpu_end, 0);
+      for (uint64_t batch = 0; batch < 4; ++batch) {
+        std::vector<int64_t> ids = uniform_ids(500, kNodes, 100 * batch + 1);
+        ids.push_back(0);
+        ids.push_back(kNodes - 1);  // the last row, which may end the file unpadded
+        if (r.cpu_end > 0) ids.push_back(r.cpu_end - 1);
+        if (r.cpu_end < kNodes) ids.push_back(r.cpu_end);
+        ASSERT_EQ(gather(store, ids), reference_rows(dir, ids)) << "batch " << batch;
+        const GatherStats& s = store.last_gather();
+        expect_tier_rows_add_up(s, ids.size());
+        if (r.cpu_end == kNodes) {
+          EXPECT_EQ(s.storage.rows, 0);
+          EXPECT_EQ(s.io.reads, 0);
+        }
+        if (r.cpu_end == 0) {
+          EXPECT_EQ(s.host.rows, 0);
+        }
+        if (store.tiers().host_cache_rows == 0) {
+          EXPECT_EQ(s.host_cache.rows, 0);
+        }
+      }
+      if (store.tiers().host_cache_rows >= kNodes - r.cpu_end) {
+        // A cache that holds every storage row serves a repeat gather without the disk.
+        const std::vector<int64_t> ids = uniform_ids(300, kNodes, 999);
+        gather(store, ids);
+        const std::vector<std::byte> again = gather(store, ids);
+        EXPECT_EQ(again, reference_rows(dir, ids));
+        EXPECT_EQ(store.last_gather().storage.rows, 0);
+        EXPECT_EQ(store.last_gather().io.reads, 0);
+      }
+      EXPECT_EQ(store.total().rows, store.total().host.rows + store.total().host_cache.rows + store.total().storage.rows);
+    }
+  }
+}
+
+// More staged rows than one read chunk (2048): chunks are read while earlier ones are scattered.
+TEST(FeatureStoreTest, LargeRequestsAreReadInChunksAndStayExact) {
+  const Watchdog watchdog(60);
+  ThreadPool pool(2);
+  const std::string& dir = test::feature_dataset(kNodes, 40, DType::kFloat16, 512);
+  for (const Combo& combo : combos()) {
+    SCOPED_TRACE(combo.name);
+    FeatureStoreOptions options;
+    options.budgets.cpu = combo.cpu;
+    options.budgets.host_cache = combo.host_cache;
+    options.io_depth = 8;
+    FeatureStore store(dir, options, pool);
+    for (uint64_t batch = 0; batch < 2; ++batch) {
+      const std::vector<int64_t> ids = uniform_ids(7000, kNodes, 40 + batch);
+      ASSERT_EQ(gather(store, ids), reference_rows(dir, ids));
+      expect_tier_rows_add_up(store.last_gather(), ids.size());
+    }
+  }
+}
+
+TEST(FeatureStoreTest, ConcurrentCallersAreSerialisedAndExact) {
+  const Watchdog watchdog(60);
+  ThreadPool pool(2);
+  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  FeatureStoreOptions options;
+  options.budgets.cpu = Budget::percent(20);
+  options.budgets.host_cache = Budget::percent(10);
+  options.io_depth = 8;
+  FeatureStore store(dir, options, pool);
+  std::vector<std::thread> callers;
+  std::atomic<int> mismatches{0};
+  for (uint64_t c = 0; c < 3; ++c) {
+    callers.emplace_back([&, c] {
+      for (uint64_t b = 0; b < 20; ++b) {
+        const std::vector<int64_t> ids = uniform_ids(300, kNodes, 1000 * c + b);
+        store.announce(ids);
+        if (gather(store, ids) != reference_rows(dir, ids)) ++mismatches;
+        store.consume(ids);
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_EQ(store.total().rows, 3 * 20 * 300);
+}
+
+TEST(FeatureStoreTest, TierRangesFollowTheBudgets) {
+  ThreadPool pool(1);
+  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  FeatureStoreOptions options;
+  options.budgets.cpu = Budget::percent(25);
+  options.budgets.host_cache = Budget::bytes(10 * 96);
+  options.io_depth = 4;
+  FeatureStore store(dir, options, pool);
+  EXPECT_EQ(store.layout().row_bytes(), 96);
+  EXPECT_EQ(store.tiers().ranges.cpu_end, kNodes / 4);
+  EXPECT_EQ(store.tiers().host_cache_rows, 10);
+  EXPECT_EQ(store.io_depth(), 4);
+  // Hot-tier ids are served from memory, the rest from the disk the first time.
+  const std::vector<int64_t> ids{0, 1, 299, 300, 1199, 300};
+  EXPECT_EQ(gather(store, ids), reference_rows(dir, ids));
+  EXPECT_EQ(store.last_gather().host.rows, 3);
+  EXPECT_EQ(store.last_gather().storage.rows, 3);  // 300 twice: the repeat comes from its staged row
+  EXPECT_EQ(store.last_gather().cache_fills, 2);
+  EXPECT_EQ(gather(store, ids), reference_rows(dir, ids));
+  EXPECT_EQ(store.last_gather().host_cache.rows, 3);
+  EXPECT_EQ(store.last_gather().storage.rows, 0);
+}
+
+TEST(FeatureStoreTest, OutOfRangeIdsAreRejectedBeforeAnyRead) {
+  ThreadPool pool(2);
+  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  auto device = io::make_read_device(io::IoBackend::kAuto, 16);
+  io::FaultInjectingDevice counting(*device, io::FaultPlan{});
+  FeatureStoreOptions options;
+  options.budgets.cpu = Budget::percent(30);
+  options.budgets.host_cache = Budget::percent(10);
+  options.read_device = &counting;
+  options.io_depth = 8;
+  FeatureStore store(dir, options, pool);
+  for (const int64_t bad : {int64_t{-1}, kNodes, int64_t{1} << 40}) {
+    const std::vector<int64_t> ids{1, 900, bad, 5};
+    std::vector<std::byte> out(ids.size() * 96, std::byte{0x5a});
+    try {
+      store.gather(ids, TensorView::contiguous(out.data(), DType::kFloat32, {4, 24}));
+      FAIL() << "id " << bad << " was accepted";
+    } catch (const OutOfRange& e) {
+      EXPECT_NE(std::string(e.what()).find(std::to_string(bad)), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(out, std::vector<std::byte>(ids.size() * 96, std::byte{0x5a})) << "output written";
+  }
+  EXPECT_EQ(counting.counts().completions, 0) << "a read was issued";
+  EXPECT_EQ(store.total().rows, 0);
+}
+
+TEST(FeatureStoreTest, RejectsBadOutputsAndGpuBudgetsWithoutAGpu) {
+  ThreadPool pool(1);
+  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  FeatureStoreOptions options;
+  options.io_depth = 4;
+  FeatureStore store(dir, options, pool);
+  const std::vector<int64_t> ids{1, 2};
+  std::vector<std::byte> out(2 * 96);
+  EXPECT_THROW(store.gather(ids, TensorView::contiguous(out.data(), DType::kFloat16, {2, 24})), InvalidArgument);
+  EXPECT_THROW(store.gather(ids, TensorView::contiguous(out.data(), DType::kFloat32, {2, 23})), InvalidArgument);
+  EXPECT_THROW(store.gather(ids, TensorView::contiguous(out.data(), DType::kFloat32, {3, 24})), InvalidArgument);
+  store.gather({}, TensorView::contiguous(nullptr, DType::kFloat32, {0, 24}));
+  EXPECT_EQ(store.last_gather().rows, 0);
+  if (!cuda_available()) {
+    EXPECT_THROW(store.gather(ids, TensorView::contiguous(out.data(), DType::kFloat32, {2, 24}, MemoryKind::kDevice)),
+                 Unsupported);
+    FeatureStoreOptions gpu = options;
+    gpu.budgets.gpu_hot = Budget::percent(10);
+    EXPECT_THROW(FeatureStore(dir, gpu, pool), Unsupported);
+    gpu.budgets.gpu_hot = Budget::bytes(0);
+    gpu.budgets.gpu_cache = Budget::percent(10);
+    EXPECT_THROW(FeatureStore(dir, gpu, pool), Unsupported);
+  }
+}
+
+TEST(FeatureStoreTest, WindowKeepsAnnouncedRowsCachedUnderPressure) {
+  ThreadPool pool(2);
+  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  FeatureStoreOptions options;
+  options.budgets.host_cache = Budget::bytes(32 * 96);  // 32 lines
+  options.io_depth = 8;
+  FeatureStore store(dir, options, pool);
+  const std::vector<int64_t> next{10, 20, 30, 40};
+  store.announce(next);
+  store.announce(next);
+  gather(store, next);
+  // Many other rows stream through the 32 lines.
+  for (uint64_t b = 0; b < 10; ++b) {
+    std::vector<int64_t> ids = uniform_ids(64, kNodes, 50 + b);
+    for (int64_t& id : ids) id = 100 + id % (kNodes - 100);
+    ASSERT_EQ(gather(store, ids), reference_rows(dir, ids));
+  }
+  EXPECT_EQ(gather(store, next), reference_rows(dir, next));
+  EXPECT_EQ(store.last_gather().host_cache.rows, 4) << "announced rows were evicted";
+  store.consume(next);
+  store.consume(next);
+  for (uint64_t b = 0; b < 10; ++b) {
+    std::vector<int64_t> ids = uniform_ids(64, kNodes, 70 + b);
+    for (int64_t& id : ids) id = 100 + id % (kNodes - 100);
+    gather(store, ids);
+  }
+  EXPECT_EQ(gather(store, next), reference_rows(dir, next));
+  EXPECT_EQ(store.last_gather().host_cache.rows, 0) << "consumed rows stayed pinned";
+}
+
+TEST(FeatureStoreTest, EveryLinePinnedStillServesTheMinibatch) {
+  const Watchdog watchdog(30);
+  ThreadPool pool(2);
+  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  FeatureStoreOptions options;
+  options.budgets.host_cache = Budget::bytes(8 * 96);
+  options.io_depth = 8;
+  FeatureStore store(dir, options, pool);
+  const std::vector<int64_t> pinned{1, 2, 3, 4, 5, 6, 7, 8};
+  store.announce(pinned);
+  gather(store, pinned);
+  const std::vector<int64_t> ids = uniform_ids(400, kNodes, 5);
+  EXPECT_EQ(gather(store, ids), reference_rows(dir, ids));
+  EXPECT_GT(store.last_gather().cache_bypasses, 0);
+}
+
+class FeatureFaultTest : public ::testing::TestWithParam<io::IoBackend> {
+ protected:
+  void SetUp() override {
+    try {
+      device_ = io::make_read_device(GetParam(), 16);
+    } catch (const Unsupported&) {
+      GTEST_SKIP() << io::io_backend_name(GetParam()) << " is not available here";
+    }
+  }
+  std::unique_ptr<io::ReadDevice> device_;
+};
+
+TEST_P(FeatureFaultTest, ShortReadsAndEagainStillGiveExactRows) {
+  const Watchdog watchdog(30);
+  ThreadPool pool(2);
+  // 8 KiB strides: every row is a read of its own, so the faults have many completions to hit.
+  const std::string& dir = test::feature_dataset(kNodes, 1100, DType::kFloat32, 4096);
+  io::FaultPlan plan;
+  plan.short_read_probability = 0.3;
+  plan.eagain_probability = 0.2;
+  plan.eintr_probability = 0.05;
+  plan.seed = 3;
+  io::FaultInjectingDevice faulty(*device_, plan);
+  FeatureStoreOptions options;
+  options.budgets.cpu = Budget::percent(20);
+  options.budgets.host_cache = Budget::percent(10);
+  options.read_device = &faulty;
+  options.io_depth = 8;
+  FeatureStore store(dir, options, pool);
+  for (uint64_t b = 0; b < 4; ++b) {
+    // Multiples of 3 (and repeats): no two rows share or adjoin a block, so each is one read.
+    std::vector<int64_t> ids = uniform_ids(400, kNodes / 3, 30 + b);
+    for (int64_t& id : ids) id *= 3;
+    ASSERT_EQ(gather(store, ids), reference_rows(dir, ids)) << "batch " << b;
+  }
+  EXPECT_GT(faulty.counts().short_reads, 10);
+  EXPECT_GT(faulty.counts().eagain, 10);
+}
+
+TEST_P(FeatureFaultTest, EioNamesTheFileAndOffsetAndLeavesNoCachedRow) {
+  const Watchdog watchdog(30);
+  ThreadPool pool(2);
+  const std::string& dir = test::feature_dataset(kNodes, 1100, DType::kFloat32, 4096);  // 4400 B rows, 8 KiB stride
+  constexpr int64_t kBad = 700;
+  io::FaultPlan plan;
+  plan.eio_at_offset = kBad * 8192 + 10;
+  io::FaultInjectingDevice faulty(*device_, plan);
+  FeatureStoreOptions options;
+  options.budgets.cpu = Budget::percent(10);
+  options.budgets.host_cache = Budget::percent(50);
+  options.read_device = &faulty;
+  options.io_depth = 8;
+  FeatureStore store(dir, options, pool);
+  ASSERT_EQ(store.layout().row_stride, 8192);
+  const std::vector<int64_t> ids{5, 300, kBad, 900, kBad};
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::vector<std::byte> out(ids.size() * 4400);
+    try {
+      store.gather(ids, TensorView::contiguous(out.data(), DType::kFloat32, {5, 1100}));
+      FAIL() << "EIO was not reported (attempt " << attempt << ")";
+    } catch (const IoError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(e.code().value(), EIO);
+      EXPECT_NE(what.find("features.bin"), std::string::npos) << what;
+      EXPECT_NE(what.find("offset " + std::to_string(kBad * 8192)), std::string::npos) << what;
+    }
+  }
+  // Rows away from the bad one still come back exact, and nothing claims row kBad.
+  const std::vector<int64_t> good{5, 300, 900, 5};
+  EXPECT_EQ(gather(store, good), reference_rows(dir, good));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, FeatureFaultTest, ::testing::Values(io::IoBackend::kUring, io::IoBackend::kPread),
+                         [](const auto& info) { return std::string(io::io_backend_name(info.param)); });
+
+}  // namespace
+}  // namespace graphtier::feature
