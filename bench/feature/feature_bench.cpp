@@ -1,17 +1,14 @@
 // Out-of-core gather: random minibatch-sized id lists from a dataset whose features.bin may be
 // larger than RAM, with a small host budget, against the raw random-read rate of the same file.
 //
-//   (a) raw:    random 4 KiB O_DIRECT reads of features.bin through the io module's engine
-//               (io::ReadEngine::read over the io_uring device: one request per read, no row
-//               logic), at the store's queue depth;
+//   (a) raw:    a bare io_uring loop of random 4 KiB O_DIRECT reads of features.bin at the
+//               store's queue depth (bench/common/io_rates.hpp, as io_bench);
 //   (b) gather: FeatureStore::gather of `--batch-rows` uniform random ids per call.
 // Rounds alternate (a) and (b) so that drift of the disk hits both. Peak RSS (ru_maxrss) shows
 // what the store keeps in memory. Prints one JSON object.
 //
 //   feature_bench --dir DATASET [--cpu 0] [--host-cache 256MiB] [--batch-rows 8192] [--seconds 10]
 //                 [--rounds 2] [--depth 0] [--threads 2] [--backend auto]
-#include <sys/resource.h>
-
 #include <chrono>
 #include <cstdint>
 #include <iostream>
@@ -29,48 +26,12 @@
 #include "graphtier/feature/feature_store.hpp"
 #include "graphtier/io/read_engine.hpp"
 #include "graphtier/io/read_file.hpp"
+#include "common/io_rates.hpp"
 
 using namespace graphtier;
+using namespace graphtier::bench;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-int64_t peak_rss_bytes() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<int64_t>(usage.ru_maxrss) * 1024;
-}
-
-struct Rate {
-  double iops = 0;
-  double rows_per_second = 0;
-  double bytes_per_second = 0;
-  double mean_latency_us = 0;
-};
-
-// Batches of `depth` x 16 random 4 KiB reads, so the engine keeps `depth` in flight throughout.
-Rate raw_reads(io::ReadEngine& engine, const io::ReadFile& file, double seconds, uint64_t seed) {
-  constexpr std::size_t kBlock = io::ReadEngine::kBlockBytes;
-  const std::size_t batch = static_cast<std::size_t>(engine.depth()) * 16;
-  const DirectIoBuffer buffer = allocate_direct_io_buffer(batch * kBlock);
-  const uint64_t blocks = file.size() / kBlock;
-  std::vector<io::ReadRequest> requests(batch);
-  engine.reset_stats();
-  uint64_t draw = 0;
-  const auto start = Clock::now();
-  while (seconds_since(start) < seconds) {
-    for (std::size_t i = 0; i < batch; ++i) {
-      const uint64_t block = bounded_u64(philox_u64(seed, 0, draw++), blocks);
-      requests[i] = io::ReadRequest{&file, block * kBlock, kBlock, buffer.get() + i * kBlock};
-    }
-    engine.read(requests);
-  }
-  const double elapsed = seconds_since(start);
-  const io::IoStats& t = engine.total();
-  return Rate{static_cast<double>(t.reads) / elapsed, static_cast<double>(t.reads) / elapsed,
-              static_cast<double>(t.bytes) / elapsed, t.mean_latency_seconds() * 1e6};
-}
 
 Rate gather_rows(feature::FeatureStore& store, std::size_t batch_rows, double seconds, uint64_t seed,
                  feature::GatherStats& stats) {
@@ -91,14 +52,12 @@ Rate gather_rows(feature::FeatureStore& store, std::size_t batch_rows, double se
   stats = store.total();
   const int64_t reads = stats.io.reads - before.io.reads;
   const double latency = stats.io.latency_seconds_sum - before.io.latency_seconds_sum;
-  return Rate{static_cast<double>(reads) / elapsed, static_cast<double>(rows) / elapsed,
-              static_cast<double>(stats.io.bytes - before.io.bytes) / elapsed,
-              reads > 0 ? latency / static_cast<double>(reads) * 1e6 : 0};
-}
-
-nlohmann::json to_json(const Rate& r) {
-  return {{"iops", r.iops}, {"rows_per_second", r.rows_per_second}, {"bytes_per_second", r.bytes_per_second},
-          {"mean_latency_us", r.mean_latency_us}};
+  Rate r;
+  r.iops = static_cast<double>(reads) / elapsed;
+  r.rows_per_second = static_cast<double>(rows) / elapsed;
+  r.bytes_per_second = static_cast<double>(stats.io.bytes - before.io.bytes) / elapsed;
+  r.mean_latency_seconds = reads > 0 ? latency / static_cast<double>(reads) : 0;
+  return r;
 }
 
 nlohmann::json to_json(const feature::TierStats& t) {
@@ -141,24 +100,12 @@ int main(int argc, char** argv) {
     const int depth = store.io_depth();
 
     const io::ReadFile file = io::ReadFile::open(dir + "/features.bin");
-    const auto device = io::make_read_device(options.io_backend, depth);
-    io::ReadEngine raw_engine(*device, depth);
     std::vector<Rate> raw, gathered;
     feature::GatherStats stats;
     for (int round = 0; round < rounds; ++round) {
-      raw.push_back(raw_reads(raw_engine, file, seconds, 100 + static_cast<uint64_t>(round)));
+      raw.push_back(raw_uring(file, depth, seconds, 100 + static_cast<uint64_t>(round)));
       gathered.push_back(gather_rows(store, static_cast<std::size_t>(batch_rows), seconds, 200 + static_cast<uint64_t>(round), stats));
     }
-    const auto mean = [](const std::vector<Rate>& rates) {
-      Rate m;
-      for (const Rate& r : rates) {
-        m.iops += r.iops / static_cast<double>(rates.size());
-        m.rows_per_second += r.rows_per_second / static_cast<double>(rates.size());
-        m.bytes_per_second += r.bytes_per_second / static_cast<double>(rates.size());
-        m.mean_latency_us += r.mean_latency_us / static_cast<double>(rates.size());
-      }
-      return m;
-    };
     const Rate raw_mean = mean(raw);
     const Rate gather_mean = mean(gathered);
 
@@ -168,7 +115,7 @@ int main(int argc, char** argv) {
     j["physical_memory_bytes"] = physical_memory_bytes();
     j["file_over_ram"] = static_cast<double>(file.size()) / static_cast<double>(physical_memory_bytes());
     j["o_direct"] = file.direct();
-    j["backend"] = std::string(device->name());
+    j["raw_backend"] = "bare io_uring loop";
     j["row_bytes"] = store.layout().row_bytes();
     j["row_stride"] = store.layout().row_stride;
     j["cpu_budget"] = options.budgets.cpu.to_string();

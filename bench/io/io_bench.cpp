@@ -38,14 +38,13 @@
 #include "graphtier/io/read_device.hpp"
 #include "graphtier/io/read_engine.hpp"
 #include "graphtier/io/read_file.hpp"
+#include "common/io_rates.hpp"
 
 namespace {
 
 using namespace graphtier;
 using namespace graphtier::io;
-using Clock = std::chrono::steady_clock;
-
-constexpr std::size_t kBlock = 4096;
+using namespace graphtier::bench;
 
 /// Creates `path` of `bytes` bytes unless it already has that size. The content is a random 4 MiB
 /// pattern with each 4 KiB block stamped with its index, so that no two blocks are alike.
@@ -74,69 +73,6 @@ void ensure_file(const std::string& path, int64_t bytes) {
   progress.finish();
 }
 
-struct Rate {
-  double iops = 0;
-  double bytes_per_second = 0;
-  double mean_latency_seconds = 0;
-  double rows_per_second = 0;
-};
-
-/// The raw limit: a bare liburing loop keeping `depth` random 4 KiB reads in flight.
-Rate raw_uring(const ReadFile& file, int depth, double seconds, uint64_t seed) {
-  io_uring ring{};
-  if (const int rc = io_uring_queue_init(static_cast<unsigned>(depth), &ring, 0); rc < 0) {
-    throw Unsupported(detail::concat("io_uring_queue_init failed: ", std::strerror(-rc)));
-  }
-  const uint64_t blocks = file.size() / kBlock;
-  const DirectIoBuffer buffers = allocate_direct_io_buffer(static_cast<std::size_t>(depth) * kBlock);
-  std::vector<Clock::time_point> submitted(static_cast<std::size_t>(depth));
-  uint64_t draw = 0;
-  const auto submit = [&](int slot, Clock::time_point now) {
-    io_uring_sqe* sqe = io_uring_get_sqe(&ring);
-    const uint64_t block = bounded_u64(philox_u64(seed, 0, draw++), blocks);
-    io_uring_prep_read(sqe, file.fd(), buffers.get() + static_cast<std::size_t>(slot) * kBlock, kBlock, block * kBlock);
-    io_uring_sqe_set_data64(sqe, static_cast<uint64_t>(slot));
-    submitted[static_cast<std::size_t>(slot)] = now;
-  };
-  const auto start = Clock::now();
-  for (int s = 0; s < depth; ++s) submit(s, start);
-  int64_t reads = 0;
-  double latency_sum = 0;
-  bool stopping = false;
-  int in_flight = depth;
-  while (in_flight > 0) {
-    const int rc = io_uring_submit_and_wait(&ring, 1);
-    if (rc < 0 && rc != -EINTR) throw IoError(-rc, detail::concat("io_uring_submit_and_wait: ", std::strerror(-rc)));
-    const auto now = Clock::now();
-    stopping = stopping || std::chrono::duration<double>(now - start).count() >= seconds;
-    unsigned head = 0;
-    unsigned seen = 0;
-    io_uring_cqe* cqe = nullptr;
-    io_uring_for_each_cqe(&ring, head, cqe) {
-      ++seen;
-      const int slot = static_cast<int>(io_uring_cqe_get_data64(cqe));
-      if (cqe->res != static_cast<int>(kBlock)) {
-        throw IoError(cqe->res < 0 ? -cqe->res : EIO, detail::concat(file.path(), ": raw read returned ", cqe->res));
-      }
-      ++reads;
-      latency_sum += std::chrono::duration<double>(now - submitted[static_cast<std::size_t>(slot)]).count();
-      if (stopping) {
-        --in_flight;
-      } else {
-        submit(slot, now);
-      }
-    }
-    io_uring_cq_advance(&ring, seen);
-  }
-  const double elapsed = seconds_since(start);
-  io_uring_queue_exit(&ring);
-  Rate r;
-  r.iops = r.rows_per_second = static_cast<double>(reads) / elapsed;
-  r.bytes_per_second = r.iops * kBlock;
-  r.mean_latency_seconds = latency_sum / static_cast<double>(reads);
-  return r;
-}
-
 /// The engine: read_rows on batches of random ids until `seconds` have passed.
 Rate engine_rows(ReadEngine& engine, const ReadFile& file, const RowLayout& layout, std::size_t batch_rows,
                  double seconds, uint64_t seed) {
@@ -160,24 +96,6 @@ Rate engine_rows(ReadEngine& engine, const ReadFile& file, const RowLayout& layo
   r.mean_latency_seconds = engine.total().mean_latency_seconds();
   r.rows_per_second = static_cast<double>(rows) / elapsed;
   return r;
-}
-
-nlohmann::json to_json(const Rate& r) {
-  return {{"iops", r.iops},
-          {"rows_per_second", r.rows_per_second},
-          {"gb_per_second", r.bytes_per_second / 1e9},
-          {"mean_latency_us", r.mean_latency_seconds * 1e6}};
-}
-
-Rate mean(const std::vector<Rate>& rates) {
-  Rate m;
-  for (const Rate& r : rates) {
-    m.iops += r.iops / static_cast<double>(rates.size());
-    m.bytes_per_second += r.bytes_per_second / static_cast<double>(rates.size());
-    m.mean_latency_seconds += r.mean_latency_seconds / static_cast<double>(rates.size());
-    m.rows_per_second += r.rows_per_second / static_cast<double>(rates.size());
-  }
-  return m;
 }
 
 }  // namespace
