@@ -71,20 +71,6 @@ GRAPHTIER_HD uint64_t draw_weight(U128 c, int shift) {
   return w == 0 ? 1 : w;
 }
 
-/// The first j in [0, n) with prefix[j] > x, or n when none is.
-GRAPHTIER_HD int64_t first_above(const uint64_t* prefix, int64_t n, uint64_t x) {
-  int64_t lo = 0, hi = n;
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (prefix[mid] > x) {
-      hi = mid;
-    } else {
-      lo = mid + 1;
-    }
-  }
-  return lo;
-}
-
 /// The position of `key` in the ascending `ids[0, n)`, or -1.
 GRAPHTIER_HD int64_t find_sorted(const int64_t* ids, int64_t n, int64_t key) {
   int64_t lo = 0, hi = n;
@@ -99,36 +85,62 @@ GRAPHTIER_HD int64_t find_sorted(const int64_t* ids, int64_t n, int64_t key) {
   return lo < n && ids[lo] == key ? lo : -1;
 }
 
-GRAPHTIER_HD uint64_t weight_at(const uint64_t* prefix, int64_t j) { return j == 0 ? prefix[0] : prefix[j] - prefix[j - 1]; }
+// Successive sampling without replacement (layer_sampler.hpp): draw k picks the first candidate
+// whose prefix sum of not-yet-drawn weights exceeds r_k. Any structure that answers that gives
+// the same picks; a Fenwick tree does it in O(log n) per draw and per removal. Tree entry i
+// (0-based) holds the weights of candidates (i - lowbit(i + 1), i].
 
-/// Successive sampling without replacement: s < n candidates by the draw weights whose inclusive
-/// prefix sums are prefix[0, n) (every weight >= 1); chosen[k] receives the k-th drawn candidate.
-///
-/// The drawn weights are not removed from `prefix` (which FastGCN shares across layers and
-/// batches); draw k instead looks for the first j whose remaining prefix P(j) - R(j) exceeds r,
-/// R(j) the drawn weight at positions <= j. Searching P for r + R(j_prev) never overshoots that j
-/// (R only grows with j), and when R(j) no longer changes the search has found it; R grows at each
-/// repeat, so at most k + 1 searches. O(s^2) in the worst case: sequential by definition, run by a
-/// single thread on the GPU; fine for layer sizes in the thousands.
-GRAPHTIER_HD void successive_draws(const uint64_t* prefix, int64_t n, int64_t s, uint64_t seed, uint64_t layer_stream,
-                                   int64_t* chosen) {
-  const uint64_t total = prefix[n - 1];
-  uint64_t drawn = 0;
-  for (int64_t k = 0; k < s; ++k) {
-    const uint64_t r = bounded_u64(node_bits(seed, layer_stream, 0, k), total - drawn);
-    uint64_t skip = 0;
-    int64_t j = 0;
-    for (;;) {
-      j = first_above(prefix, n, r + skip);
-      uint64_t removed = 0;
-      for (int64_t m = 0; m < k; ++m) {
-        if (chosen[m] <= j) removed += weight_at(prefix, chosen[m]);
-      }
-      if (removed == skip) break;
-      skip = removed;
+/// Entry i of the Fenwick tree of the weights whose inclusive prefix sums are `prefix`: each
+/// entry is independent, so a GPU builds the tree in parallel.
+GRAPHTIER_HD uint64_t fenwick_entry(const uint64_t* prefix, int64_t i) {
+  const int64_t before = i - ((i + 1) & -(i + 1));
+  return before < 0 ? prefix[i] : prefix[i] - prefix[before];
+}
+
+/// A tree in a plain array the draws may modify.
+struct DenseFenwick {
+  uint64_t* entries;
+  GRAPHTIER_HD uint64_t at(int64_t i) const { return entries[i]; }
+  GRAPHTIER_HD void subtract(int64_t i, uint64_t w) { entries[i] -= w; }
+};
+
+/// Sum of the first n weights still in the tree.
+template <typename Tree>
+GRAPHTIER_HD uint64_t fenwick_total(const Tree& tree, int64_t n) {
+  uint64_t sum = 0;
+  for (int64_t i = n; i > 0; i -= i & -i) sum += tree.at(i - 1);
+  return sum;
+}
+
+/// The first candidate whose prefix sum of remaining weights exceeds r (r < the remaining total).
+template <typename Tree>
+GRAPHTIER_HD int64_t fenwick_find(const Tree& tree, int64_t n, uint64_t r) {
+  int64_t step = 1;
+  while (step <= n / 2) step *= 2;
+  int64_t pos = 0;  // candidates [0, pos) hold remaining weight <= r
+  for (; step > 0; step /= 2) {
+    const int64_t next = pos + step;
+    if (next <= n && tree.at(next - 1) <= r) {
+      r -= tree.at(next - 1);
+      pos = next;
     }
+  }
+  return pos;
+}
+
+/// chosen[0, s) = s successive draws among n candidates with weights[0, n) (every weight >= 1,
+/// total below 2^62), using and updating `tree`, the Fenwick tree of those weights. Sequential by
+/// definition: one thread runs it on the GPU, O(s log n).
+template <typename Tree>
+GRAPHTIER_HD void successive_draws(Tree& tree, const uint64_t* weights, int64_t n, int64_t s, uint64_t seed,
+                                   uint64_t layer_stream, int64_t* chosen) {
+  uint64_t left = fenwick_total(tree, n);
+  for (int64_t k = 0; k < s; ++k) {
+    const uint64_t r = bounded_u64(node_bits(seed, layer_stream, 0, k), left);
+    const int64_t j = fenwick_find(tree, n, r);
     chosen[k] = j;
-    drawn += weight_at(prefix, j);
+    for (int64_t i = j + 1; i <= n; i += i & -i) tree.subtract(i - 1, weights[j]);
+    left -= weights[j];
   }
 }
 

@@ -33,7 +33,7 @@ LayerSampler::LayerSampler(SampleGraph graph, LayerSamplerOptions options)
   check_layer_sampler_inputs(graph_, options_);
   if (options_.method == LayerMethod::kFastGcn) {
     fastgcn_weights_ = cpu::fastgcn_weights(graph_.csc);
-    fastgcn_prefix_ = cpu::inclusive_prefix(fastgcn_weights_);
+    fastgcn_tree_ = cpu::fenwick_tree(fastgcn_weights_);
   }
 }
 
@@ -49,7 +49,7 @@ MiniBatch LayerSampler::sample(std::span<const int64_t> seeds, uint64_t stream, 
     const cpu::WeightedNodes columns =
         options_.method == LayerMethod::kLadies
             ? cpu::ladies_columns(graph_.csc, dst, size, options_.seed, ls)
-            : cpu::fastgcn_columns(fastgcn_weights_, fastgcn_prefix_, dst, size, options_.seed, ls);
+            : cpu::fastgcn_columns(fastgcn_weights_, fastgcn_tree_, dst, size, options_.seed, ls);
     batch.blocks.push_back(cpu::build_layer_block(graph_.csc, dst, columns, pool));
     dst = batch.blocks.back().src_nodes;
   }
@@ -73,12 +73,12 @@ CudaLayerSampler::CudaLayerSampler(SampleGraph graph, LayerSamplerOptions option
   impl_->num_nodes = graph.csc.num_nodes();
   // FastGCN's global weights are computed once on the host (the same code as the CPU backend)
   // and uploaded: an O(E) pass per sampler, not per batch.
-  std::vector<uint64_t> weights, prefix;
+  std::vector<uint64_t> weights, tree;
   if (impl_->options.method == LayerMethod::kFastGcn) {
     weights = cpu::fastgcn_weights(graph.csc);
-    prefix = cpu::inclusive_prefix(weights);
+    tree = cpu::fenwick_tree(weights);
   }
-  impl_->graph = cuda::upload_layer_graph(graph, weights, prefix, device);
+  impl_->graph = cuda::upload_layer_graph(graph, weights, tree, device);
 }
 
 MiniBatch CudaLayerSampler::sample(std::span<const int64_t> seeds, uint64_t stream, void* cuda_stream) const {

@@ -11,10 +11,12 @@
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/memory.hpp"
+#include "graphtier/core/rng.hpp"
 #include "graphtier/sample/layer_sampler.hpp"
 #include "graphtier/sample/random.hpp"
 #include "layer_sampler_test_util.hpp"
 #include "sample/cpu/layer_sampler_cpu.hpp"
+#include "sample/layer_draws.hpp"
 #include "sample_test_util.hpp"
 
 namespace graphtier::sample {
@@ -129,6 +131,26 @@ TEST(LayerSampler, GoldenSingleDrawFollowsTheStream) {
   }
   EXPECT_GT(picked_three, 0);  // p_3 = 9/66: some of 64 streams draw it
   EXPECT_LT(picked_three, 64);
+}
+
+TEST(LayerSampler, DrawStructuresAgree) {
+  // The CUDA backend builds the Fenwick tree from prefix sums, entry by entry; the host builds it
+  // in place; FastGCN's host draws use a read-only tree plus an overlay. All must pick the same.
+  std::vector<uint64_t> weights;
+  for (uint64_t i = 0; i < 1000; ++i) weights.push_back(1 + bounded_u64(mix64(i), i % 7 == 0 ? uint64_t{1} << 50 : 1000));
+  std::vector<uint64_t> prefix(weights.size());
+  std::inclusive_scan(weights.begin(), weights.end(), prefix.begin());
+  const std::vector<uint64_t> tree = cpu::fenwick_tree(weights);
+  for (int64_t i = 0; i < static_cast<int64_t>(weights.size()); ++i) {
+    ASSERT_EQ(layer::fenwick_entry(prefix.data(), i), tree[i]) << "entry " << i;
+  }
+  for (const int64_t s : {1, 10, 500, 999}) {
+    const std::vector<int64_t> dense = cpu::draw_positions(weights, {}, s, 3, 4);
+    EXPECT_EQ(dense, cpu::draw_positions(weights, tree, s, 3, 4)) << "s = " << s;
+    EXPECT_EQ(std::set<int64_t>(dense.begin(), dense.end()).size(), dense.size()) << "s = " << s;
+  }
+  EXPECT_EQ(cpu::draw_positions(weights, {}, 1000, 3, 4).size(), 1000u);
+  EXPECT_TRUE(cpu::draw_positions(weights, {}, 0, 3, 4).empty());
 }
 
 TEST(LayerSampler, ZeroDegreeSeedsAndLayerSizeZero) {

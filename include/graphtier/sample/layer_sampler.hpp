@@ -17,9 +17,9 @@
 //   - FastGCN: the rows used are all nodes (layer-independent importance, computed once when the
 //     sampler is built); the candidates are all nodes in id order.
 //   Draw (successive sampling without replacement, numpy's choice(replace=False, p) as in the
-//   LADIES and FastGCN reference code): with P the inclusive prefix sums of w over the candidates,
-//   draw k = 0 .. s-1 takes r = bounded_u64(node_bits(seed, layer_stream, 0, k), W_k), W_k the
-//   weight not yet drawn, and picks the first candidate whose prefix sum of not-yet-drawn weights
+//   LADIES and FastGCN reference code): draw k = 0 .. s-1 takes
+//   r = bounded_u64(node_bits(seed, layer_stream, 0, k), W_k), W_k the weight not yet drawn, and
+//   picks the first candidate (in candidate order) whose prefix sum of not-yet-drawn weights
 //   exceeds r. s = min(layer size, #candidates); layer size -1 (or >= #candidates) takes every
 //   candidate without drawing, 0 draws nothing.
 //   Block l: dst = the previous block's src nodes (the seeds for block 0). The layer keeps its dst
@@ -75,7 +75,7 @@ class LayerSampler {
   SampleGraph graph_;
   LayerSamplerOptions options_;
   std::vector<uint64_t> fastgcn_weights_;  // [num_nodes] (FastGCN only)
-  std::vector<uint64_t> fastgcn_prefix_;   // inclusive prefix sums of fastgcn_weights_
+  std::vector<uint64_t> fastgcn_tree_;     // Fenwick tree of fastgcn_weights_ (layer_draws.hpp)
 };
 
 /// CUDA backend: the same MiniBatch as LayerSampler for the same inputs, bit for bit. The

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <unordered_map>
 #include <variant>
 
 #include "sample/cpu/compact_cpu.hpp"
@@ -27,28 +28,28 @@ int64_t position_of(const std::vector<int64_t>& ids, int64_t id) {
 
 WeightedNodes ladies_candidates(const prep::CscView& csc, std::span<const int64_t> dst) {
   const std::span<const int64_t> indptr = csc.indptr;
-  WeightedNodes out;
+  // (column, contribution) per nonzero, sorted by column: one sort instead of a search per nonzero.
+  std::vector<std::pair<int64_t, uint64_t>> nonzeros;
   std::visit(
       [&](auto indices) {
         for (const int64_t v : dst) {
-          out.ids.push_back(v);
-          for (int64_t p = indptr[v]; p < indptr[v + 1]; ++p) out.ids.push_back(static_cast<int64_t>(indices[p]));
-        }
-        std::sort(out.ids.begin(), out.ids.end());
-        out.ids.erase(std::unique(out.ids.begin(), out.ids.end()), out.ids.end());
-        std::vector<layer::U128> sums(out.ids.size());
-        for (const int64_t v : dst) {
           const uint64_t q = layer::row_contribution(indptr[v + 1] - indptr[v]);
-          for (int64_t p = indptr[v]; p < indptr[v + 1]; ++p) {
-            auto& c = sums[position_of(out.ids, static_cast<int64_t>(indices[p]))];
-            c = layer::add(c, q);
-          }
-          auto& self = sums[position_of(out.ids, v)];
-          self = layer::add(self, q);
+          for (int64_t p = indptr[v]; p < indptr[v + 1]; ++p) nonzeros.emplace_back(static_cast<int64_t>(indices[p]), q);
+          nonzeros.emplace_back(v, q);
         }
-        out.weights = to_draw_weights(sums);
       },
       csc.indices);
+  std::sort(nonzeros.begin(), nonzeros.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  WeightedNodes out;
+  std::vector<layer::U128> sums;
+  for (const auto& [u, q] : nonzeros) {
+    if (out.ids.empty() || out.ids.back() != u) {
+      out.ids.push_back(u);
+      sums.push_back(layer::U128{});
+    }
+    sums.back() = layer::add(sums.back(), q);
+  }
+  out.weights = to_draw_weights(sums);
   return out;
 }
 
@@ -70,31 +71,62 @@ std::vector<uint64_t> fastgcn_weights(const prep::CscView& csc) {
   return to_draw_weights(sums);
 }
 
-std::vector<uint64_t> inclusive_prefix(std::span<const uint64_t> weights) {
-  std::vector<uint64_t> prefix(weights.size());
-  std::inclusive_scan(weights.begin(), weights.end(), prefix.begin());
-  return prefix;
+std::vector<uint64_t> fenwick_tree(std::span<const uint64_t> weights) {
+  std::vector<uint64_t> tree(weights.begin(), weights.end());
+  const auto n = static_cast<int64_t>(tree.size());
+  for (int64_t i = 1; i <= n; ++i) {
+    const int64_t parent = i + (i & -i);
+    if (parent <= n) tree[parent - 1] += tree[i - 1];
+  }
+  return tree;
 }
 
-std::vector<int64_t> draw_positions(std::span<const uint64_t> prefix, int64_t size, uint64_t seed,
-                                    uint64_t layer_stream) {
-  const auto n = static_cast<int64_t>(prefix.size());
+namespace {
+
+/// A shared, read-only tree plus the removals of one call: O(s log n) memory instead of a copy
+/// of the whole tree per layer.
+class OverlayFenwick {
+ public:
+  explicit OverlayFenwick(std::span<const uint64_t> base) : base_(base) {}
+  uint64_t at(int64_t i) const {
+    const auto it = removed_.find(i);
+    return base_[i] - (it == removed_.end() ? 0 : it->second);
+  }
+  void subtract(int64_t i, uint64_t w) { removed_[i] += w; }
+
+ private:
+  std::span<const uint64_t> base_;
+  std::unordered_map<int64_t, uint64_t> removed_;
+};
+
+}  // namespace
+
+std::vector<int64_t> draw_positions(std::span<const uint64_t> weights, std::span<const uint64_t> shared_tree,
+                                    int64_t size, uint64_t seed, uint64_t layer_stream) {
+  const auto n = static_cast<int64_t>(weights.size());
   if (size < 0 || size >= n) {
     std::vector<int64_t> all(static_cast<std::size_t>(n));
     std::iota(all.begin(), all.end(), 0);
     return all;
   }
   std::vector<int64_t> chosen(static_cast<std::size_t>(size));
-  if (size > 0) layer::successive_draws(prefix.data(), n, size, seed, layer_stream, chosen.data());
+  if (size == 0) return chosen;
+  if (shared_tree.empty()) {
+    std::vector<uint64_t> entries = fenwick_tree(weights);
+    layer::DenseFenwick tree{entries.data()};
+    layer::successive_draws(tree, weights.data(), n, size, seed, layer_stream, chosen.data());
+  } else {
+    OverlayFenwick tree(shared_tree);
+    layer::successive_draws(tree, weights.data(), n, size, seed, layer_stream, chosen.data());
+  }
   return chosen;
 }
 
 WeightedNodes ladies_columns(const prep::CscView& csc, std::span<const int64_t> dst, int64_t size, uint64_t seed,
                              uint64_t layer_stream) {
   WeightedNodes candidates = ladies_candidates(csc, dst);
-  const std::vector<uint64_t> prefix = inclusive_prefix(candidates.weights);
   std::vector<char> in_src(candidates.ids.size(), 0);
-  for (const int64_t k : draw_positions(prefix, size, seed, layer_stream)) in_src[k] = 1;
+  for (const int64_t k : draw_positions(candidates.weights, {}, size, seed, layer_stream)) in_src[k] = 1;
   for (const int64_t v : dst) in_src[position_of(candidates.ids, v)] = 1;
   WeightedNodes columns;
   for (std::size_t k = 0; k < candidates.ids.size(); ++k) {
@@ -105,10 +137,10 @@ WeightedNodes ladies_columns(const prep::CscView& csc, std::span<const int64_t> 
   return columns;
 }
 
-WeightedNodes fastgcn_columns(std::span<const uint64_t> weights, std::span<const uint64_t> prefix,
+WeightedNodes fastgcn_columns(std::span<const uint64_t> weights, std::span<const uint64_t> tree,
                               std::span<const int64_t> dst, int64_t size, uint64_t seed, uint64_t layer_stream) {
   WeightedNodes columns;
-  columns.ids = draw_positions(prefix, size, seed, layer_stream);  // candidate position = node id
+  columns.ids = draw_positions(weights, tree, size, seed, layer_stream);  // candidate position = node id
   columns.ids.insert(columns.ids.end(), dst.begin(), dst.end());
   std::sort(columns.ids.begin(), columns.ids.end());
   columns.ids.erase(std::unique(columns.ids.begin(), columns.ids.end()), columns.ids.end());

@@ -36,7 +36,7 @@ struct LayerDeviceGraph {
   Buffer indptr;              // int64 [num_nodes + 1]
   Buffer indices;             // int32 or int64 [num_edges]
   Buffer fastgcn_weights;     // uint64 [num_nodes] (FastGCN only)
-  Buffer fastgcn_prefix;      // uint64 [num_nodes] (FastGCN only)
+  Buffer fastgcn_tree;        // uint64 [num_nodes], Fenwick tree of the weights (FastGCN only)
 };
 
 namespace {
@@ -147,9 +147,18 @@ __global__ void draw_weights_kernel(const U128* sums, int64_t n, int shift, uint
   GRID_STRIDE(k, n) { weights[k] = layer::draw_weight(sums[k], shift); }
 }
 
-__global__ void successive_draws_kernel(const uint64_t* prefix, int64_t n, int64_t s, uint64_t seed,
+__global__ void fenwick_from_prefix_kernel(const uint64_t* prefix, int64_t n, uint64_t* tree) {
+  GRID_STRIDE(i, n) { tree[i] = layer::fenwick_entry(prefix, i); }
+}
+
+/// One thread: the draws are sequential by definition (each depends on the weight left by the
+/// previous ones). O(s log n) dependent loads.
+__global__ void successive_draws_kernel(uint64_t* tree, const uint64_t* weights, int64_t n, int64_t s, uint64_t seed,
                                         uint64_t layer_stream, int64_t* chosen) {
-  if (blockIdx.x == 0 && threadIdx.x == 0) layer::successive_draws(prefix, n, s, seed, layer_stream, chosen);
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    layer::DenseFenwick t{tree};
+    layer::successive_draws(t, weights, n, s, seed, layer_stream, chosen);
+  }
 }
 
 __global__ void mark_positions_kernel(const int64_t* positions, int64_t n, unsigned char* flags) {
@@ -314,9 +323,12 @@ DeviceColumns ladies_columns(const LayerDeviceGraph& g, const Index* indices, co
     run_cub(s, [&](void* t, std::size_t& b) {
       return cub::DeviceScan::InclusiveSum(t, b, weights.get(), prefix.get(), n_cand, s);
     });
+    Scratch<uint64_t> tree(static_cast<std::size_t>(n_cand), s);
+    fenwick_from_prefix_kernel<<<blocks_for(n_cand), kThreads, 0, s>>>(prefix.get(), n_cand, tree.get());
+    check_launch("fenwick_from_prefix_kernel");
     Scratch<int64_t> chosen(static_cast<std::size_t>(size), s);
     if (size > 0) {
-      successive_draws_kernel<<<1, 1, 0, s>>>(prefix.get(), n_cand, size, seed, ls, chosen.get());
+      successive_draws_kernel<<<1, 1, 0, s>>>(tree.get(), weights.get(), n_cand, size, seed, ls, chosen.get());
       check_launch("successive_draws_kernel");
       mark_positions_kernel<<<blocks_for(size), kThreads, 0, s>>>(chosen.get(), size, in_src.get());
       check_launch("mark_positions_kernel");
@@ -346,8 +358,13 @@ DeviceColumns fastgcn_columns(const LayerDeviceGraph& g, const int64_t* dst, int
     iota_kernel<<<blocks_for(n), kThreads, 0, s>>>(keys.get(), n);
     check_launch("iota_kernel");
   } else if (drawn > 0) {
-    successive_draws_kernel<<<1, 1, 0, s>>>(static_cast<const uint64_t*>(g.fastgcn_prefix.data()), n, drawn, seed, ls,
-                                            keys.get());
+    // The draws remove weight from the tree: a private copy per layer (8 bytes per node, cheap
+    // next to the kernels) keeps the uploaded one intact for the other layers and streams.
+    Scratch<uint64_t> tree(static_cast<std::size_t>(n), s);
+    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(tree.get(), g.fastgcn_tree.data(), static_cast<std::size_t>(n) * sizeof(uint64_t),
+                                         cudaMemcpyDeviceToDevice, s));
+    successive_draws_kernel<<<1, 1, 0, s>>>(tree.get(), static_cast<const uint64_t*>(g.fastgcn_weights.data()), n,
+                                            drawn, seed, ls, keys.get());
     check_launch("successive_draws_kernel");
   }
   GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(keys.get() + drawn, dst, static_cast<std::size_t>(n_dst) * sizeof(int64_t),
@@ -485,7 +502,7 @@ MiniBatch sample_with(const LayerDeviceGraph& g, const Index* indices, const Lay
 }  // namespace
 
 LayerDeviceGraph* upload_layer_graph(const SampleGraph& graph, std::span<const uint64_t> fastgcn_weights,
-                                     std::span<const uint64_t> fastgcn_prefix, int device) {
+                                     std::span<const uint64_t> fastgcn_tree, int device) {
   auto g = std::make_unique<LayerDeviceGraph>();
   g->device = device;
   g->num_nodes = graph.csc.num_nodes();
@@ -502,9 +519,9 @@ LayerDeviceGraph* upload_layer_graph(const SampleGraph& graph, std::span<const u
   g->fastgcn_weights = Buffer(MemoryKind::kDevice, fastgcn_weights.size_bytes(), device);
   copy_bytes(g->fastgcn_weights.data(), MemoryKind::kDevice, fastgcn_weights.data(), MemoryKind::kHost,
              fastgcn_weights.size_bytes());
-  g->fastgcn_prefix = Buffer(MemoryKind::kDevice, fastgcn_prefix.size_bytes(), device);
-  copy_bytes(g->fastgcn_prefix.data(), MemoryKind::kDevice, fastgcn_prefix.data(), MemoryKind::kHost,
-             fastgcn_prefix.size_bytes());
+  g->fastgcn_tree = Buffer(MemoryKind::kDevice, fastgcn_tree.size_bytes(), device);
+  copy_bytes(g->fastgcn_tree.data(), MemoryKind::kDevice, fastgcn_tree.data(), MemoryKind::kHost,
+             fastgcn_tree.size_bytes());
   return g.release();
 }
 

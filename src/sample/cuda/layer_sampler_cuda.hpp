@@ -9,12 +9,12 @@
 namespace graphtier::sample::cuda {
 
 /// The graph on one device: CSC (indices in their stored width) and, for FastGCN, the global draw
-/// weights and their prefix sums. A private upload; to be unified with the neighbour sampler's
+/// weights and their Fenwick tree. A private upload; to be unified with the neighbour sampler's
 /// device topology.
 struct LayerDeviceGraph;
 
 LayerDeviceGraph* upload_layer_graph(const SampleGraph& graph, std::span<const uint64_t> fastgcn_weights,
-                                     std::span<const uint64_t> fastgcn_prefix, int device);
+                                     std::span<const uint64_t> fastgcn_tree, int device);
 void free_layer_graph(LayerDeviceGraph* graph) noexcept;
 
 /// The MiniBatch of `seeds` (host memory), sampled on `cuda_stream` (a cudaStream_t).
