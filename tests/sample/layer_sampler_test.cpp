@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <string>
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/memory.hpp"
@@ -248,7 +249,12 @@ INSTANTIATE_TEST_SUITE_P(Modes, LayerSamplerProperties,
                          ::testing::Values(Case{LayerMethod::kLadies, {8, 8, 8}}, Case{LayerMethod::kLadies, {64, 1, -1}},
                                            Case{LayerMethod::kLadies, {0, 500}}, Case{LayerMethod::kFastGcn, {8, 8, 8}},
                                            Case{LayerMethod::kFastGcn, {150, 3}},
-                                           Case{LayerMethod::kFastGcn, {-1, 400}}));
+                                           Case{LayerMethod::kFastGcn, {-1, 400}}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           std::string name = info.param.method == LayerMethod::kLadies ? "Ladies" : "FastGcn";
+                           for (const int64_t s : info.param.sizes) name += s < 0 ? "_all" : "_" + std::to_string(s);
+                           return name;
+                         });
 
 TEST(LayerSampler, PoolSizeDoesNotChangeTheSample) {
   const OwnedGraph g = OwnedGraph::random(3000, 8.0, 5);
