@@ -169,6 +169,14 @@ TEST(LayerSampler, ZeroDegreeSeedsAndLayerSizeZero) {
       expect_weights(block, {1.0, 1.0});
     }
   }
+  // No seeds: empty blocks, for both methods.
+  for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
+    const MiniBatch empty = LayerSampler(g.sample_graph(), layers({2, -1}, m)).sample({}, 0);
+    check_minibatch(empty, g.num_nodes(), g.num_edges());
+    ASSERT_EQ(empty.blocks.size(), 2u);
+    EXPECT_EQ(empty.num_edges(), 0);
+    EXPECT_TRUE(empty.input_nodes().empty());
+  }
   // Size 0 on a node with neighbours: only edges among the dst nodes.
   const LayerSampler none(g.sample_graph(), layers({0}));
   const std::vector<int64_t> two = {0, 1};
@@ -263,6 +271,24 @@ TEST(LayerSampler, PoolSizeDoesNotChangeTheSample) {
   for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
     const LayerSampler sampler(g.sample_graph(), layers({400, 400}, m));
     expect_same(sampler.sample(seeds, 2), sampler.sample(seeds, 2, &pool));
+  }
+}
+
+/// The same graph with int64 indices (the other width the CSC may be stored in).
+SampleGraph wide_view(const OwnedGraph& g, std::vector<int64_t>& storage) {
+  storage.assign(g.indices.begin(), g.indices.end());
+  return {prep::CscView{g.indptr, graph::IndexSpan(std::span<const int64_t>(storage))}, {}};
+}
+
+TEST(LayerSampler, IndexWidthDoesNotChangeTheSample) {
+  const OwnedGraph g = OwnedGraph::random(400, 6.0, 8);
+  std::vector<int64_t> wide;
+  const SampleGraph wide_graph = wide_view(g, wide);
+  const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 20, 2);
+  for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
+    const LayerSampler narrow_sampler(g.sample_graph(), layers({10, 10}, m));
+    const LayerSampler wide_sampler(wide_graph, layers({10, 10}, m));
+    expect_same(narrow_sampler.sample(seeds, 4), wide_sampler.sample(seeds, 4));
   }
 }
 
@@ -380,6 +406,16 @@ TEST(LayerSampler, CudaMatchesCpu) {
         }
       }
     }
+  }
+  // int64 indices take the other kernel instantiation.
+  const OwnedGraph big = OwnedGraph::random(2000, 6.0, 3);
+  std::vector<int64_t> wide;
+  const SampleGraph wide_graph = wide_view(big, wide);
+  const std::vector<int64_t> some = test::random_seeds(big.num_nodes(), 100, 3);
+  for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
+    const CudaLayerSampler gpu_wide(wide_graph, layers({64, 64}, m));
+    const LayerSampler cpu_narrow(big.sample_graph(), layers({64, 64}, m));
+    expect_same(gpu_wide.sample(some, 9), cpu_narrow.sample(some, 9));
   }
   // Zero-degree seeds and an empty seed list.
   const OwnedGraph g = chain();

@@ -28,7 +28,12 @@
 //   first appearance in the block's indices (so a FastGCN node with no edge to this layer's dst is
 //   dropped: it would carry no message). weights[e] for edge (i, u) = (1 / w_u) / Σ_{e' in row i}
 //   (1 / w_u') in double, rounded to float: Â[i, u] / p_u row-normalised (LADIES' debiasing), so
-//   every row sums to 1. Block::edge_ids is left empty: the self-loops are not edges of the graph.
+//   every row sums to 1 (Â[i, u] is the same for the whole row, so it cancels). Block::edge_ids is
+//   left empty: the self-loops are not edges of the graph, and check_minibatch wants ids in [0, E).
+// Choices: the paper's §4.2 matrix form (P = Q·A, rows divided by their sums) weights a column by
+// its number of batch neighbours; we follow LADIES itself (squared norms of the row-normalised
+// A + I), as the issue asks. FastGCN's paper draws i.i.d.; repeats would break the MiniBatch rule
+// of no duplicates, so it draws without replacement like the LADIES authors' FastGCN baseline.
 #pragma once
 
 #include <cstdint>
