@@ -1,0 +1,108 @@
+// Layer-wise sampling: LADIES (Zou et al., 2019) and FastGCN (Chen et al., 2018), as the
+// matrix-based bulk-sampling paper (papers/001, §2.2.2 and §4.2) describes them. Each layer draws
+// one set of nodes shared by all its dst nodes, instead of neighbours per dst node.
+//
+// Definitions (the CPU and CUDA backends follow them exactly, so both give the same MiniBatch):
+//   Â = row-normalised (A + I): row i (a dst node, in-degree d_i counting every CSC entry) holds
+//   1 / (d_i + 1) at each of its CSC entries and at the added self-loop. Every CSC entry is its own
+//   nonzero: multi-edges and stored self-loops are not merged (equal to the matrix definition on
+//   simple graphs, the usual case after `prepare`).
+//   Column weight c_u = Σ over the nonzeros (i, u) of the rows used of Â[i, u]^2, in fixed point:
+//   each nonzero adds floor(2^62 / (d_i + 1)^2) (at least 1) to a 128-bit integer, so the sum is
+//   exact and independent of summation order. With T = Σ_u c_u over the candidates and
+//   k = max(0, bits(T) - 61), the draw weight is w_u = max(1, c_u >> k) (all < 2^62 in total);
+//   p_u = w_u / Σ w.
+//   - LADIES: the rows used are the layer's dst nodes; the candidates are their in-neighbours and
+//     themselves (A + I), in ascending id order.
+//   - FastGCN: the rows used are all nodes (layer-independent importance, computed once when the
+//     sampler is built); the candidates are all nodes in id order.
+//   Draw (successive sampling without replacement, numpy's choice(replace=False, p) as in the
+//   LADIES and FastGCN reference code): draw k = 0 .. s-1 takes
+//   r = bounded_u64(node_bits(seed, layer_stream, 0, k), W_k), W_k the weight not yet drawn, and
+//   picks the first candidate (in candidate order) whose prefix sum of not-yet-drawn weights
+//   exceeds r. s = min(layer size, #candidates); layer size -1 (or >= #candidates) takes every
+//   candidate without drawing, 0 draws nothing.
+//   Block l: dst = the previous block's src nodes (the seeds for block 0). The layer keeps its dst
+//   nodes: the src set is dst ∪ drawn. Row i lists its CSC entries u (position order) with u in
+//   the src set, then its self-loop (i, i) last. src_nodes = dst, then the other nodes in order of
+//   first appearance in the block's indices (so a FastGCN node with no edge to this layer's dst is
+//   dropped: it would carry no message). weights[e] for edge (i, u) = (1 / w_u) / Σ_{e' in row i}
+//   (1 / w_u') in double, rounded to float: Â[i, u] / p_u row-normalised (LADIES' debiasing), so
+//   every row sums to 1 (Â[i, u] is the same for the whole row, so it cancels). Block::edge_ids is
+//   left empty: the self-loops are not edges of the graph, and check_minibatch wants ids in [0, E).
+// Choices: the paper's §4.2 matrix form (P = Q·A, rows divided by their sums) weights a column by
+// its number of batch neighbours; we follow LADIES itself (squared norms of the row-normalised
+// A + I), as the issue asks. FastGCN's paper draws i.i.d.; repeats would break the MiniBatch rule
+// of no duplicates, so it draws without replacement like the LADIES authors' FastGCN baseline.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "graphtier/core/thread_pool.hpp"
+#include "graphtier/sample/minibatch.hpp"
+#include "graphtier/sample/neighbor_sampler.hpp"
+
+namespace graphtier::sample {
+
+enum class LayerMethod : uint8_t { kLadies, kFastGcn };
+
+struct LayerSamplerOptions {
+  /// Nodes drawn per block, blocks[0] first (the CLI's "fanouts"): -1 = every candidate,
+  /// 0 = none (the block keeps only its dst nodes and their self-loops).
+  std::vector<int64_t> layer_sizes;
+  LayerMethod method = LayerMethod::kLadies;
+  uint64_t seed = 0;
+};
+
+/// Throws InvalidArgument for bad options (no layers, a size < -1 or >= 2^24), a graph the draws
+/// cannot address (2^40 nodes or more) or edge weights (the layer samplers use the structure only).
+void check_layer_sampler_inputs(const SampleGraph& graph, const LayerSamplerOptions& options);
+
+/// CPU backend. Thread-safe: one sampler may serve several threads at once. FastGCN builds its
+/// global probabilities (O(nodes + edges), 16 bytes per node) in the constructor.
+class LayerSampler {
+ public:
+  LayerSampler(SampleGraph graph, LayerSamplerOptions options);
+
+  /// Samples the MiniBatch of `seeds` for minibatch `stream`. With a pool, the block edges of each
+  /// layer are built in parallel; the result does not depend on the pool.
+  MiniBatch sample(std::span<const int64_t> seeds, uint64_t stream, ThreadPool* pool = nullptr) const;
+
+  /// FastGCN's draw weights w_u, one per node (empty for LADIES).
+  std::span<const uint64_t> fastgcn_weights() const noexcept { return fastgcn_weights_; }
+  const LayerSamplerOptions& options() const noexcept { return options_; }
+  const SampleGraph& graph() const noexcept { return graph_; }
+
+ private:
+  SampleGraph graph_;
+  LayerSamplerOptions options_;
+  std::vector<uint64_t> fastgcn_weights_;  // [num_nodes] (FastGCN only)
+  std::vector<uint64_t> fastgcn_tree_;     // Fenwick tree of fastgcn_weights_ (layer_draws.hpp)
+};
+
+/// CUDA backend: the same MiniBatch as LayerSampler for the same inputs, bit for bit. The
+/// constructor copies the graph's CSC to `device` (a private upload for now, to be unified with
+/// the neighbour sampler's device topology). Throws Unsupported in a build without CUDA or on a
+/// machine without a GPU. sample() runs on `cuda_stream` (a cudaStream_t; nullptr = the default
+/// stream), allocates its scratch stream-ordered, synchronises it, and returns host memory.
+/// Several threads may sample at once on different streams.
+class CudaLayerSampler {
+ public:
+  CudaLayerSampler(SampleGraph graph, LayerSamplerOptions options, int device = 0);
+  ~CudaLayerSampler();
+  CudaLayerSampler(CudaLayerSampler&&) noexcept;
+  CudaLayerSampler& operator=(CudaLayerSampler&&) noexcept;
+
+  MiniBatch sample(std::span<const int64_t> seeds, uint64_t stream, void* cuda_stream = nullptr) const;
+
+  const LayerSamplerOptions& options() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace graphtier::sample

@@ -1,0 +1,207 @@
+#include "sample/cpu/layer_sampler_cpu.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+#include <variant>
+
+#include "sample/cpu/compact_cpu.hpp"
+#include "sample/layer_draws.hpp"
+
+namespace graphtier::sample::cpu {
+namespace {
+
+std::vector<uint64_t> to_draw_weights(std::span<const layer::U128> sums) {
+  layer::U128 total{};
+  for (const layer::U128& c : sums) total = layer::add(total, c);
+  const int shift = layer::weight_shift(total);
+  std::vector<uint64_t> weights(sums.size());
+  for (std::size_t k = 0; k < sums.size(); ++k) weights[k] = layer::draw_weight(sums[k], shift);
+  return weights;
+}
+
+int64_t position_of(const std::vector<int64_t>& ids, int64_t id) {
+  return layer::find_sorted(ids.data(), static_cast<int64_t>(ids.size()), id);
+}
+
+}  // namespace
+
+WeightedNodes ladies_candidates(const prep::CscView& csc, std::span<const int64_t> dst) {
+  const std::span<const int64_t> indptr = csc.indptr;
+  // (column, contribution) per nonzero, sorted by column: one sort instead of a search per nonzero.
+  std::vector<std::pair<int64_t, uint64_t>> nonzeros;
+  std::visit(
+      [&](auto indices) {
+        for (const int64_t v : dst) {
+          const uint64_t q = layer::row_contribution(indptr[v + 1] - indptr[v]);
+          for (int64_t p = indptr[v]; p < indptr[v + 1]; ++p) nonzeros.emplace_back(static_cast<int64_t>(indices[p]), q);
+          nonzeros.emplace_back(v, q);
+        }
+      },
+      csc.indices);
+  std::sort(nonzeros.begin(), nonzeros.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  WeightedNodes out;
+  std::vector<layer::U128> sums;
+  for (const auto& [u, q] : nonzeros) {
+    if (out.ids.empty() || out.ids.back() != u) {
+      out.ids.push_back(u);
+      sums.push_back(layer::U128{});
+    }
+    sums.back() = layer::add(sums.back(), q);
+  }
+  out.weights = to_draw_weights(sums);
+  return out;
+}
+
+std::vector<uint64_t> fastgcn_weights(const prep::CscView& csc) {
+  const std::span<const int64_t> indptr = csc.indptr;
+  std::vector<layer::U128> sums(static_cast<std::size_t>(csc.num_nodes()));
+  std::visit(
+      [&](auto indices) {
+        for (int64_t v = 0; v < csc.num_nodes(); ++v) {
+          const uint64_t q = layer::row_contribution(indptr[v + 1] - indptr[v]);
+          for (int64_t p = indptr[v]; p < indptr[v + 1]; ++p) {
+            auto& c = sums[static_cast<std::size_t>(indices[p])];
+            c = layer::add(c, q);
+          }
+          sums[v] = layer::add(sums[v], q);
+        }
+      },
+      csc.indices);
+  return to_draw_weights(sums);
+}
+
+std::vector<uint64_t> fenwick_tree(std::span<const uint64_t> weights) {
+  std::vector<uint64_t> tree(weights.begin(), weights.end());
+  const auto n = static_cast<int64_t>(tree.size());
+  for (int64_t i = 1; i <= n; ++i) {
+    const int64_t parent = i + (i & -i);
+    if (parent <= n) tree[parent - 1] += tree[i - 1];
+  }
+  return tree;
+}
+
+namespace {
+
+/// A shared, read-only tree plus the removals of one call: O(s log n) memory instead of a copy
+/// of the whole tree per layer.
+class OverlayFenwick {
+ public:
+  explicit OverlayFenwick(std::span<const uint64_t> base) : base_(base) {}
+  uint64_t at(int64_t i) const {
+    const auto it = removed_.find(i);
+    return base_[i] - (it == removed_.end() ? 0 : it->second);
+  }
+  void subtract(int64_t i, uint64_t w) { removed_[i] += w; }
+
+ private:
+  std::span<const uint64_t> base_;
+  std::unordered_map<int64_t, uint64_t> removed_;
+};
+
+}  // namespace
+
+std::vector<int64_t> draw_positions(std::span<const uint64_t> weights, std::span<const uint64_t> shared_tree,
+                                    int64_t size, uint64_t seed, uint64_t layer_stream) {
+  const auto n = static_cast<int64_t>(weights.size());
+  if (size < 0 || size >= n) {
+    std::vector<int64_t> all(static_cast<std::size_t>(n));
+    std::iota(all.begin(), all.end(), 0);
+    return all;
+  }
+  std::vector<int64_t> chosen(static_cast<std::size_t>(size));
+  if (size == 0) return chosen;
+  if (shared_tree.empty()) {
+    std::vector<uint64_t> entries = fenwick_tree(weights);
+    layer::DenseFenwick tree{entries.data()};
+    layer::successive_draws(tree, weights.data(), n, size, seed, layer_stream, chosen.data());
+  } else {
+    OverlayFenwick tree(shared_tree);
+    layer::successive_draws(tree, weights.data(), n, size, seed, layer_stream, chosen.data());
+  }
+  return chosen;
+}
+
+WeightedNodes ladies_columns(const prep::CscView& csc, std::span<const int64_t> dst, int64_t size, uint64_t seed,
+                             uint64_t layer_stream) {
+  WeightedNodes candidates = ladies_candidates(csc, dst);
+  std::vector<char> in_src(candidates.ids.size(), 0);
+  for (const int64_t k : draw_positions(candidates.weights, {}, size, seed, layer_stream)) in_src[k] = 1;
+  for (const int64_t v : dst) in_src[position_of(candidates.ids, v)] = 1;
+  WeightedNodes columns;
+  for (std::size_t k = 0; k < candidates.ids.size(); ++k) {
+    if (!in_src[k]) continue;
+    columns.ids.push_back(candidates.ids[k]);
+    columns.weights.push_back(candidates.weights[k]);
+  }
+  return columns;
+}
+
+WeightedNodes fastgcn_columns(std::span<const uint64_t> weights, std::span<const uint64_t> tree,
+                              std::span<const int64_t> dst, int64_t size, uint64_t seed, uint64_t layer_stream) {
+  WeightedNodes columns;
+  columns.ids = draw_positions(weights, tree, size, seed, layer_stream);  // candidate position = node id
+  columns.ids.insert(columns.ids.end(), dst.begin(), dst.end());
+  std::sort(columns.ids.begin(), columns.ids.end());
+  columns.ids.erase(std::unique(columns.ids.begin(), columns.ids.end()), columns.ids.end());
+  columns.weights.resize(columns.ids.size());
+  for (std::size_t k = 0; k < columns.ids.size(); ++k) columns.weights[k] = weights[columns.ids[k]];
+  return columns;
+}
+
+Block build_layer_block(const prep::CscView& csc, std::span<const int64_t> dst, const WeightedNodes& columns,
+                        ThreadPool* pool) {
+  const auto n = static_cast<int64_t>(dst.size());
+  const std::span<const int64_t> indptr = csc.indptr;
+  Block block;
+  block.num_dst = n;
+  block.indptr.assign(static_cast<std::size_t>(n + 1), 0);
+  struct Part {
+    std::vector<int64_t> neighbours;  // global ids
+    std::vector<float> weights;
+  };
+  const auto build_rows = [&](int64_t lo, int64_t hi, Part& part) {
+    std::vector<double> inverse;
+    std::visit(
+        [&](auto indices) {
+          for (int64_t i = lo; i < hi; ++i) {
+            const int64_t v = dst[i];
+            const std::size_t first = part.neighbours.size();
+            inverse.clear();
+            const auto keep = [&](int64_t u) {
+              const int64_t k = position_of(columns.ids, u);
+              if (k < 0) return;
+              part.neighbours.push_back(u);
+              inverse.push_back(1.0 / static_cast<double>(columns.weights[k]));
+            };
+            for (int64_t p = indptr[v]; p < indptr[v + 1]; ++p) keep(static_cast<int64_t>(indices[p]));
+            keep(v);  // the self-loop of A + I, last
+            // Left to right in row order: the CUDA backend sums each row the same way.
+            double sum = 0;
+            for (const double x : inverse) sum += x;
+            for (const double x : inverse) part.weights.push_back(static_cast<float>(x / sum));
+            block.indptr[i + 1] = static_cast<int64_t>(part.neighbours.size() - first);
+          }
+        },
+        csc.indices);
+  };
+  const int parts = pool == nullptr || n < 256 ? 1 : pool->size();
+  std::vector<Part> chunks(static_cast<std::size_t>(parts));
+  if (parts == 1) {
+    build_rows(0, n, chunks[0]);
+  } else {
+    pool->parallel_parts(0, n, [&](int part, int64_t lo, int64_t hi) { build_rows(lo, hi, chunks[part]); });
+  }
+  for (int64_t i = 0; i < n; ++i) block.indptr[i + 1] += block.indptr[i];
+  std::vector<int64_t> neighbours;
+  neighbours.reserve(static_cast<std::size_t>(block.indptr[n]));
+  block.weights.reserve(static_cast<std::size_t>(block.indptr[n]));
+  for (const Part& c : chunks) {
+    neighbours.insert(neighbours.end(), c.neighbours.begin(), c.neighbours.end());
+    block.weights.insert(block.weights.end(), c.weights.begin(), c.weights.end());
+  }
+  compact_layer(dst, neighbours, block.src_nodes, block.indices);
+  return block;
+}
+
+}  // namespace graphtier::sample::cpu

@@ -1,0 +1,286 @@
+// CUDA backend of layer-wise sampling: the steps of cpu/layer_sampler_cpu.cpp as kernels and CUB
+// primitives, bit-identical to them.
+//
+// NOTE: what keeps the two backends identical.
+//   - Column weights are 128-bit integer sums (atomics with an explicit carry): the result does
+//     not depend on the order in which threads add, and every later step (shift, prefix sums,
+//     draws) is integer arithmetic shared with the host through layer_draws.hpp.
+//   - The successive draws are sequential by definition: one thread runs the host's code.
+//   - Edge weights are the only floating point: one thread per row sums its inverses left to right
+//     with explicitly rounded intrinsics (__ddiv_rn, __dadd_rn, __double2float_rn), so nvcc cannot
+//     contract them into FMAs, and the host does the same IEEE operations in the same order.
+//   - Compaction orders new nodes by their first edge position (atomicMin, order-independent),
+//     which is the host's first-appearance order.
+#include <cuda_runtime.h>
+
+#include <cub/cub.cuh>
+#include <memory>
+#include <utility>
+#include <variant>
+
+#include "graphtier/core/memory.hpp"
+#include "sample/cuda/layer_block_cuda.cuh"
+#include "sample/cuda/layer_sampler_cuda.hpp"
+#include "sample/layer_draws.hpp"
+
+namespace graphtier::sample::cuda {
+namespace {
+
+using layer::U128;
+
+struct Add128 {
+  __host__ __device__ U128 operator()(const U128& a, const U128& b) const { return layer::add(a, b); }
+};
+
+__device__ void atomic_add(U128* sum, uint64_t q) {
+  auto* lo = reinterpret_cast<unsigned long long*>(&sum->lo);
+  const unsigned long long old = atomicAdd(lo, static_cast<unsigned long long>(q));
+  if (old + q < old) atomicAdd(reinterpret_cast<unsigned long long*>(&sum->hi), 1ull);
+}
+
+/// counts[i] = d_i + 1 (the row's nonzeros in A + I).
+__global__ void row_nonzeros_kernel(const int64_t* indptr, const int64_t* dst, int64_t n, int64_t* counts) {
+  GRAPHTIER_GRID_STRIDE(i, n) { counts[i] = indptr[dst[i] + 1] - indptr[dst[i]] + 1; }
+}
+
+template <typename Index>
+__global__ void gather_columns_kernel(const int64_t* indptr, const Index* indices, const int64_t* dst, int64_t n,
+                                      const int64_t* offsets, int64_t* columns) {
+  GRAPHTIER_GRID_STRIDE(i, n) {
+    const int64_t v = dst[i];
+    int64_t out = offsets[i];
+    for (int64_t p = indptr[v]; p < indptr[v + 1]; ++p) columns[out++] = static_cast<int64_t>(indices[p]);
+    columns[out] = v;
+  }
+}
+
+template <typename Index>
+__global__ void column_sums_kernel(const int64_t* indptr, const Index* indices, const int64_t* dst, int64_t n,
+                                   const int64_t* candidates, int64_t num_candidates, U128* sums) {
+  GRAPHTIER_GRID_STRIDE(i, n) {
+    const int64_t v = dst[i];
+    const uint64_t q = layer::row_contribution(indptr[v + 1] - indptr[v]);
+    for (int64_t p = indptr[v]; p < indptr[v + 1]; ++p) {
+      atomic_add(&sums[layer::find_sorted(candidates, num_candidates, static_cast<int64_t>(indices[p]))], q);
+    }
+    atomic_add(&sums[layer::find_sorted(candidates, num_candidates, v)], q);
+  }
+}
+
+__global__ void draw_weights_kernel(const U128* sums, int64_t n, int shift, uint64_t* weights) {
+  GRAPHTIER_GRID_STRIDE(k, n) { weights[k] = layer::draw_weight(sums[k], shift); }
+}
+
+__global__ void fenwick_from_prefix_kernel(const uint64_t* prefix, int64_t n, uint64_t* tree) {
+  GRAPHTIER_GRID_STRIDE(i, n) { tree[i] = layer::fenwick_entry(prefix, i); }
+}
+
+/// One thread: the draws are sequential by definition (each depends on the weight left by the
+/// previous ones). O(s log n) dependent loads.
+__global__ void successive_draws_kernel(uint64_t* tree, const uint64_t* weights, int64_t n, int64_t s, uint64_t seed,
+                                        uint64_t layer_stream, int64_t* chosen) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    layer::DenseFenwick t{tree};
+    layer::successive_draws(t, weights, n, s, seed, layer_stream, chosen);
+  }
+}
+
+__global__ void mark_positions_kernel(const int64_t* positions, int64_t n, unsigned char* flags) {
+  GRAPHTIER_GRID_STRIDE(k, n) { flags[positions[k]] = 1; }
+}
+
+__global__ void mark_nodes_kernel(const int64_t* nodes, int64_t n, const int64_t* ids, int64_t num_ids,
+                                  unsigned char* flags) {
+  GRAPHTIER_GRID_STRIDE(i, n) { flags[layer::find_sorted(ids, num_ids, nodes[i])] = 1; }
+}
+
+__global__ void iota_kernel(int64_t* out, int64_t n) {
+  GRAPHTIER_GRID_STRIDE(k, n) { out[k] = k; }
+}
+
+__global__ void gather_weights_kernel(const int64_t* ids, int64_t n, const uint64_t* all_weights, uint64_t* weights) {
+  GRAPHTIER_GRID_STRIDE(k, n) { weights[k] = all_weights[ids[k]]; }
+}
+
+/// Sorted unique copy of keys[0, n).
+Scratch<int64_t> sorted_unique(const int64_t* keys, int64_t n, int64_t num_nodes, int64_t& count, cudaStream_t s) {
+  Scratch<int64_t> sorted(static_cast<std::size_t>(n), s);
+  const int end_bit = bits_for(num_nodes);
+  run_cub(s, [&](void* t, std::size_t& b) {
+    return cub::DeviceRadixSort::SortKeys(t, b, keys, sorted.get(), n, 0, end_bit, s);
+  });
+  Scratch<int64_t> unique(static_cast<std::size_t>(n), s);
+  Scratch<int64_t> num(1, s);
+  run_cub(s, [&](void* t, std::size_t& b) {
+    return cub::DeviceSelect::Unique(t, b, sorted.get(), unique.get(), num.get(), n, s);
+  });
+  count = read_one(num.get(), s);
+  return unique;
+}
+
+template <typename Index>
+DeviceColumns ladies_columns(const LayerDeviceGraph& g, const Index* indices, const int64_t* dst, int64_t n_dst,
+                             int64_t size, uint64_t seed, uint64_t ls, cudaStream_t s) {
+  const auto* indptr = static_cast<const int64_t*>(g.indptr.data());
+  Scratch<int64_t> offsets(static_cast<std::size_t>(n_dst + 1), s);
+  GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(offsets.get(), 0, static_cast<std::size_t>(n_dst + 1) * sizeof(int64_t), s));
+  row_nonzeros_kernel<<<blocks_for(n_dst), kThreads, 0, s>>>(indptr, dst, n_dst, offsets.get());
+  check_launch("row_nonzeros_kernel");
+  run_cub(s, [&](void* t, std::size_t& b) {
+    return cub::DeviceScan::ExclusiveSum(t, b, offsets.get(), offsets.get(), n_dst + 1, s);
+  });
+  const int64_t nonzeros = read_one(offsets.get() + n_dst, s);
+  Scratch<int64_t> columns(static_cast<std::size_t>(nonzeros), s);
+  gather_columns_kernel<Index><<<blocks_for(n_dst), kThreads, 0, s>>>(indptr, indices, dst, n_dst, offsets.get(),
+                                                                      columns.get());
+  check_launch("gather_columns_kernel");
+  int64_t n_cand = 0;
+  const Scratch<int64_t> candidates = sorted_unique(columns.get(), nonzeros, g.num_nodes, n_cand, s);
+
+  Scratch<U128> sums(static_cast<std::size_t>(n_cand), s);
+  GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(sums.get(), 0, static_cast<std::size_t>(n_cand) * sizeof(U128), s));
+  column_sums_kernel<Index><<<blocks_for(n_dst), kThreads, 0, s>>>(indptr, indices, dst, n_dst, candidates.get(),
+                                                                   n_cand, sums.get());
+  check_launch("column_sums_kernel");
+  Scratch<U128> total(1, s);
+  run_cub(s, [&](void* t, std::size_t& b) {
+    return cub::DeviceReduce::Reduce(t, b, sums.get(), total.get(), n_cand, Add128{}, U128{}, s);
+  });
+  const int shift = layer::weight_shift(read_one(total.get(), s));
+  Scratch<uint64_t> weights(static_cast<std::size_t>(n_cand), s);
+  draw_weights_kernel<<<blocks_for(n_cand), kThreads, 0, s>>>(sums.get(), n_cand, shift, weights.get());
+  check_launch("draw_weights_kernel");
+
+  Scratch<unsigned char> in_src(static_cast<std::size_t>(n_cand), s);
+  if (size < 0 || size >= n_cand) {
+    GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(in_src.get(), 1, static_cast<std::size_t>(n_cand), s));
+  } else {
+    GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(in_src.get(), 0, static_cast<std::size_t>(n_cand), s));
+    Scratch<uint64_t> prefix(static_cast<std::size_t>(n_cand), s);
+    run_cub(s, [&](void* t, std::size_t& b) {
+      return cub::DeviceScan::InclusiveSum(t, b, weights.get(), prefix.get(), n_cand, s);
+    });
+    Scratch<uint64_t> tree(static_cast<std::size_t>(n_cand), s);
+    fenwick_from_prefix_kernel<<<blocks_for(n_cand), kThreads, 0, s>>>(prefix.get(), n_cand, tree.get());
+    check_launch("fenwick_from_prefix_kernel");
+    Scratch<int64_t> chosen(static_cast<std::size_t>(size), s);
+    if (size > 0) {
+      successive_draws_kernel<<<1, 1, 0, s>>>(tree.get(), weights.get(), n_cand, size, seed, ls, chosen.get());
+      check_launch("successive_draws_kernel");
+      mark_positions_kernel<<<blocks_for(size), kThreads, 0, s>>>(chosen.get(), size, in_src.get());
+      check_launch("mark_positions_kernel");
+    }
+    mark_nodes_kernel<<<blocks_for(n_dst), kThreads, 0, s>>>(dst, n_dst, candidates.get(), n_cand, in_src.get());
+    check_launch("mark_nodes_kernel");
+  }
+  DeviceColumns out{Scratch<int64_t>(static_cast<std::size_t>(n_cand), s),
+                    Scratch<uint64_t>(static_cast<std::size_t>(n_cand), s), 0};
+  Scratch<int64_t> num(1, s);
+  run_cub(s, [&](void* t, std::size_t& b) {
+    return cub::DeviceSelect::Flagged(t, b, candidates.get(), in_src.get(), out.ids.get(), num.get(), n_cand, s);
+  });
+  run_cub(s, [&](void* t, std::size_t& b) {
+    return cub::DeviceSelect::Flagged(t, b, weights.get(), in_src.get(), out.weights.get(), num.get(), n_cand, s);
+  });
+  out.size = read_one(num.get(), s);
+  return out;
+}
+
+DeviceColumns fastgcn_columns(const LayerDeviceGraph& g, const int64_t* dst, int64_t n_dst, int64_t size,
+                              uint64_t seed, uint64_t ls, cudaStream_t s) {
+  const int64_t n = g.num_nodes;
+  const int64_t drawn = size < 0 || size >= n ? n : size;
+  Scratch<int64_t> keys(static_cast<std::size_t>(drawn + n_dst), s);
+  if (drawn == n) {
+    iota_kernel<<<blocks_for(n), kThreads, 0, s>>>(keys.get(), n);
+    check_launch("iota_kernel");
+  } else if (drawn > 0) {
+    // The draws remove weight from the tree: a private copy per layer (8 bytes per node, cheap
+    // next to the kernels) keeps the uploaded one intact for the other layers and streams.
+    Scratch<uint64_t> tree(static_cast<std::size_t>(n), s);
+    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(tree.get(), g.fastgcn_tree.data(), static_cast<std::size_t>(n) * sizeof(uint64_t),
+                                         cudaMemcpyDeviceToDevice, s));
+    successive_draws_kernel<<<1, 1, 0, s>>>(tree.get(), static_cast<const uint64_t*>(g.fastgcn_weights.data()), n,
+                                            drawn, seed, ls, keys.get());
+    check_launch("successive_draws_kernel");
+  }
+  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(keys.get() + drawn, dst, static_cast<std::size_t>(n_dst) * sizeof(int64_t),
+                                       cudaMemcpyDeviceToDevice, s));
+  DeviceColumns out;
+  out.ids = sorted_unique(keys.get(), drawn + n_dst, n, out.size, s);
+  out.weights = Scratch<uint64_t>(static_cast<std::size_t>(out.size), s);
+  gather_weights_kernel<<<blocks_for(out.size), kThreads, 0, s>>>(
+      out.ids.get(), out.size, static_cast<const uint64_t*>(g.fastgcn_weights.data()), out.weights.get());
+  check_launch("gather_weights_kernel");
+  return out;
+}
+
+template <typename Index>
+MiniBatch sample_with(const LayerDeviceGraph& g, const Index* indices, const LayerSamplerOptions& options,
+                      std::span<const int64_t> seeds, uint64_t stream, cudaStream_t s) {
+  MiniBatch batch;
+  batch.seeds.assign(seeds.begin(), seeds.end());
+  int64_t n_dst = static_cast<int64_t>(seeds.size());
+  Scratch<int64_t> dst(static_cast<std::size_t>(n_dst), s);
+  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(dst.get(), seeds.data(), seeds.size() * sizeof(int64_t),
+                                       cudaMemcpyHostToDevice, s));
+  for (std::size_t l = 0; l < options.layer_sizes.size(); ++l) {
+    if (n_dst == 0) {
+      Block& empty = batch.blocks.emplace_back();
+      empty.indptr = {0};
+      continue;
+    }
+    const uint64_t ls = layer_stream(stream, static_cast<int>(l));
+    const int64_t size = options.layer_sizes[l];
+    const DeviceColumns cols = options.method == LayerMethod::kLadies
+                                   ? ladies_columns(g, indices, dst.get(), n_dst, size, options.seed, ls, s)
+                                   : fastgcn_columns(g, dst.get(), n_dst, size, options.seed, ls, s);
+    Scratch<int64_t> next;
+    int64_t next_size = 0;
+    batch.blocks.push_back(build_block(g, indices, dst.get(), n_dst, cols, next, next_size, s));
+    dst = std::move(next);
+    n_dst = next_size;
+  }
+  // The scratch frees are stream-ordered; the host data is complete after the last synchronise.
+  return batch;
+}
+
+}  // namespace
+
+LayerDeviceGraph* upload_layer_graph(const SampleGraph& graph, std::span<const uint64_t> fastgcn_weights,
+                                     std::span<const uint64_t> fastgcn_tree, int device) {
+  auto g = std::make_unique<LayerDeviceGraph>();
+  g->device = device;
+  g->num_nodes = graph.csc.num_nodes();
+  g->indptr = Buffer(MemoryKind::kDevice, graph.csc.indptr.size_bytes(), device);
+  copy_bytes(g->indptr.data(), MemoryKind::kDevice, graph.csc.indptr.data(), MemoryKind::kHost,
+             graph.csc.indptr.size_bytes());
+  std::visit(
+      [&](auto indices) {
+        g->wide_indices = sizeof(indices[0]) == sizeof(int64_t);
+        g->indices = Buffer(MemoryKind::kDevice, indices.size_bytes(), device);
+        copy_bytes(g->indices.data(), MemoryKind::kDevice, indices.data(), MemoryKind::kHost, indices.size_bytes());
+      },
+      graph.csc.indices);
+  g->fastgcn_weights = Buffer(MemoryKind::kDevice, fastgcn_weights.size_bytes(), device);
+  copy_bytes(g->fastgcn_weights.data(), MemoryKind::kDevice, fastgcn_weights.data(), MemoryKind::kHost,
+             fastgcn_weights.size_bytes());
+  g->fastgcn_tree = Buffer(MemoryKind::kDevice, fastgcn_tree.size_bytes(), device);
+  copy_bytes(g->fastgcn_tree.data(), MemoryKind::kDevice, fastgcn_tree.data(), MemoryKind::kHost,
+             fastgcn_tree.size_bytes());
+  return g.release();
+}
+
+void free_layer_graph(LayerDeviceGraph* graph) noexcept { delete graph; }
+
+MiniBatch sample_layers(const LayerDeviceGraph& graph, const LayerSamplerOptions& options,
+                        std::span<const int64_t> seeds, uint64_t stream, void* cuda_stream) {
+  GRAPHTIER_CUDA_CHECK(cudaSetDevice(graph.device));
+  const auto s = static_cast<cudaStream_t>(cuda_stream);
+  if (graph.wide_indices) {
+    return sample_with(graph, static_cast<const int64_t*>(graph.indices.data()), options, seeds, stream, s);
+  }
+  return sample_with(graph, static_cast<const int32_t*>(graph.indices.data()), options, seeds, stream, s);
+}
+
+}  // namespace graphtier::sample::cuda

@@ -1,0 +1,436 @@
+// Layer-wise samplers (LADIES, FastGCN): golden cases on tiny graphs, the naive reference on random
+// graphs, the draw statistics against exact probabilities, and CUDA against CPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <numeric>
+#include <set>
+#include <string>
+
+#include "graphtier/core/error.hpp"
+#include "graphtier/core/memory.hpp"
+#include "graphtier/core/rng.hpp"
+#include "graphtier/sample/layer_sampler.hpp"
+#include "graphtier/sample/random.hpp"
+#include "layer_sampler_test_util.hpp"
+#include "sample/cpu/layer_sampler_cpu.hpp"
+#include "sample/layer_draws.hpp"
+#include "sample_test_util.hpp"
+
+namespace graphtier::sample {
+namespace {
+
+using test::OwnedGraph;
+
+LayerSamplerOptions layers(std::vector<int64_t> sizes, LayerMethod method = LayerMethod::kLadies, uint64_t seed = 7) {
+  LayerSamplerOptions o;
+  o.layer_sizes = std::move(sizes);
+  o.method = method;
+  o.seed = seed;
+  return o;
+}
+
+// 0 <- 1, 2;  1 <- 3;  2, 3 <- (none)
+OwnedGraph chain() { return OwnedGraph::from_edges(4, {{1, 0}, {2, 0}, {3, 1}}); }
+
+void expect_weights(const Block& b, const std::vector<double>& expected) {
+  ASSERT_EQ(b.weights.size(), expected.size());
+  for (std::size_t e = 0; e < expected.size(); ++e) EXPECT_NEAR(b.weights[e], expected[e], 1e-6) << "edge " << e;
+}
+
+void expect_same(const MiniBatch& a, const MiniBatch& b) {
+  ASSERT_EQ(a.seeds, b.seeds);
+  ASSERT_EQ(a.blocks.size(), b.blocks.size());
+  for (std::size_t l = 0; l < a.blocks.size(); ++l) {
+    const Block& x = a.blocks[l];
+    const Block& y = b.blocks[l];
+    EXPECT_EQ(x.num_dst, y.num_dst) << "block " << l;
+    EXPECT_EQ(x.src_nodes, y.src_nodes) << "block " << l;
+    EXPECT_EQ(x.indptr, y.indptr) << "block " << l;
+    EXPECT_EQ(x.indices, y.indices) << "block " << l;
+    EXPECT_EQ(x.edge_ids, y.edge_ids) << "block " << l;
+    ASSERT_EQ(x.weights.size(), y.weights.size()) << "block " << l;
+    // Bit for bit, not within a tolerance.
+    EXPECT_EQ(0, std::memcmp(x.weights.data(), y.weights.data(), x.weights.size() * sizeof(float))) << "block " << l;
+  }
+}
+
+TEST(LayerSampler, GoldenLadiesAllCandidatesByHand) {
+  // Block 0, dst {0}: row 0 (d = 2) has entries 1, 2 and its self-loop, each 1/3 in Â, so all
+  // three columns weigh 1/9: the weights are 1/3 each. Order: CSC entries, then the self-loop.
+  // Block 1, dst {0, 1, 2}: Â^2 per row 1/9, 1/4, 1 (d = 2, 1, 0). Column sums (in 36ths):
+  // c0 = 4, c1 = 4 + 9 = 13, c2 = 4 + 36 = 40, c3 = 9. Row 0: 1/c ∝ 1/13, 1/40, 1/4 -> 40/183,
+  // 13/183, 130/183. Row 1: entries 3 and self 1: 1/9, 1/13 -> 13/22, 9/22. Row 2: self, 1.
+  const OwnedGraph g = chain();
+  const LayerSampler sampler(g.sample_graph(), layers({-1, -1}));
+  const std::vector<int64_t> seeds = {0};
+  const MiniBatch b = sampler.sample(seeds, 3);
+  check_minibatch(b, g.num_nodes(), g.num_edges());
+  ASSERT_EQ(b.blocks.size(), 2u);
+  EXPECT_EQ(b.blocks[0].src_nodes, (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(b.blocks[0].indptr, (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(b.blocks[0].indices, (std::vector<int64_t>{1, 2, 0}));
+  expect_weights(b.blocks[0], {1.0 / 3, 1.0 / 3, 1.0 / 3});
+  EXPECT_TRUE(b.blocks[0].edge_ids.empty());
+  EXPECT_EQ(b.blocks[1].src_nodes, (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(b.blocks[1].indptr, (std::vector<int64_t>{0, 3, 5, 6}));
+  EXPECT_EQ(b.blocks[1].indices, (std::vector<int64_t>{1, 2, 0, 3, 1, 2}));
+  expect_weights(b.blocks[1], {40.0 / 183, 13.0 / 183, 130.0 / 183, 13.0 / 22, 9.0 / 22, 1.0});
+  const std::span<const int64_t> input = b.input_nodes();
+  EXPECT_EQ(std::vector<int64_t>(input.begin(), input.end()), (std::vector<int64_t>{0, 1, 2, 3}));
+}
+
+TEST(LayerSampler, GoldenColumnWeightsByHand) {
+  // The draw weights are c_u in fixed point (2^62 / 9, 2^62 / 4, ...), scaled by one shift.
+  const OwnedGraph g = chain();
+  const std::vector<int64_t> dst = {0, 1, 2};
+  const cpu::WeightedNodes c = cpu::ladies_candidates(g.csc(), dst);
+  EXPECT_EQ(c.ids, (std::vector<int64_t>{0, 1, 2, 3}));
+  const double expected[] = {4.0 / 66, 13.0 / 66, 40.0 / 66, 9.0 / 66};
+  const double total = static_cast<double>(std::accumulate(c.weights.begin(), c.weights.end(), uint64_t{0}));
+  for (std::size_t k = 0; k < 4; ++k) EXPECT_NEAR(static_cast<double>(c.weights[k]) / total, expected[k], 1e-15);
+  // FastGCN uses every row: c0 = 1/9, c1 = 1/9 + 1/4, c2 = 1/9 + 1, c3 = 1/4 + 1 (36ths: 4, 13, 40, 45).
+  const std::vector<uint64_t> f = cpu::fastgcn_weights(g.csc());
+  const double f_total = static_cast<double>(std::accumulate(f.begin(), f.end(), uint64_t{0}));
+  const double f_expected[] = {4.0 / 102, 13.0 / 102, 40.0 / 102, 45.0 / 102};
+  for (std::size_t k = 0; k < 4; ++k) EXPECT_NEAR(static_cast<double>(f[k]) / f_total, f_expected[k], 1e-15);
+}
+
+TEST(LayerSampler, GoldenSingleDrawFollowsTheStream) {
+  // One draw among candidates 0..3 with weights w: r = bounded_u64(node_bits(seed, ls, 0, 0), W)
+  // picks the first prefix sum above r; a candidate already a dst node adds nothing new.
+  const OwnedGraph g = chain();
+  const LayerSampler sampler(g.sample_graph(), layers({-1, 1}));
+  const std::vector<int64_t> seeds = {0};
+  const std::vector<int64_t> dst = {0, 1, 2};
+  const cpu::WeightedNodes c = cpu::ladies_candidates(g.csc(), dst);
+  int picked_three = 0;
+  for (uint64_t stream = 0; stream < 64; ++stream) {
+    const uint64_t ls = layer_stream(stream, 1);
+    const uint64_t total = std::accumulate(c.weights.begin(), c.weights.end(), uint64_t{0});
+    const uint64_t r = bounded_u64(node_bits(7, ls, 0, 0), total);
+    uint64_t prefix = 0;
+    int64_t pick = -1;
+    for (std::size_t k = 0; k < 4 && pick < 0; ++k) {
+      prefix += c.weights[k];
+      if (prefix > r) pick = c.ids[k];
+    }
+    const Block b = sampler.sample(seeds, stream).blocks[1];
+    if (pick == 3) {
+      ++picked_three;
+      EXPECT_EQ(b.src_nodes, (std::vector<int64_t>{0, 1, 2, 3}));
+      EXPECT_EQ(b.indices, (std::vector<int64_t>{1, 2, 0, 3, 1, 2}));
+    } else {
+      // Only the kept dst nodes: row 1 loses its edge to 3.
+      EXPECT_EQ(b.src_nodes, (std::vector<int64_t>{0, 1, 2}));
+      EXPECT_EQ(b.indices, (std::vector<int64_t>{1, 2, 0, 1, 2}));
+      expect_weights(b, {40.0 / 183, 13.0 / 183, 130.0 / 183, 1.0, 1.0});
+    }
+  }
+  EXPECT_GT(picked_three, 0);  // p_3 = 9/66: some of 64 streams draw it
+  EXPECT_LT(picked_three, 64);
+}
+
+TEST(LayerSampler, DrawStructuresAgree) {
+  // The CUDA backend builds the Fenwick tree from prefix sums, entry by entry; the host builds it
+  // in place; FastGCN's host draws use a read-only tree plus an overlay. All must pick the same.
+  std::vector<uint64_t> weights;
+  for (uint64_t i = 0; i < 1000; ++i) weights.push_back(1 + bounded_u64(mix64(i), i % 7 == 0 ? uint64_t{1} << 50 : 1000));
+  std::vector<uint64_t> prefix(weights.size());
+  std::inclusive_scan(weights.begin(), weights.end(), prefix.begin());
+  const std::vector<uint64_t> tree = cpu::fenwick_tree(weights);
+  for (int64_t i = 0; i < static_cast<int64_t>(weights.size()); ++i) {
+    ASSERT_EQ(layer::fenwick_entry(prefix.data(), i), tree[i]) << "entry " << i;
+  }
+  for (const int64_t s : {1, 10, 500, 999}) {
+    const std::vector<int64_t> dense = cpu::draw_positions(weights, {}, s, 3, 4);
+    EXPECT_EQ(dense, cpu::draw_positions(weights, tree, s, 3, 4)) << "s = " << s;
+    EXPECT_EQ(std::set<int64_t>(dense.begin(), dense.end()).size(), dense.size()) << "s = " << s;
+  }
+  EXPECT_EQ(cpu::draw_positions(weights, {}, 1000, 3, 4).size(), 1000u);
+  EXPECT_TRUE(cpu::draw_positions(weights, {}, 0, 3, 4).empty());
+}
+
+TEST(LayerSampler, ZeroDegreeSeedsAndLayerSizeZero) {
+  const OwnedGraph g = chain();
+  const std::vector<int64_t> seeds = {3, 2};
+  for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
+    const LayerSampler sampler(g.sample_graph(), layers({2, 0}, m));
+    const MiniBatch b = sampler.sample(seeds, 11);
+    check_minibatch(b, g.num_nodes(), g.num_edges());
+    for (const Block& block : b.blocks) {
+      // No in-neighbours: each seed keeps its self-loop only, weight 1.
+      EXPECT_EQ(block.src_nodes, seeds);
+      EXPECT_EQ(block.indptr, (std::vector<int64_t>{0, 1, 2}));
+      EXPECT_EQ(block.indices, (std::vector<int64_t>{0, 1}));
+      expect_weights(block, {1.0, 1.0});
+    }
+  }
+  // No seeds: empty blocks, for both methods.
+  for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
+    const MiniBatch empty = LayerSampler(g.sample_graph(), layers({2, -1}, m)).sample({}, 0);
+    check_minibatch(empty, g.num_nodes(), g.num_edges());
+    ASSERT_EQ(empty.blocks.size(), 2u);
+    EXPECT_EQ(empty.num_edges(), 0);
+    EXPECT_TRUE(empty.input_nodes().empty());
+  }
+  // Size 0 on a node with neighbours: only edges among the dst nodes.
+  const LayerSampler none(g.sample_graph(), layers({0}));
+  const std::vector<int64_t> two = {0, 1};
+  const Block b = none.sample(two, 0).blocks[0];
+  EXPECT_EQ(b.src_nodes, two);
+  EXPECT_EQ(b.indptr, (std::vector<int64_t>{0, 2, 3}));
+  EXPECT_EQ(b.indices, (std::vector<int64_t>{1, 0, 1}));
+}
+
+TEST(LayerSampler, RejectsBadSeedsAndOptions) {
+  OwnedGraph g = chain();
+  const LayerSampler sampler(g.sample_graph(), layers({1}));
+  const std::vector<int64_t> out_of_range = {4};
+  const std::vector<int64_t> repeated = {1, 1};
+  EXPECT_THROW(sampler.sample(out_of_range, 0), OutOfRange);
+  EXPECT_THROW(sampler.sample(repeated, 0), InvalidArgument);
+  EXPECT_THROW(LayerSampler(g.sample_graph(), layers({})), InvalidArgument);
+  EXPECT_THROW(LayerSampler(g.sample_graph(), layers({-2})), InvalidArgument);
+  EXPECT_THROW(LayerSampler(g.sample_graph(), layers({int64_t{1} << 24})), InvalidArgument);
+  EXPECT_THROW(LayerSampler(g.sample_graph(), layers({1}, static_cast<LayerMethod>(9))), InvalidArgument);
+  g.weights = {1, 1, 1};
+  EXPECT_THROW(LayerSampler(g.sample_graph(), layers({1})), InvalidArgument);
+}
+
+// Every sampled edge exists with its multiplicity: row i's entries are exactly the entries of
+// N(i) in the src set, then i itself; rows sum to 1; at most `size` new nodes per block.
+void check_layer_properties(const OwnedGraph& g, const MiniBatch& b, const LayerSamplerOptions& o) {
+  check_minibatch(b, g.num_nodes(), g.num_edges());
+  for (std::size_t l = 0; l < b.blocks.size(); ++l) {
+    const Block& block = b.blocks[l];
+    const std::set<int64_t> src(block.src_nodes.begin(), block.src_nodes.end());
+    if (o.layer_sizes[l] >= 0) {
+      EXPECT_LE(block.num_src() - block.num_dst, o.layer_sizes[l]);
+    }
+    for (int64_t i = 0; i < block.num_dst; ++i) {
+      const int64_t v = block.src_nodes[i];
+      std::vector<int64_t> expected;
+      for (int64_t p = g.indptr[v]; p < g.indptr[v + 1]; ++p) {
+        if (src.count(g.indices[p])) expected.push_back(g.indices[p]);
+      }
+      expected.push_back(v);
+      std::vector<int64_t> got;
+      double sum = 0;
+      for (int64_t e = block.indptr[i]; e < block.indptr[i + 1]; ++e) {
+        got.push_back(block.src_nodes[block.indices[e]]);
+        EXPECT_GT(block.weights[e], 0.0f);
+        sum += block.weights[e];
+      }
+      ASSERT_EQ(got, expected) << "block " << l << " row " << i;
+      EXPECT_NEAR(sum, 1.0, 1e-5);
+    }
+  }
+}
+
+struct Case {
+  LayerMethod method;
+  std::vector<int64_t> sizes;
+};
+
+class LayerSamplerProperties : public ::testing::TestWithParam<Case> {};
+
+TEST_P(LayerSamplerProperties, MatchReferenceAndContract) {
+  const Case& c = GetParam();
+  for (uint64_t graph_seed = 1; graph_seed <= 3; ++graph_seed) {
+    const OwnedGraph g = OwnedGraph::random(300, 6.0, graph_seed);
+    const LayerSamplerOptions o = layers(c.sizes, c.method, graph_seed * 13);
+    const LayerSampler sampler(g.sample_graph(), o);
+    for (uint64_t stream = 0; stream < 4; ++stream) {
+      const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 16, stream + 100 * graph_seed);
+      const MiniBatch b = sampler.sample(seeds, stream);
+      check_layer_properties(g, b, o);
+      expect_same(b, test::reference_layer_sample(g, seeds, o, stream));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, LayerSamplerProperties,
+                         ::testing::Values(Case{LayerMethod::kLadies, {8, 8, 8}}, Case{LayerMethod::kLadies, {64, 1, -1}},
+                                           Case{LayerMethod::kLadies, {0, 500}}, Case{LayerMethod::kFastGcn, {8, 8, 8}},
+                                           Case{LayerMethod::kFastGcn, {150, 3}},
+                                           Case{LayerMethod::kFastGcn, {-1, 400}}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           std::string name = info.param.method == LayerMethod::kLadies ? "Ladies" : "FastGcn";
+                           for (const int64_t s : info.param.sizes) name += s < 0 ? "_all" : "_" + std::to_string(s);
+                           return name;
+                         });
+
+TEST(LayerSampler, PoolSizeDoesNotChangeTheSample) {
+  const OwnedGraph g = OwnedGraph::random(3000, 8.0, 5);
+  const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 512, 9);
+  ThreadPool pool(3);
+  for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
+    const LayerSampler sampler(g.sample_graph(), layers({400, 400}, m));
+    expect_same(sampler.sample(seeds, 2), sampler.sample(seeds, 2, &pool));
+  }
+}
+
+/// The same graph with int64 indices (the other width the CSC may be stored in).
+SampleGraph wide_view(const OwnedGraph& g, std::vector<int64_t>& storage) {
+  storage.assign(g.indices.begin(), g.indices.end());
+  return {prep::CscView{g.indptr, graph::IndexSpan(std::span<const int64_t>(storage))}, {}};
+}
+
+TEST(LayerSampler, IndexWidthDoesNotChangeTheSample) {
+  const OwnedGraph g = OwnedGraph::random(400, 6.0, 8);
+  std::vector<int64_t> wide;
+  const SampleGraph wide_graph = wide_view(g, wide);
+  const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 20, 2);
+  for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
+    const LayerSampler narrow_sampler(g.sample_graph(), layers({10, 10}, m));
+    const LayerSampler wide_sampler(wide_graph, layers({10, 10}, m));
+    expect_same(narrow_sampler.sample(seeds, 4), wide_sampler.sample(seeds, 4));
+  }
+}
+
+TEST(LayerSampler, DifferentStreamsAndSeedsDiffer) {
+  const OwnedGraph g = OwnedGraph::random(500, 6.0, 4);
+  const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 32, 1);
+  const LayerSampler a(g.sample_graph(), layers({16}, LayerMethod::kLadies, 1));
+  const LayerSampler b(g.sample_graph(), layers({16}, LayerMethod::kLadies, 2));
+  EXPECT_NE(a.sample(seeds, 0).blocks[0].src_nodes, a.sample(seeds, 1).blocks[0].src_nodes);
+  EXPECT_NE(a.sample(seeds, 0).blocks[0].src_nodes, b.sample(seeds, 0).blocks[0].src_nodes);
+  expect_same(a.sample(seeds, 5), a.sample(seeds, 5));
+}
+
+// Seeds 0, 1, 2 with 0 <- 3, 4, 5;  1 <- 3, 6;  2 <- 3: Â^2 per row 1/16, 1/9, 1/4. The new-node
+// candidates are 3, 4, 5, 6; drawing a dst node (0, 1, 2) adds nothing.
+OwnedGraph ladies_stats_graph() {
+  return OwnedGraph::from_edges(7, {{3, 0}, {4, 0}, {5, 0}, {3, 1}, {6, 1}, {3, 2}});
+}
+
+double chi_square(const std::vector<int64_t>& counts, const std::vector<double>& p) {
+  const double n = std::accumulate(counts.begin(), counts.end(), 0.0);
+  double stat = 0;
+  for (std::size_t k = 0; k < counts.size(); ++k) {
+    const double e = n * p[k];
+    stat += (counts[k] - e) * (counts[k] - e) / e;
+  }
+  return stat;
+}
+
+TEST(LayerSampler, LadiesColumnFrequenciesMatchProbabilities) {
+  // s = 1: the drawn column is u with probability p_u = c_u / Σ c exactly. Categories: new node
+  // 3, 4, 5, 6, or a dst node; 4 degrees of freedom, the 99.9% quantile is 18.47.
+  const OwnedGraph g = ladies_stats_graph();
+  const std::vector<int64_t> seeds = {0, 1, 2};
+  const std::map<int64_t, double> norms = test::exact_column_norms(g, seeds);
+  double total = 0;
+  for (const auto& [u, c] : norms) total += c;
+  const std::vector<double> p = {norms.at(3) / total, norms.at(4) / total, norms.at(5) / total, norms.at(6) / total,
+                                 (norms.at(0) + norms.at(1) + norms.at(2)) / total};
+  const LayerSampler sampler(g.sample_graph(), layers({1}));
+  std::vector<int64_t> counts(5, 0);
+  constexpr int kStreams = 20000;
+  for (uint64_t stream = 0; stream < kStreams; ++stream) {
+    const Block b = sampler.sample(seeds, stream).blocks[0];
+    ASSERT_LE(b.num_src(), 4);
+    ++counts[b.num_src() == 4 ? b.src_nodes[3] - 3 : 4];
+  }
+  EXPECT_LT(chi_square(counts, p), 18.47) << counts[0] << " " << counts[1] << " " << counts[2] << " " << counts[3];
+}
+
+TEST(LayerSampler, LadiesInclusionWithoutReplacementMatchesExactEnumeration) {
+  // s = 3 of 7 candidates: the inclusion probability of each new-node candidate, enumerated over
+  // all 210 ordered draws of successive sampling (no Monte Carlo), against its frequency; z-scores
+  // within 4.5 (a false alarm about 1 in 10^5 per candidate).
+  const OwnedGraph g = ladies_stats_graph();
+  const std::vector<int64_t> seeds = {0, 1, 2};
+  const std::map<int64_t, double> norms = test::exact_column_norms(g, seeds);
+  std::vector<double> w;
+  for (const auto& [u, c] : norms) w.push_back(c);  // ids 0..6 in order
+  const std::vector<double> pi = test::exact_inclusion(w, 3);
+  EXPECT_NEAR(std::accumulate(pi.begin(), pi.end(), 0.0), 3.0, 1e-12);
+  const LayerSampler sampler(g.sample_graph(), layers({3}));
+  std::vector<int64_t> counts(7, 0);
+  constexpr int kStreams = 20000;
+  for (uint64_t stream = 0; stream < kStreams; ++stream) {
+    const Block b = sampler.sample(seeds, stream).blocks[0];
+    for (int64_t k = b.num_dst; k < b.num_src(); ++k) ++counts[b.src_nodes[k]];
+  }
+  for (int64_t u = 3; u < 7; ++u) {
+    const double freq = static_cast<double>(counts[u]) / kStreams;
+    const double sd = std::sqrt(pi[u] * (1 - pi[u]) / kStreams);
+    EXPECT_LT(std::abs(freq - pi[u]) / sd, 4.5) << "node " << u << ": " << freq << " vs " << pi[u];
+  }
+  // Inclusion differs from s * p_u (which exceeds 1 for heavy columns): a with-replacement or
+  // independent-Bernoulli draw would fail here. Node 3 is the heavy one.
+  EXPECT_LT(pi[3], 3 * w[3] / std::accumulate(w.begin(), w.end(), 0.0));
+}
+
+TEST(LayerSampler, FastGcnFrequenciesFollowGlobalColumnNorms) {
+  // 0 <- 1..5;  1 <- 2, 3;  2 <- 3: every node is an in-neighbour of seed 0, so any drawn node
+  // shows up. s = 1, p_u ∝ the column norm over all rows; 5 degrees of freedom (99.9%: 20.52).
+  const OwnedGraph g = OwnedGraph::from_edges(6, {{1, 0}, {2, 0}, {3, 0}, {4, 0}, {5, 0}, {2, 1}, {3, 1}, {3, 2}});
+  std::vector<int64_t> everyone(6);
+  std::iota(everyone.begin(), everyone.end(), 0);
+  const std::map<int64_t, double> norms = test::exact_column_norms(g, everyone);
+  double total = 0;
+  for (const auto& [u, c] : norms) total += c;
+  std::vector<double> p;
+  for (const auto& [u, c] : norms) p.push_back(c / total);
+  const LayerSampler sampler(g.sample_graph(), layers({1}, LayerMethod::kFastGcn));
+  std::vector<int64_t> counts(6, 0);
+  const std::vector<int64_t> seeds = {0};
+  for (uint64_t stream = 0; stream < 20000; ++stream) {
+    const Block b = sampler.sample(seeds, stream).blocks[0];
+    ++counts[b.num_src() == 2 ? b.src_nodes[1] : 0];
+  }
+  EXPECT_LT(chi_square(counts, p), 20.52);
+}
+
+TEST(LayerSampler, CudaMatchesCpu) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: CUDA layer sampler not checked against the CPU one";
+  for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
+    for (const std::vector<int64_t>& sizes :
+         {std::vector<int64_t>{8, 8, 8}, std::vector<int64_t>{256, 1, -1}, std::vector<int64_t>{0, 2000}}) {
+      for (uint64_t graph_seed = 1; graph_seed <= 2; ++graph_seed) {
+        const OwnedGraph g = OwnedGraph::random(5000, 8.0, graph_seed);
+        const LayerSamplerOptions o = layers(sizes, m, graph_seed);
+        const LayerSampler cpu_sampler(g.sample_graph(), o);
+        const CudaLayerSampler gpu_sampler(g.sample_graph(), o);
+        for (uint64_t stream = 0; stream < 3; ++stream) {
+          const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 300, stream);
+          SCOPED_TRACE(::testing::Message() << "method " << static_cast<int>(m) << " sizes[0] " << sizes[0]
+                                            << " graph " << graph_seed << " stream " << stream);
+          expect_same(gpu_sampler.sample(seeds, stream), cpu_sampler.sample(seeds, stream));
+        }
+      }
+    }
+  }
+  // int64 indices take the other kernel instantiation.
+  const OwnedGraph big = OwnedGraph::random(2000, 6.0, 3);
+  std::vector<int64_t> wide;
+  const SampleGraph wide_graph = wide_view(big, wide);
+  const std::vector<int64_t> some = test::random_seeds(big.num_nodes(), 100, 3);
+  for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
+    const CudaLayerSampler gpu_wide(wide_graph, layers({64, 64}, m));
+    const LayerSampler cpu_narrow(big.sample_graph(), layers({64, 64}, m));
+    expect_same(gpu_wide.sample(some, 9), cpu_narrow.sample(some, 9));
+  }
+  // Zero-degree seeds and an empty seed list.
+  const OwnedGraph g = chain();
+  const CudaLayerSampler gpu_sampler(g.sample_graph(), layers({2, 2}));
+  const LayerSampler cpu_sampler(g.sample_graph(), layers({2, 2}));
+  for (const std::vector<int64_t>& seeds : {std::vector<int64_t>{3, 2}, std::vector<int64_t>{}}) {
+    expect_same(gpu_sampler.sample(seeds, 1), cpu_sampler.sample(seeds, 1));
+  }
+}
+
+TEST(LayerSampler, CudaSamplerIsUnsupportedWithoutCuda) {
+  if (cuda_available()) GTEST_SKIP() << "CUDA device present: the Unsupported path is not exercised";
+  const OwnedGraph g = chain();
+  EXPECT_THROW(CudaLayerSampler(g.sample_graph(), layers({1})), Unsupported);
+}
+
+}  // namespace
+}  // namespace graphtier::sample
