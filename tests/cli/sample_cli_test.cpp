@@ -51,6 +51,30 @@ TEST_F(SampleCliTest, SameSeedSameBatchOtherSeedOtherBatch) {
   EXPECT_TRUE(differs) << "16 seeds all gave the same batch";
 }
 
+TEST_F(SampleCliTest, LayerWiseSamplersKeepTheBatchAndCarryWeights) {
+  for (const std::string sampler : {"ladies", "fastgcn"}) {
+    const auto r = test::run_cli({"-q", "--json", "sample", "-d", dir_ / "g", "--seeds", "0,1", "--fanouts", "2,2",
+                                  "--sampler", sampler});
+    ASSERT_EQ(r.exit_code, 0) << sampler << ": " << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j["blocks"].size(), 2u) << sampler;
+    for (const auto& block : j["blocks"]) {
+      const auto indptr = block["indptr"].get<std::vector<int64_t>>();
+      const auto weights = block["weights"].get<std::vector<double>>();
+      ASSERT_EQ(weights.size(), static_cast<std::size_t>(indptr.back())) << sampler;
+      // The layer keeps its dst nodes (each row has at least its self-loop): rows sum to 1.
+      for (std::size_t i = 0; i + 1 < indptr.size(); ++i) {
+        double sum = 0;
+        for (int64_t e = indptr[i]; e < indptr[i + 1]; ++e) sum += weights[e];
+        EXPECT_NEAR(sum, 1.0, 1e-6) << sampler << " row " << i;
+      }
+    }
+  }
+  const auto r = test::run_cli({"sample", "-d", dir_ / "g", "--seeds", "0", "--sampler", "graphsaint"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("expected neighbor, ladies or fastgcn"), std::string::npos) << r.err;
+}
+
 TEST_F(SampleCliTest, BadInputNamesTheProblem) {
   auto r = test::run_cli({"sample", "-d", dir_ / "g", "--seeds", "0,9", "--fanouts", "2"});
   EXPECT_EQ(r.exit_code, 2);

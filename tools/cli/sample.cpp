@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/graph/dataset.hpp"
+#include "graphtier/sample/layer_sampler.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
 #include "id_lists.hpp"
 
@@ -45,14 +46,25 @@ void print_text(const sample::MiniBatch& batch) {
 void run_sample(const SampleCliOptions& c, const GlobalOptions& global) {
   const graph::Dataset dataset = graph::Dataset::open(c.dataset);
   const std::vector<int64_t> seeds = parse_id_list(c.seeds, "--seeds");
-  sample::NeighborSamplerOptions o;
-  o.fanouts = parse_id_list(c.fanouts, "--fanouts");
-  o.replace = c.replace;
-  o.seed = c.seed;
-  GRAPHTIER_EXPECTS(c.sampler == "neighbor", InvalidArgument, "--sampler: unknown sampler '", c.sampler,
-                    "' (expected neighbor)");
-  const sample::NeighborSampler sampler({prep::CscView::of(dataset), {}}, o);
-  const sample::MiniBatch batch = sampler.sample(seeds, c.stream);
+  const std::vector<int64_t> fanouts = parse_id_list(c.fanouts, "--fanouts");
+  const sample::SampleGraph graph{prep::CscView::of(dataset), {}};
+  sample::MiniBatch batch;
+  if (c.sampler == "neighbor") {
+    sample::NeighborSamplerOptions o;
+    o.fanouts = fanouts;
+    o.replace = c.replace;
+    o.seed = c.seed;
+    batch = sample::NeighborSampler(graph, o).sample(seeds, c.stream);
+  } else {
+    GRAPHTIER_EXPECTS(c.sampler == "ladies" || c.sampler == "fastgcn", InvalidArgument, "--sampler: unknown sampler '",
+                      c.sampler, "' (expected neighbor, ladies or fastgcn)");
+    GRAPHTIER_EXPECTS(!c.replace, InvalidArgument, "--replace applies to the neighbor sampler only");
+    sample::LayerSamplerOptions o;
+    o.layer_sizes = fanouts;  // nodes drawn per layer
+    o.method = c.sampler == "ladies" ? sample::LayerMethod::kLadies : sample::LayerMethod::kFastGcn;
+    o.seed = c.seed;
+    batch = sample::LayerSampler(graph, o).sample(seeds, c.stream);
+  }
   if (global.json) {
     std::cout << sample::minibatch_to_json(batch) << '\n';
   } else {
@@ -67,9 +79,10 @@ void register_sample(CLI::App& app, const GlobalOptions& global) {
   auto* cmd = app.add_subcommand("sample", "Sample one minibatch from a dataset and print it");
   cmd->add_option("-d,--dataset", opt->dataset, "Dataset directory")->required();
   cmd->add_option("--seeds", opt->seeds, "Seed node ids, comma-separated (0,5,7)")->required();
-  cmd->add_option("--fanouts", opt->fanouts, "Per-layer fanouts, seeds' hop first; -1 = all neighbours")
+  cmd->add_option("--fanouts", opt->fanouts,
+                  "Per-layer fanouts, seeds' hop first (-1 = all neighbours); for ladies/fastgcn the nodes drawn per layer")
       ->capture_default_str();
-  cmd->add_option("--sampler", opt->sampler, "neighbor")->capture_default_str();
+  cmd->add_option("--sampler", opt->sampler, "neighbor (GraphSAGE), ladies or fastgcn (layer-wise)")->capture_default_str();
   cmd->add_option("--seed", opt->seed, "Random seed")->capture_default_str();
   cmd->add_option("--stream", opt->stream, "Minibatch stream (the loader uses epoch << 32 | batch)")->capture_default_str();
   cmd->add_flag("--replace", opt->replace, "Sample with replacement");
