@@ -18,9 +18,7 @@ namespace graphtier::sample {
 uint64_t round_stream(uint64_t layer_stream, int64_t round) { return bulk::round_stream_of(layer_stream, round); }
 
 void check_bulk_inputs(const SampleGraph& graph, const BulkSamplerOptions& options) {
-  graph.csc.check_shape("bulk sampler graph");
-  GRAPHTIER_EXPECTS(graph.csc.num_nodes() < kMaxSampleNodes, InvalidArgument,
-                    "the sampler addresses fewer than 2^40 nodes, the graph has ", graph.csc.num_nodes());
+  check_sample_graph(graph, "bulk sampler graph");
   GRAPHTIER_EXPECTS(graph.edge_weights.empty(), InvalidArgument,
                     "bulk sampling draws by edge multiplicity; edge weights are not supported");
   GRAPHTIER_EXPECTS(!options.fanouts.empty(), InvalidArgument, "fanouts: at least one layer is needed");

@@ -13,9 +13,7 @@
 namespace graphtier::sample {
 
 void check_layer_sampler_inputs(const SampleGraph& graph, const LayerSamplerOptions& options) {
-  graph.csc.check_shape("layer sampler graph");
-  GRAPHTIER_EXPECTS(graph.csc.num_nodes() < kMaxSampleNodes, InvalidArgument,
-                    "the sampler addresses fewer than 2^40 nodes, the graph has ", graph.csc.num_nodes());
+  check_sample_graph(graph, "layer sampler graph");
   GRAPHTIER_EXPECTS(graph.edge_weights.empty(), InvalidArgument,
                     "layer samplers (LADIES, FastGCN) use the graph's structure only: edge weights are not supported");
   GRAPHTIER_EXPECTS(!options.layer_sizes.empty(), InvalidArgument, "layer sizes: at least one layer is needed");

@@ -12,10 +12,14 @@
 
 namespace graphtier::sample {
 
+void check_sample_graph(const SampleGraph& graph, const char* what) {
+  graph.csc.check_shape(what);
+  GRAPHTIER_EXPECTS(graph.csc.num_nodes() < kMaxSampleNodes, InvalidArgument, what,
+                    ": the samplers address fewer than 2^40 nodes, the graph has ", graph.csc.num_nodes());
+}
+
 void check_sampler_inputs(const SampleGraph& graph, const NeighborSamplerOptions& options) {
-  graph.csc.check_shape("sampler graph");
-  GRAPHTIER_EXPECTS(graph.csc.num_nodes() < kMaxSampleNodes, InvalidArgument, "the sampler addresses fewer than 2^40 nodes, the graph has ",
-                    graph.csc.num_nodes());
+  check_sample_graph(graph, "sampler graph");
   GRAPHTIER_EXPECTS(!options.fanouts.empty(), InvalidArgument, "fanouts: at least one layer is needed");
   for (std::size_t l = 0; l < options.fanouts.size(); ++l) {
     const int64_t f = options.fanouts[l];

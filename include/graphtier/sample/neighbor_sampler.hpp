@@ -46,6 +46,10 @@ struct SampleGraph {
   std::span<const float> edge_weights;
 };
 
+/// Checks what every sampler needs of a graph: a well-formed CSC (check_shape, naming `what`) with
+/// fewer than 2^40 nodes, the most the draws can address. Throws InvalidArgument.
+void check_sample_graph(const SampleGraph& graph, const char* what);
+
 /// Throws InvalidArgument for bad options (no fanouts, fanout < -1 or >= 2^24) or a graph the
 /// draws cannot address (2^40 nodes or more, weights of the wrong length or negative/non-finite).
 void check_sampler_inputs(const SampleGraph& graph, const NeighborSamplerOptions& options);
