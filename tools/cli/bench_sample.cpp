@@ -53,7 +53,7 @@ double random_read_rate(int64_t bytes, ThreadPool& pool) {
   pool.parallel_for(0, n, int64_t{1} << 20, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) table[i] = i;
   });
-  const int64_t reads = 8 * n;
+  const int64_t reads = 2 * n;
   std::atomic<int64_t> sink{0};
   const auto start = std::chrono::steady_clock::now();
   pool.parallel_for(0, reads, int64_t{1} << 22, [&](int64_t lo, int64_t hi) {
