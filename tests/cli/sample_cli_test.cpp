@@ -116,7 +116,7 @@ TEST(PresampleCli, CoraOrderedByVisitCounts) {
 
   // bench hotness: rates in [0, 1], growing with the budget, none above the optimal placement.
   r = test::run_cli({"-q", "--json", "bench", "hotness", "-d", dir / "cora", "--budgets", "5%,20%,100%", "--fanouts",
-                     "5,5"});
+                     "5,5", "--epochs", "2", "--batch-size", "64", "--cache", "10%"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const auto optimal = j["hit_rate"]["optimal"].get<std::vector<double>>();
@@ -128,6 +128,12 @@ TEST(PresampleCli, CoraOrderedByVisitCounts) {
       EXPECT_LE(rates[b], optimal[b] + 1e-12) << method;
     }
     EXPECT_DOUBLE_EQ(rates.back(), 1.0) << method << ": every row in the tier serves every read";
+    if (method == "optimal") continue;
+    // The simulated run's static share is the table's; its cache serves part of the rest.
+    const auto& with_cache = j["with_cache"][method];
+    EXPECT_NEAR(with_cache["static"].get<double>(), rates.front(), 1e-12) << method;
+    EXPECT_GT(with_cache["cache"].get<double>(), 0.0) << method << ": 6 batches over 140 train nodes reuse rows";
+    EXPECT_LE(with_cache["static"].get<double>() + with_cache["cache"].get<double>(), 1.0 + 1e-12) << method;
   }
 }
 

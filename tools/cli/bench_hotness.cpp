@@ -1,6 +1,8 @@
 // `graphtier bench hotness`: how much of a training run's feature reads a static hot tier of a
 // given budget serves under each hotness score, against the optimal static placement (the rows a
-// run actually reads most, counted offline). Data Tiering (paper 002) and GNNLab's PreSC#K.
+// run actually reads most, counted offline), and what a CLOCK cache with window buffering adds
+// behind the smallest static tier. Data Tiering (paper 002), GNNLab's PreSC#K, GIDS §3.4.
+#include <deque>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -9,6 +11,7 @@
 #include "bench.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
+#include "graphtier/cache/cache_policy.hpp"
 #include "graphtier/core/units.hpp"
 #include "graphtier/graph/dataset.hpp"
 #include "graphtier/prep/hotness.hpp"
@@ -27,12 +30,59 @@ struct BenchHotnessOptions {
   int64_t batch_size = 1024;
   int epochs = 1;            // of the measured training run
   int presample_epochs = 1;  // K of PreSC#K
+  std::string cache = "5%";  // rows of the dynamic cache behind the first static budget
+  int window = 4;            // minibatches announced ahead to the cache
   uint64_t seed = 0;
 };
 
 struct Method {
   std::string name;
   std::vector<double> scores;
+};
+
+/// A static tier of the `static_rows` best-ranked rows with a CLOCK cache behind it, fed a run's
+/// minibatches through a window: each batch's misses are announced when it is sampled and looked
+/// up `window` batches later, as the loader does (GIDS window buffering).
+class TierSimulation {
+ public:
+  TierSimulation(std::vector<int64_t> rank, int64_t static_rows, int64_t cache_rows, int window)
+      : rank_(std::move(rank)), static_rows_(static_rows), window_(window), policy_(cache_rows, cache::Eviction::kClock) {}
+
+  void push(std::span<const int64_t> input) {
+    std::vector<int64_t> misses;
+    for (int64_t v : input) {
+      if (rank_[v] >= static_rows_) misses.push_back(v);
+    }
+    static_hits_ += static_cast<int64_t>(input.size() - misses.size());
+    policy_.announce(misses);
+    pending_.push_back(std::move(misses));
+    if (static_cast<int>(pending_.size()) > window_) drain_one();
+  }
+  void finish() {
+    while (!pending_.empty()) drain_one();
+  }
+  int64_t static_hits() const { return static_hits_; }
+  int64_t cache_hits() const { return cache_hits_; }
+
+ private:
+  void drain_one() {
+    const std::vector<int64_t>& ids = pending_.front();
+    slots_.resize(ids.size());
+    kinds_.resize(ids.size());
+    cache_hits_ += policy_.lookup(ids, slots_, kinds_).hits;
+    policy_.consume(ids);
+    pending_.pop_front();
+  }
+
+  std::vector<int64_t> rank_;
+  int64_t static_rows_;
+  int window_;
+  cache::CachePolicy policy_;
+  std::deque<std::vector<int64_t>> pending_;
+  std::vector<int64_t> slots_;
+  std::vector<cache::LookupKind> kinds_;
+  int64_t static_hits_ = 0;
+  int64_t cache_hits_ = 0;
 };
 
 /// Fraction of all reads (`reads[v]` per node) that fall on the `rows` highest-scored nodes.
@@ -62,9 +112,6 @@ void run_bench_hotness(const BenchHotnessOptions& c, const GlobalOptions& global
   run.sampler.fanouts = parse_id_list(c.fanouts, "--fanouts");
   run.sampler.edge_ids = false;
   run.sampler.seed = c.seed + 1;
-  const std::vector<double> reads = sample::presample_hotness({csc, {}}, train, run, pool);
-  double total = 0;
-  for (double r : reads) total += r;
 
   std::vector<Method> methods;
   methods.push_back({"degree", prep::degree_scores(csc, pool)});
@@ -79,7 +126,22 @@ void run_bench_hotness(const BenchHotnessOptions& c, const GlobalOptions& global
   pre.epochs = c.presample_epochs;
   pre.sampler.seed = c.seed;
   methods.push_back({"presample", sample::presample_hotness({csc, {}}, train, pre, pool)});
+
+  // One pass over the measured run: the reads per node, and every score's static tier + cache.
+  const auto cache_rows = static_cast<int64_t>(static_cast<double>(n) * parse_percent_list(c.cache, "--cache").front());
+  std::vector<TierSimulation> simulations;
+  for (const Method& m : methods) {
+    simulations.emplace_back(prep::order_by_score(m.scores, pool).old_to_new, rows.front(), cache_rows, c.window);
+  }
+  std::vector<double> reads(static_cast<std::size_t>(n), 0.0);
+  sample::for_each_minibatch_input({csc, {}}, train, run, pool, [&](std::span<const int64_t> input) {
+    for (int64_t v : input) reads[v] += 1;
+    for (TierSimulation& s : simulations) s.push(input);
+  });
+  for (TierSimulation& s : simulations) s.finish();
   methods.push_back({"optimal", reads});
+  double total = 0;
+  for (double r : reads) total += r;
 
   nlohmann::ordered_json j;
   j["dataset"] = c.dataset;
@@ -104,6 +166,20 @@ void run_bench_hotness(const BenchHotnessOptions& c, const GlobalOptions& global
       std::printf("\n");
     }
   }
+  j["cache_rows"] = cache_rows;
+  j["window"] = c.window;
+  if (!global.json) {
+    std::printf("\nbehind the %s-row static tier: a CLOCK cache of %s rows, window of %d minibatches\n",
+                format_count(static_cast<double>(rows.front())).c_str(), format_count(static_cast<double>(cache_rows)).c_str(),
+                c.window);
+    std::printf("%-10s %10s %10s %10s\n", "hotness", "static", "cache", "together");
+  }
+  for (std::size_t k = 0; k < simulations.size(); ++k) {
+    const double s = static_cast<double>(simulations[k].static_hits()) / total;
+    const double h = static_cast<double>(simulations[k].cache_hits()) / total;
+    j["with_cache"][methods[k].name] = {{"static", s}, {"cache", h}};
+    if (!global.json) std::printf("%-10s %10.3f %10.3f %10.3f\n", methods[k].name.c_str(), s, h, s + h);
+  }
   if (global.json) std::cout << j.dump(2) << '\n';
 }
 
@@ -119,6 +195,11 @@ void register_bench_hotness(CLI::App& bench, const GlobalOptions& global) {
   cmd->add_option("--epochs", opt->epochs, "Epochs of the measured run")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--presample-epochs", opt->presample_epochs, "K of the presample score")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--cache", opt->cache, "Rows of the CLOCK cache behind the first static budget, in percent of the nodes")
+      ->capture_default_str();
+  cmd->add_option("--window", opt->window, "Minibatches announced to the cache ahead of their gather")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--seed", opt->seed, "Seed of the presampling (the measured run uses seed + 1)")->capture_default_str();
   cmd->callback([opt, &global] { run_bench_hotness(*opt, global); });

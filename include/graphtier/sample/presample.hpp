@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -19,11 +20,19 @@ struct PresampleOptions {
   NeighborSamplerOptions sampler;
 };
 
+/// Calls visit(input_nodes) for every minibatch of `epochs` passes over `train_ids`, in order
+/// (epoch by epoch, batch by batch): the feature reads of a training run with these options.
+/// Each pass is shuffled by the epoch's seed and cut into batches; batch b of epoch e is sampled
+/// with stream e << 32 | b, as the loader does. The pool samples a few batches ahead in parallel;
+/// `visit` runs on the calling thread. Throws InvalidArgument for empty `train_ids`, epochs < 1 or
+/// batch_size < 1, OutOfRange for an id outside the graph.
+void for_each_minibatch_input(const SampleGraph& graph, std::span<const int64_t> train_ids,
+                              const PresampleOptions& options, ThreadPool& pool,
+                              const std::function<void(std::span<const int64_t>)>& visit);
+
 /// Visits per node (float64 [num_nodes]) over `epochs` passes over `train_ids`, each pass shuffled
 /// by the epoch's seed and cut into batches; batch b of epoch e is sampled with stream
-/// e << 32 | b, as the loader does. Batches run in parallel on the pool; the counts do not depend
-/// on the pool size. Throws InvalidArgument for empty `train_ids`, epochs < 1 or batch_size < 1,
-/// OutOfRange for an id outside the graph.
+/// e << 32 | b (for_each_minibatch_input). The counts do not depend on the pool size.
 std::vector<double> presample_hotness(const SampleGraph& graph, std::span<const int64_t> train_ids,
                                       const PresampleOptions& options, ThreadPool& pool);
 
