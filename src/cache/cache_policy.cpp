@@ -77,7 +77,7 @@ int64_t CachePolicy::take_slot() {
     free_.pop_back();
     return slot;
   }
-  if (num_slots() == 0) return -1;
+  if (pinned_lines_ + used_unpinned_ >= num_slots()) return -1;  // every line pinned or in use
   const int64_t victim = eviction_ == Eviction::kClock ? clock_victim() : random_victim();
   if (victim >= 0) key_slot_.erase(slot_key_[static_cast<std::size_t>(victim)]);
   return victim;
@@ -88,12 +88,14 @@ LookupCounts CachePolicy::lookup(std::span<const int64_t> keys, std::span<int64_
                     "lookup of ", keys.size(), " keys needs as many slots and kinds, got ", slots.size(), " and ",
                     kinds.size());
   ++stamp_;
+  used_unpinned_ = 0;
   LookupCounts counts;
   for (std::size_t k = 0; k < keys.size(); ++k) {
     const int64_t key = keys[k];
     if (const auto it = key_slot_.find(key); it != key_slot_.end()) {
       const auto s = static_cast<std::size_t>(it->second);
       referenced_[s] = 1;
+      if (slot_stamp_[s] != stamp_ && slot_reuse_[s] == 0) ++used_unpinned_;
       slot_stamp_[s] = stamp_;
       slots[k] = it->second;
       kinds[k] = LookupKind::kHit;
@@ -114,7 +116,11 @@ LookupCounts CachePolicy::lookup(std::span<const int64_t> keys, std::span<int64_
     slot_stamp_[s] = stamp_;
     const auto reuse = reuse_.find(key);
     slot_reuse_[s] = reuse == reuse_.end() ? 0 : reuse->second;
-    if (slot_reuse_[s] > 0) ++pinned_lines_;
+    if (slot_reuse_[s] > 0) {
+      ++pinned_lines_;
+    } else {
+      ++used_unpinned_;
+    }
     kinds[k] = LookupKind::kFill;
     ++counts.fills;
   }

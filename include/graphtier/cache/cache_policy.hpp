@@ -100,6 +100,10 @@ class CachePolicy {
   int64_t unused_ = 0;  // slots [unused_, num_slots) have never been used
   std::vector<int64_t> free_;  // erased lines
   int64_t pinned_lines_ = 0;
+  // Unpinned lines the current lookup has used (slot_stamp_ == stamp_): with pinned_lines_ it
+  // tells when no line is evictable, so a miss bypasses at once instead of sweeping the cache
+  // (a window that pins more rows than the cache holds would otherwise cost O(slots) a miss).
+  int64_t used_unpinned_ = 0;
   std::vector<int64_t> scratch_;  // distinct keys of one announce/consume
 };
 
