@@ -28,7 +28,7 @@ CachePolicy::CachePolicy(int64_t num_slots, Eviction eviction, uint64_t seed) : 
   referenced_.assign(n, 0);
   slot_reuse_.assign(n, 0);
   slot_stamp_.assign(n, 0);
-  key_slot_.reserve(n);
+  key_slot_ = FlatMap<int64_t>(n);
 }
 
 bool CachePolicy::evictable(int64_t slot) const {
@@ -92,12 +92,12 @@ LookupCounts CachePolicy::lookup(std::span<const int64_t> keys, std::span<int64_
   LookupCounts counts;
   for (std::size_t k = 0; k < keys.size(); ++k) {
     const int64_t key = keys[k];
-    if (const auto it = key_slot_.find(key); it != key_slot_.end()) {
-      const auto s = static_cast<std::size_t>(it->second);
+    if (const int64_t* held = key_slot_.find(key); held != nullptr) {
+      const auto s = static_cast<std::size_t>(*held);
       referenced_[s] = 1;
       if (slot_stamp_[s] != stamp_ && slot_reuse_[s] == 0) ++used_unpinned_;
       slot_stamp_[s] = stamp_;
-      slots[k] = it->second;
+      slots[k] = *held;
       kinds[k] = LookupKind::kHit;
       ++counts.hits;
       continue;
@@ -111,11 +111,11 @@ LookupCounts CachePolicy::lookup(std::span<const int64_t> keys, std::span<int64_
     }
     const auto s = static_cast<std::size_t>(slot);
     slot_key_[s] = key;
-    key_slot_.emplace(key, slot);
+    key_slot_.insert(key, slot);
     referenced_[s] = 0;
     slot_stamp_[s] = stamp_;
-    const auto reuse = reuse_.find(key);
-    slot_reuse_[s] = reuse == reuse_.end() ? 0 : reuse->second;
+    const int32_t* reuse = reuse_.find(key);
+    slot_reuse_[s] = reuse == nullptr ? 0 : *reuse;
     if (slot_reuse_[s] > 0) {
       ++pinned_lines_;
     } else {
@@ -128,38 +128,39 @@ LookupCounts CachePolicy::lookup(std::span<const int64_t> keys, std::span<int64_
 }
 
 int64_t CachePolicy::find(int64_t key) const {
-  const auto it = key_slot_.find(key);
-  return it == key_slot_.end() ? -1 : it->second;
+  const int64_t* held = key_slot_.find(key);
+  return held == nullptr ? -1 : *held;
 }
 
 void CachePolicy::erase(int64_t key) {
-  const auto it = key_slot_.find(key);
-  if (it == key_slot_.end()) return;
-  const auto s = static_cast<std::size_t>(it->second);
+  const int64_t* held = key_slot_.find(key);
+  if (held == nullptr) return;
+  const int64_t slot = *held;
+  const auto s = static_cast<std::size_t>(slot);
   if (slot_reuse_[s] > 0) --pinned_lines_;
   slot_reuse_[s] = 0;
   slot_key_[s] = -1;
   referenced_[s] = 0;
-  free_.push_back(it->second);
-  key_slot_.erase(it);
+  free_.push_back(slot);
+  key_slot_.erase(key);
 }
 
 int32_t CachePolicy::reuse_count(int64_t key) const {
-  const auto it = reuse_.find(key);
-  return it == reuse_.end() ? 0 : it->second;
+  const int32_t* count = reuse_.find(key);
+  return count == nullptr ? 0 : *count;
 }
 
 void CachePolicy::change_reuse(int64_t key, int32_t delta) {
-  auto it = reuse_.find(key);
-  const int32_t before = it == reuse_.end() ? 0 : it->second;
+  int32_t* count = reuse_.find(key);
+  const int32_t before = count == nullptr ? 0 : *count;
   const int32_t after = std::max(0, before + delta);
   if (after == before) return;
   if (after == 0) {
-    reuse_.erase(it);
-  } else if (it == reuse_.end()) {
-    reuse_.emplace(key, after);
+    reuse_.erase(key);
+  } else if (count == nullptr) {
+    reuse_.insert(key, after);
   } else {
-    it->second = after;
+    *count = after;
   }
   if (const int64_t slot = find(key); slot >= 0) {
     slot_reuse_[static_cast<std::size_t>(slot)] = after;

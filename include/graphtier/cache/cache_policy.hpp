@@ -18,8 +18,9 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
+
+#include "graphtier/cache/flat_map.hpp"
 
 namespace graphtier::cache {
 
@@ -89,12 +90,12 @@ class CachePolicy {
   Eviction eviction_;
   uint64_t seed_;
   uint64_t random_draws_ = 0;
-  std::unordered_map<int64_t, int64_t> key_slot_;
+  FlatMap<int64_t> key_slot_;
   std::vector<int64_t> slot_key_;          // -1: free
   std::vector<uint8_t> referenced_;        // CLOCK reference bits
   std::vector<int32_t> slot_reuse_;        // mirror of reuse_ for the held key
   std::vector<uint64_t> slot_stamp_;       // lookup number that last used the line
-  std::unordered_map<int64_t, int32_t> reuse_;  // key -> future uses (> 0 only)
+  FlatMap<int32_t> reuse_;  // key -> future uses (> 0 only)
   uint64_t stamp_ = 0;
   int64_t hand_ = 0;
   int64_t unused_ = 0;  // slots [unused_, num_slots) have never been used
