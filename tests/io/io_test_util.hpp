@@ -38,8 +38,11 @@ inline std::vector<int64_t> random_ids(std::size_t n, int64_t num_rows, uint64_t
   std::vector<int64_t> ids(n);
   for (std::size_t k = 0; k < n; ++k) {
     const uint64_t bits = philox_u64(seed, 1, k);
-    ids[k] = (k > 0 && bits % 4 == 0) ? ids[bits % k]
-                                      : static_cast<int64_t>(bounded_u64(bits >> 2, static_cast<uint64_t>(num_rows)));
+    // A second draw for the row: bounded_u64 maps the high bits, so bits >> 2 would reach only
+    // the first quarter of the rows.
+    ids[k] = (k > 0 && bits % 4 == 0)
+                 ? ids[bits % k]
+                 : static_cast<int64_t>(bounded_u64(philox_u64(seed, 2, k), static_cast<uint64_t>(num_rows)));
   }
   return ids;
 }
