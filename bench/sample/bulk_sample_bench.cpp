@@ -67,17 +67,6 @@ Graph rmat(int64_t n, int64_t m, uint64_t seed, ThreadPool& pool) {
   return g;
 }
 
-std::vector<int64_t> parse_list(const std::string& s) {
-  std::vector<int64_t> out;
-  std::size_t pos = 0;
-  while (pos <= s.size()) {
-    const std::size_t comma = std::min(s.find(',', pos), s.size());
-    out.push_back(std::stoll(s.substr(pos, comma - pos)));
-    pos = comma + 1;
-  }
-  return out;
-}
-
 int64_t count_edges(const std::vector<MiniBatch>& batches) {
   int64_t e = 0;
   for (const MiniBatch& b : batches) e += b.num_edges();
@@ -105,8 +94,8 @@ int main(int argc, char** argv) {
       else if (arg == "--batch") batch = std::stoll(v);
       else if (arg == "--batches") num_batches = std::stoll(v);
       else if (arg == "--threads") threads = std::stoi(v);
-      else if (arg == "--fanouts") fanouts = parse_list(v);
-      else if (arg == "--ks") ks = parse_list(v);
+      else if (arg == "--fanouts") fanouts = parse_int_list(v, "--fanouts");
+      else if (arg == "--ks") ks = parse_int_list(v, "--ks");
       else if (arg == "--seed") seed = std::stoull(v);
       else throw InvalidArgument("unknown flag " + arg);
     }

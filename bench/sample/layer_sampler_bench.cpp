@@ -10,7 +10,6 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <numeric>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -43,13 +42,6 @@ Graph random_graph(int64_t nodes, int64_t degree) {
   return g;
 }
 
-std::vector<int64_t> parse_sizes(const std::string& text) {
-  std::vector<int64_t> sizes;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) sizes.push_back(std::stoll(item));
-  return sizes;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -70,7 +62,7 @@ int main(int argc, char** argv) {
       else if (arg == "--degree") degree = parse_count(value());
       else if (arg == "--batch") batch = parse_count(value());
       else if (arg == "--batches") batches = parse_count(value());
-      else if (arg == "--sizes") o.layer_sizes = parse_sizes(value());
+      else if (arg == "--sizes") o.layer_sizes = parse_int_list(value(), "--sizes");
       else if (arg == "--threads") threads = static_cast<int>(parse_count(value()));
       else if (arg == "--cuda") use_cuda = true;
       else if (arg == "--method") {

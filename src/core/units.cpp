@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 
@@ -26,6 +27,18 @@ std::pair<double, std::string> split_number(std::string_view text, const char* w
 int64_t checked_round(double value, std::string_view text, const char* what) {
   GRAPHTIER_EXPECTS(value < 9.2e18, InvalidArgument, what, " '", text, "' is too large");
   return static_cast<int64_t>(std::llround(value));
+}
+
+
+/// Calls item(first, last) for each comma-separated item of `text`.
+template <typename Item>
+void for_each_item(const std::string& text, Item&& item) {
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    item(text.data() + begin, text.data() + end);
+    begin = end + 1;
+  }
 }
 
 }  // namespace
@@ -91,6 +104,31 @@ int64_t Budget::resolve(int64_t total_bytes) const {
 std::string Budget::to_string() const {
   if (is_percent_) return detail::concat(value_, "%");
   return detail::concat(static_cast<int64_t>(value_), " B");
+}
+
+std::vector<int64_t> parse_int_list(const std::string& text, const char* what) {
+  std::vector<int64_t> values;
+  for_each_item(text, [&](const char* first, const char* last) {
+    int64_t v = 0;
+    const auto [ptr, ec] = std::from_chars(first, last, v);
+    GRAPHTIER_EXPECTS(last > first && ec == std::errc() && ptr == last, InvalidArgument, what, ": '",
+                      std::string(first, last), "' is not an integer (expected a comma-separated list like 15,10,5)");
+    values.push_back(v);
+  });
+  return values;
+}
+
+std::vector<double> parse_percent_list(const std::string& text, const char* what) {
+  std::vector<double> values;
+  for_each_item(text, [&](const char* first, const char* last) {
+    if (last > first && last[-1] == '%') --last;
+    double v = 0;
+    const auto [ptr, ec] = std::from_chars(first, last, v);
+    GRAPHTIER_EXPECTS(last > first && ec == std::errc() && ptr == last && v > 0 && v <= 100, InvalidArgument, what,
+                      ": '", std::string(first, last), "' is not a percentage in (0, 100] (expected a list like 1%,10%)");
+    values.push_back(v / 100);
+  });
+  return values;
 }
 
 }  // namespace graphtier

@@ -58,6 +58,18 @@ TEST(Units, ParsesCountsBytesAndBudgets) {
   EXPECT_THROW(Budget::parse("120%"), InvalidArgument);
 }
 
+TEST(Units, ParsesIntegerAndPercentLists) {
+  EXPECT_EQ(parse_int_list("15,10,5", "--fanouts"), (std::vector<int64_t>{15, 10, 5}));
+  EXPECT_EQ(parse_int_list("-1", "--fanouts"), (std::vector<int64_t>{-1}));
+  for (const char* bad : {"", "1,,2", "1,", "x", "1.5", "2 "}) {
+    EXPECT_THROW(parse_int_list(bad, "--fanouts"), InvalidArgument) << "'" << bad << "'";
+  }
+  EXPECT_EQ(parse_percent_list("1%,12.5,100%", "--budgets"), (std::vector<double>{0.01, 0.125, 1.0}));
+  for (const char* bad : {"", "0%", "101%", "-5%", "5%%", "a%"}) {
+    EXPECT_THROW(parse_percent_list(bad, "--budgets"), InvalidArgument) << "'" << bad << "'";
+  }
+}
+
 TEST(Memory, HostBuffersAreAlignedAndPinnedNeedsCuda) {
   Buffer host(MemoryKind::kHost, 1000);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(host.data()) % 64, 0u);

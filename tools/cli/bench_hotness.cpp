@@ -18,7 +18,6 @@
 #include "graphtier/prep/out_neighbours.hpp"
 #include "graphtier/prep/reorder.hpp"
 #include "graphtier/sample/presample.hpp"
-#include "id_lists.hpp"
 
 namespace graphtier::cli {
 namespace {
@@ -109,7 +108,7 @@ void run_bench_hotness(const BenchHotnessOptions& c, const GlobalOptions& global
   sample::PresampleOptions run;
   run.epochs = c.epochs;
   run.batch_size = c.batch_size;
-  run.sampler.fanouts = parse_id_list(c.fanouts, "--fanouts");
+  run.sampler.fanouts = parse_int_list(c.fanouts, "--fanouts");
   run.sampler.edge_ids = false;
   run.sampler.seed = c.seed + 1;
 

@@ -14,11 +14,11 @@
 #include "graphtier/core/log.hpp"
 #include "graphtier/core/memory.hpp"
 #include "graphtier/core/rng.hpp"
+#include "graphtier/core/units.hpp"
 #include "graphtier/graph/dataset.hpp"
 #include "graphtier/sample/cuda_neighbor_sampler.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
 #include "graphtier/sample/presample.hpp"
-#include "id_lists.hpp"
 
 namespace graphtier::cli {
 namespace {
@@ -143,7 +143,7 @@ void run_bench_sample(const BenchSampleOptions& c, const GlobalOptions& global) 
   const graph::Dataset dataset = graph::Dataset::open(c.dataset);
   ThreadPool pool(global.threads);
   sample::NeighborSamplerOptions o;
-  o.fanouts = parse_id_list(c.fanouts, "--fanouts");
+  o.fanouts = parse_int_list(c.fanouts, "--fanouts");
   o.seed = c.seed;
   o.edge_ids = false;
   const sample::SampleGraph graph{prep::CscView::of(dataset), {}};

@@ -13,7 +13,6 @@
 #include "graphtier/prep/feature_permute.hpp"
 #include "graphtier/prep/prepare.hpp"
 #include "graphtier/sample/presample.hpp"
-#include "id_lists.hpp"
 
 namespace graphtier::cli {
 namespace {
@@ -45,7 +44,7 @@ prep::PrepareOptions to_options(const PrepareCliOptions& c) {
     sample::PresampleOptions po;
     po.epochs = c.presample_epochs;
     po.batch_size = c.presample_batch_size;
-    po.sampler.fanouts = parse_id_list(c.presample_fanouts, "--presample-fanouts");
+    po.sampler.fanouts = parse_int_list(c.presample_fanouts, "--presample-fanouts");
     po.sampler.seed = c.seed;
     po.sampler.edge_ids = false;
     o.presample = [po](const graph::Dataset& in, ThreadPool& pool) {

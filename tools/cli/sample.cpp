@@ -5,10 +5,10 @@
 
 #include "commands.hpp"
 #include "graphtier/core/error.hpp"
+#include "graphtier/core/units.hpp"
 #include "graphtier/graph/dataset.hpp"
 #include "graphtier/sample/layer_sampler.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
-#include "id_lists.hpp"
 
 namespace graphtier::cli {
 namespace {
@@ -45,8 +45,8 @@ void print_text(const sample::MiniBatch& batch) {
 
 void run_sample(const SampleCliOptions& c, const GlobalOptions& global) {
   const graph::Dataset dataset = graph::Dataset::open(c.dataset);
-  const std::vector<int64_t> seeds = parse_id_list(c.seeds, "--seeds");
-  const std::vector<int64_t> fanouts = parse_id_list(c.fanouts, "--fanouts");
+  const std::vector<int64_t> seeds = parse_int_list(c.seeds, "--seeds");
+  const std::vector<int64_t> fanouts = parse_int_list(c.fanouts, "--fanouts");
   const sample::SampleGraph graph{prep::CscView::of(dataset), {}};
   sample::MiniBatch batch;
   if (c.sampler == "neighbor") {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace graphtier {
 
@@ -12,6 +13,14 @@ int64_t parse_count(std::string_view text);
 
 /// "4096", "512K"/"512KiB" (1024), "4M"/"4MiB", "2G"/"2GiB", "1T"/"1TiB", "1GB" (10^9). Throws InvalidArgument.
 int64_t parse_bytes(std::string_view text);
+
+/// "15,10,5" or "-1,-1" into integers; throws InvalidArgument naming `what` on an empty list, an
+/// empty item or a non-integer.
+std::vector<int64_t> parse_int_list(const std::string& text, const char* what);
+
+/// "1%,5%,12.5%" (the '%' optional) into fractions in (0, 1]; throws InvalidArgument naming
+/// `what` otherwise.
+std::vector<double> parse_percent_list(const std::string& text, const char* what);
 
 /// A memory budget: bytes, or a percentage of a total ("25%").
 class Budget {
