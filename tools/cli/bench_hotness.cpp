@@ -34,9 +34,10 @@ struct BenchHotnessOptions {
   uint64_t seed = 0;
 };
 
+/// A hotness score as the order it puts the nodes in (hottest first).
 struct Method {
   std::string name;
-  std::vector<double> scores;
+  prep::Permutation order;
 };
 
 /// A static tier of the `static_rows` best-ranked rows with a CLOCK cache behind it, fed a run's
@@ -44,8 +45,9 @@ struct Method {
 /// up `window` batches later, as the loader does (GIDS window buffering).
 class TierSimulation {
  public:
-  TierSimulation(std::vector<int64_t> rank, int64_t static_rows, int64_t cache_rows, int window)
-      : rank_(std::move(rank)), static_rows_(static_rows), window_(window), policy_(cache_rows, cache::Eviction::kClock) {}
+  /// `rank` (node -> position in hotness order) is borrowed: it must outlive the simulation.
+  TierSimulation(std::span<const int64_t> rank, int64_t static_rows, int64_t cache_rows, int window)
+      : rank_(rank), static_rows_(static_rows), window_(window), policy_(cache_rows, cache::Eviction::kClock) {}
 
   void push(std::span<const int64_t> input) {
     std::vector<int64_t> misses;
@@ -73,7 +75,7 @@ class TierSimulation {
     pending_.pop_front();
   }
 
-  std::vector<int64_t> rank_;
+  std::span<const int64_t> rank_;
   int64_t static_rows_;
   int window_;
   cache::CachePolicy policy_;
@@ -113,32 +115,34 @@ void run_bench_hotness(const BenchHotnessOptions& c, const GlobalOptions& global
   run.sampler.seed = c.seed + 1;
 
   std::vector<Method> methods;
-  methods.push_back({"degree", prep::degree_scores(csc, pool)});
+  const auto add = [&](const char* name, const std::vector<double>& scores) {
+    methods.push_back({name, prep::order_by_score(scores, pool)});
+  };
+  add("degree", prep::degree_scores(csc, pool));
   {
     const prep::OutNeighbours out = prep::OutNeighbours::build(csc, pool);
-    methods.push_back({"rpr", prep::reverse_pagerank(csc, out, prep::PageRankOptions{}, pool)});
+    add("rpr", prep::reverse_pagerank(csc, out, prep::PageRankOptions{}, pool));
     prep::PageRankOptions weighted;
     weighted.iterations = 5;  // Algorithm 1
-    methods.push_back({"wrpr", prep::weighted_reverse_pagerank(csc, out, train, weighted, pool)});
+    add("wrpr", prep::weighted_reverse_pagerank(csc, out, train, weighted, pool));
   }
   sample::PresampleOptions pre = run;
   pre.epochs = c.presample_epochs;
   pre.sampler.seed = c.seed;
-  methods.push_back({"presample", sample::presample_hotness({csc, {}}, train, pre, pool)});
+  add("presample", sample::presample_hotness({csc, {}}, train, pre, pool));
 
   // One pass over the measured run: the reads per node, and every score's static tier + cache.
   const auto cache_rows = static_cast<int64_t>(static_cast<double>(n) * parse_percent_list(c.cache, "--cache").front());
   std::vector<TierSimulation> simulations;
-  for (const Method& m : methods) {
-    simulations.emplace_back(prep::order_by_score(m.scores, pool).old_to_new, rows.front(), cache_rows, c.window);
-  }
+  for (const Method& m : methods) simulations.emplace_back(m.order.old_to_new, rows.front(), cache_rows, c.window);
   std::vector<double> reads(static_cast<std::size_t>(n), 0.0);
   sample::for_each_minibatch_input({csc, {}}, train, run, pool, [&](std::span<const int64_t> input) {
     for (int64_t v : input) reads[v] += 1;
     for (TierSimulation& s : simulations) s.push(input);
   });
   for (TierSimulation& s : simulations) s.finish();
-  methods.push_back({"optimal", reads});
+  // Not in `methods`: the simulations borrow those orders, and a push_back could move them.
+  const Method optimal{"optimal", prep::order_by_score(reads, pool)};
   double total = 0;
   for (double r : reads) total += r;
 
@@ -154,17 +158,18 @@ void run_bench_hotness(const BenchHotnessOptions& c, const GlobalOptions& global
     for (int64_t r : rows) std::printf(" %10s", (format_count(static_cast<double>(r)) + " rows").c_str());
     std::printf("\n");
   }
-  for (const Method& m : methods) {
-    const prep::Permutation order = prep::order_by_score(m.scores, pool);
+  const auto report_static = [&](const Method& m) {
     std::vector<double> rates;
-    for (int64_t r : rows) rates.push_back(static_hit_rate(order, reads, r, total));
+    for (int64_t r : rows) rates.push_back(static_hit_rate(m.order, reads, r, total));
     j["hit_rate"][m.name] = rates;
     if (!global.json) {
       std::printf("%-10s", m.name.c_str());
       for (double rate : rates) std::printf(" %10.3f", rate);
       std::printf("\n");
     }
-  }
+  };
+  for (const Method& m : methods) report_static(m);
+  report_static(optimal);
   j["cache_rows"] = cache_rows;
   j["window"] = c.window;
   if (!global.json) {
