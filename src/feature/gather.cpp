@@ -13,7 +13,7 @@
 
 namespace graphtier::feature {
 
-void FeatureStore::gather(std::span<const int64_t> ids, TensorView out) {
+GatherStats FeatureStore::gather(std::span<const int64_t> ids, TensorView out) {
   Impl& s = *impl_;
   const auto n = static_cast<int64_t>(ids.size());
   GRAPHTIER_EXPECTS(out.ndim == 2 && out.shape[0] == n && out.shape[1] == s.layout.dim, InvalidArgument,
@@ -48,6 +48,7 @@ void FeatureStore::gather(std::span<const int64_t> ids, TensorView out) {
   s.last.rows = n;
   s.last.seconds = seconds_since(start);
   s.total += s.last;
+  return s.last;
 }
 
 }  // namespace graphtier::feature

@@ -105,8 +105,9 @@ class FeatureStore {
   /// table's dtype in host or pinned memory, or device memory in CUDA builds. ids may repeat and
   /// come in any order; every id is checked before anything is read (OutOfRange naming the first
   /// bad one). A read failure throws IoError naming features.bin and the offset; `out` is then
-  /// unspecified but no cache line keeps a partial row.
-  void gather(std::span<const int64_t> ids, TensorView out);
+  /// unspecified but no cache line keeps a partial row. Returns what the tiers did for this call
+  /// (a copy of last_gather(), taken under the store's lock, so safe when the store is shared).
+  GatherStats gather(std::span<const int64_t> ids, TensorView out);
 
   /// Window buffering for the dynamic caches: ids of one minibatch sampled ahead (announce) or
   /// just gathered (consume). Ids outside the caches' range are ignored.

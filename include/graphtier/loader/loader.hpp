@@ -1,0 +1,139 @@
+// The pipelined minibatch loader (DESIGN.md, "Data flow of one iteration"; issue "Pipelined
+// loader"): seed batching -> sampling -> look-ahead window -> feature gather -> ready queue, each
+// stage on its own thread with a bounded queue between stages, so that sampling and I/O for later
+// minibatches overlap training on the current one.
+//
+//   sampler thread   batch b of epoch e = shuffled_ids(ids, seed, e)[b * B, (b + 1) * B), sampled
+//                    with stream e << 32 | b (a group of batches at once on the sampling pool);
+//                    with a window, announce(input_nodes) to the feature store's caches
+//   window           the W sampled-but-not-gathered minibatches (a queue of capacity W)
+//   gather thread    the dynamic storage-access accumulator (GIDS §3.2): takes the next minibatch,
+//                    then merges the ones already waiting in the window while the storage reads
+//                    expected of the merged set stay below the store's queue depth; one gather
+//                    serves them all; consume(input_nodes) of each; labels of the seeds
+//   ready queue      `prefetch` loaded minibatches for the consumer
+//
+// Every minibatch is a pure function of (ids, seed, epoch, batch index): the output does not depend
+// on stage timing, merging, the window or which tiers served the features, and an epoch can start
+// at any batch (resume). An exception in any stage reaches the consumer's next(); stop() and the
+// destructor cancel every queue and join the threads, so an early exit never hangs.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "graphtier/core/memory.hpp"
+#include "graphtier/core/tensor.hpp"
+#include "graphtier/feature/feature_store.hpp"
+#include "graphtier/graph/dataset.hpp"
+#include "graphtier/sample/cuda_neighbor_sampler.hpp"
+#include "graphtier/sample/minibatch.hpp"
+
+namespace graphtier::loader {
+
+enum class SamplerKind : uint8_t { kNeighbor, kLadies, kFastGcn };
+
+/// "neighbor", "ladies" or "fastgcn"; throws InvalidArgument naming the text otherwise.
+SamplerKind parse_sampler_kind(const std::string& text);
+
+/// The pipeline stages, for statistics and the fault hook.
+enum class Stage : uint8_t { kSample, kGather };
+
+struct LoaderOptions {
+  SamplerKind sampler = SamplerKind::kNeighbor;
+  /// Neighbour fanouts (kNeighbor) or nodes drawn per layer (layer-wise), blocks[0] first.
+  std::vector<int64_t> fanouts{15, 10, 5};
+  bool replace = false;  // kNeighbor only
+  int64_t batch_size = 1024;
+  bool shuffle = true;     // false: ids in the given order every epoch
+  bool drop_last = false;  // drop the last batch when it is smaller than batch_size
+  uint64_t seed = 0;
+  /// Look-ahead window W: sampled minibatches whose input nodes are announced to the caches
+  /// (window buffering); 0 turns announcing off (the sampler still runs `prefetch` ahead).
+  int window = 4;
+  /// Merge the gathers of waiting minibatches until the expected storage reads reach the store's
+  /// queue depth (at most `max_merge` minibatches per gather). Off: one gather per minibatch.
+  bool accumulate = true;
+  int max_merge = 8;
+  int prefetch = 2;        // ready minibatches queued for the consumer
+  int sample_threads = 0;  // threads of the CPU sampling pool; <= 0: hardware threads
+  /// Where the features are gathered to: host, pinned or device memory (device/pinned need CUDA).
+  MemoryKind output = MemoryKind::kHost;
+  int device = 0;
+  /// Sample on the GPU (kNeighbor only): the topology placed as `topology` says. Needs CUDA.
+  bool gpu_sampling = false;
+  sample::TopologyOptions topology;
+  /// Test seam: called by a stage before it works on minibatch `batch`; what it throws travels
+  /// down the pipeline as any stage failure does.
+  std::function<void(Stage stage, int64_t batch)> fault_hook;
+};
+
+/// One minibatch, ready for training. Owns its memory; `x` may share a buffer with the other
+/// minibatches of the same merged gather.
+struct LoadedBatch {
+  int64_t epoch = 0;
+  int64_t index = 0;  // batch position within the epoch
+  sample::MiniBatch batch;
+  std::vector<int64_t> labels;  // [num_seeds] labels of the seeds (-1 unlabeled); empty without labels
+  std::shared_ptr<Buffer> x_buffer;
+  TensorView x;  // [input_nodes, dim] of the table's dtype, in options.output memory; empty view without features
+};
+
+/// What one epoch's pipeline did. Busy seconds are the stages' working time; the consumer's wait is
+/// the time next() blocked (the trainer's idle time, when it calls next() right after a step).
+struct EpochStats {
+  int64_t epoch = 0;
+  int64_t batches = 0;       // delivered to the consumer
+  double seconds = 0;        // start() to the last next()
+  double sample_seconds = 0;
+  double gather_seconds = 0;
+  double wait_seconds = 0;
+  int64_t gathers = 0;       // gather calls (merged minibatches count once)
+  int64_t window_fill = 0;   // sum over gathers of minibatches waiting in the window
+  int64_t ready_fill = 0;    // sum over next() of minibatches waiting in the ready queue
+  int64_t expected_storage_reads = 0;  // the accumulator's estimate, summed over gathers
+  feature::GatherStats features;       // the store's per-tier work during the epoch
+};
+
+/// Thread-safety: one consumer thread calls start/next/stop; the store may be shared with other
+/// loaders (its gathers are serialised).
+class Loader {
+ public:
+  /// Borrows `dataset` and `store` (either may be shared; both must outlive the loader). `store`
+  /// may be null for a dataset without features (x stays empty). `ids`: the nodes to iterate
+  /// (e.g. the train split), checked against the graph. Throws InvalidArgument/OutOfRange for bad
+  /// options or ids, Unsupported for GPU options without a GPU.
+  Loader(const graph::Dataset& dataset, feature::FeatureStore* store, std::vector<int64_t> ids,
+         LoaderOptions options);
+  ~Loader();
+  Loader(const Loader&) = delete;
+  Loader& operator=(const Loader&) = delete;
+
+  int64_t num_batches() const noexcept;
+  const LoaderOptions& options() const noexcept;
+
+  /// Starts the pipeline for `epoch` at batch `first_batch` (0 .. num_batches), stopping a running
+  /// one first.
+  void start(int64_t epoch, int64_t first_batch = 0);
+  /// The next minibatch of the running epoch in order; nullopt after its last. Rethrows the first
+  /// failure of any stage. Throws InvalidArgument when no epoch was started.
+  std::optional<LoadedBatch> next();
+  /// Cancels the running epoch and joins its threads; does nothing when none runs.
+  void stop() noexcept;
+  /// Statistics of the running or last epoch.
+  EpochStats stats() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace graphtier::loader

@@ -1,0 +1,37 @@
+// The dynamic storage-access accumulator (GIDS paper 000, §3.2): how many upcoming minibatches one
+// gather should serve so that the storage reads it issues reach the queue depth the device needs.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "graphtier/feature/feature_stats.hpp"
+
+namespace graphtier::loader {
+
+class Accumulator {
+ public:
+  /// `storage_begin`: the first id of the storage tier (ids below it are served by the GPU and
+  /// host tiers and cost no read); `target_depth`: the reads to keep in flight (the store's
+  /// io_depth); `max_merge`: the most minibatches one gather may serve.
+  Accumulator(int64_t storage_begin, int target_depth, int max_merge)
+      : storage_begin_(storage_begin), target_depth_(target_depth), max_merge_(max_merge) {}
+
+  /// Reads expected of `input_nodes`: the ids in the storage range, less the share the dynamic
+  /// caches absorbed so far (`totals`: the store's running statistics).
+  int64_t expected_reads(std::span<const int64_t> input_nodes, const feature::GatherStats& totals) const;
+
+  /// True while another waiting minibatch should join a gather that already serves `merged`
+  /// minibatches expecting `expected` reads: there are storage reads to batch (> 0), fewer than
+  /// the depth, and room under max_merge.
+  bool wants_more(int64_t expected, int merged) const noexcept {
+    return expected > 0 && expected < target_depth_ && merged < max_merge_;
+  }
+
+ private:
+  int64_t storage_begin_;
+  int target_depth_;
+  int max_merge_;
+};
+
+}  // namespace graphtier::loader

@@ -1,0 +1,50 @@
+// The sampling side of the loader: the epoch's seed order and the sampler that turns a batch of
+// seeds into a MiniBatch, whichever backend the options ask for.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "graphtier/core/thread_pool.hpp"
+#include "graphtier/graph/dataset.hpp"
+#include "graphtier/loader/loader.hpp"
+#include "graphtier/sample/layer_sampler.hpp"
+#include "graphtier/sample/neighbor_sampler.hpp"
+
+namespace graphtier::loader {
+
+class BatchSampler {
+ public:
+  /// Checks the options and ids (InvalidArgument/OutOfRange) and builds the sampler.
+  BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> ids, const LoaderOptions& options);
+  ~BatchSampler();
+
+  int64_t num_batches() const noexcept { return num_batches_; }
+  /// Seed order of `epoch`: shuffled_ids(ids, seed, epoch), or the ids as given without shuffling.
+  std::vector<int64_t> epoch_order(int64_t epoch) const;
+  /// The seeds of batch `b` in `order`.
+  std::span<const int64_t> seeds(const std::vector<int64_t>& order, int64_t b) const;
+  /// Samples batches [first, last) of `order` in `epoch` into out[0 .. last - first): in parallel
+  /// on the pool for the CPU samplers (one batch per task), one after another on the GPU.
+  void sample(const std::vector<int64_t>& order, int64_t epoch, int64_t first, int64_t last,
+              std::vector<sample::MiniBatch>& out);
+  /// Batches worth sampling at once: enough to keep the pool busy.
+  int64_t group_size() const noexcept;
+
+ private:
+  sample::MiniBatch sample_one(std::span<const int64_t> seeds, uint64_t stream) const;
+
+  LoaderOptions options_;
+  std::vector<int64_t> ids_;
+  int64_t num_batches_ = 0;
+  sample::SampleGraph graph_;
+  ThreadPool pool_;
+  std::unique_ptr<sample::NeighborSampler> neighbor_;
+  std::unique_ptr<sample::LayerSampler> layer_;
+  std::unique_ptr<sample::DeviceTopology> topology_;
+  std::unique_ptr<sample::CudaNeighborSampler> cuda_neighbor_;
+};
+
+}  // namespace graphtier::loader

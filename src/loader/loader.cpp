@@ -1,0 +1,259 @@
+// The loader's two stage threads and the consumer side (loader.hpp has the pipeline).
+#include "graphtier/loader/loader.hpp"
+
+#include <chrono>
+#include <mutex>
+
+#include "graphtier/core/error.hpp"
+#include "graphtier/core/log.hpp"
+#include "graphtier/loader/bounded_queue.hpp"
+#include "loader/accumulator.hpp"
+#include "loader/batch_sampler.hpp"
+
+namespace graphtier::loader {
+namespace {
+
+struct Sampled {
+  int64_t index = 0;
+  sample::MiniBatch batch;
+};
+
+}  // namespace
+
+struct Loader::Impl {
+  const graph::Dataset& dataset;
+  feature::FeatureStore* store;
+  LoaderOptions options;
+  BatchSampler sampler;
+  std::optional<Accumulator> accumulator;
+  feature::GatherStats store_totals;  // this loader's gathers over its lifetime (the accumulator's hit rates)
+
+  // The running epoch.
+  bool started = false;
+  std::unique_ptr<BoundedQueue<Sampled>> window;
+  std::unique_ptr<BoundedQueue<LoadedBatch>> ready;
+  std::thread sample_thread;
+  std::thread gather_thread;
+  std::chrono::steady_clock::time_point epoch_start;
+  mutable std::mutex stats_mutex;
+  EpochStats stats;
+
+  Impl(const graph::Dataset& d, feature::FeatureStore* s, std::vector<int64_t> ids, LoaderOptions o)
+      : dataset(d), store(s), options(std::move(o)), sampler(d, std::move(ids), options) {
+    GRAPHTIER_EXPECTS(options.window >= 0 && options.prefetch >= 1 && options.max_merge >= 1, InvalidArgument,
+                      "loader needs window >= 0, prefetch >= 1 and max_merge >= 1, got ", options.window, ", ",
+                      options.prefetch, ", ", options.max_merge);
+    GRAPHTIER_EXPECTS(store == nullptr || store->num_nodes() == dataset.num_nodes(), InvalidArgument,
+                      "the feature store has ", store ? store->num_nodes() : 0, " rows, the graph ",
+                      dataset.num_nodes(), " nodes");
+    if (store != nullptr) {
+      accumulator.emplace(store->tiers().ranges.cpu_end, store->io_depth(), options.max_merge);
+    }
+  }
+
+  void run_sampler(int64_t epoch, int64_t first);
+  void run_gather(int64_t epoch);
+  void gather_group(int64_t epoch, std::vector<Sampled>& group);
+  LoadedBatch make_loaded(int64_t epoch, Sampled&& s) const;
+  void announce(const sample::MiniBatch& b) {
+    if (store != nullptr && options.window > 0) store->announce(b.input_nodes());
+  }
+  void consume(const sample::MiniBatch& b) {
+    if (store != nullptr && options.window > 0) store->consume(b.input_nodes());
+  }
+  void stop() noexcept;
+};
+
+void Loader::Impl::run_sampler(int64_t epoch, int64_t first) {
+  try {
+    const std::vector<int64_t> order = sampler.epoch_order(epoch);
+    std::vector<sample::MiniBatch> group;
+    for (int64_t b = first; b < sampler.num_batches();) {
+      const int64_t last = std::min(b + sampler.group_size(), sampler.num_batches());
+      const auto t0 = std::chrono::steady_clock::now();
+      sampler.sample(order, epoch, b, last, group);
+      {
+        const std::lock_guard lock(stats_mutex);
+        stats.sample_seconds += seconds_since(t0);
+      }
+      for (int64_t i = b; i < last; ++i) {
+        sample::MiniBatch& mb = group[static_cast<std::size_t>(i - b)];
+        // Announced before it enters the window, so the gather never sees an unannounced batch; a
+        // push refused by a cancelled queue gives the announcement back at once.
+        announce(mb);
+        Sampled s{i, std::move(mb)};
+        if (!window->push(std::move(s))) {
+          consume(s.batch);
+          return;
+        }
+      }
+      b = last;
+    }
+    window->close();
+  } catch (...) {
+    window->fail(std::current_exception());
+  }
+}
+
+LoadedBatch Loader::Impl::make_loaded(int64_t epoch, Sampled&& s) const {
+  LoadedBatch out;
+  out.epoch = epoch;
+  out.index = s.index;
+  out.batch = std::move(s.batch);
+  if (dataset.has_labels()) {
+    const auto labels = dataset.labels();
+    out.labels.reserve(out.batch.seeds.size());
+    for (const int64_t v : out.batch.seeds) out.labels.push_back(labels[static_cast<std::size_t>(v)]);
+  }
+  return out;
+}
+
+void Loader::Impl::gather_group(int64_t epoch, std::vector<Sampled>& group) {
+  std::vector<LoadedBatch> loaded;
+  loaded.reserve(group.size());
+  for (Sampled& s : group) {
+    if (options.fault_hook) options.fault_hook(Stage::kGather, s.index);
+    loaded.push_back(make_loaded(epoch, std::move(s)));
+  }
+  if (store != nullptr) {
+    // One gather for the whole group: the storage tier sees all of its reads at once (and reads a
+    // row that several minibatches share once).
+    std::vector<int64_t> ids;
+    for (const LoadedBatch& l : loaded) ids.insert(ids.end(), l.batch.input_nodes().begin(), l.batch.input_nodes().end());
+    const graph::FeatureLayout& layout = store->layout();
+    const int64_t row_bytes = layout.row_bytes();
+    auto buffer = std::make_shared<Buffer>(options.output, static_cast<std::size_t>(std::max<int64_t>(
+                                                               1, static_cast<int64_t>(ids.size()) * row_bytes)),
+                                           options.device);
+    const auto rows = static_cast<int64_t>(ids.size());
+    const auto t0 = std::chrono::steady_clock::now();
+    feature::GatherStats done;
+    try {
+      done = store->gather(ids, TensorView::contiguous(buffer->data(), layout.dtype, {rows, layout.dim}, options.output,
+                                                       options.device));
+    } catch (...) {
+      for (const LoadedBatch& l : loaded) consume(l.batch);
+      throw;
+    }
+    for (const LoadedBatch& l : loaded) consume(l.batch);
+    store_totals += done;
+    {
+      const std::lock_guard lock(stats_mutex);
+      stats.gather_seconds += seconds_since(t0);
+      stats.features += done;
+    }
+    int64_t offset = 0;
+    for (LoadedBatch& l : loaded) {
+      const auto n = static_cast<int64_t>(l.batch.input_nodes().size());
+      l.x_buffer = buffer;
+      l.x = TensorView::contiguous(static_cast<std::byte*>(buffer->data()) + offset * row_bytes, layout.dtype,
+                                   {n, layout.dim}, options.output, options.device);
+      offset += n;
+    }
+  } else {
+    for (const LoadedBatch& l : loaded) consume(l.batch);
+  }
+  for (LoadedBatch& l : loaded) {
+    if (!ready->push(std::move(l))) return;
+  }
+}
+
+void Loader::Impl::run_gather(int64_t epoch) {
+  std::vector<Sampled> group;
+  try {
+    while (true) {
+      group.clear();
+      std::optional<Sampled> first = window->pop();
+      if (!first) break;
+      const std::size_t waiting = window->size();
+      int64_t expected = accumulator ? accumulator->expected_reads(first->batch.input_nodes(), store_totals) : 0;
+      group.push_back(std::move(*first));
+      while (options.accumulate && accumulator &&
+             accumulator->wants_more(expected, static_cast<int>(group.size()))) {
+        std::optional<Sampled> more = window->try_pop();
+        if (!more) break;
+        expected += accumulator->expected_reads(more->batch.input_nodes(), store_totals);
+        group.push_back(std::move(*more));
+      }
+      {
+        const std::lock_guard lock(stats_mutex);
+        stats.gathers += 1;
+        stats.window_fill += static_cast<int64_t>(waiting) + 1;
+        stats.expected_storage_reads += expected;
+      }
+      gather_group(epoch, group);
+      group.clear();
+    }
+    ready->close();
+  } catch (...) {
+    // Batches taken from the window but not gathered give their announcements back.
+    for (const Sampled& s : group) consume(s.batch);
+    ready->fail(std::current_exception());
+    window->cancel();
+  }
+}
+
+void Loader::Impl::stop() noexcept {
+  if (!started) return;
+  window->cancel();
+  ready->cancel();
+  if (sample_thread.joinable()) sample_thread.join();
+  if (gather_thread.joinable()) gather_thread.join();
+  // Sampled minibatches nobody will gather release their window pins; gathered ones were consumed.
+  for (const Sampled& s : window->take_all()) consume(s.batch);
+  started = false;
+}
+
+Loader::Loader(const graph::Dataset& dataset, feature::FeatureStore* store, std::vector<int64_t> ids,
+               LoaderOptions options)
+    : impl_(std::make_unique<Impl>(dataset, store, std::move(ids), std::move(options))) {}
+
+Loader::~Loader() { stop(); }
+
+int64_t Loader::num_batches() const noexcept { return impl_->sampler.num_batches(); }
+const LoaderOptions& Loader::options() const noexcept { return impl_->options; }
+
+void Loader::start(int64_t epoch, int64_t first_batch) {
+  Impl& s = *impl_;
+  GRAPHTIER_EXPECTS(epoch >= 0 && epoch < (int64_t{1} << 31), InvalidArgument, "epoch must be in [0, 2^31), got ",
+                    epoch);
+  GRAPHTIER_EXPECTS(first_batch >= 0 && first_batch <= num_batches(), OutOfRange, "first batch ", first_batch,
+                    " is outside [0, ", num_batches(), "]");
+  s.stop();
+  s.window = std::make_unique<BoundedQueue<Sampled>>(static_cast<std::size_t>(std::max(s.options.window, s.options.prefetch)));
+  s.ready = std::make_unique<BoundedQueue<LoadedBatch>>(static_cast<std::size_t>(s.options.prefetch));
+  {
+    const std::lock_guard lock(s.stats_mutex);
+    s.stats = EpochStats{};
+    s.stats.epoch = epoch;
+  }
+  s.epoch_start = std::chrono::steady_clock::now();
+  s.started = true;
+  s.sample_thread = std::thread([&s, epoch, first_batch] { s.run_sampler(epoch, first_batch); });
+  s.gather_thread = std::thread([&s, epoch] { s.run_gather(epoch); });
+}
+
+std::optional<LoadedBatch> Loader::next() {
+  Impl& s = *impl_;
+  GRAPHTIER_EXPECTS(s.started, InvalidArgument, "Loader::next() before start()");
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::size_t waiting = s.ready->size();
+  std::optional<LoadedBatch> out = s.ready->pop();
+  const std::lock_guard lock(s.stats_mutex);
+  s.stats.wait_seconds += seconds_since(t0);
+  if (out) {
+    s.stats.batches += 1;
+    s.stats.ready_fill += static_cast<int64_t>(waiting);
+  }
+  s.stats.seconds = seconds_since(s.epoch_start);
+  return out;
+}
+
+void Loader::stop() noexcept { impl_->stop(); }
+
+EpochStats Loader::stats() const {
+  const std::lock_guard lock(impl_->stats_mutex);
+  return impl_->stats;
+}
+
+}  // namespace graphtier::loader

@@ -1,0 +1,359 @@
+#include "graphtier/loader/loader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <future>
+#include <stdexcept>
+#include <thread>
+
+#include "feature/feature_test_util.hpp"
+#include "graphtier/core/error.hpp"
+#include "graphtier/io/fault_injection.hpp"
+#include "graphtier/sample/layer_sampler.hpp"
+#include "graphtier/sample/neighbor_sampler.hpp"
+#include "graphtier/sample/presample.hpp"
+
+namespace graphtier::loader {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr int64_t kNodes = 3000;
+constexpr int64_t kDim = 12;
+
+const std::string& dataset_dir() { return test::feature_dataset(kNodes, kDim, DType::kFloat32, 512); }
+
+std::vector<int64_t> train_ids(const graph::Dataset& d) {
+  const auto s = d.split(graph::Split::kTrain);
+  return {s.begin(), s.end()};
+}
+
+LoaderOptions small_options() {
+  LoaderOptions o;
+  o.fanouts = {5, 3};
+  o.batch_size = 100;
+  o.seed = 11;
+  o.sample_threads = 2;
+  return o;
+}
+
+feature::FeatureStoreOptions store_options(const std::string& cpu, const std::string& host_cache) {
+  feature::FeatureStoreOptions o;
+  o.budgets.cpu = Budget::parse(cpu);
+  o.budgets.host_cache = Budget::parse(host_cache);
+  return o;
+}
+
+std::vector<LoadedBatch> run_epoch(Loader& loader, int64_t epoch, int64_t first = 0) {
+  std::vector<LoadedBatch> out;
+  loader.start(epoch, first);
+  while (auto b = loader.next()) out.push_back(std::move(*b));
+  return out;
+}
+
+std::vector<std::byte> x_bytes(const LoadedBatch& b) {
+  const auto* p = static_cast<const std::byte*>(b.x.data);
+  return {p, p + b.x.numel() * static_cast<int64_t>(sizeof(float))};
+}
+
+void expect_same_batch(const LoadedBatch& a, const LoadedBatch& b) {
+  ASSERT_EQ(a.index, b.index);
+  EXPECT_EQ(a.batch.seeds, b.batch.seeds);
+  ASSERT_EQ(a.batch.blocks.size(), b.batch.blocks.size());
+  for (std::size_t l = 0; l < a.batch.blocks.size(); ++l) {
+    EXPECT_EQ(a.batch.blocks[l].src_nodes, b.batch.blocks[l].src_nodes);
+    EXPECT_EQ(a.batch.blocks[l].indptr, b.batch.blocks[l].indptr);
+    EXPECT_EQ(a.batch.blocks[l].indices, b.batch.blocks[l].indices);
+  }
+  EXPECT_EQ(a.labels, b.labels);
+  EXPECT_EQ(x_bytes(a), x_bytes(b));
+}
+
+TEST(Loader, EveryTrainIdOnceAnEpochInTheSamplersOrder) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  ThreadPool pool(2);
+  feature::FeatureStore store(dataset_dir(), store_options("100%", "0"), pool);
+  const std::vector<int64_t> ids = train_ids(d);
+  Loader loader(d, &store, ids, small_options());
+  ASSERT_EQ(loader.num_batches(), (static_cast<int64_t>(ids.size()) + 99) / 100);
+
+  sample::NeighborSamplerOptions so;
+  so.fanouts = {5, 3};
+  so.seed = 11;
+  const sample::NeighborSampler reference(sample::SampleGraph{prep::CscView::of(d), {}}, so);
+  const auto labels = d.labels();
+  for (int64_t epoch : {0, 1}) {
+    const std::vector<LoadedBatch> batches = run_epoch(loader, epoch);
+    ASSERT_EQ(static_cast<int64_t>(batches.size()), loader.num_batches());
+    const std::vector<int64_t> order = sample::shuffled_ids(ids, 11, static_cast<uint64_t>(epoch));
+    std::vector<int64_t> seen;
+    for (std::size_t b = 0; b < batches.size(); ++b) {
+      const LoadedBatch& lb = batches[b];
+      EXPECT_EQ(lb.epoch, epoch);
+      EXPECT_EQ(lb.index, static_cast<int64_t>(b));
+      const auto begin = order.begin() + static_cast<std::ptrdiff_t>(b * 100);
+      const auto end = order.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>((b + 1) * 100, order.size()));
+      ASSERT_EQ(lb.batch.seeds, std::vector<int64_t>(begin, end));
+      const sample::MiniBatch expected = reference.sample(lb.batch.seeds, (static_cast<uint64_t>(epoch) << 32) | b);
+      ASSERT_EQ(lb.batch.input_nodes().size(), expected.input_nodes().size());
+      EXPECT_TRUE(std::equal(lb.batch.input_nodes().begin(), lb.batch.input_nodes().end(),
+                             expected.input_nodes().begin()));
+      sample::check_minibatch(lb.batch, d.num_nodes(), d.num_edges());
+      ASSERT_EQ(lb.labels.size(), lb.batch.seeds.size());
+      for (std::size_t k = 0; k < lb.labels.size(); ++k) EXPECT_EQ(lb.labels[k], labels[lb.batch.seeds[k]]);
+      ASSERT_EQ(lb.x.shape[0], static_cast<int64_t>(lb.batch.input_nodes().size()));
+      ASSERT_EQ(lb.x.shape[1], kDim);
+      EXPECT_EQ(x_bytes(lb), test::reference_rows(dataset_dir(), lb.batch.input_nodes()));
+      seen.insert(seen.end(), lb.batch.seeds.begin(), lb.batch.seeds.end());
+    }
+    std::sort(seen.begin(), seen.end());
+    std::vector<int64_t> sorted = ids;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(seen, sorted) << "epoch " << epoch << " must visit every train id exactly once";
+  }
+}
+
+TEST(Loader, DropLastAndNoShuffle) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  std::vector<int64_t> ids(250);
+  for (int64_t i = 0; i < 250; ++i) ids[i] = 3 * i;
+  LoaderOptions o = small_options();
+  o.shuffle = false;
+  o.drop_last = true;
+  Loader loader(d, nullptr, ids, o);
+  ASSERT_EQ(loader.num_batches(), 2);
+  const std::vector<LoadedBatch> batches = run_epoch(loader, 4);
+  ASSERT_EQ(batches.size(), 2u);
+  EXPECT_EQ(batches[1].batch.seeds, std::vector<int64_t>(ids.begin() + 100, ids.begin() + 200));
+  EXPECT_EQ(batches[0].x.data, nullptr) << "no store: no features";
+
+  o.drop_last = false;
+  Loader all(d, nullptr, ids, o);
+  const std::vector<LoadedBatch> three = run_epoch(all, 0);
+  ASSERT_EQ(three.size(), 3u);
+  EXPECT_EQ(three[2].batch.seeds.size(), 50u);
+}
+
+// The output is a pure function of (ids, seed, epoch, batch): the tiers, the window, merging,
+// prefetch depth and thread counts change nothing.
+TEST(Loader, OutputIndependentOfTiersWindowAccumulatorAndThreads) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  const std::vector<int64_t> ids = train_ids(d);
+  ThreadPool pool(2);
+  feature::FeatureStore in_memory(dataset_dir(), store_options("100%", "0"), pool);
+  Loader base(d, &in_memory, ids, small_options());
+  const std::vector<LoadedBatch> expected = run_epoch(base, 3);
+
+  struct Variant {
+    const char* name;
+    const char* cpu;
+    const char* host_cache;
+    int window;
+    bool accumulate;
+    int prefetch;
+    int threads;
+  };
+  for (const Variant& v : {Variant{"storage only, window, merging", "0", "0", 8, true, 1, 2},
+                           Variant{"storage + host cache, no window", "0", "20%", 0, true, 3, 1},
+                           Variant{"half in memory, no merging", "50%", "5%", 4, false, 2, 2}}) {
+    SCOPED_TRACE(v.name);
+    ThreadPool p(2);
+    feature::FeatureStore store(dataset_dir(), store_options(v.cpu, v.host_cache), p);
+    LoaderOptions o = small_options();
+    o.window = v.window;
+    o.accumulate = v.accumulate;
+    o.prefetch = v.prefetch;
+    o.sample_threads = v.threads;
+    Loader loader(d, &store, ids, o);
+    const std::vector<LoadedBatch> got = run_epoch(loader, 3);
+    ASSERT_EQ(got.size(), expected.size());
+    for (std::size_t b = 0; b < got.size(); ++b) expect_same_batch(got[b], expected[b]);
+    const EpochStats s = loader.stats();
+    EXPECT_EQ(s.batches, static_cast<int64_t>(got.size()));
+    EXPECT_GT(s.features.rows, 0);
+    if (!v.accumulate) {
+      EXPECT_EQ(s.gathers, s.batches) << "without the accumulator every batch is its own gather";
+    }
+  }
+}
+
+TEST(Loader, AccumulatorMergesWaitingBatchesWhenStorageReadsAreFew) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  ThreadPool pool(2);
+  feature::FeatureStoreOptions so = store_options("0", "0");
+  so.io_depth = 64;
+  feature::FeatureStore store(dataset_dir(), so, pool);
+  LoaderOptions o = small_options();
+  o.batch_size = 4;  // at most 4 + 8 + 8 = 20 input nodes: no batch reaches the depth alone
+  o.fanouts = {2, 1};
+  o.window = 8;
+  o.max_merge = 4;
+  o.prefetch = 8;
+  Loader loader(d, &store, train_ids(d), o);
+  loader.start(0);
+  std::this_thread::sleep_for(300ms);  // let the sampler fill the window before gathers start draining it
+  int64_t n = 0;
+  while (loader.next()) ++n;
+  const EpochStats s = loader.stats();
+  EXPECT_EQ(s.batches, n);
+  EXPECT_LT(s.gathers, s.batches) << "waiting batches should share gathers";
+  EXPECT_GE(s.gathers * 4, s.batches) << "at most max_merge batches per gather";
+  EXPECT_GT(s.expected_storage_reads, 0);
+}
+
+TEST(Loader, ResumeAtABatchContinuesTheSameStream) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  ThreadPool pool(2);
+  feature::FeatureStore store(dataset_dir(), store_options("30%", "10%"), pool);
+  Loader loader(d, &store, train_ids(d), small_options());
+  const std::vector<LoadedBatch> full = run_epoch(loader, 2);
+  const std::vector<LoadedBatch> tail = run_epoch(loader, 2, 5);
+  ASSERT_EQ(tail.size(), full.size() - 5);
+  for (std::size_t b = 0; b < tail.size(); ++b) expect_same_batch(tail[b], full[b + 5]);
+  EXPECT_TRUE(run_epoch(loader, 2, loader.num_batches()).empty());
+  EXPECT_THROW(loader.start(2, loader.num_batches() + 1), OutOfRange);
+}
+
+TEST(Loader, BackPressureBoundsHowFarSamplingRunsAhead) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  LoaderOptions o = small_options();
+  o.batch_size = 10;  // 180 batches
+  o.window = 3;
+  o.prefetch = 2;
+  o.sample_threads = 2;
+  std::atomic<int64_t> sampled{0};
+  o.fault_hook = [&](Stage stage, int64_t) {
+    if (stage == Stage::kSample) ++sampled;
+  };
+  Loader loader(d, nullptr, train_ids(d), o);
+  ASSERT_GT(loader.num_batches(), 100);
+  loader.start(0);
+  std::this_thread::sleep_for(300ms);  // the consumer takes nothing
+  // window (3) + ready (2) + one group in the sampler's hands (2) + one in the gather's (1)
+  EXPECT_LE(sampled.load(), 3 + 2 + 2 + 1);
+  EXPECT_GE(sampled.load(), 3);
+}
+
+TEST(Loader, SampleStageFailureReachesTheConsumerAfterEarlierBatches) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  LoaderOptions o = small_options();
+  o.sample_threads = 1;
+  o.fault_hook = [](Stage stage, int64_t batch) {
+    if (stage == Stage::kSample && batch == 3) throw std::runtime_error("injected sampler failure at batch 3");
+  };
+  Loader loader(d, nullptr, train_ids(d), o);
+  loader.start(0);
+  for (int64_t b = 0; b < 3; ++b) {
+    auto got = loader.next();
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->index, b);
+  }
+  try {
+    loader.next();
+    FAIL() << "the sampler's failure must reach next()";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "injected sampler failure at batch 3");
+  }
+}
+
+TEST(Loader, GatherIoErrorReachesTheConsumer) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  auto device = io::make_read_device(io::IoBackend::kAuto, 16);
+  io::FaultPlan plan;
+  plan.eio_probability = 1.0;
+  io::FaultInjectingDevice faulty(*device, plan);
+  ThreadPool pool(2);
+  feature::FeatureStoreOptions so = store_options("0", "0");
+  so.read_device = &faulty;
+  so.io_depth = 4;
+  feature::FeatureStore store(dataset_dir(), so, pool);
+  Loader loader(d, &store, train_ids(d), small_options());
+  loader.start(0);
+  auto drain = std::async(std::launch::async, [&] {
+    try {
+      while (loader.next()) {
+      }
+    } catch (const IoError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  });
+  ASSERT_EQ(drain.wait_for(20s), std::future_status::ready) << "a failed gather must not hang the consumer";
+  EXPECT_NE(drain.get().find("features.bin"), std::string::npos);
+}
+
+TEST(Loader, EarlyExitNeverHangs) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  ThreadPool pool(2);
+  feature::FeatureStore store(dataset_dir(), store_options("0", "10%"), pool);
+  LoaderOptions o = small_options();
+  o.batch_size = 10;
+  auto done = std::async(std::launch::async, [&] {
+    {
+      Loader loader(d, &store, train_ids(d), o);
+      loader.start(0);
+      ASSERT_TRUE(loader.next().has_value());
+      loader.start(1);  // abandons epoch 0 mid-way
+      ASSERT_TRUE(loader.next().has_value());
+      std::this_thread::sleep_for(50ms);
+    }  // destroyed with full queues and blocked stages
+    // The abandoned window's announcements were given back: a later loader still fills the cache.
+    Loader again(d, &store, train_ids(d), o);
+    EXPECT_FALSE(run_epoch(again, 0).empty());
+  });
+  ASSERT_EQ(done.wait_for(30s), std::future_status::ready) << "stopping a loader hung";
+  done.get();
+}
+
+TEST(Loader, LayerWiseSamplerThroughThePipeline) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  ThreadPool pool(2);
+  feature::FeatureStore store(dataset_dir(), store_options("100%", "0"), pool);
+  LoaderOptions o = small_options();
+  o.sampler = SamplerKind::kLadies;
+  o.fanouts = {64, 64};
+  const std::vector<int64_t> ids = train_ids(d);
+  Loader loader(d, &store, ids, o);
+  const std::vector<LoadedBatch> batches = run_epoch(loader, 1);
+  sample::LayerSamplerOptions lo;
+  lo.layer_sizes = {64, 64};
+  lo.seed = 11;
+  const sample::LayerSampler reference(sample::SampleGraph{prep::CscView::of(d), {}}, lo);
+  for (const LoadedBatch& b : batches) {
+    const sample::MiniBatch expected = reference.sample(b.batch.seeds, (uint64_t{1} << 32) | static_cast<uint64_t>(b.index));
+    ASSERT_EQ(b.batch.blocks.size(), 2u);
+    EXPECT_EQ(b.batch.blocks[1].src_nodes, expected.blocks[1].src_nodes);
+    EXPECT_EQ(b.batch.blocks[0].weights, expected.blocks[0].weights);
+    EXPECT_EQ(x_bytes(b), test::reference_rows(dataset_dir(), b.batch.input_nodes()));
+  }
+}
+
+TEST(Loader, BadOptionsAndIdsAreRejected) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  LoaderOptions o = small_options();
+  EXPECT_THROW(Loader(d, nullptr, {}, o), InvalidArgument);
+  EXPECT_THROW(Loader(d, nullptr, {0, kNodes}, o), OutOfRange);
+  o.batch_size = 0;
+  EXPECT_THROW(Loader(d, nullptr, {0, 1}, o), InvalidArgument);
+  o = small_options();
+  o.drop_last = true;
+  EXPECT_THROW(Loader(d, nullptr, {0, 1}, o), InvalidArgument) << "drop_last leaving no batch";
+  o = small_options();
+  o.prefetch = 0;
+  EXPECT_THROW(Loader(d, nullptr, {0, 1}, o), InvalidArgument);
+  EXPECT_THROW(parse_sampler_kind("graphsaint"), InvalidArgument);
+  Loader idle(d, nullptr, {0, 1}, small_options());
+  EXPECT_THROW(idle.next(), InvalidArgument) << "next() before start()";
+#if !GRAPHTIER_WITH_CUDA
+  o = small_options();
+  o.gpu_sampling = true;
+  EXPECT_THROW(Loader(d, nullptr, {0, 1}, o), Unsupported);
+#endif
+}
+
+}  // namespace
+}  // namespace graphtier::loader
