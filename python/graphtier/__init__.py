@@ -1,0 +1,28 @@
+"""graphtier: GNN training on graphs whose features do not fit in GPU (or CPU) memory.
+
+The C++ engine samples minibatches, gathers their features from the tiers (GPU hot rows, GPU
+cache, pinned host rows, SSD rows through io_uring) and pipelines both ahead of training; this
+package hands its minibatches to PyTorch through DLPack without copies.
+
+    ds = graphtier.Dataset("data/cora-wrpr")
+    loader = graphtier.NeighborLoader(ds, fanouts=[10, 10], batch_size=64, split="train")
+    for batch in loader:          # one epoch; iterate again for the next
+        out = model(batch.x, batch.blocks)
+        loss = F.cross_entropy(out, batch.y)
+
+Works with PyTorch 1.13 (Debian's python3-torch) and 2.x; CPU everywhere, CUDA when the extension
+was built with GRAPHTIER_CUDA=ON and a GPU is visible.
+"""
+
+try:
+    import torch  # noqa: F401  (the extension hands out torch tensors)
+except ImportError as e:  # pragma: no cover - environment problem, not a code path
+    raise ImportError(
+        "graphtier needs PyTorch 1.13 or 2.x: install Debian's python3-torch or `pip install torch`"
+    ) from e
+
+from graphtier._core import Dataset, FeatureStore, cuda_available
+from graphtier.loader import Batch, Block, LayerLoader, NeighborLoader
+
+__all__ = ["Batch", "Block", "Dataset", "FeatureStore", "LayerLoader", "NeighborLoader", "cuda_available"]
+__version__ = "0.1.0"

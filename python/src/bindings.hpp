@@ -1,0 +1,35 @@
+// The handles the extension exposes and the functions that bind them, one file per class.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <memory>
+#include <string>
+
+#include "graphtier/core/thread_pool.hpp"
+#include "graphtier/feature/feature_store.hpp"
+#include "graphtier/graph/dataset.hpp"
+
+namespace graphtier::python {
+
+namespace nb = nanobind;
+
+/// graphtier.Dataset: an opened dataset, shared with the arrays viewing its memory maps.
+struct DatasetHandle {
+  explicit DatasetHandle(const std::string& path);
+  std::shared_ptr<graph::Dataset> dataset;
+};
+
+/// graphtier.FeatureStore: a store and the pool that serves its gathers.
+struct FeatureStoreHandle {
+  std::unique_ptr<ThreadPool> pool;
+  std::unique_ptr<feature::FeatureStore> store;
+};
+
+void bind_feature_store(nb::module_& m);
+void bind_loader(nb::module_& m);
+
+/// {"rows", "seconds", "gpu_hot": {"rows", "bytes", "seconds"}, ..., "io": {...}}
+nb::dict gather_stats_dict(const feature::GatherStats& s);
+
+}  // namespace graphtier::python

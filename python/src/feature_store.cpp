@@ -1,0 +1,105 @@
+// graphtier.FeatureStore: budgets as text ("10%", "4GiB", "0"), gathers into new torch tensors.
+#include <nanobind/stl/string.h>
+
+#include "arrays.hpp"
+#include "bindings.hpp"
+#include "graphtier/core/units.hpp"
+
+namespace graphtier::python {
+namespace {
+
+feature::PinnedPath parse_pinned_path(const std::string& text) {
+  if (text == "measured") return feature::PinnedPath::kMeasured;
+  if (text == "zero-copy") return feature::PinnedPath::kZeroCopy;
+  if (text == "cpu-copy") return feature::PinnedPath::kCpuCopy;
+  throw InvalidArgument("unknown pinned path '" + text + "' (expected measured, zero-copy or cpu-copy)");
+}
+
+nb::dict tier_dict(const feature::TierStats& t) {
+  nb::dict d;
+  d["rows"] = t.rows;
+  d["bytes"] = t.bytes;
+  d["seconds"] = t.seconds;
+  return d;
+}
+
+}  // namespace
+
+nb::dict gather_stats_dict(const feature::GatherStats& s) {
+  nb::dict d;
+  d["rows"] = s.rows;
+  d["seconds"] = s.seconds;
+  d["gpu_hot"] = tier_dict(s.gpu_hot);
+  d["gpu_cache"] = tier_dict(s.gpu_cache);
+  d["host"] = tier_dict(s.host);
+  d["host_cache"] = tier_dict(s.host_cache);
+  d["storage"] = tier_dict(s.storage);
+  d["cache_fills"] = s.cache_fills;
+  d["cache_bypasses"] = s.cache_bypasses;
+  nb::dict io;
+  io["reads"] = s.io.reads;
+  io["bytes"] = s.io.bytes;
+  io["seconds"] = s.io.seconds;
+  io["iops"] = s.io.iops();
+  io["mean_latency_seconds"] = s.io.mean_latency_seconds();
+  d["io"] = io;
+  return d;
+}
+
+void bind_feature_store(nb::module_& m) {
+  nb::class_<FeatureStoreHandle>(m, "FeatureStore")
+      .def(
+          "__init__",
+          [](FeatureStoreHandle* self, const std::string& path, const std::string& gpu_hot,
+             const std::string& gpu_cache, const std::string& cpu, const std::string& host_cache, int io_depth,
+             int threads, int device, const std::string& pinned_path, uint64_t seed) {
+            feature::FeatureStoreOptions o;
+            o.budgets.gpu_hot = Budget::parse(gpu_hot);
+            o.budgets.gpu_cache = Budget::parse(gpu_cache);
+            o.budgets.cpu = Budget::parse(cpu);
+            o.budgets.host_cache = Budget::parse(host_cache);
+            o.io_depth = io_depth;
+            o.device = device;
+            o.pinned_path = parse_pinned_path(pinned_path);
+            o.seed = seed;
+            new (self) FeatureStoreHandle();
+            self->pool = std::make_unique<ThreadPool>(threads);
+            nb::gil_scoped_release release;  // loading the static tiers reads the table
+            self->store = std::make_unique<feature::FeatureStore>(path, o, *self->pool);
+          },
+          nb::arg("path"), nb::arg("gpu_hot") = "0", nb::arg("gpu_cache") = "0", nb::arg("cpu") = "100%",
+          nb::arg("host_cache") = "0", nb::arg("io_depth") = 0, nb::arg("threads") = 0, nb::arg("device") = 0,
+          nb::arg("pinned_path") = "measured", nb::arg("seed") = 0)
+      .def_prop_ro("num_nodes", [](const FeatureStoreHandle& s) { return s.store->num_nodes(); })
+      .def_prop_ro("io_depth", [](const FeatureStoreHandle& s) { return s.store->io_depth(); })
+      .def_prop_ro("tiers",
+                   [](const FeatureStoreHandle& s) {
+                     const feature::TierLayout& t = s.store->tiers();
+                     nb::dict d;
+                     d["gpu_end"] = t.ranges.gpu_end;
+                     d["cpu_end"] = t.ranges.cpu_end;
+                     d["num_nodes"] = t.ranges.num_nodes;
+                     d["gpu_cache_rows"] = t.gpu_cache_rows;
+                     d["host_cache_rows"] = t.host_cache_rows;
+                     d["host_pinned"] = t.host_pinned;
+                     return d;
+                   })
+      .def(
+          "gather",
+          [](FeatureStoreHandle& s, const IdArray& ids) {
+            const graph::FeatureLayout& layout = s.store->layout();
+            const auto n = static_cast<int64_t>(ids.shape(0));
+            auto out = std::make_shared<Buffer>(MemoryKind::kHost,
+                                                static_cast<std::size_t>(std::max<int64_t>(1, n * layout.row_bytes())));
+            const TensorView view = TensorView::contiguous(out->data(), layout.dtype, {n, layout.dim});
+            {
+              nb::gil_scoped_release release;
+              s.store->gather(std::span<const int64_t>(ids.data(), ids.shape(0)), view);
+            }
+            return torch_view(view, owner_capsule(std::move(out)));
+          },
+          nb::arg("ids"), "X[ids] as a new [len(ids), dim] CPU tensor, byte for byte")
+      .def("stats", [](const FeatureStoreHandle& s) { return gather_stats_dict(s.store->total()); });
+}
+
+}  // namespace graphtier::python

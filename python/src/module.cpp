@@ -1,0 +1,79 @@
+// graphtier._core: the nanobind extension under the Python package. Thin by design (STYLE.md rule
+// 10): argument conversion and zero-copy views here; logic in the C++ engine; types, docstrings and
+// defaults in python/graphtier.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+
+#include "arrays.hpp"
+#include "bindings.hpp"
+#include "graphtier/core/error.hpp"
+#include "graphtier/graph/dataset.hpp"
+
+namespace graphtier::python {
+namespace {
+
+graph::Split parse_split(const std::string& name) {
+  if (name == "train") return graph::Split::kTrain;
+  if (name == "valid" || name == "val") return graph::Split::kValid;
+  if (name == "test") return graph::Split::kTest;
+  throw InvalidArgument("unknown split '" + name + "' (expected train, valid or test)");
+}
+
+void bind_dataset(nb::module_& m) {
+  nb::class_<DatasetHandle>(m, "Dataset")
+      .def(nb::init<const std::string&>(), nb::arg("path"))
+      .def_prop_ro("path", [](const DatasetHandle& d) { return d.dataset->dir(); })
+      .def_prop_ro("name", [](const DatasetHandle& d) { return d.dataset->manifest().name; })
+      .def_prop_ro("num_nodes", [](const DatasetHandle& d) { return d.dataset->num_nodes(); })
+      .def_prop_ro("num_edges", [](const DatasetHandle& d) { return d.dataset->num_edges(); })
+      .def_prop_ro("num_classes", [](const DatasetHandle& d) { return d.dataset->manifest().num_classes; })
+      .def_prop_ro("feature_dim", [](const DatasetHandle& d) { return d.dataset->manifest().features.dim; })
+      .def_prop_ro("feature_dtype",
+                   [](const DatasetHandle& d) { return std::string(dtype_name(d.dataset->manifest().features.dtype)); })
+      .def_prop_ro("hotness", [](const DatasetHandle& d) { return d.dataset->manifest().hotness; })
+      .def(
+          "split",
+          [](const DatasetHandle& d, const std::string& name) {
+            const graph::Split s = parse_split(name);
+            GRAPHTIER_EXPECTS(d.dataset->manifest().has(std::string(graph::split_name(s))), InvalidArgument,
+                              "dataset ", d.dataset->dir(), " has no ", graph::split_name(s), " split");
+            return torch_view(d.dataset->split(s), owner_capsule(d.dataset));
+          },
+          nb::arg("name"))
+      .def("labels", [](const DatasetHandle& d) {
+        GRAPHTIER_EXPECTS(d.dataset->has_labels(), InvalidArgument, "dataset ", d.dataset->dir(), " has no labels");
+        return torch_view(d.dataset->labels(), owner_capsule(d.dataset));
+      });
+}
+
+}  // namespace
+
+DatasetHandle::DatasetHandle(const std::string& path)
+    : dataset(std::make_shared<graph::Dataset>(graph::Dataset::open(path))) {}
+
+}  // namespace graphtier::python
+
+NB_MODULE(_core, m) {
+  namespace gp = graphtier::python;
+  namespace nb = nanobind;
+  // Typed C++ errors become the matching Python ones (STYLE.md rule 5): InvalidArgument and
+  // FormatError are std::invalid_argument (ValueError) and OutOfRange std::out_of_range
+  // (IndexError) already; IoError is an OSError, Unsupported a NotImplementedError.
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const graphtier::IoError& e) {
+      PyErr_SetString(PyExc_OSError, e.what());
+    } catch (const graphtier::Unsupported& e) {
+      PyErr_SetString(PyExc_NotImplementedError, e.what());
+    }
+  });
+  m.attr("cuda_available") = nb::cpp_function([] { return graphtier::cuda_available(); });
+  gp::bind_dataset(m);
+  gp::bind_feature_store(m);
+  gp::bind_loader(m);
+}
