@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# The main job until the training loop lands: set up, build, convert Cora with the Planetoid
-# split, rank and renumber it by weighted reverse PageRank, and print its summary.
+# The main job: set up, build the engine and the Python package, convert Cora with the Planetoid
+# split, rank and renumber it by weighted reverse PageRank, and train GraphSAGE on it through the
+# pipelined loader, printing per-epoch statistics and the test accuracy. Extra arguments go to
+# `python -m graphtier.train` (e.g. --model ladies, --cpu-buffer 0 to read every row from disk).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 cmake --preset cpu >/dev/null
 cmake --build --preset cpu -j "$(nproc)" --target graphtier
+.venv/bin/python -m pip install -q --no-build-isolation .
 gt=build/cpu/graphtier
 mkdir -p data
 $gt convert planetoid --root ../shared/datasets/cora --name cora --out data/cora --overwrite
 $gt prepare --dataset data/cora --out data/cora-wrpr --hotness wrpr --overwrite
 $gt verify data/cora-wrpr
-$gt info data/cora-wrpr --gpu-budget 10% --cpu-budget 30%
+.venv/bin/python -m graphtier.train data/cora-wrpr --epochs 30 --batch-size 64 "$@"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every test: the CPU build, then the CUDA build (compiled whenever nvcc
-# is present; its GPU tests skip visibly on a machine without a GPU).
+# Sets up, builds and runs every test: the CPU build, the Python package and its tests, then the
+# CUDA build (compiled whenever nvcc is present; its GPU tests skip visibly on a machine without a
+# GPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -9,6 +10,11 @@ jobs=$(nproc)
 cmake --preset cpu >/dev/null
 cmake --build --preset cpu -j "$jobs"
 ctest --preset cpu -j "$jobs"
+
+# The Python package, built the way users build it (pip install .), and its tests (they use the
+# graphtier command built above to make their datasets).
+.venv/bin/python -m pip install -q --no-build-isolation .
+.venv/bin/python -m pytest -q python/tests
 
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="$PATH:/usr/local/cuda/bin"

@@ -1,0 +1,237 @@
+"""python -m graphtier.train DATASET: minibatch GNN training on a graphtier dataset.
+
+Trains GraphSAGE (`--model sage`), a LADIES or FastGCN GCN (`--model ladies|fastgcn`) or an MLP on
+the same features (`--model mlp`), prints per-epoch loss, accuracy, batches/s, the loader's stage
+and tier statistics, and ends with the test accuracy of the epoch with the best validation
+accuracy. `--checkpoint PATH` saves the model, optimiser and loader position after every epoch
+(atomically); `--resume` continues from it along the same sample stream, so an interrupted run and
+an uninterrupted one give the same loss curve.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import List, Optional
+
+import torch
+import torch.nn.functional as F
+
+import graphtier
+from graphtier.models import MLP, GraphSAGE, LayerGCN
+
+
+def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m graphtier.train", description=__doc__.split("\n\n")[0])
+    p.add_argument("dataset", help="dataset directory (graphtier format, with features, labels and splits)")
+    p.add_argument("--model", choices=["sage", "ladies", "fastgcn", "mlp"], default="sage")
+    p.add_argument("--fanouts", default=None,
+                   help="per-layer fanouts, seeds' hop first (sage: default 25,10; ladies/fastgcn: nodes per "
+                        "layer, default 512,512; mlp: ignored)")
+    p.add_argument("--mlp-layers", type=int, default=2)
+    p.add_argument("--batch-size", type=int, default=1024)
+    p.add_argument("--eval-batch-size", type=int, default=1024)
+    p.add_argument("--epochs", type=int, default=50)
+    p.add_argument("--hidden", type=int, default=128)
+    p.add_argument("--dropout", type=float, default=0.5)
+    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--weight-decay", type=float, default=5e-4)
+    p.add_argument("--normalize-features", action="store_true",
+                   help="divide each feature row by its sum (PyG's NormalizeFeatures, for bag-of-words features)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
+    p.add_argument("--gpu-hot", default="0", help="static GPU tier budget (bytes or %% of the feature table)")
+    p.add_argument("--gpu-cache", default="0", help="GPU software cache budget")
+    p.add_argument("--cpu-buffer", default="100%", help="static host (pinned) tier budget; the rest is read from disk")
+    p.add_argument("--host-cache", default="0", help="host cache of disk rows")
+    p.add_argument("--io-depth", type=int, default=0, help="storage reads in flight (0: calibrated)")
+    p.add_argument("--window", type=int, default=4, help="minibatches sampled ahead and announced to the caches")
+    p.add_argument("--no-accumulate", action="store_true", help="one gather per minibatch (no merged storage reads)")
+    p.add_argument("--prefetch", type=int, default=2, help="ready minibatches queued ahead of training")
+    p.add_argument("--threads", type=int, default=0, help="sampling and gather threads (0: all cores)")
+    p.add_argument("--gpu-sampling", action="store_true", help="sample on the GPU (CUDA builds)")
+    p.add_argument("--checkpoint", default=None, help="checkpoint file, written after every epoch")
+    p.add_argument("--resume", action="store_true", help="continue from --checkpoint if it exists")
+    p.add_argument("--stop-after-batches", type=int, default=None,
+                   help="checkpoint and stop after this many training batches in this run (interruption tests)")
+    p.add_argument("--json", default=None, help="write the per-epoch metrics and per-batch losses to this file")
+    p.add_argument("--quiet", action="store_true", help="only the final line")
+    args = p.parse_args(argv)
+    if args.fanouts is None:
+        args.fanouts = {"sage": "25,10", "ladies": "512,512", "fastgcn": "512,512", "mlp": "0"}[args.model]
+    if args.model == "mlp":
+        args.fanouts = "0"  # one empty block: the seeds' own features
+    args.fanout_list = [int(f) for f in args.fanouts.split(",") if f.strip()]
+    if not args.fanout_list:
+        p.error("--fanouts needs at least one layer")
+    return args
+
+
+def make_loader(args, ds, store, split: str, train: bool):
+    common = dict(batch_size=args.batch_size if train else args.eval_batch_size, split=split, shuffle=train,
+                  seed=args.seed, device=args.device, store=store, window=args.window,
+                  accumulate=not args.no_accumulate, prefetch=args.prefetch, num_threads=args.threads)
+    if args.model in ("ladies", "fastgcn"):
+        return graphtier.LayerLoader(ds, args.fanout_list, method=args.model, **common)
+    return graphtier.NeighborLoader(ds, args.fanout_list, gpu_sampling=args.gpu_sampling, **common)
+
+
+def make_model(args, ds) -> torch.nn.Module:
+    kind = {"sage": GraphSAGE, "ladies": LayerGCN, "fastgcn": LayerGCN, "mlp": MLP}[args.model]
+    layers = args.mlp_layers if args.model == "mlp" else len(args.fanout_list)
+    return kind(ds.feature_dim, args.hidden, ds.num_classes, layers, args.dropout)
+
+
+def batch_seed(seed: int, epoch: int, index: int) -> int:
+    """Dropout's seed for one training step: a function of the position, so a resumed run draws
+    what the uninterrupted one drew."""
+    return (seed * 1_000_003 + epoch * 65_537 + index) % (2**63 - 1)
+
+
+def features(batch, args) -> torch.Tensor:
+    x = batch.x.float()
+    if args.normalize_features:
+        x = x / x.sum(dim=1, keepdim=True).clamp(min=1e-12)
+    return x
+
+
+@torch.no_grad()
+def evaluate(model, loader, args) -> float:
+    model.eval()
+    loader.set_epoch(0)  # the same sampled neighbourhoods at every evaluation
+    correct = total = 0
+    for batch in loader:
+        pred = model(features(batch, args), batch.blocks).argmax(dim=1)
+        keep = batch.y >= 0
+        correct += int((pred[keep] == batch.y[keep]).sum())
+        total += int(keep.sum())
+    return correct / max(total, 1)
+
+
+def save_checkpoint(path: str, state: dict) -> None:
+    """Written to a temporary file beside `path` and renamed over it: a crash leaves the old one."""
+    tmp = f"{path}.tmp-{os.getpid()}"
+    torch.save(state, tmp)
+    os.replace(tmp, path)
+
+
+def _tier_summary(stats: dict) -> str:
+    f = stats["features"]
+    parts = [f"{name} {f[name]['rows']}" for name in ("gpu_hot", "gpu_cache", "host", "host_cache", "storage")
+             if f[name]["rows"]]
+    io = f["io"]
+    if io["reads"]:
+        parts.append(f"io {io['iops'] / 1e3:.1f}K IOPS")
+    return ", ".join(parts) or "none"
+
+
+def _progress(epoch: int, done: int, total: int, loss: float) -> None:
+    if sys.stderr.isatty():
+        sys.stderr.write(f"\repoch {epoch:3d}  {done}/{total} batches  loss {loss:.4f}")
+        sys.stderr.flush()
+
+
+def run(args: argparse.Namespace) -> dict:
+    torch.manual_seed(args.seed)
+    ds = graphtier.Dataset(args.dataset)
+    if ds.feature_dim == 0 or ds.num_classes == 0:
+        raise ValueError(f"{args.dataset}: training needs features and labels")
+    device = torch.device(args.device)
+    store = graphtier.FeatureStore(ds.path, gpu_hot=args.gpu_hot, gpu_cache=args.gpu_cache, cpu=args.cpu_buffer,
+                                   host_cache=args.host_cache, io_depth=args.io_depth, threads=args.threads,
+                                   device=device.index or 0, seed=args.seed)
+    train_loader = make_loader(args, ds, store, "train", train=True)
+    valid_loader = make_loader(args, ds, store, "valid", train=False)
+    test_loader = make_loader(args, ds, store, "test", train=False)
+    model = make_model(args, ds).to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+
+    history = {"epochs": [], "losses": []}
+    best = {"val_acc": -1.0, "test_acc": 0.0, "epoch": -1}
+    partial = {"loss_sum": 0.0, "correct": 0, "seen": 0}  # the running epoch, for a mid-epoch checkpoint
+    if args.resume and args.checkpoint and os.path.exists(args.checkpoint):
+        state = torch.load(args.checkpoint)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        train_loader.set_epoch(*state["position"])
+        history, best, partial = state["history"], state["best"], state["partial"]
+        if not args.quiet:
+            print(f"resumed from {args.checkpoint} at epoch {state['position'][0]}, batch {state['position'][1]}")
+
+    def checkpoint() -> None:
+        if args.checkpoint:
+            save_checkpoint(args.checkpoint, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                                              "position": train_loader.position, "history": history,
+                                              "best": best, "partial": partial, "args": vars(args)})
+
+    steps_this_run = 0
+    while train_loader.position[0] < args.epochs:
+        epoch = train_loader.position[0]
+        model.train()
+        start = time.perf_counter()
+        for batch in train_loader:
+            torch.manual_seed(batch_seed(args.seed, epoch, batch.index))
+            out = model(features(batch, args), batch.blocks)
+            keep = batch.y >= 0
+            loss = F.cross_entropy(out[keep], batch.y[keep])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            history["losses"].append(float(loss))
+            partial["loss_sum"] += float(loss) * int(keep.sum())
+            partial["correct"] += int((out[keep].argmax(dim=1) == batch.y[keep]).sum())
+            partial["seen"] += int(keep.sum())
+            _progress(epoch, batch.index + 1, len(train_loader), float(loss))
+            steps_this_run += 1
+            if args.stop_after_batches is not None and steps_this_run >= args.stop_after_batches:
+                checkpoint()
+                return {"stopped": True, "position": train_loader.position, "losses": history["losses"]}
+        seconds = time.perf_counter() - start
+        stats = train_loader.stats()
+        val_acc = evaluate(model, valid_loader, args)
+        if val_acc > best["val_acc"]:
+            best = {"val_acc": val_acc, "test_acc": evaluate(model, test_loader, args), "epoch": epoch}
+        record = {"epoch": epoch, "loss": partial["loss_sum"] / max(partial["seen"], 1),
+                  "train_acc": partial["correct"] / max(partial["seen"], 1), "val_acc": val_acc,
+                  "seconds": seconds, "batches_per_second": stats["batches"] / max(seconds, 1e-9),
+                  "wait_fraction": stats["wait_seconds"] / max(seconds, 1e-9), "loader": stats}
+        history["epochs"].append(record)
+        partial = {"loss_sum": 0.0, "correct": 0, "seen": 0}
+        if sys.stderr.isatty():
+            sys.stderr.write("\r\033[K")
+        if not args.quiet:
+            print(f"epoch {epoch:3d}  loss {record['loss']:.4f}  train {record['train_acc']:.3f}  "
+                  f"val {val_acc:.3f}  {record['batches_per_second']:.1f} batches/s  "
+                  f"waiting {100 * record['wait_fraction']:.0f}%  sample {stats['sample_seconds']:.2f}s "
+                  f"gather {stats['gather_seconds']:.2f}s ({stats['gathers']} gathers)  tiers: {_tier_summary(stats)}",
+                  flush=True)
+        checkpoint()
+
+    result = {"model": args.model, "dataset": args.dataset, "seed": args.seed, "best_epoch": best["epoch"],
+              "val_acc": best["val_acc"], "test_acc": best["test_acc"], "epochs": history["epochs"],
+              "losses": history["losses"]}
+    print(f"test accuracy {best['test_acc']:.4f} (model {args.model}, best validation {best['val_acc']:.4f} "
+          f"at epoch {best['epoch']})", flush=True)
+    if args.json:
+        tmp = f"{args.json}.tmp-{os.getpid()}"
+        with open(tmp, "w") as f:
+            json.dump(result, f, indent=1)
+        os.replace(tmp, args.json)
+    return result
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = parse_args(argv)
+    try:
+        run(args)
+    except (ValueError, IndexError, OSError, NotImplementedError) as e:
+        print(f"graphtier.train: error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

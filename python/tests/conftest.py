@@ -1,0 +1,42 @@
+"""Fixtures: datasets made once per session with the `graphtier` command (built by scripts/test.sh
+into build/cpu, or named by $GRAPHTIER_CLI)."""
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = ROOT.parent / "shared" / "datasets"
+
+
+def cli() -> str:
+    path = os.environ.get("GRAPHTIER_CLI", str(ROOT / "build" / "cpu" / "graphtier"))
+    if not os.path.exists(path):
+        pytest.fail(f"the graphtier command is not built at {path} (run scripts/test.sh, or set GRAPHTIER_CLI)")
+    return path
+
+
+def run_cli(*args: str) -> None:
+    subprocess.run([cli(), "-q", *args], check=True)
+
+
+@pytest.fixture(scope="session")
+def cora(tmp_path_factory) -> str:
+    """Cora with the Planetoid split, renumbered by weighted reverse PageRank."""
+    root = tmp_path_factory.mktemp("cora")
+    run_cli("convert", "planetoid", "--root", str(SHARED / "cora"), "--name", "cora", "--out", str(root / "raw"))
+    run_cli("prepare", "--dataset", str(root / "raw"), "--out", str(root / "wrpr"), "--hotness", "wrpr")
+    return str(root / "wrpr")
+
+
+@pytest.fixture(scope="session")
+def synthetic(tmp_path_factory) -> str:
+    """A generated power-law graph with planted communities: features are noisy class centroids,
+    80% of edges join nodes of the same class, so neighbours carry signal an MLP cannot see."""
+    out = tmp_path_factory.mktemp("synthetic") / "g"
+    run_cli("generate", "--out", str(out), "--nodes", "6000", "--edges", "60000", "--feature-dim", "32",
+            "--classes", "8", "--seed", "3", "--class-separation", "1.0", "--homophily", "0.8",
+            "--align", "512", "--train-fraction", "0.2")
+    return str(out)

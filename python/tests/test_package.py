@@ -1,0 +1,130 @@
+"""The Python layer over the C++ engine: datasets, feature store and loaders through DLPack."""
+
+import gc
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import graphtier
+
+
+def _features(path: str, ds: graphtier.Dataset) -> np.ndarray:
+    table = np.fromfile(Path(path) / "features.bin", dtype=np.uint8)
+    return table.view(np.float32).reshape(ds.num_nodes, -1)[:, : ds.feature_dim]
+
+
+def test_dataset_views_match_the_files(cora):
+    ds = graphtier.Dataset(cora)
+    assert (ds.num_nodes, ds.num_edges, ds.num_classes, ds.feature_dim) == (2708, 10556, 7, 1433)
+    assert ds.hotness == "wrpr"
+    train = ds.split("train")
+    assert train.dtype == torch.int64 and train.numel() == 140
+    assert torch.equal(train, torch.from_numpy(np.fromfile(Path(cora) / "train.bin", dtype=np.int64)))
+    labels = ds.labels()
+    assert torch.equal(labels, torch.from_numpy(np.fromfile(Path(cora) / "labels.bin", dtype=np.int32)))
+    del ds
+    gc.collect()
+    assert int(train.sum()) >= 0  # the view keeps the memory map alive after the Dataset is gone
+
+
+def test_errors_arrive_as_python_exceptions(cora, tmp_path):
+    with pytest.raises(OSError, match="nowhere"):
+        graphtier.Dataset(str(tmp_path / "nowhere"))
+    ds = graphtier.Dataset(cora)
+    with pytest.raises(ValueError, match="unknown split"):
+        ds.split("everything")
+    with pytest.raises(IndexError, match="2708"):
+        graphtier.NeighborLoader(ds, [5], ids=[0, 2708])
+    with pytest.raises(ValueError, match="fanout"):
+        graphtier.NeighborLoader(ds, [], split="train")
+    with pytest.raises(ValueError, match="batch size"):
+        graphtier.NeighborLoader(ds, [5], batch_size=0, split="train")
+    store = graphtier.FeatureStore(cora)
+    with pytest.raises(IndexError, match="-1"):
+        store.gather(np.array([0, -1], dtype=np.int64))
+    if not graphtier.cuda_available():
+        with pytest.raises(NotImplementedError, match="GRAPHTIER_CUDA"):
+            graphtier.NeighborLoader(ds, [5], split="train", device="cuda")
+
+
+def test_truncated_features_are_rejected_by_name(cora, tmp_path):
+    import shutil
+
+    bad = tmp_path / "bad"
+    shutil.copytree(cora, bad)
+    with open(bad / "features.bin", "r+b") as f:
+        f.truncate(1000)
+    with pytest.raises(ValueError, match="features.bin"):
+        graphtier.Dataset(str(bad))
+
+
+@pytest.mark.parametrize("cpu_buffer,host_cache", [("100%", "0"), ("0", "0"), ("30%", "10%")])
+def test_loader_epoch_covers_every_id_with_exact_features(cora, cpu_buffer, host_cache):
+    ds = graphtier.Dataset(cora)
+    x_all = _features(cora, ds)
+    labels = ds.labels().numpy()
+    loader = graphtier.NeighborLoader(ds, [10, 5], batch_size=32, split="train", seed=5, cpu_buffer=cpu_buffer,
+                                      host_cache=host_cache)
+    assert len(loader) == 5
+    for epoch in range(2):
+        seen = []
+        for b, batch in enumerate(loader):
+            assert (batch.epoch, batch.index) == (epoch, b)
+            assert batch.x.dtype == torch.float32 and batch.x.shape == (batch.input_nodes.numel(), 1433)
+            np.testing.assert_array_equal(batch.x.numpy(), x_all[batch.input_nodes.numpy()])
+            np.testing.assert_array_equal(batch.y.numpy(), labels[batch.seeds.numpy()])
+            assert torch.equal(batch.input_nodes[: batch.num_seeds], batch.seeds)
+            for inner, outer in zip(batch.blocks, batch.blocks[1:]):
+                assert torch.equal(outer.src_nodes[: outer.num_dst], inner.src_nodes)
+            for block in batch.blocks:
+                ei = block.edge_index
+                assert ei.shape == (2, block.num_edges)
+                assert int(ei[0].max()) < block.num_src and int(ei[1].max()) < block.num_dst
+                assert torch.equal(torch.bincount(ei[1], minlength=block.num_dst), block.indptr[1:] - block.indptr[:-1])
+            seen.append(batch.seeds)
+        assert torch.equal(torch.sort(torch.cat(seen)).values, torch.sort(ds.split("train")).values)
+        assert loader.position == (epoch + 1, 0)
+    stats = loader.stats()
+    assert stats["batches"] == 5 and stats["features"]["rows"] > 0
+    if cpu_buffer == "0":
+        assert stats["features"]["storage"]["rows"] > 0 and stats["features"]["io"]["reads"] > 0
+
+
+def test_tensors_outlive_the_loader_and_early_exit_is_clean(cora):
+    ds = graphtier.Dataset(cora)
+    loader = graphtier.NeighborLoader(ds, [10, 10], batch_size=16, split="train", cpu_buffer="0", host_cache="5%")
+    first = next(iter(loader))  # abandons the epoch after one batch: the stages are cancelled and joined
+    expected = _features(cora, ds)[first.input_nodes.numpy()]
+    del loader
+    gc.collect()
+    np.testing.assert_array_equal(first.x.numpy(), expected)
+
+    again = graphtier.NeighborLoader(ds, [10, 10], batch_size=16, split="train")
+    for i, _ in enumerate(again):
+        if i == 2:
+            break
+    assert again.position == (0, 3)
+    assert sum(1 for _ in again) == len(again) - 3, "the next iteration resumes where the break left off"
+
+
+def test_layer_loader_blocks_carry_row_normalised_weights(cora):
+    ds = graphtier.Dataset(cora)
+    loader = graphtier.LayerLoader(ds, [128, 128], batch_size=64, method="ladies", split="train", seed=2)
+    batch = next(iter(loader))
+    for block in batch.blocks:
+        assert block.weights is not None and block.weights.dtype == torch.float32
+        sums = torch.zeros(block.num_dst).index_add_(0, block.dst_index, block.weights)
+        torch.testing.assert_close(sums, torch.ones(block.num_dst))
+    with pytest.raises(ValueError, match="method"):
+        graphtier.LayerLoader(ds, [64], method="graphsaint", split="train")
+
+
+def test_feature_store_gather_is_byte_exact(cora):
+    ds = graphtier.Dataset(cora)
+    store = graphtier.FeatureStore(cora, cpu="20%", host_cache="10%")
+    ids = np.random.default_rng(0).integers(0, ds.num_nodes, 500)
+    np.testing.assert_array_equal(store.gather(ids).numpy(), _features(cora, ds)[ids])
+    tiers = store.tiers
+    assert 0 < tiers["cpu_end"] < ds.num_nodes and tiers["host_cache_rows"] > 0

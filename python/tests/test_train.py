@@ -1,0 +1,57 @@
+"""The training job: accuracy targets and a loss curve that does not depend on where the features
+come from, on prefetching, or on an interruption."""
+
+import statistics
+
+import pytest
+
+from graphtier import train
+
+SHORT = ["--epochs", "2", "--batch-size", "32", "--fanouts", "10,5", "--hidden", "32", "--threads", "2", "--quiet"]
+
+
+def _losses(cora, *extra):
+    result = train.run(train.parse_args([cora, *SHORT, *extra]))
+    assert len(result["losses"]) == 10  # 2 epochs x 5 batches of 140 train ids
+    return result["losses"]
+
+
+def test_same_loss_curve_from_every_tier_with_and_without_prefetching(cora):
+    reference = _losses(cora)
+    assert reference[-1] < reference[0], "the model should learn something in two epochs"
+    variants = {
+        "disk only": ["--cpu-buffer", "0"],
+        "disk behind a host cache": ["--cpu-buffer", "10%", "--host-cache", "20%"],
+        "no window, no accumulator, prefetch 1": ["--cpu-buffer", "0", "--window", "0", "--no-accumulate",
+                                                  "--prefetch", "1"],
+    }
+    for name, extra in variants.items():
+        assert _losses(cora, *extra) == reference, name
+
+
+def test_resume_continues_the_same_loss_curve(cora, tmp_path):
+    reference = _losses(cora)
+    ckpt = str(tmp_path / "run.pt")
+    first = train.run(train.parse_args([cora, *SHORT, "--checkpoint", ckpt, "--stop-after-batches", "7"]))
+    assert first["stopped"] and first["position"] == (1, 2)
+    resumed = train.run(train.parse_args([cora, *SHORT, "--checkpoint", ckpt, "--resume"]))
+    assert resumed["losses"] == reference
+
+
+def test_graphsage_beats_an_mlp_on_a_graph_with_communities(synthetic):
+    common = ["--epochs", "8", "--batch-size", "256", "--hidden", "64", "--threads", "2", "--quiet"]
+    sage = train.run(train.parse_args([synthetic, "--model", "sage", "--fanouts", "10,10", *common]))
+    mlp = train.run(train.parse_args([synthetic, "--model", "mlp", *common]))
+    assert sage["test_acc"] > mlp["test_acc"] + 0.10, (sage["test_acc"], mlp["test_acc"])
+
+
+def test_ladies_model_learns_cora(cora):
+    result = train.run(train.parse_args([cora, "--model", "ladies", "--fanouts", "256,256", "--epochs", "15",
+                                         "--batch-size", "64", "--threads", "2", "--quiet"]))
+    assert result["test_acc"] > 0.6  # chance is about 0.14 (7 classes)
+
+
+def test_cora_graphsage_reaches_planetoid_accuracy_over_five_seeds(cora):
+    accs = [train.run(train.parse_args([cora, "--epochs", "30", "--batch-size", "64", "--seed", str(s),
+                                        "--threads", "2", "--quiet"]))["test_acc"] for s in range(5)]
+    assert statistics.mean(accs) >= 0.78, accs
