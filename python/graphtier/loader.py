@@ -115,7 +115,7 @@ class _Loader:
                  replace: bool, device, store: Optional[_core.FeatureStore], gpu_hot: str, gpu_cache: str,
                  cpu_buffer: str, host_cache: str, io_depth: int, window: int, accumulate: bool,
                  max_merge: int, prefetch: int, num_threads: int, gpu_sampling: bool, topology: str,
-                 topology_cache_bytes: int):
+                 topology_cache_bytes: int, features: bool = True):
         if (split is None) == (ids is None):
             raise ValueError("give exactly one of split= and ids=")
         if ids is None:
@@ -126,7 +126,9 @@ class _Loader:
         self.dataset = dataset
         self.device = torch.device(device)
         output = _output_memory(self.device)
-        if store is None and dataset.feature_dim > 0:
+        if not features:
+            store = None
+        elif store is None and dataset.feature_dim > 0:
             store = _core.FeatureStore(dataset.path, gpu_hot=str(gpu_hot), gpu_cache=str(gpu_cache),
                                        cpu=str(cpu_buffer), host_cache=str(host_cache), io_depth=io_depth,
                                        threads=num_threads, device=self.device.index or 0, seed=seed)
@@ -189,7 +191,8 @@ class NeighborLoader(_Loader):
     (bytes like "4GiB" or a percent of the table like "10%"): `gpu_hot` static GPU rows, `gpu_cache`
     GPU software cache, `cpu_buffer` static pinned host rows, `host_cache` host cache of SSD rows;
     the rest is read from SSD. `window` minibatches are sampled ahead and announced to the caches;
-    `accumulate` merges their SSD reads up to the store's queue depth.
+    `accumulate` merges their SSD reads up to the store's queue depth. `features=False` samples
+    only (`x` is None).
     """
 
     def __init__(self, dataset: _core.Dataset, fanouts: Sequence[int], batch_size: int = 1024, *,
@@ -197,13 +200,14 @@ class NeighborLoader(_Loader):
                  seed: int = 0, replace: bool = False, device="cpu", store=None, gpu_hot="0", gpu_cache="0",
                  cpu_buffer="100%", host_cache="0", io_depth: int = 0, window: int = 4, accumulate: bool = True,
                  max_merge: int = 8, prefetch: int = 2, num_threads: int = 0, gpu_sampling: bool = False,
-                 topology: str = "device", topology_cache_bytes: int = 0):
+                 topology: str = "device", topology_cache_bytes: int = 0, features: bool = True):
         super().__init__(dataset, "neighbor", fanouts, batch_size=batch_size, split=split, ids=ids,
                          shuffle=shuffle, drop_last=drop_last, seed=seed, replace=replace, device=device,
                          store=store, gpu_hot=gpu_hot, gpu_cache=gpu_cache, cpu_buffer=cpu_buffer,
                          host_cache=host_cache, io_depth=io_depth, window=window, accumulate=accumulate,
                          max_merge=max_merge, prefetch=prefetch, num_threads=num_threads,
-                         gpu_sampling=gpu_sampling, topology=topology, topology_cache_bytes=topology_cache_bytes)
+                         gpu_sampling=gpu_sampling, topology=topology, topology_cache_bytes=topology_cache_bytes,
+                         features=features)
 
 
 class LayerLoader(_Loader):

@@ -53,6 +53,10 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     p.add_argument("--prefetch", type=int, default=2, help="ready minibatches queued ahead of training")
     p.add_argument("--threads", type=int, default=0, help="sampling and gather threads (0: all cores)")
     p.add_argument("--gpu-sampling", action="store_true", help="sample on the GPU (CUDA builds)")
+    p.add_argument("--baseline", action="store_true",
+                   help="the pipeline without graphtier's feature path, for comparison: graphtier's CPU sampler, "
+                        "then x_cpu.index_select(0, input_nodes).to(device) in the training loop (features in RAM)")
+    p.add_argument("--no-eval", action="store_true", help="skip validation and test (timing runs)")
     p.add_argument("--checkpoint", default=None, help="checkpoint file, written after every epoch")
     p.add_argument("--resume", action="store_true", help="continue from --checkpoint if it exists")
     p.add_argument("--stop-after-batches", type=int, default=None,
@@ -76,7 +80,20 @@ def make_loader(args, ds, store, split: str, train: bool):
                   accumulate=not args.no_accumulate, prefetch=args.prefetch, num_threads=args.threads)
     if args.model in ("ladies", "fastgcn"):
         return graphtier.LayerLoader(ds, args.fanout_list, method=args.model, **common)
-    return graphtier.NeighborLoader(ds, args.fanout_list, gpu_sampling=args.gpu_sampling, **common)
+    if args.baseline:
+        common["device"] = "cpu"
+    return graphtier.NeighborLoader(ds, args.fanout_list, gpu_sampling=args.gpu_sampling and not args.baseline,
+                                    features=not args.baseline, **common)
+
+
+def load_feature_table(ds) -> torch.Tensor:
+    """The whole feature table as one CPU tensor (the baseline's x_cpu): features.bin read into RAM."""
+    import numpy as np
+
+    dtype = {"float32": np.float32, "float16": np.float16}[ds.feature_dtype]
+    raw = np.fromfile(os.path.join(ds.path, "features.bin"), dtype=np.uint8).reshape(ds.num_nodes, -1)
+    rows = raw.view(dtype)[:, : ds.feature_dim]
+    return torch.from_numpy(np.ascontiguousarray(rows))
 
 
 def make_model(args, ds) -> torch.nn.Module:
@@ -91,20 +108,25 @@ def batch_seed(seed: int, epoch: int, index: int) -> int:
     return (seed * 1_000_003 + epoch * 65_537 + index) % (2**63 - 1)
 
 
-def features(batch, args) -> torch.Tensor:
-    x = batch.x.float()
+def features(batch, args, x_cpu=None) -> torch.Tensor:
+    if x_cpu is not None:  # the baseline's feature path
+        x = x_cpu.index_select(0, batch.input_nodes).to(args.device).float()
+    else:
+        x = batch.x.float()
     if args.normalize_features:
         x = x / x.sum(dim=1, keepdim=True).clamp(min=1e-12)
     return x
 
 
 @torch.no_grad()
-def evaluate(model, loader, args) -> float:
+def evaluate(model, loader, args, x_cpu=None) -> float:
     model.eval()
     loader.set_epoch(0)  # the same sampled neighbourhoods at every evaluation
     correct = total = 0
     for batch in loader:
-        pred = model(features(batch, args), batch.blocks).argmax(dim=1)
+        x = features(batch, args, x_cpu)
+        batch = batch.to(args.device) if x_cpu is not None else batch
+        pred = model(x, batch.blocks).argmax(dim=1)
         keep = batch.y >= 0
         correct += int((pred[keep] == batch.y[keep]).sum())
         total += int(keep.sum())
@@ -146,6 +168,7 @@ def run(args: argparse.Namespace) -> dict:
     train_loader = make_loader(args, ds, store, "train", train=True)
     valid_loader = make_loader(args, ds, store, "valid", train=False)
     test_loader = make_loader(args, ds, store, "test", train=False)
+    x_cpu = load_feature_table(ds) if args.baseline else None
     model = make_model(args, ds).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
 
@@ -172,15 +195,23 @@ def run(args: argparse.Namespace) -> dict:
         epoch = train_loader.position[0]
         model.train()
         start = time.perf_counter()
+        compute_seconds = 0.0
         for batch in train_loader:
+            if x_cpu is not None:
+                x = features(batch, args, x_cpu)
+                batch = batch.to(device)
+            else:
+                x = features(batch, args)
+            step_start = time.perf_counter()
             torch.manual_seed(batch_seed(args.seed, epoch, batch.index))
-            out = model(features(batch, args), batch.blocks)
+            out = model(x, batch.blocks)
             keep = batch.y >= 0
             loss = F.cross_entropy(out[keep], batch.y[keep])
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
-            history["losses"].append(float(loss))
+            history["losses"].append(float(loss))  # synchronises with the device: the step is done
+            compute_seconds += time.perf_counter() - step_start
             partial["loss_sum"] += float(loss) * int(keep.sum())
             partial["correct"] += int((out[keep].argmax(dim=1) == batch.y[keep]).sum())
             partial["seen"] += int(keep.sum())
@@ -191,13 +222,14 @@ def run(args: argparse.Namespace) -> dict:
                 return {"stopped": True, "position": train_loader.position, "losses": history["losses"]}
         seconds = time.perf_counter() - start
         stats = train_loader.stats()
-        val_acc = evaluate(model, valid_loader, args)
-        if val_acc > best["val_acc"]:
-            best = {"val_acc": val_acc, "test_acc": evaluate(model, test_loader, args), "epoch": epoch}
+        val_acc = -1.0 if args.no_eval else evaluate(model, valid_loader, args, x_cpu)
+        if not args.no_eval and val_acc > best["val_acc"]:
+            best = {"val_acc": val_acc, "test_acc": evaluate(model, test_loader, args, x_cpu), "epoch": epoch}
         record = {"epoch": epoch, "loss": partial["loss_sum"] / max(partial["seen"], 1),
                   "train_acc": partial["correct"] / max(partial["seen"], 1), "val_acc": val_acc,
                   "seconds": seconds, "batches_per_second": stats["batches"] / max(seconds, 1e-9),
-                  "wait_fraction": stats["wait_seconds"] / max(seconds, 1e-9), "loader": stats}
+                  "wait_fraction": stats["wait_seconds"] / max(seconds, 1e-9),
+                  "busy_fraction": compute_seconds / max(seconds, 1e-9), "loader": stats}
         history["epochs"].append(record)
         partial = {"loss_sum": 0.0, "correct": 0, "seen": 0}
         if sys.stderr.isatty():
@@ -205,7 +237,7 @@ def run(args: argparse.Namespace) -> dict:
         if not args.quiet:
             print(f"epoch {epoch:3d}  loss {record['loss']:.4f}  train {record['train_acc']:.3f}  "
                   f"val {val_acc:.3f}  {record['batches_per_second']:.1f} batches/s  "
-                  f"waiting {100 * record['wait_fraction']:.0f}%  sample {stats['sample_seconds']:.2f}s "
+                  f"busy {100 * record['busy_fraction']:.0f}%  sample {stats['sample_seconds']:.2f}s "
                   f"gather {stats['gather_seconds']:.2f}s ({stats['gathers']} gathers)  tiers: {_tier_summary(stats)}",
                   flush=True)
         checkpoint()

@@ -16,7 +16,7 @@ def _losses(cora, *extra):
     return result["losses"]
 
 
-def test_same_loss_curve_from_every_tier_with_and_without_prefetching(cora):
+def test_same_loss_curve_from_every_tier_with_and_without_prefetching_and_the_baseline(cora):
     reference = _losses(cora)
     assert reference[-1] < reference[0], "the model should learn something in two epochs"
     variants = {
@@ -24,6 +24,7 @@ def test_same_loss_curve_from_every_tier_with_and_without_prefetching(cora):
         "disk behind a host cache": ["--cpu-buffer", "10%", "--host-cache", "20%"],
         "no window, no accumulator, prefetch 1": ["--cpu-buffer", "0", "--window", "0", "--no-accumulate",
                                                   "--prefetch", "1"],
+        "baseline: index_select from a CPU tensor": ["--baseline"],
     }
     for name, extra in variants.items():
         assert _losses(cora, *extra) == reference, name
