@@ -245,8 +245,11 @@ def run(args: argparse.Namespace) -> dict:
     result = {"model": args.model, "dataset": args.dataset, "seed": args.seed, "best_epoch": best["epoch"],
               "val_acc": best["val_acc"], "test_acc": best["test_acc"], "epochs": history["epochs"],
               "losses": history["losses"]}
-    print(f"test accuracy {best['test_acc']:.4f} (model {args.model}, best validation {best['val_acc']:.4f} "
-          f"at epoch {best['epoch']})", flush=True)
+    if args.no_eval:
+        print(f"trained {len(history['epochs'])} epochs of {args.model} (no evaluation)", flush=True)
+    else:
+        print(f"test accuracy {best['test_acc']:.4f} (model {args.model}, best validation {best['val_acc']:.4f} "
+              f"at epoch {best['epoch']})", flush=True)
     if args.json:
         tmp = f"{args.json}.tmp-{os.getpid()}"
         with open(tmp, "w") as f:
