@@ -14,7 +14,7 @@ ctest --preset cpu -j "$jobs"
 # The Python package, built the way users build it (pip install .), and its tests (they use the
 # graphtier command built above to make their datasets).
 .venv/bin/python -m pip install -q --no-build-isolation .
-.venv/bin/python -m pytest -q python/tests
+.venv/bin/python -m pytest -q -rs python/tests  # -rs: skipped tests say why
 
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="$PATH:/usr/local/cuda/bin"

@@ -22,6 +22,21 @@ def _aggregate(x_src: torch.Tensor, block: Block, weights: torch.Tensor = None) 
     return out.index_add_(0, block.dst_index, messages)
 
 
+def _layer_shapes(in_dim: int, hidden: int, out_dim: int, num_layers: int):
+    """(in, out) of each layer: in_dim -> hidden -> ... -> out_dim."""
+    dims = [in_dim] + [hidden] * (num_layers - 1) + [out_dim]
+    return list(zip(dims[:-1], dims[1:]))
+
+
+def _stack(x: torch.Tensor, layers, dropout: float, training: bool) -> torch.Tensor:
+    """dropout -> layer -> ReLU for every layer but the last (no ReLU on the logits)."""
+    for i, layer in enumerate(layers):
+        x = layer(F.dropout(x, p=dropout, training=training))
+        if i + 1 < len(layers):
+            x = F.relu(x)
+    return x
+
+
 class SAGEConv(nn.Module):
     """GraphSAGE with the mean aggregator, as PyG's SAGEConv: W_l mean(x_N(i)) + W_r x_i."""
 
@@ -43,19 +58,14 @@ class SAGEConv(nn.Module):
 class GraphSAGE(nn.Module):
     def __init__(self, in_dim: int, hidden: int, out_dim: int, num_layers: int, dropout: float = 0.5):
         super().__init__()
-        dims = [in_dim] + [hidden] * (num_layers - 1) + [out_dim]
-        self.convs = nn.ModuleList(SAGEConv(a, b) for a, b in zip(dims[:-1], dims[1:]))
+        self.convs = nn.ModuleList(SAGEConv(a, b) for a, b in _layer_shapes(in_dim, hidden, out_dim, num_layers))
         self.dropout = dropout
 
     def forward(self, x: torch.Tensor, blocks: List[Block]) -> torch.Tensor:
         if len(blocks) != len(self.convs):
             raise ValueError(f"the model has {len(self.convs)} layers, the minibatch {len(blocks)} blocks")
-        for i, (conv, block) in enumerate(zip(self.convs, reversed(blocks))):
-            x = F.dropout(x, p=self.dropout, training=self.training)
-            x = conv(x, block)
-            if i + 1 < len(self.convs):
-                x = F.relu(x)
-        return x
+        layers = [lambda h, c=conv, b=block: c(h, b) for conv, block in zip(self.convs, reversed(blocks))]
+        return _stack(x, layers, self.dropout, self.training)
 
 
 class LayerGCN(nn.Module):
@@ -64,25 +74,23 @@ class LayerGCN(nn.Module):
 
     def __init__(self, in_dim: int, hidden: int, out_dim: int, num_layers: int, dropout: float = 0.5):
         super().__init__()
-        dims = [in_dim] + [hidden] * (num_layers - 1) + [out_dim]
-        self.lins = nn.ModuleList(nn.Linear(a, b) for a, b in zip(dims[:-1], dims[1:]))
+        self.lins = nn.ModuleList(nn.Linear(a, b) for a, b in _layer_shapes(in_dim, hidden, out_dim, num_layers))
         self.dropout = dropout
+
+    @staticmethod
+    def _layer(x: torch.Tensor, lin: nn.Linear, block: Block) -> torch.Tensor:
+        if block.weights is None:
+            raise ValueError("LayerGCN needs blocks with edge weights (a LayerLoader's)")
+        # Σ_e w_e (W h_src) = W Σ_e w_e h_src: project first when that narrows the rows.
+        if lin.in_features > lin.out_features:
+            return _aggregate(F.linear(x, lin.weight), block, block.weights) + lin.bias
+        return lin(_aggregate(x, block, block.weights))
 
     def forward(self, x: torch.Tensor, blocks: List[Block]) -> torch.Tensor:
         if len(blocks) != len(self.lins):
             raise ValueError(f"the model has {len(self.lins)} layers, the minibatch {len(blocks)} blocks")
-        for i, (lin, block) in enumerate(zip(self.lins, reversed(blocks))):
-            if block.weights is None:
-                raise ValueError("LayerGCN needs blocks with edge weights (a LayerLoader's)")
-            x = F.dropout(x, p=self.dropout, training=self.training)
-            # Σ_e w_e (W h_src) = W Σ_e w_e h_src: project first when that narrows the rows.
-            if lin.in_features > lin.out_features:
-                x = _aggregate(F.linear(x, lin.weight), block, block.weights) + lin.bias
-            else:
-                x = lin(_aggregate(x, block, block.weights))
-            if i + 1 < len(self.lins):
-                x = F.relu(x)
-        return x
+        layers = [lambda h, l=lin, b=block: self._layer(h, l, b) for lin, block in zip(self.lins, reversed(blocks))]
+        return _stack(x, layers, self.dropout, self.training)
 
 
 class MLP(nn.Module):
@@ -90,15 +98,9 @@ class MLP(nn.Module):
 
     def __init__(self, in_dim: int, hidden: int, out_dim: int, num_layers: int, dropout: float = 0.5):
         super().__init__()
-        dims = [in_dim] + [hidden] * (num_layers - 1) + [out_dim]
-        self.lins = nn.ModuleList(nn.Linear(a, b) for a, b in zip(dims[:-1], dims[1:]))
+        self.lins = nn.ModuleList(nn.Linear(a, b) for a, b in _layer_shapes(in_dim, hidden, out_dim, num_layers))
         self.dropout = dropout
 
     def forward(self, x: torch.Tensor, blocks: List[Block]) -> torch.Tensor:
         x = x[: blocks[0].num_dst] if blocks else x
-        for i, lin in enumerate(self.lins):
-            x = F.dropout(x, p=self.dropout, training=self.training)
-            x = lin(x)
-            if i + 1 < len(self.lins):
-                x = F.relu(x)
-        return x
+        return _stack(x, list(self.lins), self.dropout, self.training)

@@ -29,19 +29,19 @@ def test_dataset_views_match_the_files(cora):
     assert int(train.sum()) >= 0  # the view keeps the memory map alive after the Dataset is gone
 
 
-def test_errors_arrive_as_python_exceptions(cora, tmp_path):
+def test_errors_arrive_as_python_exceptions(synthetic, tmp_path):
     with pytest.raises(OSError, match="nowhere"):
         graphtier.Dataset(str(tmp_path / "nowhere"))
-    ds = graphtier.Dataset(cora)
+    ds = graphtier.Dataset(synthetic)
     with pytest.raises(ValueError, match="unknown split"):
         ds.split("everything")
-    with pytest.raises(IndexError, match="2708"):
-        graphtier.NeighborLoader(ds, [5], ids=[0, 2708])
+    with pytest.raises(IndexError, match=str(ds.num_nodes)):
+        graphtier.NeighborLoader(ds, [5], ids=[0, ds.num_nodes])
     with pytest.raises(ValueError, match="fanout"):
         graphtier.NeighborLoader(ds, [], split="train")
     with pytest.raises(ValueError, match="batch size"):
         graphtier.NeighborLoader(ds, [5], batch_size=0, split="train")
-    store = graphtier.FeatureStore(cora)
+    store = graphtier.FeatureStore(synthetic)
     with pytest.raises(IndexError, match="-1"):
         store.gather(np.array([0, -1], dtype=np.int64))
     if not graphtier.cuda_available():
@@ -49,11 +49,11 @@ def test_errors_arrive_as_python_exceptions(cora, tmp_path):
             graphtier.NeighborLoader(ds, [5], split="train", device="cuda")
 
 
-def test_truncated_features_are_rejected_by_name(cora, tmp_path):
+def test_truncated_features_are_rejected_by_name(synthetic, tmp_path):
     import shutil
 
     bad = tmp_path / "bad"
-    shutil.copytree(cora, bad)
+    shutil.copytree(synthetic, bad)
     with open(bad / "features.bin", "r+b") as f:
         f.truncate(1000)
     with pytest.raises(ValueError, match="features.bin"):
@@ -61,18 +61,18 @@ def test_truncated_features_are_rejected_by_name(cora, tmp_path):
 
 
 @pytest.mark.parametrize("cpu_buffer,host_cache", [("100%", "0"), ("0", "0"), ("30%", "10%")])
-def test_loader_epoch_covers_every_id_with_exact_features(cora, cpu_buffer, host_cache):
-    ds = graphtier.Dataset(cora)
-    x_all = _features(cora, ds)
+def test_loader_epoch_covers_every_id_with_exact_features(synthetic, cpu_buffer, host_cache):
+    ds = graphtier.Dataset(synthetic)
+    x_all = _features(synthetic, ds)
     labels = ds.labels().numpy()
-    loader = graphtier.NeighborLoader(ds, [10, 5], batch_size=32, split="train", seed=5, cpu_buffer=cpu_buffer,
+    loader = graphtier.NeighborLoader(ds, [10, 5], batch_size=256, split="train", seed=5, cpu_buffer=cpu_buffer,
                                       host_cache=host_cache)
     assert len(loader) == 5
     for epoch in range(2):
         seen = []
         for b, batch in enumerate(loader):
             assert (batch.epoch, batch.index) == (epoch, b)
-            assert batch.x.dtype == torch.float32 and batch.x.shape == (batch.input_nodes.numel(), 1433)
+            assert batch.x.dtype == torch.float32 and batch.x.shape == (batch.input_nodes.numel(), ds.feature_dim)
             np.testing.assert_array_equal(batch.x.numpy(), x_all[batch.input_nodes.numpy()])
             np.testing.assert_array_equal(batch.y.numpy(), labels[batch.seeds.numpy()])
             assert torch.equal(batch.input_nodes[: batch.num_seeds], batch.seeds)
@@ -92,16 +92,16 @@ def test_loader_epoch_covers_every_id_with_exact_features(cora, cpu_buffer, host
         assert stats["features"]["storage"]["rows"] > 0 and stats["features"]["io"]["reads"] > 0
 
 
-def test_tensors_outlive_the_loader_and_early_exit_is_clean(cora):
-    ds = graphtier.Dataset(cora)
+def test_tensors_outlive_the_loader_and_early_exit_is_clean(synthetic):
+    ds = graphtier.Dataset(synthetic)
     loader = graphtier.NeighborLoader(ds, [10, 10], batch_size=16, split="train", cpu_buffer="0", host_cache="5%")
     first = next(iter(loader))  # abandons the epoch after one batch: the stages are cancelled and joined
-    expected = _features(cora, ds)[first.input_nodes.numpy()]
+    expected = _features(synthetic, ds)[first.input_nodes.numpy()]
     del loader
     gc.collect()
     np.testing.assert_array_equal(first.x.numpy(), expected)
 
-    again = graphtier.NeighborLoader(ds, [10, 10], batch_size=16, split="train")
+    again = graphtier.NeighborLoader(ds, [10, 10], batch_size=64, split="train")
     for i, _ in enumerate(again):
         if i == 2:
             break
@@ -109,8 +109,8 @@ def test_tensors_outlive_the_loader_and_early_exit_is_clean(cora):
     assert sum(1 for _ in again) == len(again) - 3, "the next iteration resumes where the break left off"
 
 
-def test_layer_loader_blocks_carry_row_normalised_weights(cora):
-    ds = graphtier.Dataset(cora)
+def test_layer_loader_blocks_carry_row_normalised_weights(synthetic):
+    ds = graphtier.Dataset(synthetic)
     loader = graphtier.LayerLoader(ds, [128, 128], batch_size=64, method="ladies", split="train", seed=2)
     batch = next(iter(loader))
     for block in batch.blocks:
@@ -121,10 +121,10 @@ def test_layer_loader_blocks_carry_row_normalised_weights(cora):
         graphtier.LayerLoader(ds, [64], method="graphsaint", split="train")
 
 
-def test_feature_store_gather_is_byte_exact(cora):
-    ds = graphtier.Dataset(cora)
-    store = graphtier.FeatureStore(cora, cpu="20%", host_cache="10%")
+def test_feature_store_gather_is_byte_exact(synthetic):
+    ds = graphtier.Dataset(synthetic)
+    store = graphtier.FeatureStore(synthetic, cpu="20%", host_cache="10%")
     ids = np.random.default_rng(0).integers(0, ds.num_nodes, 500)
-    np.testing.assert_array_equal(store.gather(ids).numpy(), _features(cora, ds)[ids])
+    np.testing.assert_array_equal(store.gather(ids).numpy(), _features(synthetic, ds)[ids])
     tiers = store.tiers
     assert 0 < tiers["cpu_end"] < ds.num_nodes and tiers["host_cache_rows"] > 0

@@ -7,17 +7,17 @@ import pytest
 
 from graphtier import train
 
-SHORT = ["--epochs", "2", "--batch-size", "32", "--fanouts", "10,5", "--hidden", "32", "--threads", "2", "--quiet"]
+SHORT = ["--epochs", "2", "--batch-size", "256", "--fanouts", "10,5", "--hidden", "32", "--threads", "2", "--quiet"]
 
 
-def _losses(cora, *extra):
-    result = train.run(train.parse_args([cora, *SHORT, *extra]))
-    assert len(result["losses"]) == 10  # 2 epochs x 5 batches of 140 train ids
+def _losses(dataset, *extra):
+    result = train.run(train.parse_args([dataset, *SHORT, *extra]))
+    assert len(result["losses"]) == 10  # 2 epochs x 5 batches of 1,200 train ids
     return result["losses"]
 
 
-def test_same_loss_curve_from_every_tier_with_and_without_prefetching_and_the_baseline(cora):
-    reference = _losses(cora)
+def test_same_loss_curve_from_every_tier_with_and_without_prefetching_and_the_baseline(synthetic):
+    reference = _losses(synthetic)
     assert reference[-1] < reference[0], "the model should learn something in two epochs"
     variants = {
         "disk only": ["--cpu-buffer", "0"],
@@ -27,15 +27,15 @@ def test_same_loss_curve_from_every_tier_with_and_without_prefetching_and_the_ba
         "baseline: index_select from a CPU tensor": ["--baseline"],
     }
     for name, extra in variants.items():
-        assert _losses(cora, *extra) == reference, name
+        assert _losses(synthetic, *extra) == reference, name
 
 
-def test_resume_continues_the_same_loss_curve(cora, tmp_path):
-    reference = _losses(cora)
+def test_resume_continues_the_same_loss_curve(synthetic, tmp_path):
+    reference = _losses(synthetic)
     ckpt = str(tmp_path / "run.pt")
-    first = train.run(train.parse_args([cora, *SHORT, "--checkpoint", ckpt, "--stop-after-batches", "7"]))
+    first = train.run(train.parse_args([synthetic, *SHORT, "--checkpoint", ckpt, "--stop-after-batches", "7"]))
     assert first["stopped"] and first["position"] == (1, 2)
-    resumed = train.run(train.parse_args([cora, *SHORT, "--checkpoint", ckpt, "--resume"]))
+    resumed = train.run(train.parse_args([synthetic, *SHORT, "--checkpoint", ckpt, "--resume"]))
     assert resumed["losses"] == reference
 
 
