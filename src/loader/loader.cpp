@@ -109,12 +109,14 @@ LoadedBatch Loader::Impl::make_loaded(int64_t epoch, Sampled&& s) const {
 }
 
 void Loader::Impl::gather_group(int64_t epoch, std::vector<Sampled>& group) {
+  // Every hook runs before any batch leaves `group`, so a throwing hook leaves the whole group for
+  // run_gather to give its window announcements back.
+  if (options.fault_hook) {
+    for (const Sampled& s : group) options.fault_hook(Stage::kGather, s.index);
+  }
   std::vector<LoadedBatch> loaded;
   loaded.reserve(group.size());
-  for (Sampled& s : group) {
-    if (options.fault_hook) options.fault_hook(Stage::kGather, s.index);
-    loaded.push_back(make_loaded(epoch, std::move(s)));
-  }
+  for (Sampled& s : group) loaded.push_back(make_loaded(epoch, std::move(s)));
   if (store != nullptr) {
     // One gather for the whole group: the storage tier sees all of its reads at once (and reads a
     // row that several minibatches share once).
@@ -182,7 +184,6 @@ void Loader::Impl::run_gather(int64_t epoch) {
         stats.expected_storage_reads += expected;
       }
       gather_group(epoch, group);
-      group.clear();
     }
     ready->close();
   } catch (...) {
