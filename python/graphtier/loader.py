@@ -164,9 +164,7 @@ class _Loader:
                     break
                 batch = _batch_from_dict(d)
                 if self.device.type != "cpu":
-                    batch = Batch(batch.epoch, batch.index, batch.seeds.to(self.device),
-                                  batch.input_nodes.to(self.device), batch.x, batch.y.to(self.device),
-                                  [b.to(self.device) for b in batch.blocks])
+                    batch = batch.to(self.device)  # x is already there: its .to() is a no-op
                 # Advanced before the yield: a checkpoint taken while this batch trains resumes
                 # after it.
                 if batch.index + 1 < len(self):

@@ -108,14 +108,17 @@ def batch_seed(seed: int, epoch: int, index: int) -> int:
     return (seed * 1_000_003 + epoch * 65_537 + index) % (2**63 - 1)
 
 
-def features(batch, args, x_cpu=None) -> torch.Tensor:
-    if x_cpu is not None:  # the baseline's feature path
+def model_inputs(batch, args, x_cpu=None):
+    """(x, batch) ready for the model on args.device. The baseline (x_cpu given) gathers x with
+    index_select on the CPU and copies it and the batch to the device; graphtier's x is already there."""
+    if x_cpu is not None:
         x = x_cpu.index_select(0, batch.input_nodes).to(args.device).float()
+        batch = batch.to(args.device)
     else:
         x = batch.x.float()
     if args.normalize_features:
         x = x / x.sum(dim=1, keepdim=True).clamp(min=1e-12)
-    return x
+    return x, batch
 
 
 @torch.no_grad()
@@ -124,8 +127,7 @@ def evaluate(model, loader, args, x_cpu=None) -> float:
     loader.set_epoch(0)  # the same sampled neighbourhoods at every evaluation
     correct = total = 0
     for batch in loader:
-        x = features(batch, args, x_cpu)
-        batch = batch.to(args.device) if x_cpu is not None else batch
+        x, batch = model_inputs(batch, args, x_cpu)
         pred = model(x, batch.blocks).argmax(dim=1)
         keep = batch.y >= 0
         correct += int((pred[keep] == batch.y[keep]).sum())
@@ -197,11 +199,7 @@ def run(args: argparse.Namespace) -> dict:
         start = time.perf_counter()
         compute_seconds = 0.0
         for batch in train_loader:
-            if x_cpu is not None:
-                x = features(batch, args, x_cpu)
-                batch = batch.to(device)
-            else:
-                x = features(batch, args)
+            x, batch = model_inputs(batch, args, x_cpu)
             step_start = time.perf_counter()
             torch.manual_seed(batch_seed(args.seed, epoch, batch.index))
             out = model(x, batch.blocks)
