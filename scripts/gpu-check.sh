@@ -1,47 +1,117 @@
 #!/usr/bin/env bash
-# For the GPU machine: builds the CUDA preset, runs every test (GPU tests run instead of skipping),
-# every GPU benchmark target, `graphtier bench sample` on a generated power-law graph, the Python
-# package built with CUDA and its tests, and the end-to-end epoch benchmark on the GPU.
-# Output lands in $OUT (or ./gpu-check-out): gpu.txt, gpu-tests.log, gpu-bench.log,
-# bench-sample.txt, python-tests.log, epoch-bench.txt.
-#   scripts/gpu-check.sh [NODES EDGES [E2E_NODES E2E_EDGES]]
-#     graph size for bench sample (default 20M 400M) and for the epoch benchmark (default 5M 100M)
+# For the GPU machine: builds the CUDA preset and checks every CUDA path, in phases that each fit
+# one device call (a bare machine rebuilds; ninja makes that a no-op on a warm one):
+#   build   the CUDA preset (tests and benchmarks included)
+#   test    every test binary: the device tests run instead of skipping (CUDA == CPU identity tests)
+#   bench   every benchmark target whose name says cuda or gpu
+#   sample  `graphtier bench sample` on a generated power-law graph (SAMPLE_NODES/SAMPLE_EDGES,
+#           default 20M/400M), renumbered by degree
+#   python  the Python package built with CUDA against the machine's PyTorch, and its tests
+#   e2e     the epoch benchmark: GraphSAGE [15,10,5], batch 1024, on a generated graph
+#           (E2E_NODES/E2E_EDGES, default 5M/100M) with 10% GPU hot rows, 10% GPU cache, 10%
+#           pinned host rows and the rest on disk, against CPU sampling + index_select + copy
+#   scripts/gpu-check.sh [PHASE...]      (no phase: all of them, in that order)
+# The machine cannot fetch packages: run scripts/fetch-deps.sh here first and name .deps in the
+# call's carry; the .debs are unpacked into .deps/root (never into /). Output lands in $OUT (or
+# ./gpu-check-out), one log per phase, plus gpu.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-check-out}
-nodes=${1:-20M}
-edges=${2:-400M}
-mkdir -p "$out"
-export PATH="$PATH:/usr/local/cuda/bin"
-nvidia-smi -L | tee "$out/gpu.txt"
-cmake --preset cuda >/dev/null && cmake --build --preset cuda -j "$(nproc)" 2>&1 | tail -20 || exit 1
-# Every test binary: on a GPU machine the device tests run instead of skipping.
-ctest --preset cuda -j 4 2>&1 | tee "$out/gpu-tests.log"
-status=${PIPESTATUS[0]}
-grep -E "SKIPPED|Skipped" "$out/gpu-tests.log" || true
-# GPU benchmark targets (every bench target whose name says cuda or gpu).
-: >"$out/gpu-bench.log"
-for b in build/cuda/bench/*; do
-  case "$(basename "$b")" in *cuda*|*gpu*) [ -x "$b" ] && "$b" 2>&1 | tee -a "$out/gpu-bench.log" ;; esac
-done
-# Sampling throughput of every backend and topology location (docs/benchmarks.md, samplers).
-gt=build/cuda/graphtier
 data=${GRAPHTIER_BENCH_DIR:-/tmp/graphtier-bench}
-mkdir -p "$data"
-# Renumbered by degree so that the adjacency cache's hot prefix holds the hottest lists.
-$gt -q generate --out "$data/pl" --nodes "$nodes" --edges "$edges" --no-features --classes 16 --overwrite &&
-  $gt -q prepare -d "$data/pl" -o "$data/pl-degree" --hotness degree --overwrite &&
-  $gt bench sample -d "$data/pl-degree" --fanouts 15,10,5 --batch-size 1024 --seconds 5 | tee "$out/bench-sample.txt"
+gt=build/cuda/graphtier
+mkdir -p "$out" "$data"
+export PATH="$PATH:/usr/local/cuda/bin"
+export PYTHONUNBUFFERED=1
 
-# The Python package against the machine's own PyTorch, built with the CUDA backends.
-GRAPHTIER_CUDA=ON python3 -m pip install -q --no-build-isolation --no-deps . 2>&1 | tail -20
-GRAPHTIER_CLI=$gt python3 -m pytest -q python/tests 2>&1 | tee "$out/python-tests.log"
-[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-# End to end: GraphSAGE [15,10,5], batch 1024, features beyond the GPU budgets (10% hot rows, 10%
-# GPU cache, 10% pinned host rows, the rest read from disk) against CPU sampling + index_select + copy.
-$gt -q generate --out "$data/e2e" --nodes "${3:-5M}" --edges "${4:-100M}" --feature-dim 128 --classes 16 \
-    --align 512 --train-fraction 0.02 --overwrite &&
-  $gt -q prepare -d "$data/e2e" -o "$data/e2e-degree" --hotness degree --overwrite &&
-  python3 bench/loader/epoch_bench.py --dataset "$data/e2e-degree" --device cuda --gpu-hot 10% --gpu-cache 10% \
-    --cpu-buffer 10% --host-cache 0 --gpu-sampling | tee "$out/epoch-bench.txt"
+# A .deb unpacked with dpkg-deb where the machine has it, else with ar and tar.
+unpack_deb() {
+  if command -v dpkg-deb >/dev/null; then dpkg-deb -x "$1" "$2"; return; fi
+  local tmp deb
+  tmp=$(mktemp -d) && deb=$(realpath "$1")
+  (cd "$tmp" && ar x "$deb") && tar -xf "$tmp"/data.tar.* -C "$2"
+  local rc=$?
+  rm -rf "$tmp"
+  return $rc
+}
+
+use_carried_deps() {
+  compgen -G ".deps/*.deb" >/dev/null || return 0
+  local root=$PWD/.deps/root f
+  rm -rf "$root" && mkdir -p "$root"
+  for f in .deps/*.deb; do unpack_deb "$f" "$root" || { echo "gpu-check: cannot unpack $f" >&2; exit 1; }; done
+  local lib=$root/usr/lib/x86_64-linux-gnu
+  # zlib1g-dev's libz.so names the runtime library, which the machine has itself.
+  if [ ! -e "$lib/libz.so" ]; then
+    ln -sf "$(ldconfig -p | awk '/libz\.so\.1 .*x86-64/ {print $NF; exit}')" "$lib/libz.so"
+  fi
+  export CMAKE_PREFIX_PATH=$root/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+  export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  echo "gpu-check: building against the carried packages in .deps" >&2
+}
+
+phase_build() {
+  { cmake --preset cuda && cmake --build --preset cuda -j "$(nproc)"; } >"$out/build.log" 2>&1
+  local rc=$?
+  tail -20 "$out/build.log"
+  return $rc
+}
+
+phase_test() {
+  ctest --preset cuda -j 8 2>&1 | tee "$out/gpu-tests.log"
+  local rc=${PIPESTATUS[0]}
+  grep -E "SKIPPED|Skipped" "$out/gpu-tests.log" || true
+  return "$rc"
+}
+
+phase_bench() {
+  local b rc=0
+  : >"$out/gpu-bench.log"
+  for b in build/cuda/bench/*; do
+    case "$(basename "$b")" in
+      *cuda*|*gpu*) [ -x "$b" ] && { "$b" 2>&1 | tee -a "$out/gpu-bench.log"; ((rc |= PIPESTATUS[0])); } ;;
+    esac
+  done
+  return "$rc"
+}
+
+phase_sample() {
+  $gt -q generate --out "$data/pl" --nodes "${SAMPLE_NODES:-20M}" --edges "${SAMPLE_EDGES:-400M}" \
+      --no-features --classes 16 --overwrite &&
+    $gt -q prepare -d "$data/pl" -o "$data/pl-degree" --hotness degree --overwrite &&
+    $gt bench sample -d "$data/pl-degree" --fanouts 15,10,5 --batch-size 1024 --seconds 5 |
+      tee "$out/bench-sample.txt"
+}
+
+phase_python() {
+  GRAPHTIER_CUDA=ON python3 -m pip install -q --no-build-isolation --no-deps . >"$out/python-build.log" 2>&1 ||
+    { tail -30 "$out/python-build.log"; return 1; }
+  GRAPHTIER_CLI=$gt python3 -m pytest -q -rs python/tests 2>&1 | tee "$out/python-tests.log"
+  return "${PIPESTATUS[0]}"
+}
+
+phase_e2e() {
+  python3 -c "import graphtier" 2>/dev/null || phase_python || return 1
+  $gt -q generate --out "$data/e2e" --nodes "${E2E_NODES:-5M}" --edges "${E2E_EDGES:-100M}" --feature-dim 128 \
+      --classes 16 --align 512 --train-fraction 0.02 --overwrite &&
+    $gt -q prepare -d "$data/e2e" -o "$data/e2e-degree" --hotness degree --overwrite &&
+    python3 bench/loader/epoch_bench.py --dataset "$data/e2e-degree" --device cuda --gpu-hot 10% \
+      --gpu-cache 10% --cpu-buffer 10% --host-cache 0 --gpu-sampling | tee "$out/epoch-bench.txt"
+}
+
+phases=("$@")
+((${#phases[@]})) || phases=(build test bench sample python e2e)
+use_carried_deps
+nvidia-smi -L | tee "$out/gpu.txt"
+# Every phase needs the build; a failed build ends the run.
+phase_build || { echo "gpu-check: the CUDA build failed (build.log)" >&2; exit 1; }
+status=0
+for p in "${phases[@]}"; do
+  [ "$p" = build ] && continue
+  declare -F "phase_$p" >/dev/null || { echo "gpu-check: unknown phase '$p'" >&2; exit 2; }
+  start=$SECONDS
+  "phase_$p"
+  rc=$?
+  echo "gpu-check: phase $p exit $rc in $((SECONDS - start)) s" | tee -a "$out/gpu.txt"
+  ((rc == 0)) || status=1
+done
 exit "$status"

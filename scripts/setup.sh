@@ -6,7 +6,7 @@
 # reference BLAS, 8x slower.)
 set -euo pipefail
 
-debs=(cmake ninja-build g++ libgtest-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
+debs=(cmake ninja-build g++ libgtest-dev libcli11-dev nlohmann-json3-dev
       libxxhash-dev zlib1g-dev liburing-dev python3 python3-pip
       python3-venv python3-torch python3-pytest libopenblas0-pthread)
 missing=()
