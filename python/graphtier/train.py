@@ -24,8 +24,8 @@ import graphtier
 from graphtier.models import MLP, GraphSAGE, LayerGCN
 
 
-def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m graphtier.train", description=__doc__.split("\n\n")[0])
+def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtier.train") -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     p.add_argument("dataset", help="dataset directory (graphtier format, with features, labels and splits)")
     p.add_argument("--model", choices=["sage", "ladies", "fastgcn", "mlp"], default="sage")
     p.add_argument("--fanouts", default=None,
@@ -256,12 +256,13 @@ def run(args: argparse.Namespace) -> dict:
     return result
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    args = parse_args(argv)
+def main(argv: Optional[List[str]] = None, prog: str = "python -m graphtier.train") -> int:
+    """Runs the job; `prog` names the command in usage lines (`graphtier train` runs this)."""
+    args = parse_args(argv, prog)
     try:
         run(args)
     except (ValueError, IndexError, OSError, NotImplementedError) as e:
-        print(f"graphtier.train: error: {e}", file=sys.stderr)
+        print(f"{prog}: error: {e}", file=sys.stderr)
         return 2
     return 0
 

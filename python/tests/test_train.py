@@ -56,3 +56,35 @@ def test_cora_graphsage_reaches_planetoid_accuracy_over_five_seeds(cora):
     accs = [train.run(train.parse_args([cora, "--epochs", "30", "--batch-size", "64", "--seed", str(s),
                                         "--threads", "2", "--quiet"]))["test_acc"] for s in range(5)]
     assert statistics.mean(accs) >= 0.78, accs
+
+
+def test_graphtier_train_runs_the_same_job(synthetic, tmp_path):
+    """`graphtier train` hands its arguments to this package's job in the interpreter named by
+    GRAPHTIER_PYTHON: the same loss curve as train.run, written to --json."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from conftest import cli
+
+    out = tmp_path / "run.json"
+    env = dict(os.environ, GRAPHTIER_PYTHON=sys.executable)
+    r = subprocess.run([cli(), "train", synthetic, *SHORT, "--json", str(out)], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["losses"] == _losses(synthetic)
+
+    usage = subprocess.run([cli(), "train", "--help"], env=env, capture_output=True, text=True)
+    assert usage.returncode == 0 and usage.stdout.startswith("usage: graphtier train"), usage.stdout
+
+    # An interpreter that cannot import the package gets a message that says so.
+    broken = tmp_path / "broken" / "graphtier"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('planted')\n")
+    r = subprocess.run([cli(), "train", synthetic], env=dict(env, PYTHONPATH=str(broken.parent)),
+                       capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "cannot import the graphtier package (planted)" in r.stderr, r.stderr
+    r = subprocess.run([cli(), "train", synthetic], env=dict(env, GRAPHTIER_PYTHON="/nonexistent/python"),
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "cannot run the Python interpreter '/nonexistent/python'" in r.stderr, r.stderr

@@ -19,5 +19,6 @@ void register_info(CLI::App& app, const GlobalOptions& global);
 void register_verify(CLI::App& app, const GlobalOptions& global);
 void register_sample(CLI::App& app, const GlobalOptions& global);
 void register_bench(CLI::App& app, const GlobalOptions& global);
+void register_train(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace graphtier::cli

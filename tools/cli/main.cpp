@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   cli::register_verify(app, global);
   cli::register_sample(app, global);
   cli::register_bench(app, global);
+  cli::register_train(app, global);
 
   try {
     app.parse(argc, argv);
