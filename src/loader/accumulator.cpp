@@ -3,16 +3,27 @@
 #include <cmath>
 
 namespace graphtier::loader {
+namespace {
 
-int64_t Accumulator::expected_reads(std::span<const int64_t> input_nodes, const feature::GatherStats& totals) const {
-  int64_t in_storage = 0;
-  for (const int64_t v : input_nodes) in_storage += v >= storage_begin_ ? 1 : 0;
-  // The caches serve storage-range rows as well as host-range ones (the GPU cache); counting all
-  // their hits as absorbed storage reads errs towards merging more, which only deepens the queue.
-  const double absorbed = static_cast<double>(totals.host_cache.rows + totals.gpu_cache.rows);
-  const double missed = static_cast<double>(totals.storage.rows);
-  const double miss_rate = absorbed + missed > 0 ? missed / (absorbed + missed) : 1.0;
-  return static_cast<int64_t>(std::ceil(static_cast<double>(in_storage) * miss_rate));
+int64_t count_storage_ids(std::span<const int64_t> ids, int64_t storage_begin) {
+  int64_t n = 0;
+  for (const int64_t v : ids) n += v >= storage_begin ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+int64_t Accumulator::expected_reads(std::span<const int64_t> input_nodes) const {
+  // Per storage-range id, not per cache hit: the GPU cache also holds host-range rows, whose hits
+  // absorb no storage read.
+  const double miss_rate =
+      storage_ids_ > 0 ? static_cast<double>(storage_reads_) / static_cast<double>(storage_ids_) : 1.0;
+  return static_cast<int64_t>(std::ceil(static_cast<double>(count_storage_ids(input_nodes, storage_begin_)) * miss_rate));
+}
+
+void Accumulator::record(std::span<const int64_t> ids, const feature::GatherStats& done) {
+  storage_ids_ += count_storage_ids(ids, storage_begin_);
+  storage_reads_ += done.storage.rows;
 }
 
 }  // namespace graphtier::loader

@@ -17,9 +17,12 @@ class Accumulator {
   Accumulator(int64_t storage_begin, int target_depth, int max_merge)
       : storage_begin_(storage_begin), target_depth_(target_depth), max_merge_(max_merge) {}
 
-  /// Reads expected of `input_nodes`: the ids in the storage range, less the share the dynamic
-  /// caches absorbed so far (`totals`: the store's running statistics).
-  int64_t expected_reads(std::span<const int64_t> input_nodes, const feature::GatherStats& totals) const;
+  /// Reads expected of `input_nodes`: its ids in the storage range times the reads per such id
+  /// observed so far (1 before the first gather): the share the dynamic caches absorb comes off.
+  int64_t expected_reads(std::span<const int64_t> input_nodes) const;
+
+  /// Accounts a finished gather of `ids` that issued `done.storage.rows` storage reads.
+  void record(std::span<const int64_t> ids, const feature::GatherStats& done);
 
   /// True while another waiting minibatch should join a gather that already serves `merged`
   /// minibatches expecting `expected` reads: there are storage reads to batch (> 0), fewer than
@@ -32,6 +35,8 @@ class Accumulator {
   int64_t storage_begin_;
   int target_depth_;
   int max_merge_;
+  int64_t storage_ids_ = 0;   // storage-range ids requested by the recorded gathers
+  int64_t storage_reads_ = 0;  // rows those gathers read from storage
 };
 
 }  // namespace graphtier::loader

@@ -26,7 +26,6 @@ struct Loader::Impl {
   LoaderOptions options;
   BatchSampler sampler;
   std::optional<Accumulator> accumulator;
-  feature::GatherStats store_totals;  // this loader's gathers over its lifetime (the accumulator's hit rates)
 
   // The running epoch.
   bool started = false;
@@ -138,7 +137,7 @@ void Loader::Impl::gather_group(int64_t epoch, std::vector<Sampled>& group) {
       throw;
     }
     for (const LoadedBatch& l : loaded) consume(l.batch);
-    store_totals += done;
+    if (accumulator) accumulator->record(ids, done);
     {
       const std::lock_guard lock(stats_mutex);
       stats.gather_seconds += seconds_since(t0);
@@ -168,13 +167,13 @@ void Loader::Impl::run_gather(int64_t epoch) {
       std::optional<Sampled> first = window->pop();
       if (!first) break;
       const std::size_t waiting = window->size();
-      int64_t expected = accumulator ? accumulator->expected_reads(first->batch.input_nodes(), store_totals) : 0;
+      int64_t expected = accumulator ? accumulator->expected_reads(first->batch.input_nodes()) : 0;
       group.push_back(std::move(*first));
       while (options.accumulate && accumulator &&
              accumulator->wants_more(expected, static_cast<int>(group.size()))) {
         std::optional<Sampled> more = window->try_pop();
         if (!more) break;
-        expected += accumulator->expected_reads(more->batch.input_nodes(), store_totals);
+        expected += accumulator->expected_reads(more->batch.input_nodes());
         group.push_back(std::move(*more));
       }
       {
