@@ -32,6 +32,7 @@ BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> i
     if (options.gpu_sampling) {
       topology_ = std::make_unique<sample::DeviceTopology>(graph_, options.topology);
       cuda_neighbor_ = std::make_unique<sample::CudaNeighborSampler>(*topology_, o);
+      cuda_stream_ = std::make_unique<sample::OwnedCudaStream>(topology_->device());
     } else {
       neighbor_ = std::make_unique<sample::NeighborSampler>(graph_, o);
     }
@@ -62,7 +63,7 @@ std::span<const int64_t> BatchSampler::seeds(const std::vector<int64_t>& order, 
 int64_t BatchSampler::group_size() const noexcept { return cuda_neighbor_ ? 1 : pool_.size(); }
 
 sample::MiniBatch BatchSampler::sample_one(std::span<const int64_t> seeds, uint64_t stream) const {
-  if (cuda_neighbor_) return cuda_neighbor_->sample(seeds, stream);
+  if (cuda_neighbor_) return cuda_neighbor_->sample(seeds, stream, cuda_stream_->get());
   if (neighbor_) return neighbor_->sample(seeds, stream);
   return layer_->sample(seeds, stream);
 }

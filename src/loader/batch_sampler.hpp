@@ -45,6 +45,7 @@ class BatchSampler {
   std::unique_ptr<sample::LayerSampler> layer_;
   std::unique_ptr<sample::DeviceTopology> topology_;
   std::unique_ptr<sample::CudaNeighborSampler> cuda_neighbor_;
+  std::unique_ptr<sample::OwnedCudaStream> cuda_stream_;  // the GPU sampler's own stream
 };
 
 }  // namespace graphtier::loader

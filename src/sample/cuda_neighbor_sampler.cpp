@@ -7,6 +7,7 @@
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/memory.hpp"
 #include "sample/cuda/device_topology_cuda.hpp"
+#include "sample/cuda/stream_cuda.hpp"
 
 namespace graphtier::sample {
 namespace {
@@ -20,6 +21,21 @@ void check_options(const NeighborSamplerOptions& options) {
 }
 
 }  // namespace
+
+OwnedCudaStream::OwnedCudaStream(int device) : device_(device) {
+#if GRAPHTIER_WITH_CUDA
+  GRAPHTIER_EXPECTS(cuda_available(), Unsupported, "OwnedCudaStream: no CUDA device is visible");
+  stream_ = cuda::create_stream(device);
+#else
+  throw Unsupported("OwnedCudaStream: graphtier was built without CUDA");
+#endif
+}
+
+OwnedCudaStream::~OwnedCudaStream() {
+#if GRAPHTIER_WITH_CUDA
+  cuda::destroy_stream(stream_, device_);
+#endif
+}
 
 DeviceTopology::DeviceTopology(const SampleGraph& graph, TopologyOptions options) {
 #if GRAPHTIER_WITH_CUDA

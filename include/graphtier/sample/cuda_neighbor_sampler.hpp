@@ -24,6 +24,23 @@ struct CudaStream {
   void* handle = nullptr;
 };
 
+/// A non-blocking stream of the caller's own on `device`: its work never waits for the legacy
+/// default stream, where PyTorch computes unless told otherwise (the loader samples on one, so that
+/// sampling overlaps training). Throws Unsupported without CUDA or a GPU.
+class OwnedCudaStream {
+ public:
+  explicit OwnedCudaStream(int device = 0);
+  ~OwnedCudaStream();
+  OwnedCudaStream(const OwnedCudaStream&) = delete;
+  OwnedCudaStream& operator=(const OwnedCudaStream&) = delete;
+
+  CudaStream get() const noexcept { return stream_; }
+
+ private:
+  CudaStream stream_;
+  int device_ = 0;
+};
+
 enum class TopologyPlacement {
   kDevice,  // indptr, indices and weights in device memory
   kPinned,  // all of them in mapped pinned host memory, read by the GPU through zero-copy
