@@ -6,7 +6,8 @@ storage-access accumulator and the look-ahead window each turned off.
         [--gpu-hot 10%] [--gpu-cache 10%] [--cpu-buffer 10%] [--host-cache 0]
 
 Each configuration trains `--epochs` epochs (no evaluation) and reports its last, so the first
-epoch's cache warm-up is left out; busy = the share of the epoch spent in forward/backward/step.
+epoch's cache warm-up is left out; busy = the share of the epoch spent in forward/backward/step
+(on a GPU: their time on the device, from CUDA events).
 Timings, not a test: nothing here asserts.
 """
 

@@ -193,6 +193,8 @@ def run(args: argparse.Namespace) -> dict:
                                               "best": best, "partial": partial, "args": vars(args)})
 
     steps_this_run = 0
+    events = ([torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)]
+              if torch.device(args.device).type == "cuda" else None)
     while train_loader.position[0] < args.epochs:
         epoch = train_loader.position[0]
         model.train()
@@ -201,6 +203,8 @@ def run(args: argparse.Namespace) -> dict:
         for batch in train_loader:
             x, batch = model_inputs(batch, args, x_cpu)
             step_start = time.perf_counter()
+            if events:
+                events[0].record()
             torch.manual_seed(batch_seed(args.seed, epoch, batch.index))
             out = model(x, batch.blocks)
             keep = batch.y >= 0
@@ -208,8 +212,12 @@ def run(args: argparse.Namespace) -> dict:
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+            if events:
+                events[1].record()
             history["losses"].append(float(loss))  # synchronises with the device: the step is done
-            compute_seconds += time.perf_counter() - step_start
+            # Busy time: on a GPU the step's own time on the device (CUDA events), else its wall time.
+            compute_seconds += (events[0].elapsed_time(events[1]) / 1000 if events
+                                else time.perf_counter() - step_start)
             partial["loss_sum"] += float(loss) * int(keep.sum())
             partial["correct"] += int((out[keep].argmax(dim=1) == batch.y[keep]).sum())
             partial["seen"] += int(keep.sum())
