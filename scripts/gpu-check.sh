@@ -3,13 +3,15 @@
 # one device call (a bare machine rebuilds; ninja makes that a no-op on a warm one):
 #   build   the CUDA preset (tests and benchmarks included)
 #   test    every test binary: the device tests run instead of skipping (CUDA == CPU identity tests)
-#   bench   every benchmark target whose name says cuda or gpu
+#   bench   feature_cuda_bench (the tiers against the machine's limits), bulk_sample_bench (bulk
+#           against one-at-a-time, CUDA rows included) and layer_sampler_bench --cuda
 #   sample  `graphtier bench sample` on a generated power-law graph (SAMPLE_NODES/SAMPLE_EDGES,
 #           default 20M/400M), renumbered by degree
 #   python  the Python package built with CUDA against the machine's PyTorch, and its tests
 #   e2e     the epoch benchmark: GraphSAGE [15,10,5], batch 1024, on a generated graph
-#           (E2E_NODES/E2E_EDGES, default 5M/100M) with 10% GPU hot rows, 10% GPU cache, 10%
-#           pinned host rows and the rest on disk, against CPU sampling + index_select + copy
+#           (E2E_NODES/E2E_EDGES, default 5M/100M) with 10% GPU hot rows, 10% GPU cache, and the
+#           rest pinned in host memory, then only 10% pinned and the rest on disk; each against
+#           CPU sampling + index_select + copy
 #   scripts/gpu-check.sh [PHASE...]      (no phase: all of them, in that order)
 # The machine cannot fetch packages: run scripts/fetch-deps.sh here first and name .deps in the
 # call's carry; the .debs are unpacked into .deps/root (never into /). Output lands in $OUT (or
@@ -64,13 +66,18 @@ phase_test() {
 }
 
 phase_bench() {
-  local b rc=0
+  local rc=0 m
   : >"$out/gpu-bench.log"
-  for b in build/cuda/bench/*; do
-    case "$(basename "$b")" in
-      *cuda*|*gpu*) [ -x "$b" ] && { "$b" 2>&1 | tee -a "$out/gpu-bench.log"; ((rc |= PIPESTATUS[0])); } ;;
-    esac
-  done
+  bench() {
+    echo "== $*" | tee -a "$out/gpu-bench.log"
+    "$@" 2>&1 | tee -a "$out/gpu-bench.log"
+    ((rc |= PIPESTATUS[0]))
+  }
+  # The tiers against the machine's limits (pinned paths, GPU tier, storage, all tiers together).
+  bench build/cuda/bench/feature_cuda_bench --dir "$data"
+  # Bulk (cuSPARSE) against one-at-a-time sampling, and the layer-wise samplers on the GPU.
+  bench build/cuda/bench/bulk_sample_bench
+  for m in ladies fastgcn; do bench build/cuda/bench/layer_sampler_bench --method "$m" --cuda; done
   return "$rc"
 }
 
@@ -93,9 +100,16 @@ phase_e2e() {
   python3 -c "import graphtier" 2>/dev/null || phase_python || return 1
   $gt -q generate --out "$data/e2e" --nodes "${E2E_NODES:-5M}" --edges "${E2E_EDGES:-100M}" --feature-dim 128 \
       --classes 16 --align 512 --train-fraction 0.02 --overwrite &&
-    $gt -q prepare -d "$data/e2e" -o "$data/e2e-degree" --hotness degree --overwrite &&
+    $gt -q prepare -d "$data/e2e" -o "$data/e2e-degree" --hotness degree --overwrite || return 1
+  # Beyond the GPU budgets: the rest pinned in host memory, then the rest mostly on disk.
+  local rc=0 cpu
+  for cpu in 100% 10%; do
+    echo "== GPU hot 10%, GPU cache 10%, pinned host $cpu, the rest on disk" | tee -a "$out/epoch-bench.txt"
     python3 bench/loader/epoch_bench.py --dataset "$data/e2e-degree" --device cuda --gpu-hot 10% \
-      --gpu-cache 10% --cpu-buffer 10% --host-cache 0 --gpu-sampling | tee "$out/epoch-bench.txt"
+      --gpu-cache 10% --cpu-buffer "$cpu" --host-cache 0 --gpu-sampling | tee -a "$out/epoch-bench.txt"
+    ((rc |= PIPESTATUS[0]))
+  done
+  return "$rc"
 }
 
 phases=("$@")
