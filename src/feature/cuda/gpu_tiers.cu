@@ -109,7 +109,10 @@ void measure_pinned_paths(GpuTiers& t, FeatureStore::Impl& store) {
   ensure(t.index_dev, MemoryKind::kDevice, ids.size() * sizeof(int64_t), t.device);
   ensure(t.staging_host, MemoryKind::kPinned, bytes, t.device);
   ensure(t.staging_dev, MemoryKind::kDevice, bytes, t.device);
-  GRAPHTIER_FEATURE_CUDA_CHECK(cudaMemcpy(t.index_dev.data(), ids.data(), ids.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
+  // On the tiers' stream: a cudaMemcpy from pageable memory may return before its DMA has landed,
+  // and the non-blocking stream would not wait for the legacy stream's copy.
+  GRAPHTIER_FEATURE_CUDA_CHECK(cudaMemcpyAsync(t.index_dev.data(), ids.data(), ids.size() * sizeof(int64_t),
+                                               cudaMemcpyHostToDevice, t.stream));
 
   RowCopy zc;
   zc.src = t.host_tier_device;
