@@ -201,6 +201,10 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
   const int64_t n = static_cast<int64_t>(ids.size());
   const int64_t rb = t.row_bytes;
   const int64_t cpu_end = store.tiers.ranges.cpu_end;
+  // The kernels run on t.device: another GPU's memory is not theirs to write (no peer access).
+  GRAPHTIER_EXPECTS(out.memory != MemoryKind::kDevice || out.device == t.device, InvalidArgument,
+                    "gather output is on CUDA device ", out.device, ", the feature store's GPU tiers on device ",
+                    t.device);
   GRAPHTIER_FEATURE_CUDA_CHECK(cudaSetDevice(t.device));
 
   std::byte* dst = static_cast<std::byte*>(out.data);
