@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "graphtier/core/dtype.hpp"
 #include "graphtier/core/error.hpp"
@@ -82,6 +83,26 @@ TEST(Memory, HostBuffersAreAlignedAndPinnedNeedsCuda) {
     EXPECT_THROW(Buffer(MemoryKind::kDevice, 64), Unsupported);
 #endif
   }
+}
+
+TEST(Memory, PinnedAndDeviceBuffersRoundTripEveryDirection) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device (or CPU-only build): pinned and device buffers not checked";
+  constexpr std::size_t n = (std::size_t{1} << 20) + 13;  // odd size: no whole-word tail
+  std::vector<std::byte> expected(n);
+  for (std::size_t i = 0; i < n; ++i) expected[i] = static_cast<std::byte>((i * 131) >> 3);
+  Buffer pinned(MemoryKind::kPinned, n);
+  Buffer device(MemoryKind::kDevice, n);
+  Buffer device_copy(MemoryKind::kDevice, n);
+  ASSERT_EQ(device.kind(), MemoryKind::kDevice);
+  ASSERT_EQ(device.size(), n);
+  copy_bytes(pinned.data(), MemoryKind::kPinned, expected.data(), MemoryKind::kHost, n);
+  copy_bytes(device.data(), MemoryKind::kDevice, pinned.data(), MemoryKind::kPinned, n);
+  copy_bytes(device_copy.data(), MemoryKind::kDevice, device.data(), MemoryKind::kDevice, n);
+  Buffer moved = std::move(device_copy);  // the move hands over the allocation, freed once
+  EXPECT_EQ(device_copy.data(), nullptr);
+  std::vector<std::byte> back(n);
+  copy_bytes(back.data(), MemoryKind::kHost, moved.data(), MemoryKind::kDevice, n);
+  EXPECT_EQ(back, expected);
 }
 
 TEST(TensorView, ContiguousStridesAreRowMajor) {

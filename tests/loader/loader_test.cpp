@@ -181,6 +181,47 @@ TEST(Loader, OutputIndependentOfTiersWindowAccumulatorAndThreads) {
   }
 }
 
+TEST(Loader, DeviceOutputAndGpuSamplingMatchTheCpuPipeline) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: device output and GPU sampling through the loader not checked";
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  const std::vector<int64_t> ids = train_ids(d);
+  ThreadPool pool(2);
+  feature::FeatureStore in_memory(dataset_dir(), store_options("100%", "0"), pool);
+  Loader base(d, &in_memory, ids, small_options());
+  const std::vector<LoadedBatch> expected = run_epoch(base, 3);
+
+  // Every tier at once: GPU hot rows, GPU cache, pinned rows, host cache and storage.
+  feature::FeatureStoreOptions so = store_options("30%", "5%");
+  so.budgets.gpu_hot = Budget::percent(10);
+  so.budgets.gpu_cache = Budget::percent(10);
+  ThreadPool p(2);
+  feature::FeatureStore store(dataset_dir(), so, p);
+  for (const bool gpu_sampling : {false, true}) {
+    SCOPED_TRACE(gpu_sampling ? "GPU sampling" : "CPU sampling");
+    LoaderOptions o = small_options();
+    o.output = MemoryKind::kDevice;
+    o.gpu_sampling = gpu_sampling;
+    Loader loader(d, &store, ids, o);
+    const std::vector<LoadedBatch> got = run_epoch(loader, 3);
+    ASSERT_EQ(got.size(), expected.size());
+    for (std::size_t b = 0; b < got.size(); ++b) {
+      const LoadedBatch& lb = got[b];
+      ASSERT_EQ(lb.index, expected[b].index);
+      EXPECT_EQ(lb.batch.seeds, expected[b].batch.seeds);
+      ASSERT_EQ(lb.batch.blocks.size(), expected[b].batch.blocks.size());
+      for (std::size_t l = 0; l < lb.batch.blocks.size(); ++l) {
+        EXPECT_EQ(lb.batch.blocks[l].src_nodes, expected[b].batch.blocks[l].src_nodes) << "batch " << b;
+        EXPECT_EQ(lb.batch.blocks[l].indptr, expected[b].batch.blocks[l].indptr) << "batch " << b;
+        EXPECT_EQ(lb.batch.blocks[l].indices, expected[b].batch.blocks[l].indices) << "batch " << b;
+      }
+      ASSERT_EQ(lb.x.memory, MemoryKind::kDevice);
+      std::vector<std::byte> x(static_cast<std::size_t>(lb.x.numel()) * sizeof(float));
+      copy_bytes(x.data(), MemoryKind::kHost, lb.x.data, MemoryKind::kDevice, x.size());
+      EXPECT_EQ(x, test::reference_rows(dataset_dir(), lb.batch.input_nodes())) << "batch " << b;
+    }
+  }
+}
+
 TEST(Loader, AccumulatorMergesWaitingBatchesWhenStorageReadsAreFew) {
   const graph::Dataset d = graph::Dataset::open(dataset_dir());
   ThreadPool pool(2);

@@ -49,6 +49,9 @@ void synchronize(int device) {
 
 void copy(void* dst, const void* src, std::size_t bytes) {
   GRAPHTIER_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
+  // cudaMemcpy returns before a device-to-device copy has run (and a pageable host-to-device one
+  // may return before its DMA has landed); the caller, or another stream, may use dst at once.
+  GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(nullptr));
 }
 
 }  // namespace graphtier::cuda

@@ -12,7 +12,8 @@ void free_device(void* ptr, int device) noexcept;
 int device_count() noexcept;
 /// Waits for all work on `device` (cudaDeviceSynchronize).
 void synchronize(int device);
-/// Synchronous cudaMemcpy with cudaMemcpyDefault (unified addressing picks the direction).
+/// cudaMemcpy with cudaMemcpyDefault (unified addressing picks the direction); the bytes are in
+/// dst when it returns, whatever the direction.
 void copy(void* dst, const void* src, std::size_t bytes);
 
 /// Throws std::runtime_error naming the call, file and line when `status` is not cudaSuccess.

@@ -109,7 +109,10 @@ void measure_pinned_paths(GpuTiers& t, FeatureStore::Impl& store) {
   ensure(t.index_dev, MemoryKind::kDevice, ids.size() * sizeof(int64_t), t.device);
   ensure(t.staging_host, MemoryKind::kPinned, bytes, t.device);
   ensure(t.staging_dev, MemoryKind::kDevice, bytes, t.device);
-  GRAPHTIER_FEATURE_CUDA_CHECK(cudaMemcpy(t.index_dev.data(), ids.data(), ids.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
+  // On the tiers' stream: a cudaMemcpy from pageable memory may return before its DMA has landed,
+  // and the non-blocking stream would not wait for the legacy stream's copy.
+  GRAPHTIER_FEATURE_CUDA_CHECK(cudaMemcpyAsync(t.index_dev.data(), ids.data(), ids.size() * sizeof(int64_t),
+                                               cudaMemcpyHostToDevice, t.stream));
 
   RowCopy zc;
   zc.src = t.host_tier_device;
@@ -198,6 +201,10 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
   const int64_t n = static_cast<int64_t>(ids.size());
   const int64_t rb = t.row_bytes;
   const int64_t cpu_end = store.tiers.ranges.cpu_end;
+  // The kernels run on t.device: another GPU's memory is not theirs to write (no peer access).
+  GRAPHTIER_EXPECTS(out.memory != MemoryKind::kDevice || out.device == t.device, InvalidArgument,
+                    "gather output is on CUDA device ", out.device, ", the feature store's GPU tiers on device ",
+                    t.device);
   GRAPHTIER_FEATURE_CUDA_CHECK(cudaSetDevice(t.device));
 
   std::byte* dst = static_cast<std::byte*>(out.data);
@@ -228,76 +235,78 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
   t.kinds.assign(m, cache::LookupKind::kBypass);
   cache::LookupCounts counts{0, 0, static_cast<int64_t>(m)};
   if (t.policy.num_slots() > 0 && m > 0) counts = t.policy.lookup(t.keys, t.slots, t.kinds);
-  std::vector<int64_t> host_miss_pos;  // misses inside the pinned tier
-  for (std::size_t i = 0; i < m; ++i) {
-    const int64_t k = key_pos[i];
-    if (t.kinds[i] == cache::LookupKind::kHit) {
-      t.hit_src.push_back(t.slots[i]);
-      t.hit_dst.push_back(k);
-      continue;
-    }
-    if (t.kinds[i] == cache::LookupKind::kFill) {
-      t.fill_src.push_back(k);
-      t.fill_dst.push_back(t.slots[i]);
-    }
-    if (t.keys[i] < cpu_end) {
-      host_miss_pos.push_back(k);
-    } else {
-      t.cpu_ids.push_back(t.keys[i]);
-      t.cpu_dst.push_back(k);
-    }
-  }
-  // The split measured at start-up: the first share of the pinned rows goes to zero-copy.
-  const auto zc_rows = static_cast<std::size_t>(t.zero_copy_fraction * static_cast<double>(host_miss_pos.size()) + 0.5);
-  for (std::size_t j = 0; j < host_miss_pos.size(); ++j) {
-    const int64_t k = host_miss_pos[j];
-    if (j < zc_rows) {
-      t.zc_src.push_back(ids[k] - store.host.begin());
-      t.zc_dst.push_back(k);
-    } else {
-      t.cpu_ids.push_back(ids[k]);
-      t.cpu_dst.push_back(k);
-    }
-  }
-
-  // Every index array in one pinned buffer and one transfer.
-  std::vector<std::vector<int64_t>*> lists{&t.hot_src, &t.hot_dst, &t.zc_src, &t.zc_dst, &t.cpu_dst,
-                                           &t.fill_src, &t.fill_dst, &t.hit_src, &t.hit_dst};
-  std::size_t total = 0;
-  for (const auto* v : lists) total += v->size();
-  ensure(t.index_host, MemoryKind::kPinned, std::max<std::size_t>(1, total) * sizeof(int64_t), t.device);
-  ensure(t.index_dev, MemoryKind::kDevice, std::max<std::size_t>(1, total) * sizeof(int64_t), t.device);
-  std::vector<const int64_t*> dev_ptr;
-  {
-    auto* host_idx = static_cast<int64_t*>(t.index_host.data());
-    auto* dev_idx = static_cast<int64_t*>(t.index_dev.data());
-    std::size_t at = 0;
-    for (const auto* v : lists) {
-      std::copy(v->begin(), v->end(), host_idx + at);
-      dev_ptr.push_back(dev_idx + at);
-      at += v->size();
-    }
-  }
-  GRAPHTIER_FEATURE_CUDA_CHECK(cudaEventRecord(t.events[kStart], t.stream));
-  if (total > 0) {
-    GRAPHTIER_FEATURE_CUDA_CHECK(cudaMemcpyAsync(t.index_dev.data(), t.index_host.data(), total * sizeof(int64_t),
-                                                 cudaMemcpyHostToDevice, t.stream));
-  }
-  const auto copy = [&](const std::byte* src, int64_t src_pitch, const int64_t* src_rows, std::byte* to,
-                        int64_t dst_pitch, const int64_t* dst_rows, std::size_t count) {
-    RowCopy c;
-    c.src = src;
-    c.src_pitch = src_pitch;
-    c.src_rows = src_rows;
-    c.dst = to;
-    c.dst_pitch = dst_pitch;
-    c.dst_rows = dst_rows;
-    c.row_bytes = rb;
-    c.count = static_cast<int64_t>(count);
-    launch_copy_rows(c, t.stream);
-  };
-  auto* lines = static_cast<std::byte*>(t.cache_lines.data());
+  // From the lookup on, whatever throws must free the lines given to this gather's fills.
   try {
+    std::vector<int64_t> host_miss_pos;  // misses inside the pinned tier
+    for (std::size_t i = 0; i < m; ++i) {
+      const int64_t k = key_pos[i];
+      if (t.kinds[i] == cache::LookupKind::kHit) {
+        t.hit_src.push_back(t.slots[i]);
+        t.hit_dst.push_back(k);
+        continue;
+      }
+      if (t.kinds[i] == cache::LookupKind::kFill) {
+        t.fill_src.push_back(k);
+        t.fill_dst.push_back(t.slots[i]);
+      }
+      if (t.keys[i] < cpu_end) {
+        host_miss_pos.push_back(k);
+      } else {
+        t.cpu_ids.push_back(t.keys[i]);
+        t.cpu_dst.push_back(k);
+      }
+    }
+    // The split measured at start-up: the first share of the pinned rows goes to zero-copy.
+    const auto zc_rows =
+        static_cast<std::size_t>(t.zero_copy_fraction * static_cast<double>(host_miss_pos.size()) + 0.5);
+    for (std::size_t j = 0; j < host_miss_pos.size(); ++j) {
+      const int64_t k = host_miss_pos[j];
+      if (j < zc_rows) {
+        t.zc_src.push_back(ids[k] - store.host.begin());
+        t.zc_dst.push_back(k);
+      } else {
+        t.cpu_ids.push_back(ids[k]);
+        t.cpu_dst.push_back(k);
+      }
+    }
+
+    // Every index array in one pinned buffer and one transfer.
+    std::vector<std::vector<int64_t>*> lists{&t.hot_src, &t.hot_dst, &t.zc_src, &t.zc_dst, &t.cpu_dst,
+                                             &t.fill_src, &t.fill_dst, &t.hit_src, &t.hit_dst};
+    std::size_t total = 0;
+    for (const auto* v : lists) total += v->size();
+    ensure(t.index_host, MemoryKind::kPinned, std::max<std::size_t>(1, total) * sizeof(int64_t), t.device);
+    ensure(t.index_dev, MemoryKind::kDevice, std::max<std::size_t>(1, total) * sizeof(int64_t), t.device);
+    std::vector<const int64_t*> dev_ptr;
+    {
+      auto* host_idx = static_cast<int64_t*>(t.index_host.data());
+      auto* dev_idx = static_cast<int64_t*>(t.index_dev.data());
+      std::size_t at = 0;
+      for (const auto* v : lists) {
+        std::copy(v->begin(), v->end(), host_idx + at);
+        dev_ptr.push_back(dev_idx + at);
+        at += v->size();
+      }
+    }
+    GRAPHTIER_FEATURE_CUDA_CHECK(cudaEventRecord(t.events[kStart], t.stream));
+    if (total > 0) {
+      GRAPHTIER_FEATURE_CUDA_CHECK(cudaMemcpyAsync(t.index_dev.data(), t.index_host.data(), total * sizeof(int64_t),
+                                                   cudaMemcpyHostToDevice, t.stream));
+    }
+    const auto copy = [&](const std::byte* src, int64_t src_pitch, const int64_t* src_rows, std::byte* to,
+                          int64_t dst_pitch, const int64_t* dst_rows, std::size_t count) {
+      RowCopy c;
+      c.src = src;
+      c.src_pitch = src_pitch;
+      c.src_rows = src_rows;
+      c.dst = to;
+      c.dst_pitch = dst_pitch;
+      c.dst_rows = dst_rows;
+      c.row_bytes = rb;
+      c.count = static_cast<int64_t>(count);
+      launch_copy_rows(c, t.stream);
+    };
+    auto* lines = static_cast<std::byte*>(t.cache_lines.data());
     // Queued now, running while the CPU gathers the rest below.
     copy(static_cast<const std::byte*>(t.hot.data()), rb, dev_ptr[0], dst, rb, dev_ptr[1], t.hot_src.size());
     GRAPHTIER_FEATURE_CUDA_CHECK(cudaEventRecord(t.events[kHotDone], t.stream));
