@@ -38,6 +38,19 @@ void gather_host(FeatureStore::Impl& store, std::span<const int64_t> ids, std::b
   if (store.host_cache && store.host_cache->num_lines() > 0 && m > 0) {
     counts = store.host_cache->policy().lookup(sc.keys, sc.slots, sc.kinds);
   }
+  // From the lookup until every copy is done, a failure (an I/O error, or no memory for the
+  // staging below) must leave no line claiming a row it never received.
+  struct FillGuard {
+    FeatureStore::Impl& store;
+    const HostGatherScratch& sc;
+    bool armed;
+    ~FillGuard() {
+      if (!armed) return;
+      for (std::size_t i = 0; i < sc.kinds.size(); ++i) {
+        if (sc.kinds[i] == cache::LookupKind::kFill) store.host_cache->policy().erase(sc.keys[i]);
+      }
+    }
+  } fill_guard{store, sc, counts.fills > 0};
 
   // One staged row per fill and per bypass. A hit on a line this gather fills is served from the
   // fill's staged row: the line holds nothing yet while the copy tasks run.
@@ -116,59 +129,49 @@ void gather_host(FeatureStore::Impl& store, std::span<const int64_t> ids, std::b
     }
   };
 
-  const auto fail_fills = [&] {
-    // No line may claim a row it never received.
-    for (std::size_t i = 0; i < m; ++i) {
-      if (sc.kinds[i] == cache::LookupKind::kFill) store.host_cache->policy().erase(sc.keys[i]);
-    }
-  };
-  try {
-    // Round r reads chunk r on one thread (task 0, handed out first) while the others scatter
-    // chunk r - 1; round 0 also copies the host tier's rows and the cache hits.
-    for (int64_t round = 0; round <= num_chunks; ++round) {
-      const bool reading = round < num_chunks;
-      const auto [scatter_begin, scatter_end] = round > 0 ? chunk_entries(round - 1) : std::pair<std::ptrdiff_t, std::ptrdiff_t>{0, 0};
-      const int64_t scatter_tasks = tasks_for(static_cast<std::size_t>(scatter_end - scatter_begin));
-      const int64_t copy_tasks = round == 0 ? host_tasks + hit_tasks : 0;
-      const int64_t num_tasks = 1 + copy_tasks + scatter_tasks;
-      if (num_tasks == 1 && !reading) continue;
-      store.pool.parallel_for(0, num_tasks, 1, [&](int64_t task, int64_t) {
-        const auto start = Clock::now();
-        double* seconds = nullptr;
-        if (task == 0) {
-          if (reading) read_chunk(round);
-          return;
-        }
-        if (task <= copy_tasks) {
-          const bool host_task = task <= host_tasks;
-          const auto& list = host_task ? sc.host_pos : sc.hit_entries;
-          const auto begin = static_cast<std::size_t>((host_task ? task - 1 : task - 1 - host_tasks) * rows_per_task);
-          const std::size_t end = std::min(list.size(), begin + static_cast<std::size_t>(rows_per_task));
-          for (std::size_t j = begin; j < end; ++j) {
-            if (host_task) {
-              const auto k = static_cast<std::size_t>(list[j]);
-              std::memcpy(out + k * row_bytes, store.host.row(ids[k]), row_bytes);
-            } else {
-              const auto i = static_cast<std::size_t>(list[j]);
-              std::memcpy(out + static_cast<std::size_t>(sc.store_pos[i]) * row_bytes,
-                          store.host_cache->line(sc.slots[i]), row_bytes);
-            }
+  // Round r reads chunk r on one thread (task 0, handed out first) while the others scatter
+  // chunk r - 1; round 0 also copies the host tier's rows and the cache hits.
+  for (int64_t round = 0; round <= num_chunks; ++round) {
+    const bool reading = round < num_chunks;
+    const auto [scatter_begin, scatter_end] = round > 0 ? chunk_entries(round - 1) : std::pair<std::ptrdiff_t, std::ptrdiff_t>{0, 0};
+    const int64_t scatter_tasks = tasks_for(static_cast<std::size_t>(scatter_end - scatter_begin));
+    const int64_t copy_tasks = round == 0 ? host_tasks + hit_tasks : 0;
+    const int64_t num_tasks = 1 + copy_tasks + scatter_tasks;
+    if (num_tasks == 1 && !reading) continue;
+    store.pool.parallel_for(0, num_tasks, 1, [&](int64_t task, int64_t) {
+      const auto start = Clock::now();
+      double* seconds = nullptr;
+      if (task == 0) {
+        if (reading) read_chunk(round);
+        return;
+      }
+      if (task <= copy_tasks) {
+        const bool host_task = task <= host_tasks;
+        const auto& list = host_task ? sc.host_pos : sc.hit_entries;
+        const auto begin = static_cast<std::size_t>((host_task ? task - 1 : task - 1 - host_tasks) * rows_per_task);
+        const std::size_t end = std::min(list.size(), begin + static_cast<std::size_t>(rows_per_task));
+        for (std::size_t j = begin; j < end; ++j) {
+          if (host_task) {
+            const auto k = static_cast<std::size_t>(list[j]);
+            std::memcpy(out + k * row_bytes, store.host.row(ids[k]), row_bytes);
+          } else {
+            const auto i = static_cast<std::size_t>(list[j]);
+            std::memcpy(out + static_cast<std::size_t>(sc.store_pos[i]) * row_bytes,
+                        store.host_cache->line(sc.slots[i]), row_bytes);
           }
-          seconds = host_task ? &host_seconds : &hit_seconds;
-        } else {
-          const int64_t begin = scatter_begin + (task - 1 - copy_tasks) * rows_per_task;
-          scatter(begin, std::min<int64_t>(scatter_end, begin + rows_per_task));
-          seconds = &scatter_seconds;
         }
-        const double elapsed = seconds_since(start);
-        const std::lock_guard lock(seconds_mutex);
-        *seconds += elapsed;
-      });
-    }
-  } catch (...) {
-    if (counts.fills > 0) fail_fills();
-    throw;
+        seconds = host_task ? &host_seconds : &hit_seconds;
+      } else {
+        const int64_t begin = scatter_begin + (task - 1 - copy_tasks) * rows_per_task;
+        scatter(begin, std::min<int64_t>(scatter_end, begin + rows_per_task));
+        seconds = &scatter_seconds;
+      }
+      const double elapsed = seconds_since(start);
+      const std::lock_guard lock(seconds_mutex);
+      *seconds += elapsed;
+    });
   }
+  fill_guard.armed = false;
 
   const auto rows_bytes = [&](std::size_t rows) {
     return TierStats{static_cast<int64_t>(rows), static_cast<int64_t>(rows * row_bytes), 0.0};
