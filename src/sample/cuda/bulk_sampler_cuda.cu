@@ -289,6 +289,10 @@ struct BulkDevice::State {
                                                     vals_unsorted.data(), p.vals.data(), nitems, nsegs, p.rowptr.data(),
                                                     p.rowptr.data() + 1, stream));
         GT_CUDA(cudaStreamSynchronize(stream));  // the temporaries die here
+      } else {
+        // An empty product still has SpGEMM_copy queued on `stream`, reading buffer2 and writing
+        // p.rowptr: wait before buffer2 and the Q arrays are freed.
+        GT_CUDA(cudaStreamSynchronize(stream));
       }
     } catch (...) {
       release();
