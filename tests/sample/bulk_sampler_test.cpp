@@ -418,9 +418,12 @@ TEST(BulkSampler, SameAsNeighborSamplerPropertiesOnSimpleGraph) {
 TEST(BulkSampler, CudaMatchesCpu) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: CUDA bulk sampling vs CPU not checked";
   const OwnedGraph g = OwnedGraph::random(20000, 12, 4);
-  const auto seeds = batches_of(g, 8, 256, 1);
+  auto seeds = batches_of(g, 8, 256, 1);
+  seeds[3].clear();  // an empty batch among full ones
   std::vector<std::span<const int64_t>> spans(seeds.begin(), seeds.end());
-  for (const BulkSamplerOptions& o : {sage({15, 10, 5}), sage({15, 10, -1}, true), ladies({256, 256})}) {
+  BulkSamplerOptions no_ids = sage({5, 0, -1});
+  no_ids.edge_ids = false;
+  for (const BulkSamplerOptions& o : {sage({15, 10, 5}), sage({15, 10, -1}, true), no_ids, ladies({256, 256})}) {
     const std::vector<MiniBatch> cpu = BulkSampler(g.sample_graph(), o).sample(spans, 77);
     const std::vector<MiniBatch> gpu = CudaBulkSampler(g.sample_graph(), o).sample(spans, 77);
     ASSERT_EQ(cpu.size(), gpu.size());

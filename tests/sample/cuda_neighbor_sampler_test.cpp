@@ -209,6 +209,7 @@ TEST(CudaNeighborSampler, EmptySeedsAndDeviceResult) {
   ASSERT_EQ(empty.blocks.size(), 2u);
   EXPECT_TRUE(empty.blocks[1].src_nodes.empty());
   EXPECT_EQ(empty.blocks[1].indptr, (std::vector<int64_t>{0}));
+  expect_same(empty, NeighborSampler(g.sample_graph(), gpu.options()).sample(std::vector<int64_t>{}, 0), "empty seeds");
   const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 64, 1);
   const DeviceMiniBatch device = gpu.sample_device(seeds, 2);
   ASSERT_EQ(device.blocks.size(), 2u);

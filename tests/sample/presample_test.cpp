@@ -26,7 +26,9 @@ TEST(Presample, CountsEqualASequentialCount) {
     for (int64_t b = 0; b * o.batch_size < static_cast<int64_t>(order.size()); ++b) {
       const auto begin = order.begin() + b * o.batch_size;
       const std::vector<int64_t> seeds(begin, std::min(begin + o.batch_size, order.end()));
-      for (int64_t v : sampler.sample(seeds, (static_cast<uint64_t>(e) << 32) | b).input_nodes()) want[v] += 1;
+      // Named: a range-for over .input_nodes() of the temporary would read the freed batch.
+      const MiniBatch batch = sampler.sample(seeds, (static_cast<uint64_t>(e) << 32) | b);
+      for (int64_t v : batch.input_nodes()) want[v] += 1;
     }
   }
   for (int threads : {1, 3}) {

@@ -289,6 +289,10 @@ struct BulkDevice::State {
                                                     vals_unsorted.data(), p.vals.data(), nitems, nsegs, p.rowptr.data(),
                                                     p.rowptr.data() + 1, stream));
         GT_CUDA(cudaStreamSynchronize(stream));  // the temporaries die here
+      } else {
+        // An empty product still has SpGEMM_copy queued on `stream`, reading buffer2 and writing
+        // p.rowptr: wait before buffer2 and the Q arrays are freed.
+        GT_CUDA(cudaStreamSynchronize(stream));
       }
     } catch (...) {
       release();
@@ -352,8 +356,14 @@ bulk::StackedDraws BulkDevice::ladies_layer(const bulk::StackedFrontier& frontie
   bulk::StackedDraws d;
   d.indptr.assign(static_cast<std::size_t>(rows + 1), 0);
   if (rows == 0) return d;
-  // Step 1: one row per batch.
-  const DeviceCsr p = state_->spgemm(frontier.offsets, frontier.nodes, state_->squares, stream);
+  // Step 1: one row per batch. cuSPARSE's CSR format wants ascending columns within a row, and
+  // the frontier is in MiniBatch order: sort each batch's columns (all values are 1, and P is
+  // exact whatever the order, so nothing else changes).
+  std::vector<int64_t> q_cols = frontier.nodes;
+  for (int64_t b = 0; b < k; ++b) {
+    std::sort(q_cols.begin() + frontier.offsets[b], q_cols.begin() + frontier.offsets[b + 1]);
+  }
+  const DeviceCsr p = state_->spgemm(frontier.offsets, q_cols, state_->squares, stream);
   const std::vector<int32_t> p_rowptr = download(p.rowptr.data(), p.rowptr.size(), stream);
   std::vector<int64_t> draw_offsets(static_cast<std::size_t>(k + 1), 0);
   for (int64_t b = 0; b < k; ++b) {
