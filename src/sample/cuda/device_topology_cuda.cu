@@ -40,6 +40,13 @@ const void* to_pinned(State& state, const void* src, std::size_t bytes) {
 
 std::unique_ptr<State> upload_topology(const SampleGraph& graph, const TopologyOptions& options) {
   GRAPHTIER_SAMPLE_CUDA_CHECK(cudaSetDevice(options.device));
+  // The samplers allocate per minibatch with cudaMallocAsync and synchronise a few times per layer;
+  // the default pool hands its memory back to the driver at every synchronisation unless told to
+  // keep it, and re-mapping it then costs each batch.
+  cudaMemPool_t pool = nullptr;
+  GRAPHTIER_SAMPLE_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, options.device));
+  uint64_t keep = UINT64_MAX;
+  GRAPHTIER_SAMPLE_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
   auto state = std::make_unique<State>();
   state->placement = options.placement;
   state->device = options.device;
