@@ -57,6 +57,9 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
                    help="the pipeline without graphtier's feature path, for comparison: graphtier's CPU sampler, "
                         "then x_cpu.index_select(0, input_nodes).to(device) in the training loop (features in RAM)")
     p.add_argument("--no-eval", action="store_true", help="skip validation and test (timing runs)")
+    p.add_argument("--deterministic", action="store_true",
+                   help="deterministic PyTorch kernels (on a GPU the aggregation's index_add otherwise sums "
+                        "in atomics' order, so loss curves differ in the last bits run to run)")
     p.add_argument("--checkpoint", default=None, help="checkpoint file, written after every epoch")
     p.add_argument("--resume", action="store_true", help="continue from --checkpoint if it exists")
     p.add_argument("--stop-after-batches", type=int, default=None,
@@ -159,6 +162,9 @@ def _progress(epoch: int, done: int, total: int, loss: float) -> None:
 
 
 def run(args: argparse.Namespace) -> dict:
+    if args.deterministic:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # read when cuBLAS starts
+        torch.use_deterministic_algorithms(True, warn_only=True)
     torch.manual_seed(args.seed)
     ds = graphtier.Dataset(args.dataset)
     if ds.feature_dim == 0 or ds.num_classes == 0:

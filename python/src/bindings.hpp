@@ -6,6 +6,8 @@
 #include <memory>
 #include <string>
 
+#include "graphtier/core/error.hpp"
+#include "graphtier/core/memory.hpp"
 #include "graphtier/core/thread_pool.hpp"
 #include "graphtier/feature/feature_store.hpp"
 #include "graphtier/graph/dataset.hpp"
@@ -24,7 +26,16 @@ struct DatasetHandle {
 struct FeatureStoreHandle {
   std::unique_ptr<ThreadPool> pool;
   std::unique_ptr<feature::FeatureStore> store;
+  int device = 0;  // CUDA device of the GPU tiers
 };
+
+/// "host", "pinned" or "device": where gathered features are written.
+inline MemoryKind parse_output(const std::string& text) {
+  if (text == "host") return MemoryKind::kHost;
+  if (text == "pinned") return MemoryKind::kPinned;
+  if (text == "device") return MemoryKind::kDevice;
+  throw InvalidArgument("unknown output memory '" + text + "' (expected host, pinned or device)");
+}
 
 void bind_feature_store(nb::module_& m);
 void bind_loader(nb::module_& m);

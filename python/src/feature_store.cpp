@@ -64,6 +64,7 @@ void bind_feature_store(nb::module_& m) {
             o.seed = seed;
             new (self) FeatureStoreHandle();
             self->pool = std::make_unique<ThreadPool>(threads);
+            self->device = device;
             nb::gil_scoped_release release;  // loading the static tiers reads the table
             self->store = std::make_unique<feature::FeatureStore>(path, o, *self->pool);
           },
@@ -86,19 +87,22 @@ void bind_feature_store(nb::module_& m) {
                    })
       .def(
           "gather",
-          [](FeatureStoreHandle& s, const IdArray& ids) {
+          [](FeatureStoreHandle& s, const IdArray& ids, const std::string& memory) {
             const graph::FeatureLayout& layout = s.store->layout();
             const auto n = static_cast<int64_t>(ids.shape(0));
-            auto out = std::make_shared<Buffer>(MemoryKind::kHost,
-                                                static_cast<std::size_t>(std::max<int64_t>(1, n * layout.row_bytes())));
-            const TensorView view = TensorView::contiguous(out->data(), layout.dtype, {n, layout.dim});
+            const MemoryKind kind = parse_output(memory);
+            auto out = std::make_shared<Buffer>(kind, static_cast<std::size_t>(std::max<int64_t>(1, n * layout.row_bytes())),
+                                                s.device);
+            const TensorView view = TensorView::contiguous(out->data(), layout.dtype, {n, layout.dim}, kind, s.device);
             {
               nb::gil_scoped_release release;
               s.store->gather(std::span<const int64_t>(ids.data(), ids.shape(0)), view);
             }
             return torch_view(view, owner_capsule(std::move(out)));
           },
-          nb::arg("ids"), "X[ids] as a new [len(ids), dim] CPU tensor, byte for byte")
+          nb::arg("ids"), nb::arg("memory") = "host",
+          "X[ids] as a new [len(ids), dim] tensor, byte for byte, in host, pinned or device memory (the "
+          "store's GPU)")
       .def("stats", [](const FeatureStoreHandle& s) { return gather_stats_dict(s.store->total()); });
 }
 

@@ -15,13 +15,6 @@ struct LoaderHandle {
   std::unique_ptr<loader::Loader> loader;
 };
 
-MemoryKind parse_output(const std::string& text) {
-  if (text == "host") return MemoryKind::kHost;
-  if (text == "pinned") return MemoryKind::kPinned;
-  if (text == "device") return MemoryKind::kDevice;
-  throw InvalidArgument("unknown output memory '" + text + "' (expected host, pinned or device)");
-}
-
 sample::TopologyPlacement parse_topology(const std::string& text) {
   if (text == "device") return sample::TopologyPlacement::kDevice;
   if (text == "pinned") return sample::TopologyPlacement::kPinned;

@@ -128,3 +128,12 @@ def test_feature_store_gather_is_byte_exact(synthetic):
     np.testing.assert_array_equal(store.gather(ids).numpy(), _features(synthetic, ds)[ids])
     tiers = store.tiers
     assert 0 < tiers["cpu_end"] < ds.num_nodes and tiers["host_cache_rows"] > 0
+
+
+def test_gather_into_host_memory_names_bad_memory_kinds(synthetic):
+    store = graphtier.FeatureStore(synthetic)
+    ids = np.array([3, 0, 3], dtype=np.int64)
+    table = _features(synthetic, graphtier.Dataset(synthetic))
+    np.testing.assert_array_equal(store.gather(ids, memory="host").numpy(), table[ids])
+    with pytest.raises(ValueError, match="unknown output memory 'gpu'"):
+        store.gather(ids, memory="gpu")

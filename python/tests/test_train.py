@@ -25,6 +25,7 @@ def test_same_loss_curve_from_every_tier_with_and_without_prefetching_and_the_ba
         "no window, no accumulator, prefetch 1": ["--cpu-buffer", "0", "--window", "0", "--no-accumulate",
                                                   "--prefetch", "1"],
         "baseline: index_select from a CPU tensor": ["--baseline"],
+        "deterministic kernels (the CPU's already are)": ["--deterministic"],
     }
     for name, extra in variants.items():
         assert _losses(synthetic, *extra) == reference, name
