@@ -4,10 +4,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <thread>
 #include <variant>
 
 #include "bench.hpp"
@@ -86,23 +89,44 @@ Row run_batches(const std::function<int64_t(int64_t)>& sample_batch, int64_t num
   return row;
 }
 
-/// Samples batch after batch on one GPU stream (the sampler waits on the host twice per layer
-/// to size its arrays, so the host is part of the measured loop): wall time over the whole run,
-/// ended by a device synchronisation.
+/// Samples batch after batch on `streams` host threads, each with a non-blocking stream of its own
+/// (the sampler waits on the host twice per layer to size its arrays, so one stream leaves the GPU
+/// idle during those waits; several overlap them): wall time over the whole run, each thread's
+/// last batch synchronised.
 Row run_gpu_batches(const sample::CudaNeighborSampler& sampler, const std::function<std::span<const int64_t>(int64_t)>& seeds_of,
-                    int64_t num_batches, int64_t batch_size, double seconds) {
+                    int64_t num_batches, int64_t batch_size, double seconds, int streams) {
+  const int device = sampler.topology().device();
   sampler.sample_device(seeds_of(0), 0);  // warm-up: module load, allocator pool
-  device_synchronize(sampler.topology().device());
-  Row row;
-  row.threads = 1;
+  device_synchronize(device);
+  std::atomic<int64_t> next{0}, edges{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
   const auto start = std::chrono::steady_clock::now();
-  while (seconds_since(start) < seconds) {
-    const sample::DeviceMiniBatch batch = sampler.sample_device(seeds_of(row.batches % num_batches), static_cast<uint64_t>(row.batches));
-    for (const sample::DeviceBlock& b : batch.blocks) row.edges += b.num_edges;
-    ++row.batches;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < streams; ++t) {
+    threads.emplace_back([&] {
+      try {
+        const sample::OwnedCudaStream stream(device);
+        while (seconds_since(start) < seconds) {
+          const int64_t b = next++;
+          const sample::DeviceMiniBatch batch =
+              sampler.sample_device(seeds_of(b % num_batches), static_cast<uint64_t>(b), stream.get());
+          for (const sample::DeviceBlock& block : batch.blocks) edges += block.num_edges;
+        }
+      } catch (...) {
+        const std::lock_guard lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+      }
+    });
   }
-  device_synchronize(sampler.topology().device());
+  for (std::thread& t : threads) t.join();
+  if (failure) std::rethrow_exception(failure);
+  device_synchronize(device);
+  Row row;
+  row.threads = streams;
   row.seconds = seconds_since(start);
+  row.batches = next;
+  row.edges = edges;
   row.seeds = row.batches * batch_size;
   return row;
 }
@@ -130,12 +154,15 @@ void add_gpu_rows(const sample::SampleGraph& graph, const sample::NeighborSample
     }
     const sample::DeviceTopology topology(graph, c.topology);
     const sample::CudaNeighborSampler sampler(topology, options);
-    Row r = run_gpu_batches(sampler, seeds_of, num_batches, batch_size, seconds);
-    r.backend = "gpu";
-    r.topology = c.name;
-    r.note = detail::concat("hot prefix ", topology.cached_nodes(), " nodes, ", format_bytes(static_cast<double>(topology.device_bytes())),
-                            " device, ", format_bytes(static_cast<double>(topology.pinned_bytes())), " pinned");
-    rows.push_back(r);
+    for (const int streams : {1, 4}) {
+      Row r = run_gpu_batches(sampler, seeds_of, num_batches, batch_size, seconds, streams);
+      r.backend = "gpu";
+      r.topology = c.name;
+      r.note = detail::concat("hot prefix ", topology.cached_nodes(), " nodes, ",
+                              format_bytes(static_cast<double>(topology.device_bytes())), " device, ",
+                              format_bytes(static_cast<double>(topology.pinned_bytes())), " pinned");
+      rows.push_back(r);
+    }
   }
 }
 
