@@ -6,6 +6,11 @@
 #include "graphtier/sample/presample.hpp"
 
 namespace graphtier::loader {
+namespace {
+
+constexpr int kGpuSamplingStreams = 4;
+
+}  // namespace
 
 SamplerKind parse_sampler_kind(const std::string& text) {
   if (text == "neighbor") return SamplerKind::kNeighbor;
@@ -16,7 +21,7 @@ SamplerKind parse_sampler_kind(const std::string& text) {
 
 BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> ids, const LoaderOptions& options)
     : options_(options), ids_(std::move(ids)), graph_{prep::CscView::of(dataset), {}},
-      pool_(options.gpu_sampling ? 1 : options.sample_threads) {
+      pool_(options.gpu_sampling && options.sample_threads <= 0 ? kGpuSamplingStreams : options.sample_threads) {
   GRAPHTIER_EXPECTS(options.batch_size >= 1, InvalidArgument, "batch size must be >= 1, got ", options.batch_size);
   GRAPHTIER_EXPECTS(!ids_.empty(), InvalidArgument, "the loader needs at least one node id to iterate");
   sample::check_seeds(ids_, dataset.num_nodes());
@@ -32,7 +37,9 @@ BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> i
     if (options.gpu_sampling) {
       topology_ = std::make_unique<sample::DeviceTopology>(graph_, options.topology);
       cuda_neighbor_ = std::make_unique<sample::CudaNeighborSampler>(*topology_, o);
-      cuda_stream_ = std::make_unique<sample::OwnedCudaStream>(topology_->device());
+      for (int t = 0; t < pool_.size(); ++t) {
+        cuda_streams_.push_back(std::make_unique<sample::OwnedCudaStream>(topology_->device()));
+      }
     } else {
       neighbor_ = std::make_unique<sample::NeighborSampler>(graph_, o);
     }
@@ -60,10 +67,10 @@ std::span<const int64_t> BatchSampler::seeds(const std::vector<int64_t>& order, 
   return {order.data() + begin, static_cast<std::size_t>(end - begin)};
 }
 
-int64_t BatchSampler::group_size() const noexcept { return cuda_neighbor_ ? 1 : pool_.size(); }
+int64_t BatchSampler::group_size() const noexcept { return pool_.size(); }
 
-sample::MiniBatch BatchSampler::sample_one(std::span<const int64_t> seeds, uint64_t stream) const {
-  if (cuda_neighbor_) return cuda_neighbor_->sample(seeds, stream, cuda_stream_->get());
+sample::MiniBatch BatchSampler::sample_one(std::span<const int64_t> seeds, uint64_t stream, int64_t slot) const {
+  if (cuda_neighbor_) return cuda_neighbor_->sample(seeds, stream, cuda_streams_[static_cast<std::size_t>(slot)]->get());
   if (neighbor_) return neighbor_->sample(seeds, stream);
   return layer_->sample(seeds, stream);
 }
@@ -76,10 +83,10 @@ void BatchSampler::sample(const std::vector<int64_t>& order, int64_t epoch, int6
       if (options_.fault_hook) options_.fault_hook(Stage::kSample, b);
       // The stream every consumer of minibatch (epoch, b) uses (presample.hpp).
       const uint64_t stream = (static_cast<uint64_t>(epoch) << 32) | static_cast<uint64_t>(b);
-      out[b - first] = sample_one(seeds(order, b), stream);
+      out[b - first] = sample_one(seeds(order, b), stream, b - first);
     }
   };
-  if (cuda_neighbor_ || last - first == 1) {
+  if (last - first == 1) {
     run(first, last);
   } else {
     pool_.parallel_for(first, last, 1, run);

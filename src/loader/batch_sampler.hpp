@@ -26,15 +26,16 @@ class BatchSampler {
   std::vector<int64_t> epoch_order(int64_t epoch) const;
   /// The seeds of batch `b` in `order`.
   std::span<const int64_t> seeds(const std::vector<int64_t>& order, int64_t b) const;
-  /// Samples batches [first, last) of `order` in `epoch` into out[0 .. last - first): in parallel
-  /// on the pool for the CPU samplers (one batch per task), one after another on the GPU.
+  /// Samples batches [first, last) of `order` in `epoch` into out[0 .. last - first), in parallel
+  /// on the pool (one batch per task; on the GPU, batch b on stream b - first).
   void sample(const std::vector<int64_t>& order, int64_t epoch, int64_t first, int64_t last,
               std::vector<sample::MiniBatch>& out);
   /// Batches worth sampling at once: enough to keep the pool busy.
   int64_t group_size() const noexcept;
 
  private:
-  sample::MiniBatch sample_one(std::span<const int64_t> seeds, uint64_t stream) const;
+  /// `slot`: the batch's place in its group, which picks its CUDA stream.
+  sample::MiniBatch sample_one(std::span<const int64_t> seeds, uint64_t stream, int64_t slot) const;
 
   LoaderOptions options_;
   std::vector<int64_t> ids_;
@@ -45,7 +46,7 @@ class BatchSampler {
   std::unique_ptr<sample::LayerSampler> layer_;
   std::unique_ptr<sample::DeviceTopology> topology_;
   std::unique_ptr<sample::CudaNeighborSampler> cuda_neighbor_;
-  std::unique_ptr<sample::OwnedCudaStream> cuda_stream_;  // the GPU sampler's own stream
+  std::vector<std::unique_ptr<sample::OwnedCudaStream>> cuda_streams_;  // one per pool thread
 };
 
 }  // namespace graphtier::loader

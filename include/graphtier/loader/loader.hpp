@@ -63,7 +63,10 @@ struct LoaderOptions {
   bool accumulate = true;
   int max_merge = 8;
   int prefetch = 2;        // ready minibatches queued for the consumer
-  int sample_threads = 0;  // threads of the CPU sampling pool; <= 0: hardware threads
+  /// Threads of the sampling pool; <= 0: hardware threads, or 4 with gpu_sampling, where each
+  /// thread samples on a CUDA stream of its own (the GPU sampler waits on the host a few times per
+  /// layer; concurrent streams keep the GPU busy meanwhile).
+  int sample_threads = 0;
   /// Where the features are gathered to: host, pinned or device memory (device/pinned need CUDA).
   MemoryKind output = MemoryKind::kHost;
   int device = 0;
