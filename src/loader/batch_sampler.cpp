@@ -81,9 +81,7 @@ void BatchSampler::sample(const std::vector<int64_t>& order, int64_t epoch, int6
   const auto run = [&](int64_t lo, int64_t hi) {
     for (int64_t b = lo; b < hi; ++b) {
       if (options_.fault_hook) options_.fault_hook(Stage::kSample, b);
-      // The stream every consumer of minibatch (epoch, b) uses (presample.hpp).
-      const uint64_t stream = (static_cast<uint64_t>(epoch) << 32) | static_cast<uint64_t>(b);
-      out[b - first] = sample_one(seeds(order, b), stream, b - first);
+      out[b - first] = sample_one(seeds(order, b), sample::minibatch_stream(epoch, b), b - first);
     }
   };
   if (last - first == 1) {

@@ -151,8 +151,6 @@ void Loader::Impl::gather_group(int64_t epoch, std::vector<Sampled>& group) {
                                    {n, layout.dim}, options.output, options.device);
       offset += n;
     }
-  } else {
-    for (const LoadedBatch& l : loaded) consume(l.batch);
   }
   for (LoadedBatch& l : loaded) {
     if (!ready->push(std::move(l))) return;

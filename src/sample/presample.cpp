@@ -42,7 +42,7 @@ void for_each_minibatch_input(const SampleGraph& graph, std::span<const int64_t>
           const int64_t begin = b * options.batch_size;
           const int64_t end = std::min<int64_t>(begin + options.batch_size, static_cast<int64_t>(order.size()));
           const std::span<const int64_t> seeds(order.data() + begin, static_cast<std::size_t>(end - begin));
-          sampled[b - first] = sampler.sample(seeds, (static_cast<uint64_t>(epoch) << 32) | static_cast<uint64_t>(b));
+          sampled[b - first] = sampler.sample(seeds, minibatch_stream(epoch, b));
         }
       });
       for (int64_t b = first; b < last; ++b) visit(sampled[b - first].input_nodes());

@@ -36,6 +36,12 @@ void for_each_minibatch_input(const SampleGraph& graph, std::span<const int64_t>
 std::vector<double> presample_hotness(const SampleGraph& graph, std::span<const int64_t> train_ids,
                                       const PresampleOptions& options, ThreadPool& pool);
 
+/// The sampler stream of batch `b` of epoch `epoch`: every consumer of that minibatch (the loader,
+/// presampling) samples it with this stream, so they all see the same neighbourhoods.
+constexpr uint64_t minibatch_stream(int64_t epoch, int64_t b) noexcept {
+  return (static_cast<uint64_t>(epoch) << 32) | static_cast<uint64_t>(b);
+}
+
 /// The order of `ids` in epoch `epoch` for a given seed: a Fisher-Yates shuffle driven by the
 /// counter-based generator, identical for every caller (presampling, the loader).
 std::vector<int64_t> shuffled_ids(std::span<const int64_t> ids, uint64_t seed, uint64_t epoch);
