@@ -138,11 +138,17 @@ def evaluate(model, loader, args, x_cpu=None) -> float:
     return correct / max(total, 1)
 
 
-def save_checkpoint(path: str, state: dict) -> None:
-    """Written to a temporary file beside `path` and renamed over it: a crash leaves the old one."""
+def write_atomically(path: str, write) -> None:
+    """write(tmp) fills a temporary file beside `path`, which is then renamed over it: a crash
+    leaves the old file (checkpoints, --json)."""
     tmp = f"{path}.tmp-{os.getpid()}"
-    torch.save(state, tmp)
+    write(tmp)
     os.replace(tmp, path)
+
+
+def _write_json(path: str, value) -> None:
+    with open(path, "w") as f:
+        json.dump(value, f, indent=1)
 
 
 def _tier_summary(stats: dict) -> str:
@@ -194,9 +200,10 @@ def run(args: argparse.Namespace) -> dict:
 
     def checkpoint() -> None:
         if args.checkpoint:
-            save_checkpoint(args.checkpoint, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                                              "position": train_loader.position, "history": history,
-                                              "best": best, "partial": partial, "args": vars(args)})
+            state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                     "position": train_loader.position, "history": history, "best": best, "partial": partial,
+                     "args": vars(args)}
+            write_atomically(args.checkpoint, lambda tmp: torch.save(state, tmp))
 
     steps_this_run = 0
     events = ([torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)]
@@ -263,10 +270,7 @@ def run(args: argparse.Namespace) -> dict:
         print(f"test accuracy {best['test_acc']:.4f} (model {args.model}, best validation {best['val_acc']:.4f} "
               f"at epoch {best['epoch']})", flush=True)
     if args.json:
-        tmp = f"{args.json}.tmp-{os.getpid()}"
-        with open(tmp, "w") as f:
-            json.dump(result, f, indent=1)
-        os.replace(tmp, args.json)
+        write_atomically(args.json, lambda tmp: _write_json(tmp, result))
     return result
 
 
