@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "graphtier/core/thread_pool.hpp"
@@ -24,6 +25,13 @@ struct BulkMatrices {
   /// A: vals = edge multiplicity; first_position[i] = the lowest CSC position of entry i's edges.
   CsrMatrix a;
   std::vector<int64_t> first_position;
+  /// Host GraphSAGE only (empty otherwise; cpu::add_row_units): A's rows as units, one per edge.
+  /// a_cumulative[i] = the multiplicities of entry i's row up to entry i; the units of row v are
+  /// a_unit_entry[a_unit_rowptr[v], a_unit_rowptr[v + 1]) (a_unit_rowptr is the CSC's indptr),
+  /// each the row-local entry it belongs to.
+  std::vector<int64_t> a_cumulative;
+  std::vector<int32_t> a_unit_entry;
+  std::span<const int64_t> a_unit_rowptr;
   /// LADIES only (empty otherwise): the entrywise square of the row-normalised A + I, on the
   /// kBulkProbabilityUnit grid.
   CsrMatrix ladies_squares;

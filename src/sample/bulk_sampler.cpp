@@ -48,6 +48,7 @@ BulkSampler::BulkSampler(SampleGraph graph, BulkSamplerOptions options, ThreadPo
     : graph_(graph), options_(std::move(options)) {
   check_bulk_inputs(graph_, options_);
   matrices_ = std::make_unique<BulkMatrices>(build_bulk_matrices(graph_, options_.algorithm, pool));
+  if (options_.algorithm == BulkAlgorithm::kGraphSage) cpu::add_row_units(*matrices_, graph_.csc.indptr, pool);
 }
 
 BulkSampler::~BulkSampler() = default;

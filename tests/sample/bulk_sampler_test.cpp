@@ -6,12 +6,15 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <random>
 #include <set>
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/memory.hpp"
 #include "graphtier/sample/bulk_sampler.hpp"
 #include "graphtier/sample/random.hpp"
+#include "sample/bulk_row_ops.hpp"
+#include "sample/cpu/bulk_sampler_cpu.hpp"
 #include "sample_test_util.hpp"
 
 namespace graphtier::sample {
@@ -413,6 +416,44 @@ TEST(BulkSampler, SameAsNeighborSamplerPropertiesOnSimpleGraph) {
       }
     }
   }
+}
+
+TEST(BulkSampler, UnitDrawsPickWhatTheRowScanPicks) {
+  // The host GraphSAGE path draws through the unit expansion (cpu::sample_row_units); the CUDA
+  // backend and the specification scan the row (bulk::sample_row). Both must agree entry for entry.
+  std::mt19937_64 rng(11);
+  int64_t multi_round_rows = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    SCOPED_TRACE(trial);
+    const int64_t n = trial % 100 == 0 ? 20000 : 1 + static_cast<int64_t>(rng() % 200);
+    const bool unit = trial % 3 == 0;
+    std::vector<double> w(static_cast<std::size_t>(n));
+    std::vector<int64_t> cumulative(static_cast<std::size_t>(n));
+    std::vector<int32_t> unit_entry;
+    int64_t sum = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t wk = unit ? 1 : rng() % 8 == 0 ? 1 + static_cast<int64_t>(rng() % 300) : 1 + static_cast<int64_t>(rng() % 3);
+      w[k] = static_cast<double>(wk);
+      unit_entry.insert(unit_entry.end(), static_cast<std::size_t>(wk), static_cast<int32_t>(k));
+      cumulative[k] = sum += wk;
+    }
+    const cpu::UnitRow row{cumulative.data(), unit ? nullptr : unit_entry.data(), n, sum};
+    const std::vector<int64_t> budgets = {-1, 0, 1, 2, 15, n - 1, n, n + 3, 1 + static_cast<int64_t>(rng() % n)};
+    const int64_t budget = budgets[rng() % budgets.size()];
+    const bool replace = rng() % 4 == 0;
+    const uint64_t ls = rng();
+    const int64_t count = bulk::sampled_count(n, budget, replace);
+    std::vector<double> work(static_cast<std::size_t>(n)), prefix(static_cast<std::size_t>(n));
+    std::vector<int64_t> want(static_cast<std::size_t>(count)), got(static_cast<std::size_t>(count)), scratch;
+    const int64_t want_n = bulk::sample_row(w.data(), n, budget, replace, 3, ls, trial, work.data(), prefix.data(), want.data());
+    const int64_t got_n = cpu::sample_row_units(row, budget, replace, 3, ls, trial, scratch, got.data());
+    ASSERT_EQ(got_n, want_n);
+    ASSERT_EQ(got, want) << "n " << n << " budget " << budget << (replace ? " with" : " without") << " replacement";
+    // n - 1 draws from n >= 20 entries collide in round 0 all but surely, so later rounds step
+    // over the chosen entries.
+    multi_round_rows += !replace && budget == n - 1 && n >= 20;
+  }
+  EXPECT_GT(multi_round_rows, 100);
 }
 
 TEST(BulkSampler, CudaMatchesCpu) {

@@ -1,8 +1,10 @@
 #include "sample/cpu/bulk_sampler_cpu.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <vector>
 
+#include "graphtier/core/error.hpp"
 #include "sample/bulk_row_ops.hpp"
 
 namespace graphtier::sample::cpu {
@@ -35,7 +37,104 @@ struct RowScratch {
   }
 };
 
+/// The entry holding the floor-th unit of `row` that lies outside the removed entries (their
+/// unit intervals [starts[i], starts[i] + weights[i]), ascending), or row.n if there are fewer
+/// units: stepping over each removed interval at or before the position keeps it on the
+/// floor-th remaining unit. This is the first entry whose running sum of remaining weights
+/// exceeds `floor`, sample_row's upper_bound on the zeroed prefix sums.
+int64_t entry_of_unit(const UnitRow& row, const int64_t* starts, const int64_t* weights, int64_t num_removed,
+                      int64_t floor) {
+  int64_t unit = floor;
+  for (int64_t i = 0; i < num_removed && starts[i] <= unit; ++i) unit += weights[i];
+  if (unit >= row.units) return row.n;
+  return row.unit_entry == nullptr ? unit : row.unit_entry[unit];
+}
+
 }  // namespace
+
+void add_row_units(BulkMatrices& m, std::span<const int64_t> csc_indptr, ThreadPool* pool) {
+  const int64_t rows = m.a.rows();
+  m.a_cumulative.resize(static_cast<std::size_t>(m.a.nnz()));
+  m.a_unit_entry.resize(static_cast<std::size_t>(csc_indptr.back()));
+  m.a_unit_rowptr = csc_indptr;
+  run_parts(pool, rows, 4096, [&](int64_t lo, int64_t hi) {
+    for (int64_t v = lo; v < hi; ++v) {
+      const int64_t begin = m.a.rowptr[v];
+      GRAPHTIER_EXPECTS(m.a.rowptr[v + 1] - begin <= INT32_MAX, InvalidArgument, "bulk sampling: node ", v, " has ",
+                        m.a.rowptr[v + 1] - begin, " distinct in-neighbours; at most 2^31 - 1 are supported");
+      int32_t* units = m.a_unit_entry.data() + csc_indptr[v];
+      int64_t sum = 0;
+      for (int64_t i = begin; i < m.a.rowptr[v + 1]; ++i) {
+        const auto w = static_cast<int64_t>(m.a.vals[i]);
+        std::fill_n(units + sum, w, static_cast<int32_t>(i - begin));
+        m.a_cumulative[i] = sum += w;
+      }
+    }
+  });
+}
+
+UnitRow unit_row(const BulkMatrices& m, int64_t v) {
+  const int64_t begin = m.a.rowptr[v], n = m.a.rowptr[v + 1] - begin;
+  const int64_t units = m.a_unit_rowptr[v + 1] - m.a_unit_rowptr[v];
+  return UnitRow{m.a_cumulative.data() + begin, units == n ? nullptr : m.a_unit_entry.data() + m.a_unit_rowptr[v], n,
+                 units};
+}
+
+int64_t sample_row_units(const UnitRow& row, int64_t budget, bool replace, uint64_t seed, uint64_t layer_stream,
+                         int64_t key, std::vector<int64_t>& scratch, int64_t* out) {
+  const int64_t n = row.n;
+  const int64_t count = bulk::sampled_count(n, budget, replace);
+  if (count == 0) return 0;
+  if (budget < 0 || (!replace && budget >= n)) {
+    for (int64_t k = 0; k < n; ++k) out[k] = k;
+    return n;
+  }
+  const auto draw_floor = [&](uint64_t stream, int64_t j, double total) {
+    // total < 2^53 and the unit double < 1: the product is a non-negative double below 2^53.
+    return static_cast<int64_t>(bulk::mul_rn(u64_to_unit_double(node_bits(seed, stream, key, j)), total));
+  };
+  const int64_t units = row.units;
+  if (replace) {
+    for (int64_t j = 0; j < budget; ++j) {
+      const int64_t k = entry_of_unit(row, nullptr, nullptr, 0, draw_floor(layer_stream, j, static_cast<double>(units)));
+      out[j] = k < n ? k : n - 1;
+    }
+    return budget;
+  }
+  // out[0, chosen): the entries of earlier rounds, ascending, with their unit intervals in
+  // starts/weights; fresh: this round's draws, repeats included until the round ends.
+  scratch.resize(static_cast<std::size_t>(4 * budget));
+  int64_t* starts = scratch.data();
+  int64_t* weights = starts + budget;
+  int64_t* fresh = weights + budget;
+  int64_t* merged = fresh + budget;
+  int64_t chosen = 0, removed_units = 0;
+  for (int64_t round = 0; chosen < budget; ++round) {
+    const auto total = static_cast<double>(units - removed_units);
+    int64_t last_positive = n - 1;
+    for (int64_t i = chosen - 1; i >= 0 && out[i] == last_positive; --i) --last_positive;
+    const uint64_t rs = bulk::round_stream_of(layer_stream, round);
+    const int64_t need = budget - chosen;
+    for (int64_t j = 0; j < need; ++j) {
+      const int64_t k = entry_of_unit(row, starts, weights, chosen, draw_floor(rs, j, total));
+      fresh[j] = k < n ? k : last_positive;
+    }
+    std::sort(fresh, fresh + need);
+    const int64_t distinct = std::unique(fresh, fresh + need) - fresh;
+    std::merge(out, out + chosen, fresh, fresh + distinct, merged);
+    chosen += distinct;
+    std::copy_n(merged, chosen, out);
+    if (chosen == budget) break;
+    removed_units = 0;
+    for (int64_t i = 0; i < chosen; ++i) {
+      const int64_t k = out[i];
+      starts[i] = row.unit_entry == nullptr ? k : k == 0 ? 0 : row.cumulative[k - 1];
+      weights[i] = row.unit_entry == nullptr ? 1 : row.cumulative[k] - starts[i];
+      removed_units += weights[i];
+    }
+  }
+  return chosen;
+}
 
 CsrMatrix spgemm(const CsrMatrix& q, const CsrMatrix& m, int64_t num_cols, ThreadPool* pool) {
   const int64_t rows = q.rows();
@@ -84,27 +183,29 @@ bulk::StackedDraws graphsage_layer(const BulkMatrices& m, const bulk::StackedFro
   const int64_t rows = frontier.rows();
   bulk::StackedDraws d;
   d.indptr.assign(static_cast<std::size_t>(rows + 1), 0);
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t v = frontier.nodes[r];
-    d.indptr[r + 1] = d.indptr[r] + bulk::sampled_count(m.a.rowptr[v + 1] - m.a.rowptr[v], fanout, replace);
-  }
+  run_parts(pool, rows, 4096, [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      const int64_t v = frontier.nodes[r];
+      d.indptr[r + 1] = bulk::sampled_count(m.a.rowptr[v + 1] - m.a.rowptr[v], fanout, replace);
+    }
+  });
+  std::partial_sum(d.indptr.begin(), d.indptr.end(), d.indptr.begin());
   d.nodes.resize(static_cast<std::size_t>(d.indptr[rows]));
   if (edge_ids) d.edge_ids.resize(d.nodes.size());
   run_parts(pool, rows, 256, [&](int64_t lo, int64_t hi) {
-    RowScratch s;
+    std::vector<int64_t> picks, scratch;
     int64_t b = batch_of(frontier, lo);
     for (int64_t r = lo; r < hi; ++r) {
       while (r >= frontier.offsets[b + 1]) ++b;
       const int64_t v = frontier.nodes[r];
-      const int64_t begin = m.a.rowptr[v], n = m.a.rowptr[v + 1] - begin;
+      const int64_t begin = m.a.rowptr[v];
       const int64_t out = d.indptr[r], count = d.indptr[r + 1] - out;
       if (count == 0) continue;
-      s.fit(n, count);
-      bulk::sample_row(m.a.vals.data() + begin, n, fanout, replace, seed, frontier.layer_streams[b], v, s.work.data(),
-                       s.prefix.data(), s.picks.data());
+      if (static_cast<int64_t>(picks.size()) < count) picks.resize(static_cast<std::size_t>(count));
+      sample_row_units(unit_row(m, v), fanout, replace, seed, frontier.layer_streams[b], v, scratch, picks.data());
       for (int64_t i = 0; i < count; ++i) {
-        d.nodes[out + i] = m.a.cols[begin + s.picks[i]];
-        if (edge_ids) d.edge_ids[out + i] = m.first_position[begin + s.picks[i]];
+        d.nodes[out + i] = m.a.cols[begin + picks[i]];
+        if (edge_ids) d.edge_ids[out + i] = m.first_position[begin + picks[i]];
       }
     }
   });
