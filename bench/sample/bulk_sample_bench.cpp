@@ -1,15 +1,19 @@
-// What bulk matrix-based sampling (k minibatches per call) buys against one-at-a-time neighbour
-// sampling: sampled edges per second on an in-memory R-MAT power-law graph, fanouts [15, 10, 5],
-// for NeighborSampler (1 thread, pool) and BulkSampler with k = 1, 4, 16, 64 (pool), plus the
-// CUDA bulk sampler when a GPU is present. Each row samples the same `--batches` minibatches
-// (the same seeds), and the ratio column is edges/s over NeighborSampler's with the pool.
+// What bulk matrix-based sampling (k minibatches per call) buys against one-at-a-time sampling:
+// sampled edges per second on an in-memory R-MAT power-law graph, in two sections. GraphSAGE,
+// fanouts [15, 10, 5]: NeighborSampler against BulkSampler. LADIES, layer sizes [512, 512]:
+// LayerSampler against BulkSampler (kLadies). Each section times the one-at-a-time sampler with
+// the pool and on one thread, then BulkSampler with k = 1, 4, 16, 64 (pool) and k = 1 on one
+// thread, then the CUDA bulk sampler when a GPU is present. Every row samples the same
+// `--batches` minibatches (the same seeds). The ratio column is the section's one-at-a-time
+// time with the pool over the row's time: a speed-up for the same batches.
 //
 //   bulk_sample_bench [--nodes 1M] [--edges 20M] [--batch 1024] [--batches 64] [--threads 0]
-//                     [--fanouts 15,10,5] [--ks 1,4,16,64] [--seed 1]
+//                     [--fanouts 15,10,5] [--ladies-sizes 512,512] [--ks 1,4,16,64] [--seed 1]
 //
 // Times are host wall-clock for the whole call (CUDA rows included: their results are MiniBatches
-// on the host, as the loader consumes them). The two samplers' outputs differ by design (bulk
-// counts parallel edges once); edge counts are reported per row.
+// on the host, as the loader consumes them). The samplers' outputs differ by design (bulk counts
+// parallel edges once; bulk LADIES draws over A + I by multiplicity), so edge counts are reported
+// per row.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -23,6 +27,7 @@
 #include "graphtier/core/thread_pool.hpp"
 #include "graphtier/core/units.hpp"
 #include "graphtier/sample/bulk_sampler.hpp"
+#include "graphtier/sample/layer_sampler.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
 
 namespace {
@@ -73,6 +78,12 @@ int64_t count_edges(const std::vector<MiniBatch>& batches) {
   return e;
 }
 
+std::string join(const std::vector<int64_t>& values) {
+  std::string out;
+  for (int64_t v : values) out += (out.empty() ? "" : ",") + std::to_string(v);
+  return out;
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -83,7 +94,7 @@ int main(int argc, char** argv) {
   int64_t nodes = 1'000'000, edges = 20'000'000, batch = 1024, num_batches = 64;
   int threads = 0;
   uint64_t seed = 1;
-  std::vector<int64_t> fanouts = {15, 10, 5}, ks = {1, 4, 16, 64};
+  std::vector<int64_t> fanouts = {15, 10, 5}, ladies_sizes = {512, 512}, ks = {1, 4, 16, 64};
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string arg = argv[i];
@@ -95,6 +106,7 @@ int main(int argc, char** argv) {
       else if (arg == "--batches") num_batches = std::stoll(v);
       else if (arg == "--threads") threads = std::stoi(v);
       else if (arg == "--fanouts") fanouts = parse_int_list(v, "--fanouts");
+      else if (arg == "--ladies-sizes") ladies_sizes = parse_int_list(v, "--ladies-sizes");
       else if (arg == "--ks") ks = parse_int_list(v, "--ks");
       else if (arg == "--seed") seed = std::stoull(v);
       else throw InvalidArgument("unknown flag " + arg);
@@ -126,54 +138,74 @@ int main(int argc, char** argv) {
   std::vector<std::span<const int64_t>> seeds;
   for (int64_t b = 0; b < num_batches; ++b) seeds.emplace_back(ids.data() + b * batch, static_cast<std::size_t>(batch));
 
-  std::printf("%-34s %12s %10s %14s %8s\n", "sampler", "edges", "seconds", "edges/s", "ratio");
-  double baseline = 0;
+  double baseline = 0;  // seconds of the section's first row, its one-at-a-time baseline
+  const auto header = [&](const char* what) {
+    std::printf("\n%s\n%-36s %12s %10s %12s %12s %8s\n", what, "sampler", "edges", "seconds", "seeds/s", "edges/s",
+                "ratio");
+    baseline = 0;
+  };
   const auto row = [&](const std::string& name, int64_t sampled, double secs) {
-    const double rate = static_cast<double>(sampled) / secs;
-    if (baseline == 0) baseline = rate;
-    std::printf("%-34s %12lld %10.3f %14.4g %8.3f\n", name.c_str(), static_cast<long long>(sampled), secs, rate, rate / baseline);
+    if (baseline == 0) baseline = secs;
+    std::printf("%-36s %12lld %10.3f %12.4g %12.4g %8.3f\n", name.c_str(), static_cast<long long>(sampled), secs,
+                static_cast<double>(batch * num_batches) / secs, static_cast<double>(sampled) / secs, baseline / secs);
     std::fflush(stdout);
   };
-  NeighborSamplerOptions no;
-  no.fanouts = fanouts;
-  no.seed = seed;
-  const NeighborSampler one(sg, no);
-  for (ThreadPool* p : {&pool, static_cast<ThreadPool*>(nullptr)}) {
-    t0 = std::chrono::steady_clock::now();
-    int64_t sampled = 0;
-    for (int64_t b = 0; b < num_batches; ++b) sampled += one.sample(seeds[b], static_cast<uint64_t>(b), p).num_edges();
-    row(p ? "one-at-a-time NeighborSampler, pool" : "one-at-a-time NeighborSampler, 1 thr", sampled, seconds_since(t0));
-  }
-
-  BulkSamplerOptions bo;
-  bo.fanouts = fanouts;
-  bo.seed = seed;
-  t0 = std::chrono::steady_clock::now();
-  const BulkSampler bulk(sg, bo, &pool);
-  std::printf("bulk matrices built in %.2f s (once per graph, not counted below)\n", seconds_since(t0));
+  const auto run_one = [&](const std::string& label, auto&& sample_one) {
+    for (ThreadPool* p : {&pool, static_cast<ThreadPool*>(nullptr)}) {
+      const auto start = std::chrono::steady_clock::now();
+      int64_t sampled = 0;
+      for (int64_t b = 0; b < num_batches; ++b) sampled += sample_one(seeds[b], static_cast<uint64_t>(b), p).num_edges();
+      row(label + (p ? ", pool" : ", 1 thr"), sampled, seconds_since(start));
+    }
+  };
   const auto run_bulk = [&](const std::string& label, int64_t k, auto&& sample_k) {
-    t0 = std::chrono::steady_clock::now();
+    const auto start = std::chrono::steady_clock::now();
     int64_t sampled = 0;
     for (int64_t b = 0; b < num_batches; b += k) {
       const int64_t n = std::min(k, num_batches - b);
       sampled += count_edges(sample_k(std::span<const std::span<const int64_t>>(seeds.data() + b, static_cast<std::size_t>(n)),
                                       static_cast<uint64_t>(b)));
     }
-    row(label + ", k=" + std::to_string(k), sampled, seconds_since(t0));
+    row(label + ", k=" + std::to_string(k), sampled, seconds_since(start));
   };
-  for (int64_t k : ks) {
-    run_bulk("bulk GraphSAGE CPU, pool", k, [&](auto s, uint64_t first) { return bulk.sample(s, first, &pool); });
-  }
-  run_bulk("bulk GraphSAGE CPU, 1 thr", 1, [&](auto s, uint64_t first) { return bulk.sample(s, first); });
+  const auto run_section = [&](const std::string& name, const BulkSamplerOptions& bo, auto&& sample_one) {
+    header((name + " (" + (bo.algorithm == BulkAlgorithm::kLadies ? "layer sizes " : "fanouts ") +
+            join(bo.fanouts) + ")").c_str());
+    run_one("one-at-a-time " + name, sample_one);
+    const auto built = std::chrono::steady_clock::now();
+    const BulkSampler bulk(sg, bo, &pool);
+    std::printf("bulk matrices built in %.2f s (once per graph, not counted below)\n", seconds_since(built));
+    for (int64_t k : ks) {
+      run_bulk("bulk " + name + " CPU, pool", k, [&](auto s, uint64_t first) { return bulk.sample(s, first, &pool); });
+    }
+    run_bulk("bulk " + name + " CPU, 1 thr", 1, [&](auto s, uint64_t first) { return bulk.sample(s, first); });
+    if (!cuda_available()) {
+      std::printf("%-36s skipped: no GPU\n", ("bulk " + name + " CUDA").c_str());
+      return;
+    }
+    const CudaBulkSampler gpu(sg, bo, 0, &pool);
+    run_bulk("bulk " + name + " CUDA (warm-up)", 1, [&](auto s, uint64_t first) { return gpu.sample(s, first, nullptr, &pool); });
+    for (int64_t k : ks) {
+      run_bulk("bulk " + name + " CUDA", k, [&](auto s, uint64_t first) { return gpu.sample(s, first, nullptr, &pool); });
+    }
+  };
 
-  if (!cuda_available()) {
-    std::printf("%-34s skipped: no GPU\n", "bulk GraphSAGE CUDA");
-    return 0;
-  }
-  const CudaBulkSampler gpu(sg, bo, 0, &pool);
-  run_bulk("bulk GraphSAGE CUDA (warm-up)", 1, [&](auto s, uint64_t first) { return gpu.sample(s, first, nullptr, &pool); });
-  for (int64_t k : ks) {
-    run_bulk("bulk GraphSAGE CUDA", k, [&](auto s, uint64_t first) { return gpu.sample(s, first, nullptr, &pool); });
-  }
+  NeighborSamplerOptions no;
+  no.fanouts = fanouts;
+  no.seed = seed;
+  const NeighborSampler sage(sg, no);
+  BulkSamplerOptions bo;
+  bo.fanouts = fanouts;
+  bo.seed = seed;
+  run_section("GraphSAGE", bo, [&](auto s, uint64_t stream, ThreadPool* p) { return sage.sample(s, stream, p); });
+
+  LayerSamplerOptions lo;
+  lo.method = LayerMethod::kLadies;
+  lo.layer_sizes = ladies_sizes;
+  lo.seed = seed;
+  const LayerSampler ladies(sg, lo);
+  bo.algorithm = BulkAlgorithm::kLadies;
+  bo.fanouts = ladies_sizes;
+  run_section("LADIES", bo, [&](auto s, uint64_t stream, ThreadPool* p) { return ladies.sample(s, stream, p); });
   return 0;
 }
