@@ -25,6 +25,13 @@ int64_t IdMap::find_or_insert(int64_t key, int64_t next) {
   }
 }
 
+int64_t IdMap::find(int64_t key) const {
+  for (uint64_t slot = mix64(static_cast<uint64_t>(key)) & mask_;; slot = (slot + 1) & mask_) {
+    if (keys_[slot] == key) return values_[slot];
+    if (keys_[slot] < 0) return -1;
+  }
+}
+
 void compact_layer(std::span<const int64_t> dst_nodes, std::span<const int64_t> neighbours,
                    std::vector<int64_t>& src_nodes, std::vector<int64_t>& local) {
   IdMap map(static_cast<int64_t>(dst_nodes.size() + neighbours.size()));

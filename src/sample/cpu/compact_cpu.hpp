@@ -15,6 +15,8 @@ class IdMap {
   explicit IdMap(int64_t expected);
   /// The local id of `key`, inserting it as `next` (and returning `next`) when absent.
   int64_t find_or_insert(int64_t key, int64_t next);
+  /// The local id of `key`, or -1 when absent. Safe from many threads while nothing inserts.
+  int64_t find(int64_t key) const;
 
  private:
   std::vector<int64_t> keys_;  // -1 = empty

@@ -1,6 +1,7 @@
 #include "sample/cpu/layer_sampler_cpu.hpp"
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <unordered_map>
 #include <variant>
@@ -18,6 +19,22 @@ std::vector<uint64_t> to_draw_weights(std::span<const layer::U128> sums) {
   std::vector<uint64_t> weights(sums.size());
   for (std::size_t k = 0; k < sums.size(); ++k) weights[k] = layer::draw_weight(sums[k], shift);
   return weights;
+}
+
+/// Sorts `items` by their node id `first` (all in [0, num_nodes)) with a least-significant-digit
+/// radix sort, 11 bits a pass: O(n) against std::sort's O(n log n), and this sort is the serial
+/// core of every LADIES layer.
+void sort_by_node(std::vector<std::pair<int64_t, uint64_t>>& items, int64_t num_nodes) {
+  constexpr int kBits = 11;
+  constexpr std::size_t kBuckets = std::size_t{1} << kBits;
+  std::vector<std::pair<int64_t, uint64_t>> scratch(items.size());
+  for (int shift = 0; (num_nodes - 1) >> shift > 0; shift += kBits) {
+    std::array<std::size_t, kBuckets + 1> start{};
+    for (const auto& item : items) ++start[((static_cast<uint64_t>(item.first) >> shift) & (kBuckets - 1)) + 1];
+    std::partial_sum(start.begin(), start.end(), start.begin());
+    for (const auto& item : items) scratch[start[(static_cast<uint64_t>(item.first) >> shift) & (kBuckets - 1)]++] = item;
+    items.swap(scratch);
+  }
 }
 
 int64_t position_of(const std::vector<int64_t>& ids, int64_t id) {
@@ -39,7 +56,7 @@ WeightedNodes ladies_candidates(const prep::CscView& csc, std::span<const int64_
         }
       },
       csc.indices);
-  std::sort(nonzeros.begin(), nonzeros.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  sort_by_node(nonzeros, csc.num_nodes());
   WeightedNodes out;
   std::vector<layer::U128> sums;
   for (const auto& [u, q] : nonzeros) {
@@ -160,6 +177,9 @@ Block build_layer_block(const prep::CscView& csc, std::span<const int64_t> dst, 
     std::vector<int64_t> neighbours;  // global ids
     std::vector<float> weights;
   };
+  // Membership of every nonzero of the dst rows: a hash probe instead of a binary search.
+  IdMap column_of(static_cast<int64_t>(columns.ids.size()));
+  for (std::size_t k = 0; k < columns.ids.size(); ++k) column_of.find_or_insert(columns.ids[k], static_cast<int64_t>(k));
   const auto build_rows = [&](int64_t lo, int64_t hi, Part& part) {
     std::vector<double> inverse;
     std::visit(
@@ -169,7 +189,7 @@ Block build_layer_block(const prep::CscView& csc, std::span<const int64_t> dst, 
             const std::size_t first = part.neighbours.size();
             inverse.clear();
             const auto keep = [&](int64_t u) {
-              const int64_t k = position_of(columns.ids, u);
+              const int64_t k = column_of.find(u);
               if (k < 0) return;
               part.neighbours.push_back(u);
               inverse.push_back(1.0 / static_cast<double>(columns.weights[k]));
