@@ -207,7 +207,7 @@ def run(args: argparse.Namespace) -> dict:
 
     steps_this_run = 0
     events = ([torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)]
-              if torch.device(args.device).type == "cuda" else None)
+              if device.type == "cuda" else None)
     while train_loader.position[0] < args.epochs:
         epoch = train_loader.position[0]
         model.train()
@@ -227,14 +227,16 @@ def run(args: argparse.Namespace) -> dict:
             optimizer.step()
             if events:
                 events[1].record()
-            history["losses"].append(float(loss))  # synchronises with the device: the step is done
+            loss_value = float(loss)  # synchronises with the device: the step is done
+            history["losses"].append(loss_value)
             # Busy time: on a GPU the step's own time on the device (CUDA events), else its wall time.
             compute_seconds += (events[0].elapsed_time(events[1]) / 1000 if events
                                 else time.perf_counter() - step_start)
-            partial["loss_sum"] += float(loss) * int(keep.sum())
+            labelled = int(keep.sum())
+            partial["loss_sum"] += loss_value * labelled
             partial["correct"] += int((out[keep].argmax(dim=1) == batch.y[keep]).sum())
-            partial["seen"] += int(keep.sum())
-            _progress(epoch, batch.index + 1, len(train_loader), float(loss))
+            partial["seen"] += labelled
+            _progress(epoch, batch.index + 1, len(train_loader), loss_value)
             steps_this_run += 1
             if args.stop_after_batches is not None and steps_this_run >= args.stop_after_batches:
                 checkpoint()

@@ -132,6 +132,12 @@ int64_t CachePolicy::find(int64_t key) const {
   return held == nullptr ? -1 : *held;
 }
 
+void CachePolicy::erase_fills(std::span<const int64_t> keys, std::span<const LookupKind> kinds) {
+  for (std::size_t k = 0; k < kinds.size(); ++k) {
+    if (kinds[k] == LookupKind::kFill) erase(keys[k]);
+  }
+}
+
 void CachePolicy::erase(int64_t key) {
   const int64_t* held = key_slot_.find(key);
   if (held == nullptr) return;

@@ -29,7 +29,6 @@ int64_t checked_round(double value, std::string_view text, const char* what) {
   return static_cast<int64_t>(std::llround(value));
 }
 
-
 /// Calls item(first, last) for each comma-separated item of `text`.
 template <typename Item>
 void for_each_item(const std::string& text, Item&& item) {

@@ -61,12 +61,6 @@ std::vector<int64_t> BatchSampler::epoch_order(int64_t epoch) const {
   return options_.shuffle ? sample::shuffled_ids(ids_, options_.seed, static_cast<uint64_t>(epoch)) : ids_;
 }
 
-std::span<const int64_t> BatchSampler::seeds(const std::vector<int64_t>& order, int64_t b) const {
-  const int64_t begin = b * options_.batch_size;
-  const int64_t end = std::min<int64_t>(begin + options_.batch_size, static_cast<int64_t>(order.size()));
-  return {order.data() + begin, static_cast<std::size_t>(end - begin)};
-}
-
 int64_t BatchSampler::group_size() const noexcept { return pool_.size(); }
 
 sample::MiniBatch BatchSampler::sample_one(std::span<const int64_t> seeds, uint64_t stream, int64_t slot) const {
@@ -81,7 +75,8 @@ void BatchSampler::sample(const std::vector<int64_t>& order, int64_t epoch, int6
   const auto run = [&](int64_t lo, int64_t hi) {
     for (int64_t b = lo; b < hi; ++b) {
       if (options_.fault_hook) options_.fault_hook(Stage::kSample, b);
-      out[b - first] = sample_one(seeds(order, b), sample::minibatch_stream(epoch, b), b - first);
+      out[b - first] = sample_one(sample::batch_seeds(order, options_.batch_size, b), sample::minibatch_stream(epoch, b),
+                                  b - first);
     }
   };
   if (last - first == 1) {

@@ -24,8 +24,6 @@ class BatchSampler {
   int64_t num_batches() const noexcept { return num_batches_; }
   /// Seed order of `epoch`: shuffled_ids(ids, seed, epoch), or the ids as given without shuffling.
   std::vector<int64_t> epoch_order(int64_t epoch) const;
-  /// The seeds of batch `b` in `order`.
-  std::span<const int64_t> seeds(const std::vector<int64_t>& order, int64_t b) const;
   /// Samples batches [first, last) of `order` in `epoch` into out[0 .. last - first), in parallel
   /// on the pool (one batch per task; on the GPU, batch b on stream b - first).
   void sample(const std::vector<int64_t>& order, int64_t epoch, int64_t first, int64_t last,

@@ -39,10 +39,7 @@ void for_each_minibatch_input(const SampleGraph& graph, std::span<const int64_t>
       const int64_t last = std::min(first + group, batches);
       pool.parallel_for(first, last, 1, [&](int64_t lo, int64_t hi) {
         for (int64_t b = lo; b < hi; ++b) {
-          const int64_t begin = b * options.batch_size;
-          const int64_t end = std::min<int64_t>(begin + options.batch_size, static_cast<int64_t>(order.size()));
-          const std::span<const int64_t> seeds(order.data() + begin, static_cast<std::size_t>(end - begin));
-          sampled[b - first] = sampler.sample(seeds, minibatch_stream(epoch, b));
+          sampled[b - first] = sampler.sample(batch_seeds(order, options.batch_size, b), minibatch_stream(epoch, b));
         }
       });
       for (int64_t b = first; b < last; ++b) visit(sampled[b - first].input_nodes());

@@ -68,6 +68,9 @@ class CachePolicy {
   /// Frees the line holding `key`, if any (a fill that failed must not leave a line claiming a
   /// row it does not hold). The key's reuse count is kept.
   void erase(int64_t key);
+  /// Frees the lines that a lookup(keys, slots, kinds) gave as kFill: the whole lookup's fills
+  /// failed (a gather that threw before its copies were done).
+  void erase_fills(std::span<const int64_t> keys, std::span<const LookupKind> kinds);
 
   /// Window buffering: each distinct key of `keys` gains one future use (repeats within one call
   /// count once: one minibatch uses a row once).

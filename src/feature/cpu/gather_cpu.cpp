@@ -45,10 +45,7 @@ void gather_host(FeatureStore::Impl& store, std::span<const int64_t> ids, std::b
     const HostGatherScratch& sc;
     bool armed;
     ~FillGuard() {
-      if (!armed) return;
-      for (std::size_t i = 0; i < sc.kinds.size(); ++i) {
-        if (sc.kinds[i] == cache::LookupKind::kFill) store.host_cache->policy().erase(sc.keys[i]);
-      }
+      if (armed) store.host_cache->policy().erase_fills(sc.keys, sc.kinds);
     }
   } fill_guard{store, sc, counts.fills > 0};
 

@@ -336,10 +336,7 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
     GRAPHTIER_FEATURE_CUDA_CHECK(cudaStreamSynchronize(t.stream));
   } catch (...) {
     cudaStreamSynchronize(t.stream);
-    // No line may claim a row it never received.
-    for (std::size_t i = 0; i < m; ++i) {
-      if (t.kinds[i] == cache::LookupKind::kFill) t.policy.erase(t.keys[i]);
-    }
+    t.policy.erase_fills(t.keys, t.kinds);  // no line may claim a row it never received
     throw;
   }
 
