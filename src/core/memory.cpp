@@ -10,7 +10,7 @@
 
 #include "graphtier/core/error.hpp"
 #if GRAPHTIER_WITH_CUDA
-#include "core/cuda/memory_cuda.hpp"
+#include "memory_cuda.hpp"
 #endif
 
 namespace graphtier {

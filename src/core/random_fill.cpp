@@ -4,7 +4,7 @@
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/rng.hpp"
 #if GRAPHTIER_WITH_CUDA
-#include "core/cuda/random_fill_cuda.hpp"
+#include "cuda/random_fill_cuda.hpp"
 #endif
 
 namespace graphtier {

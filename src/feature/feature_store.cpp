@@ -2,12 +2,12 @@
 
 #include <algorithm>
 
-#include "feature/feature_store_impl.hpp"
+#include "feature_store_impl.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/memory.hpp"
 
 #if GRAPHTIER_WITH_CUDA
-#include "feature/cuda/gpu_tiers.hpp"
+#include "cuda/gpu_tiers.hpp"
 #endif
 
 namespace graphtier::feature {
@@ -23,7 +23,7 @@ FeatureStore::Impl::Impl(const std::string& dir, const FeatureStoreOptions& opti
   features_path = dir + "/" + manifest.files.at("features").path;
   layout = manifest.features;
   num_nodes = manifest.num_nodes;
-  tiers.ranges = graph::tier_ranges(manifest, options.budgets.gpu_hot, options.budgets.cpu);
+  tiers.ranges = tier_ranges(manifest, options.budgets.gpu_hot, options.budgets.cpu);
   const int64_t table = num_nodes * layout.row_stride;
   const int64_t row_bytes = layout.row_bytes();
   // Cache lines hold packed rows (row_bytes, not the on-disk stride).

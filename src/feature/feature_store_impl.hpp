@@ -9,9 +9,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "feature/host_cache.hpp"
-#include "feature/host_tier.hpp"
-#include "feature/storage_tier.hpp"
+#include "host_cache.hpp"
+#include "host_tier.hpp"
+#include "storage_tier.hpp"
 #include "graphtier/cache/cache_policy.hpp"
 #include "graphtier/feature/feature_store.hpp"
 

@@ -2,13 +2,13 @@
 // where the output lives and whether GPU tiers exist.
 #include <chrono>
 
-#include "feature/cpu/gather_cpu.hpp"
-#include "feature/feature_store_impl.hpp"
+#include "cpu/gather_cpu.hpp"
+#include "feature_store_impl.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
 
 #if GRAPHTIER_WITH_CUDA
-#include "feature/cuda/gpu_tiers.hpp"
+#include "cuda/gpu_tiers.hpp"
 #endif
 
 namespace graphtier::feature {

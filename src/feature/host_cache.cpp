@@ -1,4 +1,4 @@
-#include "feature/host_cache.hpp"
+#include "host_cache.hpp"
 
 namespace graphtier::feature {
 

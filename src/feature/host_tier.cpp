@@ -1,4 +1,4 @@
-#include "feature/host_tier.hpp"
+#include "host_tier.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "feature/storage_tier.hpp"
+#include "storage_tier.hpp"
 
 #include "graphtier/io/calibrate.hpp"
 

@@ -1,6 +1,6 @@
 // Plain-file byte sources: a file range read with pread in the caller's block size, with the
 // kernel told to read ahead (converters stream each input front to back).
-#include "graph/byte_source.hpp"
+#include "byte_source.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,6 +1,6 @@
 // CSC builder for converted edge inputs: count, prefix-sum, place, sort and deduplicate per row.
 // Placement order between threads is arbitrary; sorting each row makes the output canonical.
-#include "graph/convert_csc.hpp"
+#include "convert_csc.hpp"
 
 #include <algorithm>
 #include <atomic>

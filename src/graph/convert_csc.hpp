@@ -9,8 +9,8 @@
 #include <span>
 #include <string>
 
-#include "graph/byte_source.hpp"
-#include "graph/npy_array.hpp"
+#include "byte_source.hpp"
+#include "npy_array.hpp"
 #include "graphtier/core/log.hpp"
 #include "graphtier/core/thread_pool.hpp"
 #include "graphtier/graph/convert.hpp"

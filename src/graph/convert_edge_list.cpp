@@ -1,5 +1,5 @@
 // Front door of edge-list conversion: one text file (plain or gzip) of `src dst` lines.
-#include "graph/convert_session.hpp"
+#include "convert_session.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/graph/convert.hpp"
 

@@ -5,8 +5,8 @@
 #include <limits>
 #include <vector>
 
-#include "graph/convert_csc.hpp"
-#include "graph/text_lines.hpp"
+#include "convert_csc.hpp"
+#include "text_lines.hpp"
 #include "graphtier/core/error.hpp"
 
 namespace graphtier::graph::detail {

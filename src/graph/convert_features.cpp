@@ -9,8 +9,8 @@
 #include <limits>
 #include <memory>
 
-#include "graph/convert_nodes.hpp"
-#include "graph/text_lines.hpp"
+#include "convert_nodes.hpp"
+#include "text_lines.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
 

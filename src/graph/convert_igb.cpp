@@ -2,7 +2,7 @@
 // paper features and labels, paper-cites-paper edges, and its 60/20/20 split by node id.
 #include <filesystem>
 
-#include "graph/convert_session.hpp"
+#include "convert_session.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
 #include "graphtier/graph/convert.hpp"

@@ -6,8 +6,8 @@
 #include <limits>
 #include <sstream>
 
-#include "graph/convert_nodes.hpp"
-#include "graph/text_lines.hpp"
+#include "convert_nodes.hpp"
+#include "text_lines.hpp"
 #include "graphtier/core/error.hpp"
 
 namespace graphtier::graph::detail {

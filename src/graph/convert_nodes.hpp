@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/byte_source.hpp"
-#include "graph/npy_array.hpp"
+#include "byte_source.hpp"
+#include "npy_array.hpp"
 #include "graphtier/core/thread_pool.hpp"
 #include "graphtier/graph/dataset.hpp"
 

@@ -1,7 +1,7 @@
 // Front door of .npy-array conversion (also the second half of the Planetoid converter).
-#include "graph/convert_npy.hpp"
+#include "convert_npy.hpp"
 
-#include "graph/convert_session.hpp"
+#include "convert_session.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/graph/convert.hpp"
 

@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <vector>
 
-#include "graph/convert_session.hpp"
-#include "graph/zip_reader.hpp"
+#include "convert_session.hpp"
+#include "zip_reader.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
 #include "graphtier/graph/convert.hpp"

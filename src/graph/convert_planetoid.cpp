@@ -15,8 +15,8 @@
 #include <sstream>
 #include <vector>
 
-#include "graph/byte_source.hpp"
-#include "graph/convert_npy.hpp"
+#include "byte_source.hpp"
+#include "convert_npy.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
 #include "graphtier/graph/convert.hpp"

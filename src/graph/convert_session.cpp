@@ -1,5 +1,5 @@
 // Bookkeeping shared by the converter front doors.
-#include "graph/convert_session.hpp"
+#include "convert_session.hpp"
 
 #include <algorithm>
 #include <limits>

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/convert_csc.hpp"
-#include "graph/convert_nodes.hpp"
+#include "convert_csc.hpp"
+#include "convert_nodes.hpp"
 #include "graphtier/graph/convert.hpp"
 #include "graphtier/graph/dataset.hpp"
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "graph/generate_stages.hpp"
+#include "generate_stages.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
 

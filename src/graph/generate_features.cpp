@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "graph/generate_stages.hpp"
+#include "generate_stages.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
 

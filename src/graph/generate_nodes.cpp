@@ -3,7 +3,7 @@
 #include <cmath>
 #include <vector>
 
-#include "graph/generate_stages.hpp"
+#include "generate_stages.hpp"
 
 namespace graphtier::graph::detail::generate {
 

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "graph/generate_model.hpp"
+#include "generate_model.hpp"
 #include "graphtier/core/thread_pool.hpp"
 #include "graphtier/graph/dataset.hpp"
 #include "graphtier/graph/generate.hpp"

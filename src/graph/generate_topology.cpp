@@ -12,7 +12,7 @@
 #include <span>
 #include <vector>
 
-#include "graph/generate_stages.hpp"
+#include "generate_stages.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
 

@@ -8,7 +8,7 @@
 #include <climits>
 #include <cstring>
 
-#include "graph/byte_source.hpp"
+#include "byte_source.hpp"
 #include "graphtier/core/error.hpp"
 
 namespace graphtier::graph::detail {

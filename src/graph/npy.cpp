@@ -5,7 +5,7 @@
 #include <cstring>
 #include <limits>
 
-#include "graph/npy_array.hpp"
+#include "npy_array.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/file.hpp"
 

@@ -1,5 +1,5 @@
 // Streaming .npy element reader: raw bytes in blocks of the caller's size, converted per element.
-#include "graph/npy_array.hpp"
+#include "npy_array.hpp"
 
 #include <cstring>
 #include <type_traits>

@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "graph/byte_source.hpp"
+#include "byte_source.hpp"
 #include "graphtier/graph/npy.hpp"
 
 namespace graphtier::graph::detail {

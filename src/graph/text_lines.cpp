@@ -1,5 +1,5 @@
 // Line blocks with read-ahead on a background thread; see text_lines.hpp.
-#include "graph/text_lines.hpp"
+#include "text_lines.hpp"
 
 #include <algorithm>
 #include <cstring>

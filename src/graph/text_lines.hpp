@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "graph/byte_source.hpp"
+#include "byte_source.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
 #include "graphtier/core/thread_pool.hpp"

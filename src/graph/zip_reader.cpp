@@ -1,7 +1,7 @@
 // Zip central directory (with ZIP64 extensions) and member streams for stored and deflated members.
 // Record layouts: PKWARE APPNOTE.TXT sections 4.3.7 (local header), 4.3.12 (central directory
 // header), 4.3.14-4.3.16 (ZIP64 end records and end of central directory), 4.5.3 (ZIP64 extra).
-#include "graph/zip_reader.hpp"
+#include "zip_reader.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/byte_source.hpp"
+#include "byte_source.hpp"
 
 namespace graphtier::graph::detail {
 

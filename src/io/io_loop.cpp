@@ -1,4 +1,4 @@
-#include "io/io_loop.hpp"
+#include "io_loop.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,4 +1,4 @@
-#include "io/pread_device.hpp"
+#include "pread_device.hpp"
 
 #include <unistd.h>
 

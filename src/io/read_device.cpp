@@ -2,8 +2,8 @@
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
-#include "io/pread_device.hpp"
-#include "io/uring_device.hpp"
+#include "pread_device.hpp"
+#include "uring_device.hpp"
 
 namespace graphtier::io {
 

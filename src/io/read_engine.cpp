@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "graphtier/core/error.hpp"
-#include "io/io_loop.hpp"
+#include "io_loop.hpp"
 
 namespace graphtier::io {
 

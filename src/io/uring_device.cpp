@@ -1,4 +1,4 @@
-#include "io/uring_device.hpp"
+#include "uring_device.hpp"
 
 #include <liburing.h>
 

@@ -1,4 +1,4 @@
-#include "loader/accumulator.hpp"
+#include "accumulator.hpp"
 
 #include <cmath>
 

@@ -1,9 +1,9 @@
-#include "loader/batch_sampler.hpp"
+#include "batch_sampler.hpp"
 
 #include <algorithm>
 
 #include "graphtier/core/error.hpp"
-#include "graphtier/sample/presample.hpp"
+#include "graphtier/sample/epoch.hpp"
 
 namespace graphtier::loader {
 namespace {
@@ -20,7 +20,7 @@ SamplerKind parse_sampler_kind(const std::string& text) {
 }
 
 BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> ids, const LoaderOptions& options)
-    : options_(options), ids_(std::move(ids)), graph_{prep::CscView::of(dataset), {}},
+    : options_(options), ids_(std::move(ids)), graph_{graph::CscView::of(dataset), {}},
       pool_(options.gpu_sampling && options.sample_threads <= 0 ? kGpuSamplingStreams : options.sample_threads) {
   GRAPHTIER_EXPECTS(options.batch_size >= 1, InvalidArgument, "batch size must be >= 1, got ", options.batch_size);
   GRAPHTIER_EXPECTS(!ids_.empty(), InvalidArgument, "the loader needs at least one node id to iterate");

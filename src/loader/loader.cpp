@@ -7,8 +7,8 @@
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
 #include "graphtier/loader/bounded_queue.hpp"
-#include "loader/accumulator.hpp"
-#include "loader/batch_sampler.hpp"
+#include "accumulator.hpp"
+#include "batch_sampler.hpp"
 
 namespace graphtier::loader {
 namespace {

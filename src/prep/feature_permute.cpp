@@ -12,8 +12,8 @@
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
 #include "graphtier/core/memory.hpp"
-#include "prep/fd.hpp"
-#include "prep/feature_rows.hpp"
+#include "fd.hpp"
+#include "feature_rows.hpp"
 
 namespace graphtier::prep {
 namespace impl {

@@ -19,8 +19,8 @@
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
-#include "prep/fd.hpp"
-#include "prep/feature_rows.hpp"
+#include "fd.hpp"
+#include "feature_rows.hpp"
 
 namespace graphtier::prep::impl {
 namespace {

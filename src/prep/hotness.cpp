@@ -36,7 +36,7 @@ HotnessMethod parse_hotness_method(std::string_view name) {
                                        "' (expected degree, in-degree, out-degree, rpr, wrpr, scores or presample)"));
 }
 
-std::vector<double> in_degree_scores(const CscView& csc, ThreadPool& pool) {
+std::vector<double> in_degree_scores(const graph::CscView& csc, ThreadPool& pool) {
   csc.check_shape("in_degree_scores");
   std::vector<double> scores(static_cast<std::size_t>(csc.num_nodes()));
   pool.parallel_for(0, csc.num_nodes(), kNodeGrain, [&](int64_t lo, int64_t hi) {
@@ -45,7 +45,7 @@ std::vector<double> in_degree_scores(const CscView& csc, ThreadPool& pool) {
   return scores;
 }
 
-std::vector<double> out_degree_scores(const CscView& csc, ThreadPool& pool) {
+std::vector<double> out_degree_scores(const graph::CscView& csc, ThreadPool& pool) {
   const std::vector<int64_t> degree = out_degrees(csc, pool);
   std::vector<double> scores(degree.size());
   pool.parallel_for(0, static_cast<int64_t>(degree.size()), kNodeGrain, [&](int64_t lo, int64_t hi) {
@@ -54,7 +54,7 @@ std::vector<double> out_degree_scores(const CscView& csc, ThreadPool& pool) {
   return scores;
 }
 
-std::vector<double> degree_scores(const CscView& csc, ThreadPool& pool) {
+std::vector<double> degree_scores(const graph::CscView& csc, ThreadPool& pool) {
   const std::vector<int64_t> degree = out_degrees(csc, pool);
   std::vector<double> scores(degree.size());
   pool.parallel_for(0, static_cast<int64_t>(degree.size()), kNodeGrain, [&](int64_t lo, int64_t hi) {

@@ -8,7 +8,7 @@
 #include <variant>
 
 #include "graphtier/core/error.hpp"
-#include "prep/parallel.hpp"
+#include "parallel.hpp"
 
 namespace graphtier::prep {
 namespace {
@@ -16,7 +16,7 @@ namespace {
 constexpr int64_t kEdgeGrain = int64_t{1} << 16;
 
 template <typename In, typename Out>
-void scatter_and_sort(const CscView& csc, std::span<const In> in, std::span<const int64_t> out_indptr,
+void scatter_and_sort(const graph::CscView& csc, std::span<const In> in, std::span<const int64_t> out_indptr,
                       std::vector<int64_t>& cursor, std::vector<Out>& out, ThreadPool& pool) {
   const int64_t n = csc.num_nodes();
   const auto in_chunks = impl::balanced_bounds(csc.indptr, 0, n, kEdgeGrain);
@@ -42,7 +42,7 @@ void scatter_and_sort(const CscView& csc, std::span<const In> in, std::span<cons
 
 }  // namespace
 
-std::vector<int64_t> out_degrees(const CscView& csc, ThreadPool& pool) {
+std::vector<int64_t> out_degrees(const graph::CscView& csc, ThreadPool& pool) {
   csc.check_shape("out_degrees");
   std::vector<int64_t> degree(static_cast<std::size_t>(csc.num_nodes()), 0);
   std::visit(
@@ -57,7 +57,7 @@ std::vector<int64_t> out_degrees(const CscView& csc, ThreadPool& pool) {
   return degree;
 }
 
-OutNeighbours OutNeighbours::build(const CscView& csc, ThreadPool& pool) {
+OutNeighbours OutNeighbours::build(const graph::CscView& csc, ThreadPool& pool) {
   const int64_t n = csc.num_nodes();
   OutNeighbours t;
   // Ids of N <= 2^31 nodes fit int32 (the dataset format draws the same line).
@@ -86,7 +86,7 @@ OutNeighbours OutNeighbours::build(const CscView& csc, ThreadPool& pool) {
   return t;
 }
 
-CscView OutNeighbours::view() const {
+graph::CscView OutNeighbours::view() const {
   if (wide_) return {indptr_, graph::IndexSpan(std::span<const int64_t>(indices64_))};
   return {indptr_, graph::IndexSpan(std::span<const int32_t>(indices32_))};
 }

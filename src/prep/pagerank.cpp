@@ -7,7 +7,7 @@
 #include "graphtier/core/log.hpp"
 #include "graphtier/prep/hotness.hpp"
 #include "graphtier/prep/out_neighbours.hpp"
-#include "prep/parallel.hpp"
+#include "parallel.hpp"
 
 namespace graphtier::prep {
 namespace {
@@ -15,7 +15,7 @@ namespace {
 constexpr int64_t kNodeGrain = int64_t{1} << 16;
 constexpr int64_t kEdgeGrain = int64_t{1} << 16;
 
-void check_inputs(const CscView& csc, const OutNeighbours& out, const PageRankOptions& options) {
+void check_inputs(const graph::CscView& csc, const OutNeighbours& out, const PageRankOptions& options) {
   csc.check_shape("reverse PageRank");
   GRAPHTIER_EXPECTS(out.num_nodes() == csc.num_nodes() && out.num_edges() == csc.num_edges(), InvalidArgument,
                     "reverse PageRank: the out-neighbour table (", out.num_nodes(), " nodes, ", out.num_edges(),
@@ -27,7 +27,7 @@ void check_inputs(const CscView& csc, const OutNeighbours& out, const PageRankOp
 }
 
 template <typename Index>
-void iterate(const CscView& csc, std::span<const int64_t> out_indptr, std::span<const Index> out_indices,
+void iterate(const graph::CscView& csc, std::span<const int64_t> out_indptr, std::span<const Index> out_indices,
              const PageRankOptions& options, ThreadPool& pool, std::vector<double>& score, PageRankStats& stats) {
   const int64_t n = csc.num_nodes();
   const double base = (1.0 - options.damping) / static_cast<double>(n);
@@ -70,7 +70,7 @@ void iterate(const CscView& csc, std::span<const int64_t> out_indptr, std::span<
   progress.finish();
 }
 
-std::vector<double> run(const CscView& csc, const OutNeighbours& out, const PageRankOptions& options, ThreadPool& pool,
+std::vector<double> run(const graph::CscView& csc, const OutNeighbours& out, const PageRankOptions& options, ThreadPool& pool,
                         std::vector<double> score, PageRankStats* stats) {
   PageRankStats local;
   if (out.wide()) {
@@ -84,7 +84,7 @@ std::vector<double> run(const CscView& csc, const OutNeighbours& out, const Page
 
 }  // namespace
 
-std::vector<double> reverse_pagerank(const CscView& csc, const OutNeighbours& out, const PageRankOptions& options,
+std::vector<double> reverse_pagerank(const graph::CscView& csc, const OutNeighbours& out, const PageRankOptions& options,
                                      ThreadPool& pool, PageRankStats* stats) {
   check_inputs(csc, out, options);
   const int64_t n = csc.num_nodes();
@@ -92,7 +92,7 @@ std::vector<double> reverse_pagerank(const CscView& csc, const OutNeighbours& ou
   return run(csc, out, options, pool, std::move(score), stats);
 }
 
-std::vector<double> weighted_reverse_pagerank(const CscView& csc, const OutNeighbours& out,
+std::vector<double> weighted_reverse_pagerank(const graph::CscView& csc, const OutNeighbours& out,
                                               std::span<const int64_t> labeled, const PageRankOptions& options,
                                               ThreadPool& pool, PageRankStats* stats) {
   check_inputs(csc, out, options);

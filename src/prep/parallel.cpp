@@ -1,4 +1,4 @@
-#include "prep/parallel.hpp"
+#include "parallel.hpp"
 
 namespace graphtier::prep::impl {
 

@@ -4,7 +4,7 @@
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/prep/reorder.hpp"
-#include "prep/parallel.hpp"
+#include "parallel.hpp"
 
 namespace graphtier::prep {
 namespace {

@@ -43,7 +43,7 @@ bool same_directory(const std::string& a, const std::string& b) {
 
 std::vector<double> compute_scores(const graph::Dataset& in, const PrepareOptions& o, ThreadPool& pool,
                                    PrepareReport& report) {
-  const CscView csc = CscView::of(in);
+  const graph::CscView csc = graph::CscView::of(in);
   switch (o.method) {
     case HotnessMethod::kDegree: return degree_scores(csc, pool);
     case HotnessMethod::kInDegree: return in_degree_scores(csc, pool);
@@ -108,7 +108,7 @@ PrepareReport prepare_dataset(const std::string& input_dir, const std::string& o
   t = Clock::now();
   {
     Progress progress("relabel", m.num_edges, "edges");
-    write_relabeled_csc(CscView::of(in), perm, writer.open_array("indptr"), writer.open_array("indices"), pool,
+    write_relabeled_csc(graph::CscView::of(in), perm, writer.open_array("indptr"), writer.open_array("indices"), pool,
                         &progress);
     progress.finish();
   }

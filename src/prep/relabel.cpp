@@ -8,7 +8,7 @@
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
 #include "graphtier/prep/reorder.hpp"
-#include "prep/parallel.hpp"
+#include "parallel.hpp"
 
 namespace graphtier::prep {
 namespace {
@@ -17,7 +17,7 @@ constexpr int64_t kNodeGrain = int64_t{1} << 16;
 constexpr int64_t kEdgeGrain = int64_t{1} << 16;
 
 template <typename Index>
-void write_indices(const CscView& csc, std::span<const Index> in, const Permutation& perm,
+void write_indices(const graph::CscView& csc, std::span<const Index> in, const Permutation& perm,
                    std::span<const int64_t> new_indptr, OutputFile& out, ThreadPool& pool, Progress* progress,
                    int64_t window_edges) {
   const int64_t n = csc.num_nodes();
@@ -50,7 +50,7 @@ void write_indices(const CscView& csc, std::span<const Index> in, const Permutat
 
 }  // namespace
 
-void write_relabeled_csc(const CscView& csc, const Permutation& perm, OutputFile& indptr_out, OutputFile& indices_out,
+void write_relabeled_csc(const graph::CscView& csc, const Permutation& perm, OutputFile& indptr_out, OutputFile& indices_out,
                          ThreadPool& pool, Progress* progress, int64_t window_edges) {
   csc.check_shape("write_relabeled_csc");
   const int64_t n = csc.num_nodes();

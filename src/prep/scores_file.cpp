@@ -9,7 +9,7 @@
 #include "graphtier/core/file.hpp"
 #include "graphtier/graph/npy.hpp"
 #include "graphtier/prep/hotness.hpp"
-#include "prep/fd.hpp"
+#include "fd.hpp"
 
 namespace graphtier::prep {
 namespace {

@@ -1,8 +1,8 @@
-#include "sample/bulk_layers.hpp"
+#include "bulk_layers.hpp"
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/sample/random.hpp"
-#include "sample/cpu/compact_cpu.hpp"
+#include "cpu/compact_cpu.hpp"
 
 namespace graphtier::sample::bulk {
 

@@ -1,4 +1,4 @@
-#include "sample/bulk_matrices.hpp"
+#include "bulk_matrices.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -26,7 +26,7 @@ double on_grid_square(double x) {
 }  // namespace
 
 BulkMatrices build_bulk_matrices(const SampleGraph& graph, BulkAlgorithm algorithm, ThreadPool* pool) {
-  const prep::CscView& csc = graph.csc;
+  const graph::CscView& csc = graph.csc;
   const int64_t n = csc.num_nodes(), e = csc.num_edges();
   BulkMatrices m;
   m.num_nodes = n;

@@ -5,12 +5,12 @@
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/memory.hpp"
 #include "graphtier/sample/random.hpp"
-#include "sample/bulk_layers.hpp"
-#include "sample/bulk_matrices.hpp"
-#include "sample/bulk_row_ops.hpp"
-#include "sample/cpu/bulk_sampler_cpu.hpp"
+#include "bulk_layers.hpp"
+#include "bulk_matrices.hpp"
+#include "bulk_row_ops.hpp"
+#include "cpu/bulk_sampler_cpu.hpp"
 #if GRAPHTIER_WITH_CUDA
-#include "sample/cuda/bulk_sampler_cuda.hpp"
+#include "cuda/bulk_sampler_cuda.hpp"
 #endif
 
 namespace graphtier::sample {

@@ -6,8 +6,8 @@
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/memory.hpp"
-#include "sample/cuda/device_topology_cuda.hpp"
-#include "sample/cuda/stream_cuda.hpp"
+#include "cuda/device_topology_cuda.hpp"
+#include "cuda/stream_cuda.hpp"
 
 namespace graphtier::sample {
 namespace {
@@ -16,7 +16,7 @@ namespace {
 /// whose own rules DeviceTopology checked when it was built.
 void check_options(const NeighborSamplerOptions& options) {
   static const int64_t kZero = 0;
-  const SampleGraph empty{prep::CscView{std::span<const int64_t>(&kZero, 1), std::span<const int32_t>()}, {}};
+  const SampleGraph empty{graph::CscView{std::span<const int64_t>(&kZero, 1), std::span<const int32_t>()}, {}};
   check_sampler_inputs(empty, options);
 }
 

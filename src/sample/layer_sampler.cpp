@@ -5,9 +5,9 @@
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/memory.hpp"
 #include "graphtier/sample/random.hpp"
-#include "sample/cpu/layer_sampler_cpu.hpp"
+#include "cpu/layer_sampler_cpu.hpp"
 #if GRAPHTIER_WITH_CUDA
-#include "sample/cuda/layer_sampler_cuda.hpp"
+#include "cuda/layer_sampler_cuda.hpp"
 #endif
 
 namespace graphtier::sample {

@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graphtier/core/error.hpp"
-#include "sample/cpu/compact_cpu.hpp"
+#include "cpu/compact_cpu.hpp"
 
 namespace graphtier::sample {
 

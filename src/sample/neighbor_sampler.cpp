@@ -7,8 +7,8 @@
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/sample/random.hpp"
-#include "sample/cpu/compact_cpu.hpp"
-#include "sample/cpu/neighbor_draws.hpp"
+#include "cpu/compact_cpu.hpp"
+#include "cpu/neighbor_draws.hpp"
 
 namespace graphtier::sample {
 

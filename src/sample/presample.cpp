@@ -4,20 +4,8 @@
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
-#include "graphtier/core/rng.hpp"
 
 namespace graphtier::sample {
-
-std::vector<int64_t> shuffled_ids(std::span<const int64_t> ids, uint64_t seed, uint64_t epoch) {
-  std::vector<int64_t> order(ids.begin(), ids.end());
-  // Stream tag keeps the shuffle's draws apart from the samplers' (random.hpp streams are mixed).
-  constexpr uint64_t kShuffleStream = 0x53485546464C45ull;  // "SHUFFLE"
-  for (std::size_t i = order.size(); i > 1; --i) {
-    const auto j = bounded_u64(philox_u64(seed, kShuffleStream ^ (epoch << 8), i), i);
-    std::swap(order[i - 1], order[j]);
-  }
-  return order;
-}
 
 void for_each_minibatch_input(const SampleGraph& graph, std::span<const int64_t> train_ids,
                               const PresampleOptions& options, ThreadPool& pool,

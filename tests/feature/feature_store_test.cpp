@@ -77,7 +77,7 @@ TEST(FeatureStoreTest, ByteExactForEveryTierCombinationDtypeAndLayout) {
       options.budgets.host_cache = combo.host_cache;
       options.io_depth = 8;
       FeatureStore store(dir, options, pool);
-      const graph::TierRanges& r = store.tiers().ranges;
+      const TierRanges& r = store.tiers().ranges;
       EXPECT_EQ(r.gpu_end, 0);
       for (uint64_t batch = 0; batch < 4; ++batch) {
         std::vector<int64_t> ids = uniform_ids(500, kNodes, 100 * batch + 1);

@@ -14,7 +14,7 @@
 #include <set>
 #include <vector>
 
-#include "graph/generate_model.hpp"
+#include "generate_model.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/graph/dataset.hpp"
 #include "test_util.hpp"

@@ -1,5 +1,5 @@
 // The storage-access accumulator's estimate: storage-range ids times the reads per such id observed.
-#include "loader/accumulator.hpp"
+#include "accumulator.hpp"
 
 #include <gtest/gtest.h>
 

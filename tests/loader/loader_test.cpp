@@ -13,9 +13,9 @@
 #include "feature/feature_test_util.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/io/fault_injection.hpp"
+#include "graphtier/sample/epoch.hpp"
 #include "graphtier/sample/layer_sampler.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
-#include "graphtier/sample/presample.hpp"
 
 namespace graphtier::loader {
 namespace {
@@ -95,7 +95,7 @@ TEST(Loader, EveryTrainIdOnceAnEpochInTheSamplersOrder) {
   sample::NeighborSamplerOptions so;
   so.fanouts = {5, 3};
   so.seed = 11;
-  const sample::NeighborSampler reference(sample::SampleGraph{prep::CscView::of(d), {}}, so);
+  const sample::NeighborSampler reference(sample::SampleGraph{graph::CscView::of(d), {}}, so);
   const auto labels = d.labels();
   for (int64_t epoch : {0, 1}) {
     const std::vector<LoadedBatch> batches = run_epoch(loader, epoch);
@@ -357,7 +357,7 @@ TEST(Loader, LayerWiseSamplerThroughThePipeline) {
   sample::LayerSamplerOptions lo;
   lo.layer_sizes = {64, 64};
   lo.seed = 11;
-  const sample::LayerSampler reference(sample::SampleGraph{prep::CscView::of(d), {}}, lo);
+  const sample::LayerSampler reference(sample::SampleGraph{graph::CscView::of(d), {}}, lo);
   for (const LoadedBatch& b : batches) {
     const sample::MiniBatch expected = reference.sample(b.batch.seeds, (uint64_t{1} << 32) | static_cast<uint64_t>(b.index));
     ASSERT_EQ(b.batch.blocks.size(), 2u);

@@ -21,7 +21,7 @@ template <typename Index>
 struct Graph {
   std::vector<int64_t> indptr;
   std::vector<Index> indices;
-  CscView view() const { return {indptr, graph::IndexSpan(std::span<const Index>(indices))}; }
+  graph::CscView view() const { return {indptr, graph::IndexSpan(std::span<const Index>(indices))}; }
   int64_t n() const { return static_cast<int64_t>(indptr.size()) - 1; }
 };
 

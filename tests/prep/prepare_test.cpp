@@ -88,7 +88,7 @@ void expect_same_dataset(const graph::Dataset& in, const graph::Dataset& out) {
 TEST(Prepare, EveryMethodKeepsTheGraphAndOrdersByItsScore) {
   test::TempDir tmp;
   const graph::Dataset in = graph::Dataset::open(make_input(tmp));
-  const CscView csc = CscView::of(in);
+  const graph::CscView csc = graph::CscView::of(in);
   ThreadPool pool(2);
   const OutNeighbours out_nbrs = OutNeighbours::build(csc, pool);
   PageRankOptions wrpr_options;

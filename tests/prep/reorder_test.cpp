@@ -77,7 +77,7 @@ TEST(RelabelCsc, RowsFollowThePermutationInAnyWindow) {
     for (int64_t k = 0; k < degree; ++k) indices.push_back(static_cast<int32_t>(rng() % n));
     indptr.push_back(static_cast<int64_t>(indices.size()));
   }
-  const CscView csc{indptr, graph::IndexSpan(std::span<const int32_t>(indices))};
+  const graph::CscView csc{indptr, graph::IndexSpan(std::span<const int32_t>(indices))};
   std::vector<double> scores(n);
   for (auto& s : scores) s = static_cast<double>(rng() % 50);
   ThreadPool pool(3);

@@ -13,8 +13,8 @@
 #include "graphtier/core/memory.hpp"
 #include "graphtier/sample/bulk_sampler.hpp"
 #include "graphtier/sample/random.hpp"
-#include "sample/bulk_row_ops.hpp"
-#include "sample/cpu/bulk_sampler_cpu.hpp"
+#include "bulk_row_ops.hpp"
+#include "cpu/bulk_sampler_cpu.hpp"
 #include "sample_test_util.hpp"
 
 namespace graphtier::sample {

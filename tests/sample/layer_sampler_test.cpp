@@ -16,8 +16,8 @@
 #include "graphtier/sample/layer_sampler.hpp"
 #include "graphtier/sample/random.hpp"
 #include "layer_sampler_test_util.hpp"
-#include "sample/cpu/layer_sampler_cpu.hpp"
-#include "sample/layer_draws.hpp"
+#include "cpu/layer_sampler_cpu.hpp"
+#include "layer_draws.hpp"
 #include "sample_test_util.hpp"
 
 namespace graphtier::sample {
@@ -277,7 +277,7 @@ TEST(LayerSampler, PoolSizeDoesNotChangeTheSample) {
 /// The same graph with int64 indices (the other width the CSC may be stored in).
 SampleGraph wide_view(const OwnedGraph& g, std::vector<int64_t>& storage) {
   storage.assign(g.indices.begin(), g.indices.end());
-  return {prep::CscView{g.indptr, graph::IndexSpan(std::span<const int64_t>(storage))}, {}};
+  return {graph::CscView{g.indptr, graph::IndexSpan(std::span<const int64_t>(storage))}, {}};
 }
 
 TEST(LayerSampler, IndexWidthDoesNotChangeTheSample) {

@@ -35,7 +35,7 @@ OwnedGraph OwnedGraph::random(int64_t num_nodes, double mean_degree, uint64_t se
   return from_edges(num_nodes, edges);
 }
 
-prep::CscView OwnedGraph::csc() const {
+graph::CscView OwnedGraph::csc() const {
   return {indptr, graph::IndexSpan(std::span<const int32_t>(indices))};
 }
 

@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "graphtier/prep/csc_view.hpp"
+#include "graphtier/graph/csc_view.hpp"
 #include "graphtier/sample/minibatch.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
 
@@ -25,7 +25,7 @@ struct OwnedGraph {
   /// neighbours uniform (repeats allowed: multi-edges are real input).
   static OwnedGraph random(int64_t num_nodes, double mean_degree, uint64_t seed);
 
-  prep::CscView csc() const;
+  graph::CscView csc() const;
   SampleGraph sample_graph() const { return {csc(), weights}; }
   int64_t num_nodes() const { return static_cast<int64_t>(indptr.size()) - 1; }
   int64_t num_edges() const { return indptr.back(); }

@@ -98,7 +98,7 @@ void run_bench_hotness(const BenchHotnessOptions& c, const GlobalOptions& global
   const auto train = dataset.split(graph::Split::kTrain);
   GRAPHTIER_EXPECTS(!train.empty(), InvalidArgument, c.dataset, " has no train split: a training run samples from it");
   ThreadPool pool(global.threads);
-  const prep::CscView csc = prep::CscView::of(dataset);
+  const graph::CscView csc = graph::CscView::of(dataset);
   const int64_t n = dataset.num_nodes();
   std::vector<int64_t> rows;
   for (const double fraction : parse_percent_list(c.budgets, "--budgets")) {

@@ -20,8 +20,8 @@
 #include "graphtier/core/units.hpp"
 #include "graphtier/graph/dataset.hpp"
 #include "graphtier/sample/cuda_neighbor_sampler.hpp"
+#include "graphtier/sample/epoch.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
-#include "graphtier/sample/presample.hpp"
 
 namespace graphtier::cli {
 namespace {
@@ -173,7 +173,7 @@ void run_bench_sample(const BenchSampleOptions& c, const GlobalOptions& global) 
   o.fanouts = parse_int_list(c.fanouts, "--fanouts");
   o.seed = c.seed;
   o.edge_ids = false;
-  const sample::SampleGraph graph{prep::CscView::of(dataset), {}};
+  const sample::SampleGraph graph{graph::CscView::of(dataset), {}};
   // Seeds: the train split when there is one (as training samples), else every node.
   std::vector<int64_t> ids;
   const auto train = dataset.split(graph::Split::kTrain);

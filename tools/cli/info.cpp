@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "graphtier/core/log.hpp"
+#include "graphtier/feature/tier_ranges.hpp"
 #include "graphtier/graph/summary.hpp"
 
 namespace graphtier::cli {
@@ -32,7 +33,7 @@ void run_info(const InfoOptions& opt, const GlobalOptions& global) {
   const auto& m = dataset.manifest();
   ThreadPool pool(global.threads);
   const auto s = graph::summarize(dataset, pool);
-  const auto tiers = graph::tier_ranges(m, Budget::parse(opt.gpu_budget), Budget::parse(opt.cpu_budget));
+  const auto tiers = feature::tier_ranges(m, Budget::parse(opt.gpu_budget), Budget::parse(opt.cpu_budget));
 
   if (global.json) {
     nlohmann::ordered_json j;

@@ -51,7 +51,7 @@ prep::PrepareOptions to_options(const PrepareCliOptions& c) {
       const auto train = in.split(graph::Split::kTrain);
       GRAPHTIER_EXPECTS(!train.empty(), InvalidArgument, "hotness presample samples from the train nodes, but ", in.dir(),
                         " has no train split");
-      return sample::presample_hotness({prep::CscView::of(in), {}}, train, po, pool);
+      return sample::presample_hotness({graph::CscView::of(in), {}}, train, po, pool);
     };
   }
   if (!c.memory_budget.empty()) {

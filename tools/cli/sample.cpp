@@ -47,7 +47,7 @@ void run_sample(const SampleCliOptions& c, const GlobalOptions& global) {
   const graph::Dataset dataset = graph::Dataset::open(c.dataset);
   const std::vector<int64_t> seeds = parse_int_list(c.seeds, "--seeds");
   const std::vector<int64_t> fanouts = parse_int_list(c.fanouts, "--fanouts");
-  const sample::SampleGraph graph{prep::CscView::of(dataset), {}};
+  const sample::SampleGraph graph{graph::CscView::of(dataset), {}};
   sample::MiniBatch batch;
   if (c.sampler == "neighbor") {
     sample::NeighborSamplerOptions o;

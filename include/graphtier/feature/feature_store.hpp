@@ -1,7 +1,7 @@
 // The tiered feature store: X[ids] gathered from whichever tier holds each row (DESIGN.md,
 // "Feature store"; issue "Tiered feature store").
 //
-// After `prepare`, ids are in hotness order, so the static tiers are id ranges (graph::tier_ranges):
+// After `prepare`, ids are in hotness order, so the static tiers are id ranges (tier_ranges):
 //   [0, gpu_end)          GPU hot tier: device memory (CUDA builds)
 //   [gpu_end, cpu_end)    host tier: host memory, page-locked (pinned) when a GPU is present
 //   [cpu_end, num_nodes)  storage tier: features.bin read with O_DIRECT through io::ReadEngine
@@ -25,7 +25,7 @@
 #include "graphtier/core/units.hpp"
 #include "graphtier/feature/feature_stats.hpp"
 #include "graphtier/graph/dataset.hpp"
-#include "graphtier/graph/summary.hpp"
+#include "graphtier/feature/tier_ranges.hpp"
 #include "graphtier/io/read_device.hpp"
 
 namespace graphtier::feature {
@@ -74,7 +74,7 @@ struct PinnedPaths {
 
 /// Rows per tier, as resolved from the budgets.
 struct TierLayout {
-  graph::TierRanges ranges;     // gpu_end, cpu_end, num_nodes, row_stride
+  TierRanges ranges;            // gpu_end, cpu_end, num_nodes, row_stride
   int64_t gpu_cache_rows = 0;   // lines of the GPU software cache
   int64_t host_cache_rows = 0;  // lines of the host cache
   bool host_pinned = false;     // the host tier is page-locked

@@ -1,4 +1,4 @@
-// Counts and degree statistics of a dataset, and the static tier ranges a set of budgets gives.
+// Counts and degree statistics of a dataset.
 #pragma once
 
 #include <cstdint>
@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "graphtier/core/thread_pool.hpp"
-#include "graphtier/core/units.hpp"
 #include "graphtier/graph/dataset.hpp"
 
 namespace graphtier::graph {
@@ -35,17 +34,5 @@ struct DatasetSummary {
 };
 
 DatasetSummary summarize(const Dataset& dataset, ThreadPool& pool);
-
-/// Static feature tiers are prefixes of the (hotness-ordered) ids: [0, gpu_end) on the GPU,
-/// [gpu_end, cpu_end) in pinned host memory, [cpu_end, num_nodes) on storage.
-struct TierRanges {
-  int64_t gpu_end = 0;
-  int64_t cpu_end = 0;
-  int64_t num_nodes = 0;
-  int64_t row_stride = 0;
-};
-
-/// Rows that fit each budget, measured against the feature table's size (num_nodes * row_stride).
-TierRanges tier_ranges(const Manifest& manifest, const Budget& gpu, const Budget& cpu);
 
 }  // namespace graphtier::graph

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "graphtier/core/thread_pool.hpp"
-#include "graphtier/prep/csc_view.hpp"
+#include "graphtier/graph/csc_view.hpp"
 
 namespace graphtier::prep {
 
@@ -34,9 +34,9 @@ std::string_view hotness_method_name(HotnessMethod method);
 /// InvalidArgument listing the accepted ones.
 HotnessMethod parse_hotness_method(std::string_view name);
 
-std::vector<double> in_degree_scores(const CscView& csc, ThreadPool& pool);
-std::vector<double> out_degree_scores(const CscView& csc, ThreadPool& pool);
-std::vector<double> degree_scores(const CscView& csc, ThreadPool& pool);
+std::vector<double> in_degree_scores(const graph::CscView& csc, ThreadPool& pool);
+std::vector<double> out_degree_scores(const graph::CscView& csc, ThreadPool& pool);
+std::vector<double> degree_scores(const graph::CscView& csc, ThreadPool& pool);
 
 struct PageRankOptions {
   int iterations = 20;  // upper bound on iterations (Algorithm 1 uses 5 for the weighted variant)
@@ -56,13 +56,13 @@ struct PageRankStats {
 /// on), then node u takes the sum over the nodes X it points to (u in X's in-neighbours) of
 /// score[X] / in_degree[X], and finally score = (1 - d) / N + d * score. Multi-edges count once per
 /// CSC entry. `out` must be OutNeighbours::build(csc).
-std::vector<double> reverse_pagerank(const CscView& csc, const OutNeighbours& out, const PageRankOptions& options,
+std::vector<double> reverse_pagerank(const graph::CscView& csc, const OutNeighbours& out, const PageRankOptions& options,
                                      ThreadPool& pool, PageRankStats* stats = nullptr);
 
 /// Weighted reverse PageRank, Algorithm 1 of paper 002: as reverse_pagerank, but the initial score
 /// 1/N of each labeled (train) node is multiplied by N / labeled.size() (once per occurrence in
 /// `labeled`). Throws InvalidArgument if `labeled` is empty, OutOfRange for an id outside [0, N).
-std::vector<double> weighted_reverse_pagerank(const CscView& csc, const OutNeighbours& out,
+std::vector<double> weighted_reverse_pagerank(const graph::CscView& csc, const OutNeighbours& out,
                                               std::span<const int64_t> labeled, const PageRankOptions& options,
                                               ThreadPool& pool, PageRankStats* stats = nullptr);
 

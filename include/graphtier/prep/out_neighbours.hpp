@@ -11,14 +11,14 @@
 #include <vector>
 
 #include "graphtier/core/thread_pool.hpp"
-#include "graphtier/prep/csc_view.hpp"
+#include "graphtier/graph/csc_view.hpp"
 
 namespace graphtier::prep {
 
 /// Out-degree of every node: how often it appears in the CSC's indices (a multi-edge counts each
 /// time). int64 [N]. O(E) with relaxed atomic increments, so the counts are exact and
 /// deterministic.
-std::vector<int64_t> out_degrees(const CscView& csc, ThreadPool& pool);
+std::vector<int64_t> out_degrees(const graph::CscView& csc, ThreadPool& pool);
 
 /// CSR of out-neighbours, owned. Row u lists every X with u among X's in-neighbours, in ascending
 /// order of X, once per CSC entry. Indices are int32 when N <= 2^31 (half the memory of int64 on
@@ -26,7 +26,7 @@ std::vector<int64_t> out_degrees(const CscView& csc, ThreadPool& pool);
 class OutNeighbours {
  public:
   /// O(E) time (scatter) plus sorting each row, O(E) extra memory; deterministic for any pool size.
-  static OutNeighbours build(const CscView& csc, ThreadPool& pool);
+  static OutNeighbours build(const graph::CscView& csc, ThreadPool& pool);
 
   int64_t num_nodes() const noexcept { return static_cast<int64_t>(indptr_.size()) - 1; }
   int64_t num_edges() const noexcept { return indptr_.back(); }
@@ -36,7 +36,7 @@ class OutNeighbours {
   std::span<const int32_t> indices32() const noexcept { return indices32_; }
   std::span<const int64_t> indices64() const noexcept { return indices64_; }
   /// The transpose seen as a CSC of the reversed graph.
-  CscView view() const;
+  graph::CscView view() const;
 
  private:
   std::vector<int64_t> indptr_{0};

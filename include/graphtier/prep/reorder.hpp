@@ -10,7 +10,7 @@
 #include "graphtier/core/dtype.hpp"
 #include "graphtier/core/file.hpp"
 #include "graphtier/core/thread_pool.hpp"
-#include "graphtier/prep/csc_view.hpp"
+#include "graphtier/graph/csc_view.hpp"
 
 namespace graphtier {
 class Progress;
@@ -55,7 +55,7 @@ std::vector<int64_t> map_ids_sorted(std::span<const int64_t> ids, const Permutat
 /// `indices_out` with the input's index width. Rows are built in parallel in windows of about
 /// `window_edges` entries, so memory beyond the permutation and the new indptr is bounded.
 /// `progress`, if given, is advanced by entries written.
-void write_relabeled_csc(const CscView& csc, const Permutation& perm, OutputFile& indptr_out, OutputFile& indices_out,
+void write_relabeled_csc(const graph::CscView& csc, const Permutation& perm, OutputFile& indptr_out, OutputFile& indices_out,
                          ThreadPool& pool, Progress* progress = nullptr, int64_t window_edges = int64_t{1} << 24);
 
 }  // namespace graphtier::prep

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "graphtier/core/thread_pool.hpp"
-#include "graphtier/prep/csc_view.hpp"
+#include "graphtier/graph/csc_view.hpp"
 #include "graphtier/sample/minibatch.hpp"
 
 namespace graphtier::sample {
@@ -42,7 +42,7 @@ struct NeighborSamplerOptions {
 /// The graph a sampler reads: CSC topology and optional per-edge weights (float32 [num_edges],
 /// finite, >= 0; empty = uniform). Borrowed: the memory must outlive the sampler.
 struct SampleGraph {
-  prep::CscView csc;
+  graph::CscView csc;
   std::span<const float> edge_weights;
 };
 

@@ -1,7 +1,7 @@
 #include <cuda_runtime.h>
 
-#include "core/cuda/memory_cuda.hpp"
-#include "core/cuda/random_fill_cuda.hpp"
+#include "memory_cuda.hpp"
+#include "cuda/random_fill_cuda.hpp"
 #include "graphtier/core/rng.hpp"
 
 namespace graphtier::cuda {

@@ -1,4 +1,4 @@
-#include "feature/cpu/gather_cpu.hpp"
+#include "cpu/gather_cpu.hpp"
 
 #include <algorithm>
 #include <chrono>

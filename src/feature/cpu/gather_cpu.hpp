@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <span>
 
-#include "feature/feature_store_impl.hpp"
+#include "feature_store_impl.hpp"
 
 namespace graphtier::feature::cpu {
 

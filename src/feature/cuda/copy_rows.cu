@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "core/cuda/memory_cuda.hpp"
-#include "feature/cuda/copy_rows.cuh"
+#include "memory_cuda.hpp"
+#include "cuda/copy_rows.cuh"
 
 namespace graphtier::feature::cuda {
 

@@ -7,10 +7,10 @@
 #include <cstring>
 #include <vector>
 
-#include "core/cuda/memory_cuda.hpp"
-#include "feature/cpu/gather_cpu.hpp"
-#include "feature/cuda/copy_rows.cuh"
-#include "feature/cuda/gpu_tiers.hpp"
+#include "memory_cuda.hpp"
+#include "cpu/gather_cpu.hpp"
+#include "cuda/copy_rows.cuh"
+#include "cuda/gpu_tiers.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/file.hpp"
 #include "graphtier/core/log.hpp"

@@ -1,11 +1,11 @@
-#include "sample/cpu/bulk_sampler_cpu.hpp"
+#include "cpu/bulk_sampler_cpu.hpp"
 
 #include <algorithm>
 #include <numeric>
 #include <vector>
 
 #include "graphtier/core/error.hpp"
-#include "sample/bulk_row_ops.hpp"
+#include "bulk_row_ops.hpp"
 
 namespace graphtier::sample::cpu {
 namespace {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "graphtier/core/thread_pool.hpp"
-#include "sample/bulk_layers.hpp"
-#include "sample/bulk_matrices.hpp"
+#include "bulk_layers.hpp"
+#include "bulk_matrices.hpp"
 
 namespace graphtier::sample::cpu {
 

@@ -1,4 +1,4 @@
-#include "sample/cpu/compact_cpu.hpp"
+#include "cpu/compact_cpu.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -1,4 +1,4 @@
-#include "sample/cpu/layer_sampler_cpu.hpp"
+#include "cpu/layer_sampler_cpu.hpp"
 
 #include <algorithm>
 #include <array>
@@ -6,8 +6,8 @@
 #include <unordered_map>
 #include <variant>
 
-#include "sample/cpu/compact_cpu.hpp"
-#include "sample/layer_draws.hpp"
+#include "cpu/compact_cpu.hpp"
+#include "layer_draws.hpp"
 
 namespace graphtier::sample::cpu {
 namespace {
@@ -43,7 +43,7 @@ int64_t position_of(const std::vector<int64_t>& ids, int64_t id) {
 
 }  // namespace
 
-WeightedNodes ladies_candidates(const prep::CscView& csc, std::span<const int64_t> dst) {
+WeightedNodes ladies_candidates(const graph::CscView& csc, std::span<const int64_t> dst) {
   const std::span<const int64_t> indptr = csc.indptr;
   // (column, contribution) per nonzero, sorted by column: one sort instead of a search per nonzero.
   std::vector<std::pair<int64_t, uint64_t>> nonzeros;
@@ -70,7 +70,7 @@ WeightedNodes ladies_candidates(const prep::CscView& csc, std::span<const int64_
   return out;
 }
 
-std::vector<uint64_t> fastgcn_weights(const prep::CscView& csc) {
+std::vector<uint64_t> fastgcn_weights(const graph::CscView& csc) {
   const std::span<const int64_t> indptr = csc.indptr;
   std::vector<layer::U128> sums(static_cast<std::size_t>(csc.num_nodes()));
   std::visit(
@@ -139,7 +139,7 @@ std::vector<int64_t> draw_positions(std::span<const uint64_t> weights, std::span
   return chosen;
 }
 
-WeightedNodes ladies_columns(const prep::CscView& csc, std::span<const int64_t> dst, int64_t size, uint64_t seed,
+WeightedNodes ladies_columns(const graph::CscView& csc, std::span<const int64_t> dst, int64_t size, uint64_t seed,
                              uint64_t layer_stream) {
   WeightedNodes candidates = ladies_candidates(csc, dst);
   std::vector<char> in_src(candidates.ids.size(), 0);
@@ -166,7 +166,7 @@ WeightedNodes fastgcn_columns(std::span<const uint64_t> weights, std::span<const
   return columns;
 }
 
-Block build_layer_block(const prep::CscView& csc, std::span<const int64_t> dst, const WeightedNodes& columns,
+Block build_layer_block(const graph::CscView& csc, std::span<const int64_t> dst, const WeightedNodes& columns,
                         ThreadPool* pool) {
   const auto n = static_cast<int64_t>(dst.size());
   const std::span<const int64_t> indptr = csc.indptr;

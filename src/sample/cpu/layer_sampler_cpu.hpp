@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "graphtier/core/thread_pool.hpp"
-#include "graphtier/prep/csc_view.hpp"
+#include "graphtier/graph/csc_view.hpp"
 #include "graphtier/sample/minibatch.hpp"
 
 namespace graphtier::sample::cpu {
@@ -19,10 +19,10 @@ struct WeightedNodes {
 };
 
 /// LADIES candidates of the rows `dst`: their in-neighbours and themselves, with w_u.
-WeightedNodes ladies_candidates(const prep::CscView& csc, std::span<const int64_t> dst);
+WeightedNodes ladies_candidates(const graph::CscView& csc, std::span<const int64_t> dst);
 
 /// FastGCN's w_u for every node (the column weights of Â over all rows).
-std::vector<uint64_t> fastgcn_weights(const prep::CscView& csc);
+std::vector<uint64_t> fastgcn_weights(const graph::CscView& csc);
 
 /// The Fenwick tree of the weights (layer_draws.hpp), built in O(n).
 std::vector<uint64_t> fenwick_tree(std::span<const uint64_t> weights);
@@ -35,14 +35,14 @@ std::vector<int64_t> draw_positions(std::span<const uint64_t> weights, std::span
                                     int64_t size, uint64_t seed, uint64_t layer_stream);
 
 /// The src set of a block (dst ∪ drawn), ascending, with the w_u its weights use.
-WeightedNodes ladies_columns(const prep::CscView& csc, std::span<const int64_t> dst, int64_t size, uint64_t seed,
+WeightedNodes ladies_columns(const graph::CscView& csc, std::span<const int64_t> dst, int64_t size, uint64_t seed,
                              uint64_t layer_stream);
 WeightedNodes fastgcn_columns(std::span<const uint64_t> weights, std::span<const uint64_t> tree,
                               std::span<const int64_t> dst, int64_t size, uint64_t seed, uint64_t layer_stream);
 
 /// Block of the rows `dst` over the src set `columns`: edges, row-normalised weights, compaction.
 /// With a pool, rows are processed in parallel parts concatenated in order.
-Block build_layer_block(const prep::CscView& csc, std::span<const int64_t> dst, const WeightedNodes& columns,
+Block build_layer_block(const graph::CscView& csc, std::span<const int64_t> dst, const WeightedNodes& columns,
                         ThreadPool* pool);
 
 }  // namespace graphtier::sample::cpu

@@ -1,4 +1,4 @@
-#include "sample/cpu/neighbor_draws.hpp"
+#include "cpu/neighbor_draws.hpp"
 
 #include <algorithm>
 #include <cmath>

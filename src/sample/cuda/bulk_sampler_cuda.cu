@@ -7,10 +7,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "core/cuda/memory_cuda.hpp"
+#include "memory_cuda.hpp"
 #include "graphtier/core/error.hpp"
-#include "sample/bulk_row_ops.hpp"
-#include "sample/cuda/bulk_sampler_cuda.hpp"
+#include "bulk_row_ops.hpp"
+#include "cuda/bulk_sampler_cuda.hpp"
 
 #define GT_CUDA(call) ::graphtier::cuda::check(static_cast<int>(call), #call, __FILE__, __LINE__)
 #define GT_CUSPARSE(call) ::graphtier::sample::cuda::check_cusparse((call), #call, __FILE__, __LINE__)

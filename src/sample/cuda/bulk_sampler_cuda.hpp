@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "sample/bulk_layers.hpp"
-#include "sample/bulk_matrices.hpp"
+#include "bulk_layers.hpp"
+#include "bulk_matrices.hpp"
 
 namespace graphtier::sample::cuda {
 

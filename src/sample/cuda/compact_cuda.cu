@@ -1,6 +1,6 @@
 #include "graphtier/core/rng.hpp"
-#include "sample/cuda/compact_cuda.cuh"
-#include "sample/cuda/cuda_util.cuh"
+#include "cuda/compact_cuda.cuh"
+#include "cuda/cuda_util.cuh"
 
 namespace graphtier::sample::cuda {
 namespace {

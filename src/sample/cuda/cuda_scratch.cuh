@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "core/cuda/memory_cuda.hpp"
+#include "memory_cuda.hpp"
 
 #define GRAPHTIER_CUDA_CHECK(call) ::graphtier::cuda::check(static_cast<int>(call), #call, __FILE__, __LINE__)
 

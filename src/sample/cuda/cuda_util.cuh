@@ -7,7 +7,7 @@
 #include <memory>
 #include <utility>
 
-#include "core/cuda/memory_cuda.hpp"
+#include "memory_cuda.hpp"
 #include "graphtier/sample/cuda_neighbor_sampler.hpp"
 
 #define GRAPHTIER_SAMPLE_CUDA_CHECK(call) \

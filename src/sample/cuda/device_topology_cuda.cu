@@ -4,8 +4,8 @@
 #include <cstring>
 #include <variant>
 
-#include "sample/cuda/cuda_util.cuh"
-#include "sample/cuda/device_topology_cuda.hpp"
+#include "cuda/cuda_util.cuh"
+#include "cuda/device_topology_cuda.hpp"
 
 namespace graphtier::sample::cuda {
 namespace {

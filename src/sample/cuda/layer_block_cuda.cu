@@ -4,8 +4,8 @@
 
 #include <cub/cub.cuh>
 
-#include "sample/cuda/layer_block_cuda.cuh"
-#include "sample/layer_draws.hpp"
+#include "cuda/layer_block_cuda.cuh"
+#include "layer_draws.hpp"
 
 namespace graphtier::sample::cuda {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "graphtier/core/memory.hpp"
 #include "graphtier/sample/minibatch.hpp"
-#include "sample/cuda/cuda_scratch.cuh"
+#include "cuda/cuda_scratch.cuh"
 
 namespace graphtier::sample::cuda {
 

@@ -19,9 +19,9 @@
 #include <variant>
 
 #include "graphtier/core/memory.hpp"
-#include "sample/cuda/layer_block_cuda.cuh"
-#include "sample/cuda/layer_sampler_cuda.hpp"
-#include "sample/layer_draws.hpp"
+#include "cuda/layer_block_cuda.cuh"
+#include "cuda/layer_sampler_cuda.hpp"
+#include "layer_draws.hpp"
 
 namespace graphtier::sample::cuda {
 namespace {

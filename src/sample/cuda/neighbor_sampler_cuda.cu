@@ -5,10 +5,10 @@
 #include <cub/device/device_scan.cuh>
 
 #include "graphtier/core/error.hpp"
-#include "sample/cuda/compact_cuda.cuh"
-#include "sample/cuda/cuda_util.cuh"
-#include "sample/cuda/device_topology_cuda.hpp"
-#include "sample/cuda/neighbor_draws_cuda.cuh"
+#include "cuda/compact_cuda.cuh"
+#include "cuda/cuda_util.cuh"
+#include "cuda/device_topology_cuda.hpp"
+#include "cuda/neighbor_draws_cuda.cuh"
 
 namespace graphtier::sample::cuda {
 namespace {

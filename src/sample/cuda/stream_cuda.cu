@@ -1,6 +1,6 @@
-#include "sample/cuda/stream_cuda.hpp"
+#include "cuda/stream_cuda.hpp"
 
-#include "sample/cuda/cuda_util.cuh"
+#include "cuda/cuda_util.cuh"
 
 namespace graphtier::sample::cuda {
 

@@ -1,10 +1,10 @@
-#include "graphtier/prep/csc_view.hpp"
+#include "graphtier/graph/csc_view.hpp"
 
 #include <variant>
 
 #include "graphtier/core/error.hpp"
 
-namespace graphtier::prep {
+namespace graphtier::graph {
 
 void CscView::check_shape(const char* what) const {
   GRAPHTIER_EXPECTS(!indptr.empty(), InvalidArgument, what, ": indptr must have num_nodes + 1 entries, got none");
@@ -14,4 +14,4 @@ void CscView::check_shape(const char* what) const {
                     edges, " indices");
 }
 
-}  // namespace graphtier::prep
+}  // namespace graphtier::graph

@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/cuda/memory_cuda.hpp"
+#include "memory_cuda.hpp"
 #include "graphtier/core/error.hpp"
 
 namespace graphtier::cuda {

@@ -6,24 +6,24 @@
 
 #include "graphtier/graph/dataset.hpp"
 
-namespace graphtier::prep {
+namespace graphtier::graph {
 
 /// Non-owning view of a CSC graph as stored in dataset format v1: node v's in-neighbours (message
 /// sources) are indices[indptr[v] : indptr[v + 1]]. indptr is int64 [N + 1]; indices int32 or int64
 /// [E], all in [0, N). The viewed memory must outlive the view.
 struct CscView {
   std::span<const int64_t> indptr;
-  graph::IndexSpan indices;
+  IndexSpan indices;
 
   int64_t num_nodes() const noexcept { return indptr.empty() ? 0 : static_cast<int64_t>(indptr.size()) - 1; }
   int64_t num_edges() const noexcept { return indptr.empty() ? 0 : indptr.back(); }
   int64_t in_degree(int64_t v) const { return indptr[v + 1] - indptr[v]; }
 
-  static CscView of(const graph::Dataset& dataset) { return {dataset.indptr(), dataset.indices()}; }
+  static CscView of(const Dataset& dataset) { return {dataset.indptr(), dataset.indices()}; }
 
   /// Cheap shape checks (indptr non-empty, starts at 0, ends at the indices' length); ids are not
   /// scanned, since Dataset::open has validated them. Throws InvalidArgument naming `what`.
   void check_shape(const char* what) const;
 };
 
-}  // namespace graphtier::prep
+}  // namespace graphtier::graph
