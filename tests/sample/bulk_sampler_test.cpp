@@ -21,6 +21,7 @@ namespace graphtier::sample {
 namespace {
 
 using test::OwnedGraph;
+using test::NaiveBlockBuilder;
 
 // 0 <- 1, 2, 3;  1 <- 0, 4;  2 <- 4;  3 <- (none);  4 <- 0
 OwnedGraph tiny() { return OwnedGraph::from_edges(5, {{1, 0}, {2, 0}, {3, 0}, {0, 1}, {4, 1}, {4, 2}, {0, 4}}); }
@@ -165,26 +166,17 @@ MiniBatch reference_bulk(const OwnedGraph& g, const std::vector<int64_t>& seeds,
         }
       }
     }
-    Block b;
-    b.num_dst = static_cast<int64_t>(dst.size());
-    b.src_nodes = dst;
-    std::map<int64_t, int64_t> local;
-    for (std::size_t i = 0; i < dst.size(); ++i) local[dst[i]] = static_cast<int64_t>(i);
-    b.indptr.push_back(0);
+    NaiveBlockBuilder b(dst);
     for (const auto& row : edges) {
       for (const RefEdge& e : row) {
-        if (!local.count(e.node)) {
-          local[e.node] = b.num_src();
-          b.src_nodes.push_back(e.node);
-        }
-        b.indices.push_back(local[e.node]);
-        if (o.edge_ids) b.edge_ids.push_back(e.edge_id);
-        if (o.algorithm == BulkAlgorithm::kLadies) b.weights.push_back(e.weight);
+        b.add(e.node);
+        if (o.edge_ids) b.block().edge_ids.push_back(e.edge_id);
+        if (o.algorithm == BulkAlgorithm::kLadies) b.block().weights.push_back(e.weight);
       }
-      b.indptr.push_back(static_cast<int64_t>(b.indices.size()));
+      b.end_row();
     }
-    dst = b.src_nodes;
-    batch.blocks.push_back(std::move(b));
+    dst = b.block().src_nodes;
+    batch.blocks.push_back(std::move(b.block()));
   }
   return batch;
 }

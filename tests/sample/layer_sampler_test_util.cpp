@@ -83,12 +83,7 @@ MiniBatch reference_layer_sample(const OwnedGraph& g, std::span<const int64_t> s
         }
       }
     }
-    Block b;
-    b.num_dst = static_cast<int64_t>(dst.size());
-    b.src_nodes = dst;
-    std::map<int64_t, int64_t> local;
-    for (std::size_t i = 0; i < dst.size(); ++i) local[dst[i]] = static_cast<int64_t>(i);
-    b.indptr.push_back(0);
+    NaiveBlockBuilder b(dst);
     for (const int64_t v : dst) {
       std::vector<int64_t> row;
       for (int64_t p = g.indptr[v]; p < g.indptr[v + 1]; ++p) {
@@ -98,17 +93,13 @@ MiniBatch reference_layer_sample(const OwnedGraph& g, std::span<const int64_t> s
       double sum = 0;
       for (const int64_t u : row) sum += 1.0 / static_cast<double>(w.at(u));
       for (const int64_t u : row) {
-        if (!local.count(u)) {
-          local[u] = b.num_src();
-          b.src_nodes.push_back(u);
-        }
-        b.indices.push_back(local[u]);
-        b.weights.push_back(static_cast<float>((1.0 / static_cast<double>(w.at(u))) / sum));
+        b.add(u);
+        b.block().weights.push_back(static_cast<float>((1.0 / static_cast<double>(w.at(u))) / sum));
       }
-      b.indptr.push_back(static_cast<int64_t>(b.indices.size()));
+      b.end_row();
     }
-    dst = b.src_nodes;
-    batch.blocks.push_back(std::move(b));
+    dst = b.block().src_nodes;
+    batch.blocks.push_back(std::move(b.block()));
   }
   return batch;
 }

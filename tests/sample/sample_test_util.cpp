@@ -35,6 +35,20 @@ OwnedGraph OwnedGraph::random(int64_t num_nodes, double mean_degree, uint64_t se
   return from_edges(num_nodes, edges);
 }
 
+NaiveBlockBuilder::NaiveBlockBuilder(const std::vector<int64_t>& dst) {
+  block_.num_dst = static_cast<int64_t>(dst.size());
+  block_.src_nodes = dst;
+  for (std::size_t i = 0; i < dst.size(); ++i) local_[dst[i]] = static_cast<int64_t>(i);
+  block_.indptr.push_back(0);
+}
+
+int64_t NaiveBlockBuilder::add(int64_t src) {
+  auto [it, inserted] = local_.try_emplace(src, block_.num_src());
+  if (inserted) block_.src_nodes.push_back(src);
+  block_.indices.push_back(it->second);
+  return it->second;
+}
+
 graph::CscView OwnedGraph::csc() const {
   return {indptr, graph::IndexSpan(std::span<const int32_t>(indices))};
 }
@@ -107,26 +121,16 @@ MiniBatch reference_sample(const OwnedGraph& g, std::span<const int64_t> seeds, 
   std::vector<int64_t> dst = batch.seeds;
   for (std::size_t l = 0; l < options.fanouts.size(); ++l) {
     const uint64_t ls = layer_stream(stream, static_cast<int>(l));
-    Block b;
-    b.num_dst = static_cast<int64_t>(dst.size());
-    b.src_nodes = dst;
-    std::map<int64_t, int64_t> local;
-    for (std::size_t i = 0; i < dst.size(); ++i) local[dst[i]] = static_cast<int64_t>(i);
-    b.indptr.push_back(0);
+    NaiveBlockBuilder b(dst);
     for (int64_t v : dst) {
       for (int64_t p : reference_draws(g, v, options.fanouts[l], options.replace, options.seed, ls)) {
-        const int64_t u = g.indices[p];
-        if (!local.count(u)) {
-          local[u] = b.num_src();
-          b.src_nodes.push_back(u);
-        }
-        b.indices.push_back(local[u]);
-        if (options.edge_ids) b.edge_ids.push_back(p);
+        b.add(g.indices[p]);
+        if (options.edge_ids) b.block().edge_ids.push_back(p);
       }
-      b.indptr.push_back(static_cast<int64_t>(b.indices.size()));
+      b.end_row();
     }
-    dst = b.src_nodes;
-    batch.blocks.push_back(std::move(b));
+    dst = b.block().src_nodes;
+    batch.blocks.push_back(std::move(b.block()));
   }
   return batch;
 }

@@ -31,6 +31,22 @@ struct OwnedGraph {
   int64_t num_edges() const { return indptr.back(); }
 };
 
+/// Builds a block the slow, obvious way (std::map compaction), as every reference sampler does:
+/// the dst nodes are the first src nodes, then each new src node in first-appearance order.
+class NaiveBlockBuilder {
+ public:
+  explicit NaiveBlockBuilder(const std::vector<int64_t>& dst);
+  /// Appends an edge from global node `src` to the current dst row; returns its local position.
+  int64_t add(int64_t src);
+  /// Closes the current dst row.
+  void end_row() { block_.indptr.push_back(static_cast<int64_t>(block_.indices.size())); }
+  Block& block() { return block_; }
+
+ private:
+  Block block_;
+  std::map<int64_t, int64_t> local_;
+};
+
 /// The sampler specification (neighbor_sampler.hpp) written the slow, obvious way: std::set for
 /// Floyd, a full sort for Efraimidis-Spirakis, std::map for compaction.
 MiniBatch reference_sample(const OwnedGraph& g, std::span<const int64_t> seeds, const NeighborSamplerOptions& options,
