@@ -11,7 +11,7 @@ cmake --build --preset cpu -j "$(nproc)" --target graphtier
 .venv/bin/python -m pip install -q --no-build-isolation .
 gt=build/cpu/graphtier
 mkdir -p data
-$gt convert planetoid --root ../shared/datasets/cora --name cora --out data/cora --overwrite
+$gt convert planetoid --root datasets/cora --name cora --out data/cora --overwrite
 $gt prepare --dataset data/cora --out data/cora-wrpr --hotness wrpr --overwrite
 $gt verify data/cora-wrpr
 .venv/bin/python -m graphtier.train data/cora-wrpr --epochs 30 --batch-size 64 "$@"

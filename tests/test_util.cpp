@@ -59,6 +59,6 @@ CommandResult run_cli(const std::vector<std::string>& args) {
   return run_shell(line);
 }
 
-std::string shared_datasets_dir() { return GRAPHTIER_SHARED_DIR "/datasets"; }
+std::string datasets_dir() { return GRAPHTIER_DATASETS_DIR; }
 
 }  // namespace graphtier::test

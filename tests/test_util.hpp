@@ -32,8 +32,8 @@ CommandResult run_cli(const std::vector<std::string>& args);
 /// Runs a shell command line, capturing stdout and stderr.
 CommandResult run_shell(const std::string& command_line);
 
-/// Path of the shared datasets folder (../shared/datasets beside the checkout).
-std::string shared_datasets_dir();
+/// Path of the datasets embedded in the repository (datasets/ at its root; see datasets/README.md).
+std::string datasets_dir();
 
 /// Writes `bytes` to `path` (creating or truncating it).
 void write_file(const std::string& path, const std::string& bytes);

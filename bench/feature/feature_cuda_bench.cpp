@@ -1,4 +1,4 @@
-// The GPU tiers against the machine's limits (issue "Tiered feature store", What it must show),
+// The GPU tiers against the machine's limits (docs/architecture.md, Performance floor),
 // on generated datasets in --dir (removed afterwards). Prints one JSON object, or
 // "skipped: no GPU" where no GPU is visible.
 //

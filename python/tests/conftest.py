@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("GRAPHTIER_SHARED_DIR", str(ROOT.parent / "shared"))) / "datasets"
+DATASETS = ROOT / "datasets"  # embedded in the repository (datasets/README.md)
 
 
 def cli() -> str:
@@ -24,12 +24,11 @@ def run_cli(*args: str) -> None:
 
 @pytest.fixture(scope="session")
 def cora(tmp_path_factory) -> str:
-    """Cora with the Planetoid split, renumbered by weighted reverse PageRank. Skips (visibly) where
-    the shared datasets are not beside the checkout; set GRAPHTIER_SHARED_DIR to point at them."""
-    if not (SHARED / "cora").is_dir():
-        pytest.skip(f"Cora not found at {SHARED / 'cora'} (set GRAPHTIER_SHARED_DIR)")
+    """Cora with the Planetoid split (datasets/cora), renumbered by weighted reverse PageRank."""
+    if not (DATASETS / "cora" / "ind.cora.graph").is_file():
+        pytest.fail(f"Cora is missing from the checkout at {DATASETS / 'cora'}")
     root = tmp_path_factory.mktemp("cora")
-    run_cli("convert", "planetoid", "--root", str(SHARED / "cora"), "--name", "cora", "--out", str(root / "raw"))
+    run_cli("convert", "planetoid", "--root", str(DATASETS / "cora"), "--name", "cora", "--out", str(root / "raw"))
     run_cli("prepare", "--dataset", str(root / "raw"), "--out", str(root / "wrpr"), "--hotness", "wrpr")
     return str(root / "wrpr")
 

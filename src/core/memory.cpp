@@ -1,4 +1,4 @@
-// Front door for allocation: dispatches on the memory kind (DESIGN.md, Device dispatch).
+// Front door for allocation: dispatches on the memory kind (docs/architecture.md, Device dispatch).
 #include "graphtier/core/memory.hpp"
 
 #include <unistd.h>

@@ -1,5 +1,5 @@
 // The one I/O loop behind every engine call: keeps up to `depth` reads in flight on a device and
-// deals with each completion's raw outcome (STYLE.md rule 5).
+// deals with each completion's raw outcome (docs/architecture.md, Conventions 5).
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,7 @@
-// Reverse PageRank and its weighted variant, Algorithm 1 of paper 002, as a pull over the
-// transpose: each node sums its own out-neighbours' shares in ascending id order on one thread,
-// so the scores are bit-for-bit the same for any pool size.
+// Reverse PageRank and its weighted variant, Algorithm 1 of the data tiering paper
+// (docs/references.md, Data tiering), as a pull over the transpose: each node sums its own
+// out-neighbours' shares in ascending id order on one thread, so the scores are bit-for-bit the
+// same for any pool size.
 #include <cmath>
 
 #include "graphtier/core/error.hpp"

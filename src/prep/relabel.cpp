@@ -1,7 +1,7 @@
-// Parallel CSC relabeling (paper 002, §3.2): new row offsets from the degrees in new order, then
-// each new row is the old row of new_to_old[n] with every id looked up in old_to_new. Rows are
-// built in windows of new ids, each window in parallel and then appended to the output, so the
-// relabeled indices never need to be in memory at once.
+// Parallel CSC relabeling (§3.2 of the data tiering paper, docs/references.md): new row offsets
+// from the degrees in new order, then each new row is the old row of new_to_old[n] with every id
+// looked up in old_to_new. Rows are built in windows of new ids, each window in parallel and then
+// appended to the output, so the relabeled indices never need to be in memory at once.
 #include <algorithm>
 #include <variant>
 

@@ -71,13 +71,15 @@ class ConvertCliTest : public ::testing::Test {
   test::TempDir tmp_;
 };
 
-/// Converts Planetoid `name` from the shared datasets, or skips when it or Python cannot.
+/// Converts Planetoid `name` from the embedded datasets (datasets/), or skips when Python cannot.
 class PlanetoidCliTest : public ConvertCliTest {
  protected:
   nlohmann::json convert(const std::string& name) {
-    const std::string root = test::shared_datasets_dir() + "/" + name;
+    const std::string root = test::datasets_dir() + "/" + name;
     if (!fs::exists(root + "/ind." + name + ".graph")) {
-      skip_reason_ = root + " is not available";
+      // The files ship with the repository, so their absence is a failure; the skip only ends the body.
+      ADD_FAILURE() << root << "/ind." << name << ".graph is missing from the checkout";
+      skip_reason_ = root + " is missing";
       return {};
     }
     if (!test::python_has_numpy_scipy()) {

@@ -97,8 +97,8 @@ TEST_F(SampleCliTest, PresampleNeedsATrainSplit) {
 }
 
 TEST(PresampleCli, CoraOrderedByVisitCounts) {
-  const std::string cora = test::shared_datasets_dir() + "/cora";
-  if (!std::filesystem::exists(cora + "/ind.cora.graph")) GTEST_SKIP() << cora << " is not available";
+  const std::string cora = test::datasets_dir() + "/cora";
+  ASSERT_TRUE(std::filesystem::exists(cora + "/ind.cora.graph")) << cora << " is missing from the checkout";
   if (!test::python_has_numpy_scipy()) GTEST_SKIP() << "python3 with numpy and scipy is needed to read the Planetoid pickles";
   test::TempDir dir;
   auto r = test::run_cli({"-q", "convert", "planetoid", "--root", cora, "--name", "cora", "--out", dir / "cora"});

@@ -51,7 +51,7 @@ Graph<Index> random_graph(int64_t n, int64_t e, uint64_t seed) {
   return from_rows<Index>(rows);
 }
 
-/// Algorithm 1 of paper 002 with dense loops, straight from the pseudo-code.
+/// Algorithm 1 of the data tiering paper (docs/references.md) with dense loops, straight from the pseudo-code.
 template <typename Index>
 std::vector<double> naive_reverse_pagerank(const Graph<Index>& g, const std::vector<int64_t>& train, int iterations,
                                            double d) {

@@ -1,7 +1,7 @@
 // `graphtier bench hotness`: how much of a training run's feature reads a static hot tier of a
 // given budget serves under each hotness score, against the optimal static placement (the rows a
 // run actually reads most, counted offline), and what a CLOCK cache with window buffering adds
-// behind the smallest static tier. Data Tiering (paper 002), GNNLab's PreSC#K, GIDS §3.4.
+// behind the smallest static tier. Data Tiering, GNNLab's PreSC#K, GIDS §3.4 (docs/references.md).
 #include <deque>
 #include <cstdio>
 #include <iostream>

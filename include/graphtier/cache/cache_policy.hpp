@@ -1,12 +1,14 @@
 // A cache policy: which node's row sits in which slot of a fixed-size cache, and which line to
-// evict. It holds no rows (STYLE.md rule 3; GraphBolt's cache_policy.h beside feature_cache.h):
-// the storage that owns the slots (host or device memory) lives with the tier that uses it.
+// evict. It holds no rows (docs/architecture.md, Conventions 3; GraphBolt's cache_policy.h beside
+// feature_cache.h): the storage that owns the slots (host or device memory) lives with the tier
+// that uses it.
 //
-// Window buffering (GIDS, paper 000 §3.4): the loader announces the node lists of minibatches it
-// has sampled ahead and consumes each list once its minibatch has been gathered. A node's reuse
-// counter is the number of announced-but-unconsumed minibatches that contain it; a cached line
-// whose counter is above zero is pinned (never evicted), at zero it is evictable. Counters are
-// kept by node id, so a node announced before it is cached is pinned from the moment it enters.
+// Window buffering (§3.4 of GIDS, docs/references.md): the loader announces the node lists of
+// minibatches it has sampled ahead and consumes each list once its minibatch has been gathered.
+// A node's reuse counter is the number of announced-but-unconsumed minibatches that contain it;
+// a cached line whose counter is above zero is pinned (never evicted), at zero it is evictable.
+// Counters are kept by node id, so a node announced before it is cached is pinned from the moment
+// it enters.
 //
 // A lookup never waits for a slot: when every line is pinned or already used by the same lookup,
 // the miss is reported as a bypass (served without caching). There is nothing to wait for, so no

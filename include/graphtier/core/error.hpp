@@ -1,8 +1,9 @@
-// Typed exceptions at the library boundary (STYLE.md rule 5).
+// Typed exceptions at the library boundary (docs/architecture.md, Errors and Conventions 5).
 //
-// Each derives from the standard exception that the Python binding maps without glue:
-// InvalidArgument and FormatError -> ValueError, OutOfRange -> IndexError, IoError -> OSError,
-// Unsupported -> RuntimeError.
+// Each derives from a standard exception, so the Python binding maps InvalidArgument and
+// FormatError (std::invalid_argument) to ValueError and OutOfRange (std::out_of_range) to
+// IndexError without glue; its translator (python/src/module.cpp) maps IoError to OSError and
+// Unsupported to NotImplementedError.
 #pragma once
 
 #include <cerrno>

@@ -2,9 +2,10 @@
 //
 // A draw is a pure function of (key, counter): no state is carried between draws, so any thread,
 // on the CPU or the GPU, that computes the same counter gets the same bits. Callers build the
-// counter from what identifies the draw (DESIGN.md: seed, epoch, batch, node, draw): the 64-bit
-// seed is the key, and the 128-bit counter is split into a 64-bit `stream` (e.g. epoch and batch)
-// and a 64-bit `index` (e.g. node and draw). One Philox call yields four 32-bit words.
+// counter from what identifies the draw (seed, epoch, batch, node, draw; docs/architecture.md,
+// Randomness): the 64-bit seed is the key, and the 128-bit counter is split into a 64-bit
+// `stream` (e.g. epoch and batch) and a 64-bit `index` (e.g. node and draw). One Philox call
+// yields four 32-bit words.
 //
 // This header is plain C++ under g++ and host/device code under nvcc.
 #pragma once

@@ -1,5 +1,5 @@
 // A fixed pool of worker threads with a blocking parallel-for, handed to the code that uses it
-// (STYLE.md rule 4).
+// (docs/architecture.md, Conventions 4).
 #pragma once
 
 #include <condition_variable>

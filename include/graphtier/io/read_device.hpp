@@ -2,8 +2,8 @@
 //
 // A device starts reads and reports each one's raw outcome (bytes read, or -errno) exactly as the
 // kernel gave it: no retries, no error translation. Short reads, EAGAIN and EINTR are handled
-// once, in the engine's I/O loop (STYLE.md rule 5), whichever device is underneath; that is also
-// what lets a test put a fault-injecting device in front of a real one.
+// once, in the engine's I/O loop (docs/architecture.md, Conventions 5), whichever device is
+// underneath; that is also what lets a test put a fault-injecting device in front of a real one.
 #pragma once
 
 #include <cstddef>
@@ -57,8 +57,8 @@ std::string_view io_backend_name(IoBackend backend);
 IoBackend parse_io_backend(std::string_view text);
 
 /// A device for one engine (one thread) with room for `max_in_flight` reads in flight: an io_uring
-/// ring of that size, or that many pread workers. Created once and handed to the engine (STYLE.md
-/// rule 4), never in a hot path.
+/// ring of that size, or that many pread workers. Created once and handed to the engine
+/// (docs/architecture.md, Conventions 4), never in a hot path.
 std::unique_ptr<ReadDevice> make_read_device(IoBackend backend, int max_in_flight);
 
 }  // namespace graphtier::io

@@ -1,12 +1,14 @@
-// The pipelined minibatch loader (DESIGN.md, "Data flow of one iteration"; issue "Pipelined
-// loader"): seed batching -> sampling -> look-ahead window -> feature gather -> ready queue, each
-// stage on its own thread with a bounded queue between stages, so that sampling and I/O for later
-// minibatches overlap training on the current one.
+// The pipelined minibatch loader (docs/architecture.md, Data flow of one iteration): seed
+// batching -> sampling -> look-ahead window -> feature gather -> ready queue, each stage on its own
+// thread with a bounded queue between stages, so that sampling and I/O for later minibatches
+// overlap training on the current one.
 //
 //   sampler thread   batch b of epoch e = shuffled_ids(ids, seed, e)[b * B, (b + 1) * B), sampled
 //                    with stream e << 32 | b (a group of batches at once on the sampling pool);
 //                    with a window, announce(input_nodes) to the feature store's caches
-//   window           the W sampled-but-not-gathered minibatches (a queue of capacity W)
+//   window           sampled-but-not-gathered minibatches, a queue of capacity max(W, prefetch):
+//                    with W > 0 each is announced as it enters; W = 0 announces nothing, and the
+//                    sampler still runs `prefetch` minibatches ahead
 //   gather thread    the dynamic storage-access accumulator (GIDS §3.2): takes the next minibatch,
 //                    then merges the ones already waiting in the window while the storage reads
 //                    expected of the merged set stay below the store's queue depth; one gather

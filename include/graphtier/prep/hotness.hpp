@@ -1,4 +1,5 @@
-// Hotness scores: how likely neighbour sampling is to touch each node (paper 002, §3.1).
+// Hotness scores: how likely neighbour sampling is to touch each node (§3.1 of the data tiering
+// paper, docs/references.md).
 //
 // Every score is a float64 per node, higher = hotter, computed on the host with the thread pool
 // handed in, and bit-for-bit the same whatever the pool size.
@@ -20,7 +21,7 @@ class OutNeighbours;
 enum class HotnessMethod : uint8_t {
   kDegree,                   // in-degree + out-degree
   kInDegree,                 // CSC row length: how many neighbours the node samples from
-  kOutDegree,                // how often the node is someone's in-neighbour (paper 002, Method 1)
+  kOutDegree,                // how often the node is someone's in-neighbour (data tiering, Method 1)
   kReversePageRank,          // Method 2
   kWeightedReversePageRank,  // Method 3, Algorithm 1: train nodes start with more mass
   kExternal,                 // read from a scores file (read_scores_file)
@@ -51,7 +52,7 @@ struct PageRankStats {
   double last_change = 0;   // L1 norm of the last iteration's change
 };
 
-/// Reverse PageRank (Algorithm 1 of paper 002 without weights): every node starts at 1/N; each
+/// Reverse PageRank (Algorithm 1 of the data tiering paper without weights): every node starts at 1/N; each
 /// iteration divides every score by its node's in-degree (a node without in-edges passes nothing
 /// on), then node u takes the sum over the nodes X it points to (u in X's in-neighbours) of
 /// score[X] / in_degree[X], and finally score = (1 - d) / N + d * score. Multi-edges count once per
@@ -59,7 +60,7 @@ struct PageRankStats {
 std::vector<double> reverse_pagerank(const graph::CscView& csc, const OutNeighbours& out, const PageRankOptions& options,
                                      ThreadPool& pool, PageRankStats* stats = nullptr);
 
-/// Weighted reverse PageRank, Algorithm 1 of paper 002: as reverse_pagerank, but the initial score
+/// Weighted reverse PageRank, Algorithm 1 of the data tiering paper: as reverse_pagerank, but the initial score
 /// 1/N of each labeled (train) node is multiplied by N / labeled.size() (once per occurrence in
 /// `labeled`). Throws InvalidArgument if `labeled` is empty, OutOfRange for an id outside [0, N).
 std::vector<double> weighted_reverse_pagerank(const graph::CscView& csc, const OutNeighbours& out,

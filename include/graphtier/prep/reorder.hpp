@@ -1,4 +1,5 @@
-// Renumbering nodes by hotness (paper 002, §3.2): the permutation, and the arrays that follow it.
+// Renumbering nodes by hotness (§3.2 of the data tiering paper, docs/references.md): the
+// permutation, and the arrays that follow it.
 //
 // After renumbering, node 0 is the hottest, so every static tier is a prefix range of ids.
 #pragma once

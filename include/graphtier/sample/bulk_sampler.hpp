@@ -1,5 +1,6 @@
-// Bulk matrix-based sampling (paper 001 §4): k minibatches sampled at once, each step a sparse
-// matrix operation over the k batches' matrices stacked vertically.
+// Bulk matrix-based sampling (§4 of the matrix-based bulk sampling paper, docs/references.md):
+// k minibatches sampled at once, each step a sparse matrix operation over the k batches' matrices
+// stacked vertically.
 //
 // The graph as a matrix. A is N x N with A[v, u] = the number of edges u -> v (CSC: node v's
 // in-neighbours are its row), so parallel edges merge into one entry; entries of a row are kept in

@@ -1,6 +1,6 @@
 // Layer-wise sampling: LADIES (Zou et al., 2019) and FastGCN (Chen et al., 2018), as the
-// matrix-based bulk-sampling paper (papers/001, §2.2.2 and §4.2) describes them. Each layer draws
-// one set of nodes shared by all its dst nodes, instead of neighbours per dst node.
+// matrix-based bulk sampling paper (§2.2.2 and §4.2; docs/references.md) describes them. Each
+// layer draws one set of nodes shared by all its dst nodes, instead of neighbours per dst node.
 //
 // Definitions (the CPU and CUDA backends follow them exactly, so both give the same MiniBatch):
 //   Â = row-normalised (A + I): row i (a dst node, in-degree d_i counting every CSC entry) holds
@@ -32,7 +32,7 @@
 //   left empty: the self-loops are not edges of the graph, and check_minibatch wants ids in [0, E).
 // Choices: the paper's §4.2 matrix form (P = Q·A, rows divided by their sums) weights a column by
 // its number of batch neighbours; we follow LADIES itself (squared norms of the row-normalised
-// A + I), as the issue asks. FastGCN's paper draws i.i.d.; repeats would break the MiniBatch rule
+// A + I). FastGCN's paper draws i.i.d.; repeats would break the MiniBatch rule
 // of no duplicates, so it draws without replacement like the LADIES authors' FastGCN baseline.
 #pragma once
 

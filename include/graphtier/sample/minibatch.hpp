@@ -1,4 +1,4 @@
-// The output of every sampler (DESIGN.md, MiniBatch): per-layer CSC blocks in message-flow-graph
+// The output of every sampler (docs/architecture.md, MiniBatch): per-layer CSC blocks in message-flow-graph
 // order, as DGL, GraphBolt and PyG lay them out.
 #pragma once
 

@@ -1,6 +1,7 @@
-// Pre-sampling hotness (GNNLab's PreSC#K, survey paper 003): run K epochs of the sampler the
-// training will use and count how often each node's features are read (its appearances among a
-// minibatch's input nodes). `graphtier prepare --hotness presample` orders nodes by these counts.
+// Pre-sampling hotness (GNNLab's PreSC#K; docs/references.md, Mini-batch training survey): run K
+// epochs of the sampler the training will use and count how often each node's features are read
+// (its appearances among a minibatch's input nodes). `graphtier prepare --hotness presample` orders
+// nodes by these counts.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
-// The random draws of every sampler, as pure functions of what identifies them (DESIGN.md,
-// Randomness), so that the CPU and CUDA backends sample exactly the same edges.
+// The random draws of every sampler, as pure functions of what identifies them
+// (docs/architecture.md, Randomness), so that the CPU and CUDA backends sample exactly the same
+// edges.
 //
 // A minibatch is identified by a 64-bit `stream` (the loader uses epoch << 32 | batch index).
 // Layer l of it draws from layer_stream(stream, l). Within a layer:
