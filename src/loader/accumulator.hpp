@@ -1,5 +1,6 @@
-// The dynamic storage-access accumulator (GIDS paper 000, §3.2): how many upcoming minibatches one
-// gather should serve so that the storage reads it issues reach the queue depth the device needs.
+// The dynamic storage-access accumulator (§3.2 of the paper in docs/references.md, "GIDS"): how
+// many upcoming minibatches one gather should serve so that the storage reads it issues reach the
+// queue depth the device needs.
 #pragma once
 
 #include <cstdint>
