@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
     GRAPHTIER_EXPECTS(batch_rows >= 1 && seconds > 0 && rounds >= 1, InvalidArgument, "bad --batch-rows, --seconds or --rounds");
     ThreadPool pool(threads);
     const auto open_start = Clock::now();
-    feature::FeatureStore store(dir, options, pool);
+    feature::FeatureStore store(graph::Dataset::open(dir), options, pool);
     const double open_seconds = seconds_since(open_start);
     const int64_t rss_after_open = peak_rss_bytes();
     const int depth = store.io_depth();

@@ -142,6 +142,7 @@ int main(int argc, char** argv) {
     nlohmann::json pinned = nlohmann::json::array();
     for (const int64_t row_bytes : {128, 256, 512, 1024, 2048, 4096}) {
       const std::string dir = make_dataset(root, row_bytes, table_bytes, pool);
+      const graph::Dataset dataset = graph::Dataset::open(dir);
       nlohmann::json row{{"row_bytes", row_bytes}};
       double best_alone = 0;
       for (const auto& [name, path] : {std::pair{"zero_copy", feature::PinnedPath::kZeroCopy},
@@ -150,7 +151,7 @@ int main(int argc, char** argv) {
         feature::FeatureStoreOptions o;
         o.budgets.cpu = Budget::percent(100);
         o.pinned_path = path;
-        feature::FeatureStore store(dir, o, pool);
+        feature::FeatureStore store(dataset, o, pool);
         const Run r = run_gather(store, batch_rows, 1.0, seconds);
         row[name] = r.bytes_per_second;
         if (path != feature::PinnedPath::kMeasured) best_alone = std::max(best_alone, r.bytes_per_second);
@@ -163,14 +164,14 @@ int main(int argc, char** argv) {
       if (row_bytes == 1024) {
         feature::FeatureStoreOptions o;
         o.budgets.gpu_hot = Budget::percent(100);
-        feature::FeatureStore store(dir, o, pool);
+        feature::FeatureStore store(dataset, o, pool);
         const Run r = run_gather(store, batch_rows, 1.0, seconds);
         j["gpu_tier"] = {{"row_bytes", row_bytes}, {"bytes_per_second", r.bytes_per_second},
                          {"over_d2d", r.bytes_per_second / d2d}};
       }
       if (row_bytes == 4096) {
         feature::FeatureStoreOptions o;  // every row on storage
-        feature::FeatureStore store(dir, o, pool);
+        feature::FeatureStore store(dataset, o, pool);
         const Run r = run_gather(store, std::min<int64_t>(batch_rows, 16384), 1.0, seconds);
         const io::ReadFile file = io::ReadFile::open(dir + "/features.bin");
         const auto device = io::make_read_device(io::IoBackend::kAuto, store.io_depth());
@@ -199,12 +200,12 @@ int main(int argc, char** argv) {
         all.budgets.gpu_cache = Budget::percent(5);
         all.budgets.cpu = Budget::percent(30);
         all.budgets.host_cache = Budget::percent(5);
-        feature::FeatureStore store(dir, all, pool);
+        feature::FeatureStore store(dataset, all, pool);
         const Run r = run_gather(store, batch_rows, 3.0, seconds);
         feature::FeatureStoreOptions plain;
         plain.budgets.cpu = Budget::percent(100);
         plain.pinned_path = feature::PinnedPath::kCpuCopy;
-        feature::FeatureStore plain_store(dir, plain, pool);
+        feature::FeatureStore plain_store(dataset, plain, pool);
         const Run p = run_gather(plain_store, batch_rows, 3.0, seconds);
         j["all_tiers"] = {{"row_bytes", row_bytes}, {"skew", 3.0}, {"bytes_per_second", r.bytes_per_second},
                           {"over_pcie", r.bytes_per_second / h2d}, {"plain_path_bytes_per_second", p.bytes_per_second},

@@ -129,14 +129,19 @@ class _Loader:
         if not features:
             store = None
         elif store is None and dataset.feature_dim > 0:
-            store = _core.FeatureStore(dataset.path, gpu_hot=str(gpu_hot), gpu_cache=str(gpu_cache),
+            # The open dataset, not its path: the store reads its manifest and features, and the
+            # topology is validated once (when the Dataset was opened).
+            store = _core.FeatureStore(dataset, gpu_hot=str(gpu_hot), gpu_cache=str(gpu_cache),
                                        cpu=str(cpu_buffer), host_cache=str(host_cache), io_depth=io_depth,
                                        threads=num_threads, device=self.device.index or 0, seed=seed)
         self.store = store
+        # Every option by name (the binding takes keywords only, each required).
         self._loader = _core.Loader(
-            dataset, store, ids.numpy(), sampler, [int(f) for f in fanouts], replace, batch_size, shuffle,
-            drop_last, seed, window, accumulate, max_merge, prefetch, num_threads, output,
-            self.device.index or 0, gpu_sampling, topology, topology_cache_bytes)
+            dataset=dataset, store=store, ids=ids.numpy(), sampler=sampler, fanouts=[int(f) for f in fanouts],
+            replace=replace, batch_size=batch_size, shuffle=shuffle, drop_last=drop_last, seed=seed,
+            window=window, accumulate=accumulate, max_merge=max_merge, prefetch=prefetch,
+            sample_threads=num_threads, output=output, device=self.device.index or 0, gpu_sampling=gpu_sampling,
+            topology=topology, topology_cache_bytes=topology_cache_bytes)
         self._epoch = 0
         self._first_batch = 0
 

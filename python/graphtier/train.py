@@ -176,7 +176,7 @@ def run(args: argparse.Namespace) -> dict:
     if ds.feature_dim == 0 or ds.num_classes == 0:
         raise ValueError(f"{args.dataset}: training needs features and labels")
     device = torch.device(args.device)
-    store = graphtier.FeatureStore(ds.path, gpu_hot=args.gpu_hot, gpu_cache=args.gpu_cache, cpu=args.cpu_buffer,
+    store = graphtier.FeatureStore(ds, gpu_hot=args.gpu_hot, gpu_cache=args.gpu_cache, cpu=args.cpu_buffer,
                                    host_cache=args.host_cache, io_depth=args.io_depth, threads=args.threads,
                                    device=device.index or 0, seed=args.seed)
     train_loader = make_loader(args, ds, store, "train", train=True)

@@ -50,9 +50,20 @@ void bind_feature_store(nb::module_& m) {
   nb::class_<FeatureStoreHandle>(m, "FeatureStore")
       .def(
           "__init__",
-          [](FeatureStoreHandle* self, const std::string& path, const std::string& gpu_hot,
-             const std::string& gpu_cache, const std::string& cpu, const std::string& host_cache, int io_depth,
-             int threads, int device, const std::string& pinned_path, uint64_t seed) {
+          [](FeatureStoreHandle* self, nb::object dataset, const std::string& gpu_hot, const std::string& gpu_cache,
+             const std::string& cpu, const std::string& host_cache, int io_depth, int threads, int device,
+             const std::string& pinned_path, uint64_t seed) {
+            // An open graphtier.Dataset is used as it is (its topology was validated when it was
+            // opened); a path is opened here, once.
+            std::shared_ptr<graph::Dataset> open;
+            std::string path;
+            if (nb::isinstance<DatasetHandle>(dataset)) {
+              open = nb::cast<const DatasetHandle&>(dataset).dataset;
+            } else if (nb::isinstance<nb::str>(dataset)) {
+              path = nb::cast<std::string>(dataset);
+            } else {
+              throw nb::type_error("FeatureStore needs a graphtier.Dataset or the path of one (a str)");
+            }
             feature::FeatureStoreOptions o;
             o.budgets.gpu_hot = Budget::parse(gpu_hot);
             o.budgets.gpu_cache = Budget::parse(gpu_cache);
@@ -65,12 +76,15 @@ void bind_feature_store(nb::module_& m) {
             new (self) FeatureStoreHandle();
             self->pool = std::make_unique<ThreadPool>(threads);
             self->device = device;
-            nb::gil_scoped_release release;  // loading the static tiers reads the table
-            self->store = std::make_unique<feature::FeatureStore>(path, o, *self->pool);
+            nb::gil_scoped_release release;  // opening a path and loading the static tiers read files
+            if (!open) open = std::make_shared<graph::Dataset>(graph::Dataset::open(path));
+            self->store = std::make_unique<feature::FeatureStore>(*open, o, *self->pool);
           },
-          nb::arg("path"), nb::arg("gpu_hot") = "0", nb::arg("gpu_cache") = "0", nb::arg("cpu") = "100%",
-          nb::arg("host_cache") = "0", nb::arg("io_depth") = 0, nb::arg("threads") = 0, nb::arg("device") = 0,
-          nb::arg("pinned_path") = "measured", nb::arg("seed") = 0)
+          nb::arg("dataset"), nb::kw_only(), nb::arg("gpu_hot") = "0", nb::arg("gpu_cache") = "0",
+          nb::arg("cpu") = "100%", nb::arg("host_cache") = "0", nb::arg("io_depth") = 0, nb::arg("threads") = 0,
+          nb::arg("device") = 0, nb::arg("pinned_path") = "measured", nb::arg("seed") = 0,
+          "The feature store of `dataset` (a graphtier.Dataset, used as opened, or the path of one). The "
+          "store keeps no reference to the Dataset.")
       .def_prop_ro("num_nodes", [](const FeatureStoreHandle& s) { return s.store->num_nodes(); })
       .def_prop_ro("io_depth", [](const FeatureStoreHandle& s) { return s.store->io_depth(); })
       .def_prop_ro("tiers",

@@ -98,9 +98,11 @@ void bind_loader(nb::module_& m) {
             self->loader = std::make_unique<loader::Loader>(*dataset.dataset, store ? store->store.get() : nullptr,
                                                             to_vector(ids), std::move(o));
           },
-          nb::arg("dataset"), nb::arg("store").none(), nb::arg("ids"), nb::arg("sampler"), nb::arg("fanouts"),
-          nb::arg("replace"), nb::arg("batch_size"), nb::arg("shuffle"), nb::arg("drop_last"), nb::arg("seed"),
-          nb::arg("window"), nb::arg("accumulate"), nb::arg("max_merge"), nb::arg("prefetch"),
+          // Keyword-only and without defaults (the Python layer owns them): a misspelt or missing
+          // option is a TypeError, and no reordering can bind one option's value to another.
+          nb::kw_only(), nb::arg("dataset"), nb::arg("store").none(), nb::arg("ids"), nb::arg("sampler"),
+          nb::arg("fanouts"), nb::arg("replace"), nb::arg("batch_size"), nb::arg("shuffle"), nb::arg("drop_last"),
+          nb::arg("seed"), nb::arg("window"), nb::arg("accumulate"), nb::arg("max_merge"), nb::arg("prefetch"),
           nb::arg("sample_threads"), nb::arg("output"), nb::arg("device"), nb::arg("gpu_sampling"),
           nb::arg("topology"), nb::arg("topology_cache_bytes"),
           nb::keep_alive<1, 3>())  // the store outlives the loader that gathers from it

@@ -1,6 +1,6 @@
-// graphtier._core: the nanobind extension under the Python package. Thin by design (STYLE.md rule
-// 10): argument conversion and zero-copy views here; logic in the C++ engine; types, docstrings and
-// defaults in python/graphtier.
+// graphtier._core: the nanobind extension under the Python package. Thin by design
+// (docs/architecture.md, Conventions 10): argument conversion and zero-copy views here; logic in
+// the C++ engine; types, docstrings and defaults in python/graphtier.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -60,9 +60,10 @@ DatasetHandle::DatasetHandle(const std::string& path)
 NB_MODULE(_core, m) {
   namespace gp = graphtier::python;
   namespace nb = nanobind;
-  // Typed C++ errors become the matching Python ones (STYLE.md rule 5): InvalidArgument and
-  // FormatError are std::invalid_argument (ValueError) and OutOfRange std::out_of_range
-  // (IndexError) already; IoError is an OSError, Unsupported a NotImplementedError.
+  // Typed C++ errors become the matching Python ones (docs/architecture.md, Conventions 5):
+  // InvalidArgument and FormatError are std::invalid_argument (ValueError) and OutOfRange
+  // std::out_of_range (IndexError) already; IoError is an OSError, Unsupported a
+  // NotImplementedError.
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);

@@ -24,9 +24,13 @@ def test_dataset_views_match_the_files(cora):
     assert torch.equal(train, torch.from_numpy(np.fromfile(Path(cora) / "train.bin", dtype=np.int64)))
     labels = ds.labels()
     assert torch.equal(labels, torch.from_numpy(np.fromfile(Path(cora) / "labels.bin", dtype=np.int32)))
+    expected_train = np.fromfile(Path(cora) / "train.bin", dtype=np.int64)
     del ds
     gc.collect()
-    assert int(train.sum()) >= 0  # the view keeps the memory map alive after the Dataset is gone
+    # The views keep the memory maps alive after the Dataset is gone: same values, not freed memory.
+    assert torch.equal(train, torch.from_numpy(expected_train))
+    assert int(train.sum()) == int(expected_train.sum())
+    assert torch.equal(labels, torch.from_numpy(np.fromfile(Path(cora) / "labels.bin", dtype=np.int32)))
 
 
 def test_errors_arrive_as_python_exceptions(synthetic, tmp_path):
@@ -137,3 +141,58 @@ def test_gather_into_host_memory_names_bad_memory_kinds(synthetic):
     np.testing.assert_array_equal(store.gather(ids, memory="host").numpy(), table[ids])
     with pytest.raises(ValueError, match="unknown output memory 'gpu'"):
         store.gather(ids, memory="gpu")
+
+
+def test_loader_options_bind_by_name_and_a_wrong_name_fails(synthetic, monkeypatch):
+    ds = graphtier.Dataset(synthetic)
+    calls = []
+    real = graphtier.loader._core.Loader
+
+    def spy(*args, **kwargs):
+        calls.append((args, kwargs))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(graphtier.loader._core, "Loader", spy)
+    loader = graphtier.NeighborLoader(ds, [4, 3], batch_size=100, split="train", seed=9, window=2, prefetch=3)
+    monkeypatch.undo()
+    (args, kwargs), = calls
+    assert args == (), "the Python layer passes every option by name"
+    assert (kwargs["batch_size"], kwargs["seed"], kwargs["window"], kwargs["prefetch"]) == (100, 9, 2, 3)
+    assert kwargs["fanouts"] == [4, 3] and len(loader) == 12  # 1200 train ids in batches of 100
+    for name in kwargs:
+        missing = {k: v for k, v in kwargs.items() if k != name}
+        with pytest.raises(TypeError):
+            real(**missing)
+        misspelt = dict(missing)
+        misspelt[name + "s"] = kwargs[name]
+        with pytest.raises(TypeError):
+            real(**misspelt)
+    with pytest.raises(TypeError):
+        real(*kwargs.values())  # positionally: refused, not bound by position
+    with pytest.raises(TypeError):
+        graphtier.NeighborLoader(ds, [4], split="train", batchsize=100)
+    with pytest.raises(TypeError):
+        graphtier.FeatureStore(synthetic, "10%")  # budgets by name only
+    with pytest.raises(TypeError, match="graphtier.Dataset"):
+        graphtier.FeatureStore(42)
+
+
+def test_loader_store_uses_the_open_dataset_without_reopening_it(synthetic, tmp_path):
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(synthetic, copy)
+    ds = graphtier.Dataset(str(copy))
+    x_all = _features(str(copy), ds)
+    # The open Dataset maps the topology; any second open of the directory now fails.
+    (copy / "indptr.bin").unlink()
+    (copy / "indices.bin").unlink()
+    with pytest.raises(OSError, match=r"(indices|indptr)\.bin: cannot open"):
+        graphtier.Dataset(str(copy))
+    loader = graphtier.NeighborLoader(ds, [5, 5], batch_size=64, split="train", cpu_buffer="30%")
+    batch = next(iter(loader))
+    np.testing.assert_array_equal(batch.x.numpy(), x_all[batch.input_nodes.numpy()])
+    store = graphtier.FeatureStore(ds, cpu="0")
+    ids = np.arange(0, ds.num_nodes, 97)
+    np.testing.assert_array_equal(store.gather(ids).numpy(), x_all[ids])
+    assert store.stats()["rows"] == len(ids) and store.stats()["storage"]["rows"] == len(ids)

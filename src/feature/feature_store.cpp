@@ -12,15 +12,13 @@
 
 namespace graphtier::feature {
 
-FeatureStore::Impl::Impl(const std::string& dir, const FeatureStoreOptions& options, ThreadPool& pool_in)
+FeatureStore::Impl::Impl(const graph::Dataset& dataset, const FeatureStoreOptions& options, ThreadPool& pool_in)
     : pool(pool_in) {
-  graph::Manifest manifest;
-  {
-    const graph::Dataset dataset = graph::Dataset::open(dir);
-    GRAPHTIER_EXPECTS(dataset.has_features(), InvalidArgument, dir, ": the dataset has no features");
-    manifest = dataset.manifest();
-  }
-  features_path = dir + "/" + manifest.files.at("features").path;
+  // The dataset was validated when it was opened; only its manifest is read here (no second pass
+  // over the topology), and nothing of it is kept beyond the values copied out.
+  GRAPHTIER_EXPECTS(dataset.has_features(), InvalidArgument, dataset.dir(), ": the dataset has no features");
+  const graph::Manifest& manifest = dataset.manifest();
+  features_path = dataset.dir() + "/" + manifest.files.at("features").path;
   layout = manifest.features;
   num_nodes = manifest.num_nodes;
   tiers.ranges = tier_ranges(manifest, options.budgets.gpu_hot, options.budgets.cpu);
@@ -59,8 +57,8 @@ FeatureStore::Impl::~Impl() = default;
 void cuda::GpuTiersDeleter::operator()(GpuTiers*) const noexcept {}
 #endif
 
-FeatureStore::FeatureStore(const std::string& dir, const FeatureStoreOptions& options, ThreadPool& pool)
-    : impl_(std::make_unique<Impl>(dir, options, pool)) {}
+FeatureStore::FeatureStore(const graph::Dataset& dataset, const FeatureStoreOptions& options, ThreadPool& pool)
+    : impl_(std::make_unique<Impl>(dataset, options, pool)) {}
 
 FeatureStore::~FeatureStore() = default;
 
@@ -68,8 +66,15 @@ const graph::FeatureLayout& FeatureStore::layout() const noexcept { return impl_
 int64_t FeatureStore::num_nodes() const noexcept { return impl_->num_nodes; }
 const TierLayout& FeatureStore::tiers() const noexcept { return impl_->tiers; }
 int FeatureStore::io_depth() const noexcept { return impl_->storage->depth(); }
-const GatherStats& FeatureStore::last_gather() const noexcept { return impl_->last; }
-const GatherStats& FeatureStore::total() const noexcept { return impl_->total; }
+GatherStats FeatureStore::last_gather() const {
+  const std::lock_guard lock(impl_->mutex);
+  return impl_->last;
+}
+
+GatherStats FeatureStore::total() const {
+  const std::lock_guard lock(impl_->mutex);
+  return impl_->total;
+}
 
 namespace {
 

@@ -42,7 +42,7 @@ struct HostGatherScratch {
 };
 
 struct FeatureStore::Impl {
-  Impl(const std::string& dir, const FeatureStoreOptions& options, ThreadPool& pool);
+  Impl(const graph::Dataset& dataset, const FeatureStoreOptions& options, ThreadPool& pool);
   ~Impl();
 
   std::string features_path;
@@ -55,8 +55,8 @@ struct FeatureStore::Impl {
   HostTier host;
   std::unique_ptr<HostCache> host_cache;
   std::unique_ptr<cuda::GpuTiers, cuda::GpuTiersDeleter> gpu;  // null in CPU-only mode
-  GatherStats last;
-  GatherStats total;
+  GatherStats last;   // guarded by mutex
+  GatherStats total;  // guarded by mutex
   std::mutex mutex;
   HostGatherScratch scratch;
   std::vector<int64_t> window_scratch;

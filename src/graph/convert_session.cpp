@@ -6,6 +6,7 @@
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
+#include "graphtier/core/test_hook.hpp"
 
 namespace graphtier::graph::detail {
 
@@ -54,6 +55,7 @@ void ConvertSession::topology(const EdgeSource& edges, std::optional<int64_t> nu
   csc.num_nodes = num_nodes ? num_nodes : options_.num_nodes;
   csc.memory_budget = options_.memory_budget;
   const CscResult r = write_csc(writer_, edges, csc, pool_);
+  park_point("convert.topology_written");  // test hook
   if (r.num_nodes == 0) {
     throw FormatError(edges.name(), "has no edges, so the number of nodes is unknown; give it explicitly");
   }

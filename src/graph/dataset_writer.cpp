@@ -14,6 +14,7 @@
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
+#include "graphtier/core/test_hook.hpp"
 #include "graphtier/graph/dataset.hpp"
 
 namespace graphtier::graph {
@@ -115,6 +116,7 @@ void DatasetWriter::commit(Manifest manifest) {
   // A writer bug must never publish a dataset that readers reject.
   Dataset::open(temp_dir_);
   fsync_directory(temp_dir_);
+  park_point("dataset_writer.staged");  // test hook: complete, validated, not yet in place
 
   if (exists(dir_)) {
     if (::renameat2(AT_FDCWD, temp_dir_.c_str(), AT_FDCWD, dir_.c_str(), RENAME_EXCHANGE) != 0) {

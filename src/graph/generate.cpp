@@ -9,6 +9,7 @@
 #include "generate_stages.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
+#include "graphtier/core/test_hook.hpp"
 
 namespace graphtier::graph {
 namespace {
@@ -102,6 +103,7 @@ GenerateReport generate_dataset(const std::string& dir, const GenerateOptions& o
   report.num_valid = splits.valid;
   report.num_test = splits.test;
   report.nodes_seconds = seconds_since(stage);
+  park_point("generate.nodes_written");  // test hook: topology and node arrays written
 
   if (layout.dim > 0) {
     stage = std::chrono::steady_clock::now();

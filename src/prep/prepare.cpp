@@ -7,6 +7,7 @@
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
+#include "graphtier/core/test_hook.hpp"
 #include "graphtier/graph/dataset.hpp"
 #include "graphtier/prep/feature_permute.hpp"
 #include "graphtier/prep/out_neighbours.hpp"
@@ -113,6 +114,7 @@ PrepareReport prepare_dataset(const std::string& input_dir, const std::string& o
     progress.finish();
   }
   report.relabel_seconds = seconds_since(t);
+  park_point("prepare.relabelled");  // test hook: the new topology written
 
   t = Clock::now();
   if (in.has_features()) {

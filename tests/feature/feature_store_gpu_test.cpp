@@ -49,11 +49,11 @@ TEST(FeatureStoreGpuTest, EveryTierAndPathIsByteExact) {
       options.budgets.host_cache = Budget::percent(5);
       options.pinned_path = path;
       options.io_depth = 8;
-      FeatureStore store(dir, options, pool);
+      FeatureStore store(graph::Dataset::open(dir), options, pool);
       for (uint64_t b = 0; b < 4; ++b) {
         const std::vector<int64_t> ids = test::uniform_ids(3000, kNodes, 60 + b);
         ASSERT_EQ(gather_device(store, ids), test::reference_rows(dir, ids)) << "batch " << b;
-        const GatherStats& s = store.last_gather();
+        const GatherStats s = store.last_gather();
         EXPECT_GT(s.gpu_hot.rows, 0);
         EXPECT_EQ(s.gpu_hot.rows + s.gpu_cache.rows + s.host.rows + s.host_cache.rows + s.storage.rows,
                   static_cast<int64_t>(ids.size()));
@@ -77,7 +77,7 @@ TEST(FeatureStoreGpuTest, WindowPinsGpuCacheLines) {
   FeatureStoreOptions options;
   options.budgets.gpu_cache = Budget::bytes(32 * 96);
   options.io_depth = 8;
-  FeatureStore store(dir, options, pool);
+  FeatureStore store(graph::Dataset::open(dir), options, pool);
   const std::vector<int64_t> next{10, 20, 30, 40};
   store.announce(next);
   gather_device(store, next);

@@ -8,6 +8,8 @@
 
 #include <atomic>
 #include <cerrno>
+#include <filesystem>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -76,7 +78,7 @@ TEST(FeatureStoreTest, ByteExactForEveryTierCombinationDtypeAndLayout) {
       options.budgets.cpu = combo.cpu;
       options.budgets.host_cache = combo.host_cache;
       options.io_depth = 8;
-      FeatureStore store(dir, options, pool);
+      FeatureStore store(graph::Dataset::open(dir), options, pool);
       const TierRanges& r = store.tiers().ranges;
       EXPECT_EQ(r.gpu_end, 0);
       for (uint64_t batch = 0; batch < 4; ++batch) {
@@ -86,7 +88,7 @@ TEST(FeatureStoreTest, ByteExactForEveryTierCombinationDtypeAndLayout) {
         if (r.cpu_end > 0) ids.push_back(r.cpu_end - 1);
         if (r.cpu_end < kNodes) ids.push_back(r.cpu_end);
         ASSERT_EQ(gather(store, ids), reference_rows(dir, ids)) << "batch " << batch;
-        const GatherStats& s = store.last_gather();
+        const GatherStats s = store.last_gather();
         expect_tier_rows_add_up(s, ids.size());
         if (r.cpu_end == kNodes) {
           EXPECT_EQ(s.storage.rows, 0);
@@ -124,7 +126,7 @@ TEST(FeatureStoreTest, LargeRequestsAreReadInChunksAndStayExact) {
     options.budgets.cpu = combo.cpu;
     options.budgets.host_cache = combo.host_cache;
     options.io_depth = 8;
-    FeatureStore store(dir, options, pool);
+    FeatureStore store(graph::Dataset::open(dir), options, pool);
     for (uint64_t batch = 0; batch < 2; ++batch) {
       const std::vector<int64_t> ids = uniform_ids(7000, kNodes, 40 + batch);
       ASSERT_EQ(gather(store, ids), reference_rows(dir, ids));
@@ -141,7 +143,7 @@ TEST(FeatureStoreTest, ConcurrentCallersAreSerialisedAndExact) {
   options.budgets.cpu = Budget::percent(20);
   options.budgets.host_cache = Budget::percent(10);
   options.io_depth = 8;
-  FeatureStore store(dir, options, pool);
+  FeatureStore store(graph::Dataset::open(dir), options, pool);
   std::vector<std::thread> callers;
   std::atomic<int> mismatches{0};
   for (uint64_t c = 0; c < 3; ++c) {
@@ -154,9 +156,53 @@ TEST(FeatureStoreTest, ConcurrentCallersAreSerialisedAndExact) {
       }
     });
   }
+  // Statistics read while the callers gather are whole snapshots: a torn read (rows counted, tier
+  // rows not yet) would break these sums.
+  std::atomic<bool> gathering{true};
+  std::atomic<int> torn{0};
+  std::thread reader([&] {
+    while (gathering.load()) {
+      const GatherStats total = store.total();
+      const GatherStats last = store.last_gather();
+      if (total.rows % 300 != 0 || total.rows != total.host.rows + total.host_cache.rows + total.storage.rows) ++torn;
+      if ((last.rows != 0 && last.rows != 300) ||
+          last.rows != last.host.rows + last.host_cache.rows + last.storage.rows) {
+        ++torn;
+      }
+    }
+  });
   for (std::thread& t : callers) t.join();
+  gathering = false;
+  reader.join();
   EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_EQ(torn.load(), 0);
   EXPECT_EQ(store.total().rows, 3 * 20 * 300);
+}
+
+// The store takes the open dataset: it reads the manifest it carries and features.bin, never the
+// topology again, and keeps no reference to the Dataset.
+TEST(FeatureStoreTest, BuiltFromTheOpenDatasetWithoutRereadingTheTopology) {
+  ThreadPool pool(1);
+  const std::string& source = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  const test::TempDir tmp;
+  const std::string dir = tmp / "copy";
+  std::filesystem::copy(source, dir);
+  auto dataset = std::make_unique<graph::Dataset>(graph::Dataset::open(dir));
+  // Any second open of the directory would now fail (IoError: indptr.bin is gone); the maps of
+  // the open dataset keep the unlinked files readable.
+  std::filesystem::remove(dir + "/indptr.bin");
+  std::filesystem::remove(dir + "/indices.bin");
+  ASSERT_THROW(graph::Dataset::open(dir), IoError);
+  FeatureStoreOptions options;
+  options.budgets.cpu = Budget::percent(50);
+  options.io_depth = 4;
+  FeatureStore store(*dataset, options, pool);
+  dataset.reset();  // the store does not borrow it
+  EXPECT_EQ(store.num_nodes(), kNodes);
+  const std::vector<int64_t> ids = uniform_ids(500, kNodes, 11);
+  EXPECT_EQ(gather(store, ids), reference_rows(source, ids));
+  EXPECT_GT(store.last_gather().storage.rows, 0);
+  EXPECT_GT(store.last_gather().host.rows, 0);
 }
 
 TEST(FeatureStoreTest, TierRangesFollowTheBudgets) {
@@ -166,7 +212,7 @@ TEST(FeatureStoreTest, TierRangesFollowTheBudgets) {
   options.budgets.cpu = Budget::percent(25);
   options.budgets.host_cache = Budget::bytes(10 * 96);
   options.io_depth = 4;
-  FeatureStore store(dir, options, pool);
+  FeatureStore store(graph::Dataset::open(dir), options, pool);
   EXPECT_EQ(store.layout().row_bytes(), 96);
   EXPECT_EQ(store.tiers().ranges.cpu_end, kNodes / 4);
   EXPECT_EQ(store.tiers().host_cache_rows, 10);
@@ -192,7 +238,7 @@ TEST(FeatureStoreTest, OutOfRangeIdsAreRejectedBeforeAnyRead) {
   options.budgets.host_cache = Budget::percent(10);
   options.read_device = &counting;
   options.io_depth = 8;
-  FeatureStore store(dir, options, pool);
+  FeatureStore store(graph::Dataset::open(dir), options, pool);
   for (const int64_t bad : {int64_t{-1}, kNodes, int64_t{1} << 40}) {
     const std::vector<int64_t> ids{1, 900, bad, 5};
     std::vector<std::byte> out(ids.size() * 96, std::byte{0x5a});
@@ -213,7 +259,7 @@ TEST(FeatureStoreTest, RejectsBadOutputsAndGpuBudgetsWithoutAGpu) {
   const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
   FeatureStoreOptions options;
   options.io_depth = 4;
-  FeatureStore store(dir, options, pool);
+  FeatureStore store(graph::Dataset::open(dir), options, pool);
   const std::vector<int64_t> ids{1, 2};
   std::vector<std::byte> out(2 * 96);
   EXPECT_THROW(store.gather(ids, TensorView::contiguous(out.data(), DType::kFloat16, {2, 24})), InvalidArgument);
@@ -226,10 +272,10 @@ TEST(FeatureStoreTest, RejectsBadOutputsAndGpuBudgetsWithoutAGpu) {
                  Unsupported);
     FeatureStoreOptions gpu = options;
     gpu.budgets.gpu_hot = Budget::percent(10);
-    EXPECT_THROW(FeatureStore(dir, gpu, pool), Unsupported);
+    EXPECT_THROW(FeatureStore(graph::Dataset::open(dir), gpu, pool), Unsupported);
     gpu.budgets.gpu_hot = Budget::bytes(0);
     gpu.budgets.gpu_cache = Budget::percent(10);
-    EXPECT_THROW(FeatureStore(dir, gpu, pool), Unsupported);
+    EXPECT_THROW(FeatureStore(graph::Dataset::open(dir), gpu, pool), Unsupported);
   }
 }
 
@@ -239,7 +285,7 @@ TEST(FeatureStoreTest, WindowKeepsAnnouncedRowsCachedUnderPressure) {
   FeatureStoreOptions options;
   options.budgets.host_cache = Budget::bytes(32 * 96);  // 32 lines
   options.io_depth = 8;
-  FeatureStore store(dir, options, pool);
+  FeatureStore store(graph::Dataset::open(dir), options, pool);
   const std::vector<int64_t> next{10, 20, 30, 40};
   store.announce(next);
   store.announce(next);
@@ -270,7 +316,7 @@ TEST(FeatureStoreTest, EveryLinePinnedStillServesTheMinibatch) {
   FeatureStoreOptions options;
   options.budgets.host_cache = Budget::bytes(8 * 96);
   options.io_depth = 8;
-  FeatureStore store(dir, options, pool);
+  FeatureStore store(graph::Dataset::open(dir), options, pool);
   const std::vector<int64_t> pinned{1, 2, 3, 4, 5, 6, 7, 8};
   store.announce(pinned);
   gather(store, pinned);
@@ -307,7 +353,7 @@ TEST_P(FeatureFaultTest, ShortReadsAndEagainStillGiveExactRows) {
   options.budgets.host_cache = Budget::percent(10);
   options.read_device = &faulty;
   options.io_depth = 8;
-  FeatureStore store(dir, options, pool);
+  FeatureStore store(graph::Dataset::open(dir), options, pool);
   for (uint64_t b = 0; b < 4; ++b) {
     // Multiples of 3 (and repeats): no two rows share or adjoin a block, so each is one read.
     std::vector<int64_t> ids = uniform_ids(400, kNodes / 3, 30 + b);
@@ -331,7 +377,7 @@ TEST_P(FeatureFaultTest, EioNamesTheFileAndOffsetAndLeavesNoCachedRow) {
   options.budgets.host_cache = Budget::percent(50);
   options.read_device = &faulty;
   options.io_depth = 8;
-  FeatureStore store(dir, options, pool);
+  FeatureStore store(graph::Dataset::open(dir), options, pool);
   ASSERT_EQ(store.layout().row_stride, 8192);
   const std::vector<int64_t> ids{5, 300, kBad, 900, kBad};
   for (int attempt = 0; attempt < 2; ++attempt) {

@@ -66,7 +66,7 @@ std::vector<std::byte> x_bytes(const LoadedBatch& b) {
 /// must deliver.
 std::vector<LoadedBatch> reference_epoch(const graph::Dataset& d, const std::vector<int64_t>& ids) {
   ThreadPool pool(2);
-  feature::FeatureStore in_memory(dataset_dir(), store_options("100%", "0"), pool);
+  feature::FeatureStore in_memory(d, store_options("100%", "0"), pool);
   Loader base(d, &in_memory, ids, small_options());
   return run_epoch(base, 3);
 }
@@ -87,7 +87,7 @@ void expect_same_batch(const LoadedBatch& a, const LoadedBatch& b) {
 TEST(Loader, EveryTrainIdOnceAnEpochInTheSamplersOrder) {
   const graph::Dataset d = graph::Dataset::open(dataset_dir());
   ThreadPool pool(2);
-  feature::FeatureStore store(dataset_dir(), store_options("100%", "0"), pool);
+  feature::FeatureStore store(d, store_options("100%", "0"), pool);
   const std::vector<int64_t> ids = train_ids(d);
   Loader loader(d, &store, ids, small_options());
   ASSERT_EQ(loader.num_batches(), (static_cast<int64_t>(ids.size()) + 99) / 100);
@@ -170,7 +170,7 @@ TEST(Loader, OutputIndependentOfTiersWindowAccumulatorAndThreads) {
                            Variant{"half in memory, no merging", "50%", "5%", 4, false, 2, 2}}) {
     SCOPED_TRACE(v.name);
     ThreadPool p(2);
-    feature::FeatureStore store(dataset_dir(), store_options(v.cpu, v.host_cache), p);
+    feature::FeatureStore store(d, store_options(v.cpu, v.host_cache), p);
     LoaderOptions o = small_options();
     o.window = v.window;
     o.accumulate = v.accumulate;
@@ -200,7 +200,7 @@ TEST(Loader, DeviceOutputAndGpuSamplingMatchTheCpuPipeline) {
   so.budgets.gpu_hot = Budget::percent(10);
   so.budgets.gpu_cache = Budget::percent(10);
   ThreadPool p(2);
-  feature::FeatureStore store(dataset_dir(), so, p);
+  feature::FeatureStore store(d, so, p);
   for (const bool gpu_sampling : {false, true}) {
     SCOPED_TRACE(gpu_sampling ? "GPU sampling" : "CPU sampling");
     LoaderOptions o = small_options();
@@ -221,7 +221,7 @@ TEST(Loader, AccumulatorMergesWaitingBatchesWhenStorageReadsAreFew) {
   ThreadPool pool(2);
   feature::FeatureStoreOptions so = store_options("0", "0");
   so.io_depth = 64;
-  feature::FeatureStore store(dataset_dir(), so, pool);
+  feature::FeatureStore store(d, so, pool);
   LoaderOptions o = small_options();
   o.batch_size = 4;  // at most 4 + 8 + 8 = 20 input nodes: no batch reaches the depth alone
   o.fanouts = {2, 1};
@@ -243,7 +243,7 @@ TEST(Loader, AccumulatorMergesWaitingBatchesWhenStorageReadsAreFew) {
 TEST(Loader, ResumeAtABatchContinuesTheSameStream) {
   const graph::Dataset d = graph::Dataset::open(dataset_dir());
   ThreadPool pool(2);
-  feature::FeatureStore store(dataset_dir(), store_options("30%", "10%"), pool);
+  feature::FeatureStore store(d, store_options("30%", "10%"), pool);
   Loader loader(d, &store, train_ids(d), small_options());
   const std::vector<LoadedBatch> full = run_epoch(loader, 2);
   const std::vector<LoadedBatch> tail = run_epoch(loader, 2, 5);
@@ -305,7 +305,7 @@ TEST(Loader, GatherIoErrorReachesTheConsumer) {
   feature::FeatureStoreOptions so = store_options("0", "0");
   so.read_device = &faulty;
   so.io_depth = 4;
-  feature::FeatureStore store(dataset_dir(), so, pool);
+  feature::FeatureStore store(d, so, pool);
   Loader loader(d, &store, train_ids(d), small_options());
   loader.start(0);
   auto drain = std::async(std::launch::async, [&] {
@@ -324,7 +324,7 @@ TEST(Loader, GatherIoErrorReachesTheConsumer) {
 TEST(Loader, EarlyExitNeverHangs) {
   const graph::Dataset d = graph::Dataset::open(dataset_dir());
   ThreadPool pool(2);
-  feature::FeatureStore store(dataset_dir(), store_options("0", "10%"), pool);
+  feature::FeatureStore store(d, store_options("0", "10%"), pool);
   LoaderOptions o = small_options();
   o.batch_size = 10;
   auto done = std::async(std::launch::async, [&] {
@@ -347,7 +347,7 @@ TEST(Loader, EarlyExitNeverHangs) {
 TEST(Loader, LayerWiseSamplerThroughThePipeline) {
   const graph::Dataset d = graph::Dataset::open(dataset_dir());
   ThreadPool pool(2);
-  feature::FeatureStore store(dataset_dir(), store_options("100%", "0"), pool);
+  feature::FeatureStore store(d, store_options("100%", "0"), pool);
   LoaderOptions o = small_options();
   o.sampler = SamplerKind::kLadies;
   o.fanouts = {64, 64};

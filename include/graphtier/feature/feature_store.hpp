@@ -1,5 +1,5 @@
-// The tiered feature store: X[ids] gathered from whichever tier holds each row (DESIGN.md,
-// "Feature store"; issue "Tiered feature store").
+// The tiered feature store: X[ids] gathered from whichever tier holds each row
+// (docs/architecture.md, "Contracts", "Feature store and tiers").
 //
 // After `prepare`, ids are in hotness order, so the static tiers are id ranges (tier_ranges):
 //   [0, gpu_end)          GPU hot tier: device memory (CUDA builds)
@@ -51,12 +51,14 @@ struct FeatureStoreOptions {
   PinnedPath pinned_path = PinnedPath::kMeasured;
   cache::Eviction eviction = cache::Eviction::kClock;
   uint64_t seed = 0;  // random eviction
-  /// The storage tier's read device, handed in (STYLE.md rule 4), e.g. a FaultInjectingDevice in
-  /// tests; it must outlive the store. Null: the store makes one with `io_backend`.
+  /// The storage tier's read device, handed in (docs/architecture.md, Conventions 4), e.g. a
+  /// FaultInjectingDevice in tests; it must outlive the store. Null: the store makes one with
+  /// `io_backend`.
   io::ReadDevice* read_device = nullptr;
   io::IoBackend io_backend = io::IoBackend::kAuto;
   /// Reads kept in flight by the storage tier. 0: measured at construction by io::calibrate
-  /// (GIDS eq. 2-3) when features.bin is at least 64 MiB, else the device's limit.
+  /// (eq. 2-3 of the paper in docs/references.md, "GIDS") when features.bin is at least 64 MiB,
+  /// else the device's limit.
   int io_depth = 0;
   int max_io_depth = 64;  // ring size of a device the store makes itself
   int device = 0;         // CUDA device of the GPU tiers
@@ -86,11 +88,14 @@ struct TierLayout {
 /// (ThreadPool is not reentrant).
 class FeatureStore {
  public:
-  /// Opens the dataset in `dir` (which must have features) and loads the static tiers. `pool`
-  /// serves every gather (storage reads in flight on one of its threads while the others copy)
-  /// and must outlive the store. Throws FormatError/IoError for a bad dataset, InvalidArgument
-  /// for bad options, Unsupported for GPU budgets without a GPU.
-  FeatureStore(const std::string& dir, const FeatureStoreOptions& options, ThreadPool& pool);
+  /// Loads the static tiers of the already-open `dataset` (which must have features). The store
+  /// reads the dataset's manifest and directory during construction only and keeps no reference to
+  /// it, so `dataset` may be a temporary or closed afterwards; the tiers read features.bin through
+  /// descriptors of their own, and the topology is not read at all. `pool` serves every gather
+  /// (storage reads in flight on one of its threads while the others copy) and must outlive the
+  /// store. Throws IoError when features.bin cannot be read, InvalidArgument for a dataset without
+  /// features or bad options, Unsupported for GPU budgets without a GPU.
+  FeatureStore(const graph::Dataset& dataset, const FeatureStoreOptions& options, ThreadPool& pool);
   ~FeatureStore();
   FeatureStore(const FeatureStore&) = delete;
   FeatureStore& operator=(const FeatureStore&) = delete;
@@ -106,7 +111,7 @@ class FeatureStore {
   /// come in any order; every id is checked before anything is read (OutOfRange naming the first
   /// bad one). A read failure throws IoError naming features.bin and the offset; `out` is then
   /// unspecified but no cache line keeps a partial row. Returns what the tiers did for this call
-  /// (a copy of last_gather(), taken under the store's lock, so safe when the store is shared).
+  /// (what last_gather() returns until the next gather).
   GatherStats gather(std::span<const int64_t> ids, TensorView out);
 
   /// Window buffering for the dynamic caches: ids of one minibatch sampled ahead (announce) or
@@ -114,8 +119,11 @@ class FeatureStore {
   void announce(std::span<const int64_t> ids);
   void consume(std::span<const int64_t> ids);
 
-  const GatherStats& last_gather() const noexcept;
-  const GatherStats& total() const noexcept;
+  /// Snapshots taken under the store's lock, so safe to call while another thread (e.g. another
+  /// loader sharing the store) gathers: the tiers' work in the latest gather of any caller, and
+  /// summed over every gather since construction.
+  GatherStats last_gather() const;
+  GatherStats total() const;
 
   struct Impl;
 
