@@ -13,7 +13,8 @@
 //   * .npy arrays: edge_index [2, E] or [E, 2] of integers, features [N, D], labels [N] or
 //     [N, 1] (NaN or -1 = unlabeled), splits as id lists or boolean masks.
 //   * Planetoid (Cora, Citeseer, PubMed pickles): extracted by python/graphtier/convert/
-//     planetoid.py with PyTorch Geometric's semantics, then converted as .npy arrays.
+//     planetoid.py with PyTorch Geometric's semantics (the CLI runs it), then converted as .npy
+//     arrays.
 //   * OGB node-property datasets in their raw layout (CSV.gz or data.npz / node-label.npz).
 //   * IGB / IGBH (paper nodes and paper-cites-paper edges) in the IGB dataloader's layout.
 //
@@ -107,23 +108,23 @@ struct NpyInput {
 ConvertReport convert_npy(const NpyInput& input, const std::string& out, const ConvertOptions& options,
                           ThreadPool& pool);
 
-/// A Planetoid dataset (`<root>/ind.<name>.{x,y,tx,ty,allx,ally,graph,test.index}`), extracted by
-/// the Python script with the semantics of PyG's read_planetoid_data: features vstack(allx, tx)
-/// with tx rows placed at test.index (missing test ids, as in Citeseer, get zero rows), labels the
-/// argmax of the one-hot rows (an all-zero row gives -1, unlabeled, where PyG gives 0), train =
-/// the first len(y) ids, valid the next 500, test the sorted test.index; edges from the graph dict
-/// without self-loops or duplicates, made symmetric. Needs python3 with numpy and scipy.
-struct PlanetoidInput {
-  std::string root;
-  std::string name;               // "cora", "citeseer", "pubmed"
-  std::string python = "python3";  // interpreter, looked up on PATH
+/// A Planetoid dataset (`<root>/ind.<name>.{x,y,tx,ty,allx,ally,graph,test.index}`) after
+/// python/graphtier/convert/planetoid.py extracted it into .npy arrays (`graphtier convert
+/// planetoid` runs the script; this library runs no Python). The script holds the semantics of
+/// PyG's read_planetoid_data: features vstack(allx, tx) with tx rows placed at test.index
+/// (missing test ids, as in Citeseer, get zero rows), labels the argmax of the one-hot rows (an
+/// all-zero row gives -1, unlabeled, where PyG gives 0), train = the first len(y) ids, valid the
+/// next 500, test the sorted test.index; edges from the graph dict without self-loops or
+/// duplicates, made symmetric.
+struct PlanetoidArrays {
+  /// The script's output directory: edge_index.npy, features.npy, labels.npy, train.npy,
+  /// valid.npy, test.npy and meta.json (its counts, and num_classes).
+  std::string arrays;
+  std::string name;  // "cora", "citeseer", "pubmed": the default manifest name
+  std::string root;  // the Planetoid directory they came from, recorded in the manifest
 };
-ConvertReport convert_planetoid(const PlanetoidInput& input, const std::string& out, const ConvertOptions& options,
-                                ThreadPool& pool);
-
-/// The extraction script: $GRAPHTIER_PYTHON_DIR/graphtier/convert/planetoid.py if that variable is
-/// set, else the copy in the source tree.
-std::string planetoid_script_path();
+ConvertReport convert_planetoid_arrays(const PlanetoidArrays& input, const std::string& out,
+                                       const ConvertOptions& options, ThreadPool& pool);
 
 enum class OgbFormat : uint8_t { kAuto, kCsv, kNpz };
 
