@@ -28,6 +28,7 @@
 
 #include "graphtier/core/dtype.hpp"
 #include "graphtier/core/thread_pool.hpp"
+#include "graphtier/graph/topology_report.hpp"
 
 namespace graphtier::graph {
 
@@ -52,18 +53,11 @@ struct ConvertOptions {
   int64_t chunk_bytes = int64_t{64} << 20;
 };
 
-/// What a conversion read and wrote.
-struct ConvertReport {
+/// What a conversion read and wrote; the topology's counts and timing in the TopologyReport base.
+struct ConvertReport : TopologyReport {
   std::string dataset;  // output directory
   std::string format;   // input format as detected, e.g. "edge list (gzip)", "ogb (csv)"
-  int64_t num_nodes = 0;
-  int64_t num_edges = 0;          // CSC entries stored
-  int64_t input_edges = 0;        // edges read from the input
-  int64_t self_loops_removed = 0;  // input edges
-  int64_t duplicates_removed = 0;  // CSC entries (a symmetrized edge can count twice)
-  int64_t isolated_nodes = 0;      // nodes without in-neighbours
-  int64_t max_in_degree = 0;
-  int topology_passes = 0;         // passes over the edges that placed entries (1 unless budgeted)
+  int64_t input_edges = 0;  // edges read from the input
   int64_t feature_dim = 0;
   DType feature_dtype = DType::kFloat32;
   int64_t alignment = 0;
@@ -74,7 +68,6 @@ struct ConvertReport {
   int64_t num_valid = 0;
   int64_t num_test = 0;
   int64_t total_bytes = 0;
-  double topology_seconds = 0;
   double features_seconds = 0;
   double total_seconds = 0;
 };

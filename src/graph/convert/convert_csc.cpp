@@ -1,13 +1,14 @@
-// CSC builder for converted edge inputs: count, prefix-sum, place, sort and deduplicate per row.
-// Placement order between threads is arbitrary; sorting each row makes the output canonical.
+// CSC of a converted edge input: the first pass checks every id and counts the in-degrees (and
+// finds the node count when it is not given), then the shared builder (csc_builder.hpp) places,
+// sorts and deduplicates the rows.
 #include "convert_csc.hpp"
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <limits>
 #include <vector>
 
+#include "csc_builder.hpp"
 #include "graphtier/core/error.hpp"
 
 namespace graphtier::graph::detail {
@@ -17,7 +18,6 @@ using ::graphtier::detail::concat;
 namespace {
 
 constexpr int64_t kEdgeGrain = int64_t{1} << 15;
-constexpr int64_t kRowGrain = int64_t{1} << 14;
 
 /// A slice of a chunk for one pool task; `first` is the index of its first edge in the block.
 struct Task {
@@ -79,112 +79,6 @@ int64_t check_block(ThreadPool& pool, const std::vector<Task>& tasks, int64_t li
   return max_id;
 }
 
-template <typename Index>
-CscResult build(DatasetWriter& writer, const EdgeSource& edges, const CscOptions& options, std::vector<int64_t> degree,
-                CscResult result, ThreadPool& pool) {
-  const int64_t n = result.num_nodes;
-  const auto count_of = [&](int64_t v) { return std::atomic_ref<int64_t>(degree[static_cast<std::size_t>(v)]); };
-
-  // Rows are built in ranges whose entries (before deduplication) fit the budget; one pass each.
-  std::vector<int64_t> bounds{0};
-  if (options.memory_budget > 0) {
-    const int64_t counters = n * static_cast<int64_t>(sizeof(int64_t));
-    GRAPHTIER_EXPECTS(options.memory_budget > counters, InvalidArgument, "memory budget of ",
-                      format_bytes(static_cast<double>(options.memory_budget)), " is too small: the degree counters of ",
-                      n, " nodes alone take ", format_bytes(static_cast<double>(counters)));
-    const int64_t budget = options.memory_budget - counters;
-    int64_t used = 0;
-    for (int64_t v = 0; v < n; ++v) {
-      const int64_t cost = degree[v] * static_cast<int64_t>(sizeof(Index)) + static_cast<int64_t>(sizeof(int64_t));
-      if (used + cost > budget && v > bounds.back()) {
-        bounds.push_back(v);
-        used = 0;
-      }
-      used += cost;
-    }
-  }
-  bounds.push_back(n);
-  result.passes = static_cast<int>(bounds.size() - 1);
-  if (result.passes > 1) {
-    log_info("building the CSC in ", result.passes, " ranges of rows to stay within ",
-             format_bytes(static_cast<double>(options.memory_budget)), " (one pass over the edges each)");
-  }
-
-  OutputFile& indices_out = writer.open_array("indices");
-  int64_t placed_total = 0;
-  for (int part = 0; part < result.passes; ++part) {
-    const int64_t lo = bounds[part], hi = bounds[part + 1];
-    std::vector<int64_t> offsets(static_cast<std::size_t>(hi - lo + 1), 0);
-    for (int64_t v = lo; v < hi; ++v) offsets[v - lo + 1] = offsets[v - lo] + degree[v];
-    std::fill(degree.begin() + lo, degree.begin() + hi, 0);  // now fill cursors
-    const int64_t entries = offsets.back();
-    placed_total += entries;
-    auto indices = std::make_unique_for_overwrite<Index[]>(static_cast<std::size_t>(std::max<int64_t>(entries, 1)));
-
-    const auto place = [&](int64_t row, int64_t neighbour) {
-      if (row < lo || row >= hi) return;
-      const int64_t slot = count_of(row).fetch_add(1, std::memory_order_relaxed);
-      indices[offsets[row - lo] + slot] = static_cast<Index>(neighbour);
-    };
-    const std::string label = result.passes > 1 ? concat("place edges (range ", part + 1, "/", result.passes, ")")
-                                                : std::string("place edges");
-    Progress progress(label, edges.progress_total(), edges.progress_unit());
-    edges.scan(pool, progress, [&](std::span<const EdgeChunk> chunks) {
-      for_each_task(pool, make_tasks(chunks), [&](std::size_t, const Task& task) {
-        const EdgeChunk& c = *task.chunk;
-        for (int64_t i = task.lo; i < task.hi; ++i) {
-          const int64_t s = c.src[i], d = c.dst[i];
-          if (s == d) {
-            if (options.keep_self_loops) place(d, s);
-            continue;
-          }
-          place(d, s);  // CSC: the row of the destination lists the message source
-          if (options.symmetrize) place(s, d);
-        }
-      });
-    });
-    progress.finish();
-
-    pool.parallel_for(lo, hi, kRowGrain, [&](int64_t row_lo, int64_t row_hi) {
-      for (int64_t v = row_lo; v < row_hi; ++v) {
-        Index* begin = indices.get() + offsets[v - lo];
-        Index* end = indices.get() + offsets[v - lo + 1];
-        std::sort(begin, end);
-        degree[v] = std::unique(begin, end) - begin;
-      }
-    });
-    // Rows only shrink, so compacting left in row order never overwrites an unread entry.
-    int64_t kept = 0;
-    for (int64_t v = lo; v < hi; ++v) {
-      if (kept != offsets[v - lo]) {
-        std::memmove(indices.get() + kept, indices.get() + offsets[v - lo], static_cast<std::size_t>(degree[v]) * sizeof(Index));
-      }
-      kept += degree[v];
-    }
-    indices_out.write(indices.get(), static_cast<std::size_t>(kept) * sizeof(Index));
-    result.num_edges += kept;
-  }
-
-  OutputFile& indptr_out = writer.open_array("indptr");
-  constexpr std::size_t kBatch = std::size_t{1} << 16;
-  std::vector<int64_t> batch{0};
-  batch.reserve(kBatch);
-  int64_t offset = 0;
-  for (int64_t v = 0; v < n; ++v) {
-    result.isolated_nodes += degree[v] == 0;
-    result.max_in_degree = std::max(result.max_in_degree, degree[v]);
-    offset += degree[v];
-    batch.push_back(offset);
-    if (batch.size() == kBatch) {
-      indptr_out.write_span(std::span<const int64_t>(batch));
-      batch.clear();
-    }
-  }
-  indptr_out.write_span(std::span<const int64_t>(batch));
-  result.duplicates_removed = placed_total - result.num_edges;
-  return result;
-}
-
 }  // namespace
 
 CscResult write_csc(DatasetWriter& writer, const EdgeSource& edges, const CscOptions& options, ThreadPool& pool) {
@@ -230,10 +124,33 @@ CscResult write_csc(DatasetWriter& writer, const EdgeSource& edges, const CscOpt
   result.num_nodes = limit >= 0 ? limit : max_id + 1;
   degree.resize(static_cast<std::size_t>(result.num_nodes));
   result.index_dtype = index_dtype_for(result.num_nodes);
-  if (result.index_dtype == DType::kInt32) {
-    return build<int32_t>(writer, edges, options, std::move(degree), result, pool);
-  }
-  return build<int64_t>(writer, edges, options, std::move(degree), result, pool);
+
+  const auto scan = [&](Progress& progress, const auto& place) {
+    edges.scan(pool, progress, [&](std::span<const EdgeChunk> chunks) {
+      for_each_task(pool, make_tasks(chunks), [&](std::size_t, const Task& task) {
+        const EdgeChunk& c = *task.chunk;
+        CscEntry batch[kCscEntryBatch];
+        int count = 0;
+        for (int64_t i = task.lo; i < task.hi; ++i) {
+          if (count > kCscEntryBatch - 2) {
+            place(batch, count);
+            count = 0;
+          }
+          const int64_t s = c.src[i], d = c.dst[i];
+          if (s == d) {
+            if (options.keep_self_loops) batch[count++] = CscEntry{d, s};
+            continue;
+          }
+          batch[count++] = CscEntry{d, s};  // CSC: the row of the destination lists the message source
+          if (options.symmetrize) batch[count++] = CscEntry{s, d};
+        }
+        if (count > 0) place(batch, count);
+      });
+    });
+  };
+  build_csc(writer, std::span<int64_t>(degree), result.index_dtype, options.memory_budget,
+            CscProgress{edges.progress_total(), edges.progress_unit()}, pool, scan, kIgnoreRows, result);
+  return result;
 }
 
 }  // namespace graphtier::graph::detail
