@@ -48,6 +48,19 @@ int open_or_throw(const std::string& path, int flags, mode_t mode = 0) {
 
 }  // namespace
 
+FileDescriptor::FileDescriptor(const std::string& path, int flags, unsigned mode)
+    : path_(path), fd_(open_or_throw(path, flags, static_cast<mode_t>(mode))) {}
+
+FileDescriptor::~FileDescriptor() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int64_t FileDescriptor::size() const {
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) GRAPHTIER_THROW_ERRNO(path_, ": cannot stat: ", std::strerror(errno));
+  return static_cast<int64_t>(st.st_size);
+}
+
 std::string checksum_file(const std::string& path, Progress* progress) {
   const int fd = open_or_throw(path, O_RDONLY);
   posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);

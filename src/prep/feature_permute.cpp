@@ -2,6 +2,7 @@
 // table fits the budget, else the external bucket path (feature_permute_external.cpp).
 #include "graphtier/prep/feature_permute.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,9 +11,9 @@
 #include <future>
 
 #include "graphtier/core/error.hpp"
+#include "graphtier/core/file.hpp"
 #include "graphtier/core/log.hpp"
 #include "graphtier/core/memory.hpp"
-#include "fd.hpp"
 #include "feature_rows.hpp"
 
 namespace graphtier::prep {
@@ -100,7 +101,7 @@ FeaturePermuteReport permute_feature_rows(const std::string& source_path, int64_
   GRAPHTIER_EXPECTS(options.memory_budget >= 0, InvalidArgument, "memory budget cannot be negative, got ",
                     options.memory_budget);
   const int64_t budget = options.memory_budget > 0 ? options.memory_budget : default_memory_budget();
-  impl::Fd source(source_path, O_RDONLY);
+  const FileDescriptor source(source_path, O_RDONLY);
   const int64_t bytes = perm.size() * row_stride;
   if (source.size() < bytes) {
     throw FormatError(source_path, detail::concat("holds ", source.size(), " bytes, expected ", bytes, " (",

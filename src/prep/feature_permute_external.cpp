@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "graphtier/core/error.hpp"
+#include "graphtier/core/file.hpp"
 #include "graphtier/core/log.hpp"
-#include "fd.hpp"
 #include "feature_rows.hpp"
 
 namespace graphtier::prep::impl {
@@ -59,7 +59,7 @@ class ScratchFile {
   const std::string& path() const noexcept { return reader_.path(); }
 
  private:
-  Fd reader_;
+  FileDescriptor reader_;
   int writer_fd_ = -1;
   bool direct_ = false;
 };

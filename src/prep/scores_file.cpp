@@ -1,5 +1,7 @@
 // Externally supplied scores (the hook for pre-sampling visit counts): .npy of any numeric type,
 // or raw float64.
+#include <fcntl.h>
+
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -9,7 +11,6 @@
 #include "graphtier/core/file.hpp"
 #include "graphtier/graph/npy.hpp"
 #include "graphtier/prep/hotness.hpp"
-#include "fd.hpp"
 
 namespace graphtier::prep {
 namespace {
@@ -64,7 +65,7 @@ std::vector<double> read_scores_file(const std::string& path, int64_t num_nodes)
     type = header.type;
     offset = header.data_offset;
   }
-  impl::Fd file(path, O_RDONLY);
+  const FileDescriptor file(path, O_RDONLY);
   const int64_t element = graph::npy_type_size(type);
   const int64_t expected = offset + num_nodes * element;
   if (file.size() != expected) {

@@ -152,7 +152,7 @@ TEST(Generate, WritesAValidDatasetOfTheRequestedShape) {
           << "edge " << u << " -> " << v << " has no reverse";
     }
   }
-  EXPECT_EQ(report.max_degree, max_degree);
+  EXPECT_EQ(report.max_in_degree, max_degree);
   EXPECT_EQ(report.isolated_nodes, isolated);
 
   // Splits: exact counts, ascending, disjoint, covering every node.

@@ -12,6 +12,7 @@
 #include "graphtier/core/memory.hpp"
 #include "graphtier/core/units.hpp"
 #include "graphtier/graph/convert.hpp"
+#include "planetoid.hpp"
 
 namespace graphtier::cli {
 namespace {
@@ -35,7 +36,7 @@ struct ConvertCliOptions {
   graph::EdgeListInput edge_list;
   graph::NpyInput npy;
   std::string edge_layout = "auto";
-  graph::PlanetoidInput planetoid;
+  PlanetoidInput planetoid;
   graph::OgbInput ogb;
   std::string ogb_format = "auto";
   graph::IgbInput igb;
@@ -184,7 +185,7 @@ void register_convert(CLI::App& app, const GlobalOptions& global) {
   planetoid->add_option("--python", opt->planetoid.python, "Python interpreter")->capture_default_str();
   planetoid->callback([opt, &global] {
     run(opt->common, global, [&](const graph::ConvertOptions& o, ThreadPool& pool) {
-      return graph::convert_planetoid(opt->planetoid, opt->common.out, o, pool);
+      return convert_planetoid(opt->planetoid, opt->common.out, o, pool);
     });
   });
 

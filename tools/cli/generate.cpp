@@ -105,7 +105,7 @@ void print_json(const std::string& dir, const graph::GenerateOptions& o, const g
   j["self_loops_removed"] = r.self_loops_removed;
   j["duplicates_removed"] = r.duplicates_removed;
   j["isolated_nodes"] = r.isolated_nodes;
-  j["max_degree"] = r.max_degree;
+  j["max_degree"] = r.max_in_degree;
   j["undirected"] = o.undirected;
   j["num_classes"] = o.num_classes;
   j["homophily"] = o.homophily;
@@ -136,7 +136,7 @@ void print_text(const std::string& dir, const graph::GenerateOptions& o, const g
               ll(r.isolated_nodes));
   std::printf("edges      %lld stored of %lld requested (%lld self-loop and %lld duplicate entries removed), max degree %lld\n",
               ll(r.num_edges), ll(r.requested_edges), ll(r.self_loops_removed), ll(r.duplicates_removed),
-              ll(r.max_degree));
+              ll(r.max_in_degree));
   std::printf("homophily  %.3f of stored edges within a class (requested %.3f)\n", r.measured_homophily, o.homophily);
   std::printf("split      train %lld / valid %lld / test %lld\n", ll(r.num_train), ll(r.num_valid), ll(r.num_test));
   std::printf("size       %s\n", format_bytes(static_cast<double>(r.total_bytes)).c_str());

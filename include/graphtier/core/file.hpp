@@ -74,6 +74,26 @@ DirectIoBuffer allocate_direct_io_buffer(std::size_t bytes);
 /// with `flags`; `direct` tells which. Throws IoError naming the path.
 int open_maybe_direct(const std::string& path, int flags, unsigned mode, bool& direct);
 
+/// An owned file descriptor, opened with O_CLOEXEC and closed on destruction, that keeps its path
+/// for error messages. Throws IoError naming the path when the file cannot be opened. For the
+/// positional I/O below (pread_exact, pwrite_exact), which takes the raw descriptor from get().
+class FileDescriptor {
+ public:
+  FileDescriptor(const std::string& path, int flags, unsigned mode = 0644);
+  ~FileDescriptor();
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+
+  int get() const noexcept { return fd_; }
+  const std::string& path() const noexcept { return path_; }
+  /// Current size in bytes (fstat). Throws IoError.
+  int64_t size() const;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
 /// Sequential writer with a large buffer, a running checksum and errors that name the file.
 /// Writes bypass the page cache (O_DIRECT) where the file system allows it; the unaligned tail is
 /// written through the cache at close. A full disk surfaces as IoError(ENOSPC, "<path>: no space

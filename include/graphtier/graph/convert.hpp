@@ -13,7 +13,8 @@
 //   * .npy arrays: edge_index [2, E] or [E, 2] of integers, features [N, D], labels [N] or
 //     [N, 1] (NaN or -1 = unlabeled), splits as id lists or boolean masks.
 //   * Planetoid (Cora, Citeseer, PubMed pickles): extracted by python/graphtier/convert/
-//     planetoid.py with PyTorch Geometric's semantics, then converted as .npy arrays.
+//     planetoid.py with PyTorch Geometric's semantics (the CLI runs it), then converted as .npy
+//     arrays.
 //   * OGB node-property datasets in their raw layout (CSV.gz or data.npz / node-label.npz).
 //   * IGB / IGBH (paper nodes and paper-cites-paper edges) in the IGB dataloader's layout.
 //
@@ -27,6 +28,7 @@
 
 #include "graphtier/core/dtype.hpp"
 #include "graphtier/core/thread_pool.hpp"
+#include "graphtier/graph/topology_report.hpp"
 
 namespace graphtier::graph {
 
@@ -51,18 +53,11 @@ struct ConvertOptions {
   int64_t chunk_bytes = int64_t{64} << 20;
 };
 
-/// What a conversion read and wrote.
-struct ConvertReport {
+/// What a conversion read and wrote; the topology's counts and timing in the TopologyReport base.
+struct ConvertReport : TopologyReport {
   std::string dataset;  // output directory
   std::string format;   // input format as detected, e.g. "edge list (gzip)", "ogb (csv)"
-  int64_t num_nodes = 0;
-  int64_t num_edges = 0;          // CSC entries stored
-  int64_t input_edges = 0;        // edges read from the input
-  int64_t self_loops_removed = 0;  // input edges
-  int64_t duplicates_removed = 0;  // CSC entries (a symmetrized edge can count twice)
-  int64_t isolated_nodes = 0;      // nodes without in-neighbours
-  int64_t max_in_degree = 0;
-  int topology_passes = 0;         // passes over the edges that placed entries (1 unless budgeted)
+  int64_t input_edges = 0;  // edges read from the input
   int64_t feature_dim = 0;
   DType feature_dtype = DType::kFloat32;
   int64_t alignment = 0;
@@ -73,7 +68,6 @@ struct ConvertReport {
   int64_t num_valid = 0;
   int64_t num_test = 0;
   int64_t total_bytes = 0;
-  double topology_seconds = 0;
   double features_seconds = 0;
   double total_seconds = 0;
 };
@@ -107,23 +101,23 @@ struct NpyInput {
 ConvertReport convert_npy(const NpyInput& input, const std::string& out, const ConvertOptions& options,
                           ThreadPool& pool);
 
-/// A Planetoid dataset (`<root>/ind.<name>.{x,y,tx,ty,allx,ally,graph,test.index}`), extracted by
-/// the Python script with the semantics of PyG's read_planetoid_data: features vstack(allx, tx)
-/// with tx rows placed at test.index (missing test ids, as in Citeseer, get zero rows), labels the
-/// argmax of the one-hot rows (an all-zero row gives -1, unlabeled, where PyG gives 0), train =
-/// the first len(y) ids, valid the next 500, test the sorted test.index; edges from the graph dict
-/// without self-loops or duplicates, made symmetric. Needs python3 with numpy and scipy.
-struct PlanetoidInput {
-  std::string root;
-  std::string name;               // "cora", "citeseer", "pubmed"
-  std::string python = "python3";  // interpreter, looked up on PATH
+/// A Planetoid dataset (`<root>/ind.<name>.{x,y,tx,ty,allx,ally,graph,test.index}`) after
+/// python/graphtier/convert/planetoid.py extracted it into .npy arrays (`graphtier convert
+/// planetoid` runs the script; this library runs no Python). The script holds the semantics of
+/// PyG's read_planetoid_data: features vstack(allx, tx) with tx rows placed at test.index
+/// (missing test ids, as in Citeseer, get zero rows), labels the argmax of the one-hot rows (an
+/// all-zero row gives -1, unlabeled, where PyG gives 0), train = the first len(y) ids, valid the
+/// next 500, test the sorted test.index; edges from the graph dict without self-loops or
+/// duplicates, made symmetric.
+struct PlanetoidArrays {
+  /// The script's output directory: edge_index.npy, features.npy, labels.npy, train.npy,
+  /// valid.npy, test.npy and meta.json (its counts, and num_classes).
+  std::string arrays;
+  std::string name;  // "cora", "citeseer", "pubmed": the default manifest name
+  std::string root;  // the Planetoid directory they came from, recorded in the manifest
 };
-ConvertReport convert_planetoid(const PlanetoidInput& input, const std::string& out, const ConvertOptions& options,
-                                ThreadPool& pool);
-
-/// The extraction script: $GRAPHTIER_PYTHON_DIR/graphtier/convert/planetoid.py if that variable is
-/// set, else the copy in the source tree.
-std::string planetoid_script_path();
+ConvertReport convert_planetoid_arrays(const PlanetoidArrays& input, const std::string& out,
+                                       const ConvertOptions& options, ThreadPool& pool);
 
 enum class OgbFormat : uint8_t { kAuto, kCsv, kNpz };
 

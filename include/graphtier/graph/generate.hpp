@@ -34,6 +34,7 @@
 
 #include "graphtier/core/dtype.hpp"
 #include "graphtier/core/thread_pool.hpp"
+#include "graphtier/graph/topology_report.hpp"
 
 namespace graphtier::graph {
 
@@ -75,24 +76,17 @@ struct GenerateOptions {
   std::string name;  // manifest name; default: the directory's base name
 };
 
-/// What was written, and how long each stage took (wall-clock seconds).
-struct GenerateReport {
-  int64_t num_nodes = 0;
+/// What was written, and how long each stage took (wall-clock seconds); the topology's counts and
+/// timing in the TopologyReport base.
+struct GenerateReport : TopologyReport {
   int64_t requested_edges = 0;
-  int64_t num_edges = 0;           // stored, after removing self-loops and duplicates
-  int64_t self_loops_removed = 0;  // CSC entries
-  int64_t duplicates_removed = 0;  // CSC entries
-  int64_t isolated_nodes = 0;      // nodes with no in-edge (for an undirected graph: no edge at all)
-  int64_t max_degree = 0;          // in-degree in the CSC
   /// Same-class fraction of the stored edges: over all rows, or over a fixed pseudo-random 1/16 of
   /// the rows when more than 2^24 entries were drawn. Removing duplicates, which are more often
   /// same-class, leaves it slightly below `homophily` on graphs with heavy hubs.
   double measured_homophily = 0;
-  int topology_passes = 0;         // ranges of destination nodes the CSC was built in
   int64_t num_train = 0, num_valid = 0, num_test = 0;
   int64_t feature_bytes = 0;
   int64_t total_bytes = 0;
-  double topology_seconds = 0;
   double nodes_seconds = 0;  // labels and splits
   double feature_seconds = 0;
   double total_seconds = 0;  // including commit (fsync, validation, rename)

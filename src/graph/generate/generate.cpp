@@ -85,15 +85,8 @@ GenerateReport generate_dataset(const std::string& dir, const GenerateOptions& o
 
   auto stage = std::chrono::steady_clock::now();
   const DType index_dtype = index_dtype_for(n);
-  const detail::generate::TopologyResult topology = detail::generate::write_topology(
-      writer, edges, labels, n, num_draws, options.undirected, index_dtype, options.memory_budget, pool);
-  report.num_edges = topology.num_edges;
-  report.self_loops_removed = topology.self_loops_removed;
-  report.duplicates_removed = topology.duplicates_removed;
-  report.isolated_nodes = topology.isolated_nodes;
-  report.max_degree = topology.max_degree;
-  report.measured_homophily = topology.measured_homophily;
-  report.topology_passes = topology.passes;
+  detail::generate::write_topology(writer, edges, labels, n, num_draws, options.undirected, index_dtype,
+                                   options.memory_budget, pool, report);
   report.topology_seconds = seconds_since(stage);
 
   stage = std::chrono::steady_clock::now();
@@ -116,7 +109,7 @@ GenerateReport generate_dataset(const std::string& dir, const GenerateOptions& o
   Manifest manifest;
   manifest.name = options.name;
   manifest.num_nodes = n;
-  manifest.num_edges = topology.num_edges;
+  manifest.num_edges = report.num_edges;
   manifest.indices_dtype = index_dtype;
   manifest.features = layout;
   manifest.num_classes = options.num_classes;
@@ -124,7 +117,7 @@ GenerateReport generate_dataset(const std::string& dir, const GenerateOptions& o
   writer.commit(manifest);
 
   const int64_t index_bytes = dtype_size(index_dtype);
-  report.total_bytes = (n + 1) * 8 + topology.num_edges * index_bytes + n * 4 +
+  report.total_bytes = (n + 1) * 8 + report.num_edges * index_bytes + n * 4 +
                        (splits.train + splits.valid + splits.test) * 8 + report.feature_bytes;
   report.total_seconds = seconds_since(start);
   return report;

@@ -33,22 +33,7 @@ uint16_t le16(const unsigned char* p) { return static_cast<uint16_t>(p[0] | (p[1
 uint32_t le32(const unsigned char* p) { return static_cast<uint32_t>(le16(p)) | (static_cast<uint32_t>(le16(p + 2)) << 16); }
 uint64_t le64(const unsigned char* p) { return static_cast<uint64_t>(le32(p)) | (static_cast<uint64_t>(le32(p + 4)) << 32); }
 
-/// An open descriptor that closes itself.
-class Fd {
- public:
-  explicit Fd(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
-    if (fd_ < 0) GRAPHTIER_THROW_ERRNO(path, ": cannot open: ", std::strerror(errno));
-  }
-  ~Fd() { ::close(fd_); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const noexcept { return fd_; }
-
- private:
-  int fd_;
-};
-
-std::vector<unsigned char> read_at(const Fd& fd, uint64_t offset, std::size_t bytes, const std::string& path) {
+std::vector<unsigned char> read_at(const FileDescriptor& fd, uint64_t offset, std::size_t bytes, const std::string& path) {
   std::vector<unsigned char> buf(bytes);
   if (bytes > 0) pread_exact(fd.get(), buf.data(), bytes, offset, path);
   return buf;
@@ -86,7 +71,7 @@ void apply_zip64_extra(ZipMember& m, const unsigned char* extra, std::size_t len
 class ZipMemberStream final : public ByteStream {
  public:
   ZipMemberStream(const std::string& path, std::string stream_name, const ZipMember& member, uint64_t data_offset)
-      : ByteStream(std::move(stream_name)), path_(path), fd_(path), member_(member), raw_position_(data_offset),
+      : ByteStream(std::move(stream_name)), path_(path), fd_(path, O_RDONLY), member_(member), raw_position_(data_offset),
         raw_end_(data_offset + member.compressed_size) {
     ::posix_fadvise(fd_.get(), static_cast<off_t>(data_offset), static_cast<off_t>(member.compressed_size),
                     POSIX_FADV_SEQUENTIAL);
@@ -174,7 +159,7 @@ class ZipMemberStream final : public ByteStream {
   }
 
   std::string path_;
-  Fd fd_;
+  FileDescriptor fd_;
   ZipMember member_;
   uint64_t raw_position_;
   uint64_t raw_end_;
@@ -206,7 +191,7 @@ class ZipMemberSource final : public ByteSource {
 
 ZipArchive::ZipArchive(std::string path) : path_(std::move(path)) {
   file_size_ = file_size(path_);
-  const Fd fd(path_);
+  const FileDescriptor fd(path_, O_RDONLY);
   if (file_size_ < kEndRecordBytes) throw FormatError(path_, "is not a zip archive (too short)");
 
   // The end record sits at the end, before an optional comment of up to 64 KiB: scan backwards.
@@ -290,7 +275,7 @@ SourcePtr ZipArchive::member_source(const std::string& name) const {
   if (m->method == 0 && m->compressed_size != m->uncompressed_size) {
     throw FormatError(member_name, "stored member whose compressed and uncompressed sizes differ");
   }
-  const Fd fd(path_);
+  const FileDescriptor fd(path_, O_RDONLY);
   const auto local = read_at(fd, m->local_header_offset, 30, path_);
   if (le32(local.data()) != kLocalHeaderSignature) {
     throw FormatError(member_name, concat("local header at offset ", m->local_header_offset, " is corrupt"));

@@ -10,23 +10,14 @@
 
 namespace graphtier::graph::detail::generate {
 
-struct TopologyResult {
-  int64_t num_edges = 0;
-  int64_t self_loops_removed = 0;
-  int64_t duplicates_removed = 0;
-  int64_t isolated_nodes = 0;
-  int64_t max_degree = 0;
-  double measured_homophily = 0;  // same-class fraction of the stored entries (possibly sampled)
-  int passes = 0;
-};
-
 /// Writes indptr and indices: the CSC of the first `num_draws` edges of `edges` (both directions
 /// when undirected), rows sorted, without self-loops or duplicates. Memory: one degree counter
 /// per node plus the CSC of one range of destinations at a time, within `memory_budget` bytes
-/// (0: one range). `labels` serve to measure the homophily of the result.
-TopologyResult write_topology(DatasetWriter& writer, const EdgeModel& edges, const LabelModel& labels, int64_t num_nodes,
-                              int64_t num_draws, bool undirected, DType index_dtype, int64_t memory_budget,
-                              ThreadPool& pool);
+/// (0: one range). `labels` serve to measure the homophily of the result. Fills the topology
+/// counts of `report` (all but topology_seconds) and measured_homophily.
+void write_topology(DatasetWriter& writer, const EdgeModel& edges, const LabelModel& labels, int64_t num_nodes,
+                    int64_t num_draws, bool undirected, DType index_dtype, int64_t memory_budget, ThreadPool& pool,
+                    GenerateReport& report);
 
 struct SplitCounts {
   int64_t train = 0, valid = 0, test = 0;

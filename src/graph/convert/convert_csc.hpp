@@ -15,6 +15,7 @@
 #include "graphtier/core/thread_pool.hpp"
 #include "graphtier/graph/convert.hpp"
 #include "graphtier/graph/dataset.hpp"
+#include "graphtier/graph/topology_report.hpp"
 
 namespace graphtier::graph::detail {
 
@@ -57,23 +58,16 @@ struct CscOptions {
   int64_t memory_budget = 0;         // 0: no limit
 };
 
-struct CscResult {
-  int64_t num_nodes = 0;
-  int64_t num_edges = 0;
+/// The report's topology counts (self-loops in input edges), and what the dataset needs besides.
+struct CscResult : TopologyReport {
   DType index_dtype = DType::kInt32;
   int64_t input_edges = 0;
-  int64_t self_loops_removed = 0;
-  int64_t duplicates_removed = 0;
-  int64_t isolated_nodes = 0;
-  int64_t max_in_degree = 0;
-  int passes = 0;
 };
 
 /// Builds the CSC of `edges` and writes indptr and indices into `writer`: the row of node v
 /// lists the sources of the edges into v (and, symmetrized, the destinations of the edges out
-/// of v), ascending, without duplicates. One pass counts in-degrees (and checks ids), then each
-/// range of rows that fits the memory budget takes one pass that places entries, after which the
-/// rows are sorted and deduplicated in parallel. Throws FormatError naming the source for a
+/// of v), ascending, without duplicates. One pass counts in-degrees (and checks ids), then the
+/// shared builder (csc_builder.hpp) places, sorts and deduplicates the rows. Throws FormatError naming the source for a
 /// negative or out-of-range id.
 CscResult write_csc(DatasetWriter& writer, const EdgeSource& edges, const CscOptions& options, ThreadPool& pool);
 

@@ -62,14 +62,8 @@ void ConvertSession::topology(const EdgeSource& edges, std::optional<int64_t> nu
   manifest_.num_nodes = r.num_nodes;
   manifest_.num_edges = r.num_edges;
   manifest_.indices_dtype = r.index_dtype;
-  report_.num_nodes = r.num_nodes;
-  report_.num_edges = r.num_edges;
+  static_cast<TopologyReport&>(report_) = r;
   report_.input_edges = r.input_edges;
-  report_.self_loops_removed = r.self_loops_removed;
-  report_.duplicates_removed = r.duplicates_removed;
-  report_.isolated_nodes = r.isolated_nodes;
-  report_.max_in_degree = r.max_in_degree;
-  report_.topology_passes = r.passes;
   report_.topology_seconds = seconds_since(stage);
   report_.total_bytes += (r.num_nodes + 1) * 8 + r.num_edges * dtype_size(r.index_dtype);
   has_topology_ = true;

@@ -1,0 +1,156 @@
+// CSC of a converted edge input: the first pass checks every id and counts the in-degrees (and
+// finds the node count when it is not given), then the shared builder (csc_builder.hpp) places,
+// sorts and deduplicates the rows.
+#include "convert_csc.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <vector>
+
+#include "csc_builder.hpp"
+#include "graphtier/core/error.hpp"
+
+namespace graphtier::graph::detail {
+
+using ::graphtier::detail::concat;
+
+namespace {
+
+constexpr int64_t kEdgeGrain = int64_t{1} << 15;
+
+/// A slice of a chunk for one pool task; `first` is the index of its first edge in the block.
+struct Task {
+  const EdgeChunk* chunk;
+  int64_t lo;
+  int64_t hi;
+  int64_t first;
+};
+
+std::vector<Task> make_tasks(std::span<const EdgeChunk> chunks) {
+  std::vector<Task> tasks;
+  int64_t first = 0;
+  for (const auto& c : chunks) {
+    for (int64_t lo = 0; lo < c.count; lo += kEdgeGrain) tasks.push_back({&c, lo, std::min(c.count, lo + kEdgeGrain), first + lo});
+    first += c.count;
+  }
+  return tasks;
+}
+
+template <typename Fn>
+void for_each_task(ThreadPool& pool, const std::vector<Task>& tasks, const Fn& fn) {
+  pool.parallel_for(0, static_cast<int64_t>(tasks.size()), 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; ++t) fn(static_cast<std::size_t>(t), tasks[static_cast<std::size_t>(t)]);
+  });
+}
+
+/// Checks every id of a block (>= 0, and < limit when known) and returns the largest id, or
+/// throws for the first bad edge in input order.
+int64_t check_block(ThreadPool& pool, const std::vector<Task>& tasks, int64_t limit, int64_t edges_before,
+                    const std::string& name) {
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+  std::vector<int64_t> task_max(tasks.size(), -1);
+  std::vector<int64_t> task_bad(tasks.size(), kNone);
+  for_each_task(pool, tasks, [&](std::size_t t, const Task& task) {
+    int64_t max_id = -1;
+    for (int64_t i = task.lo; i < task.hi; ++i) {
+      const int64_t s = task.chunk->src[i], d = task.chunk->dst[i];
+      if (s < 0 || d < 0 || (limit >= 0 && (s >= limit || d >= limit))) {
+        task_bad[t] = task.first + (i - task.lo);
+        return;
+      }
+      max_id = std::max(max_id, std::max(s, d));
+    }
+    task_max[t] = max_id;
+  });
+  int64_t max_id = -1;
+  for (std::size_t t = 0; t < tasks.size(); ++t) {
+    if (task_bad[t] != kNone) {
+      const Task& task = tasks[t];
+      const int64_t i = task.lo + (task_bad[t] - task.first);
+      const int64_t s = task.chunk->src[i], d = task.chunk->dst[i];
+      const int64_t bad = (s < 0 || (limit >= 0 && s >= limit)) ? s : d;
+      const std::string range = limit >= 0 ? concat("out of range [0, ", limit, ")") : std::string("negative");
+      throw FormatError(name, concat("edge ", edges_before + task_bad[t], " (", s, " -> ", d, "): node id ", bad, " is ",
+                                     range));
+    }
+    max_id = std::max(max_id, task_max[t]);
+  }
+  return max_id;
+}
+
+}  // namespace
+
+CscResult write_csc(DatasetWriter& writer, const EdgeSource& edges, const CscOptions& options, ThreadPool& pool) {
+  if (options.num_nodes) {
+    GRAPHTIER_EXPECTS(*options.num_nodes >= 1, InvalidArgument, "number of nodes must be >= 1, got ", *options.num_nodes);
+  }
+  const int64_t limit = options.num_nodes.value_or(-1);
+  std::vector<int64_t> degree(static_cast<std::size_t>(std::max<int64_t>(limit, 0)), 0);
+  CscResult result;
+  int64_t max_id = -1;
+  {
+    Progress progress("count degrees", edges.progress_total(), edges.progress_unit());
+    edges.scan(pool, progress, [&](std::span<const EdgeChunk> chunks) {
+      const auto tasks = make_tasks(chunks);
+      const int64_t block_max = check_block(pool, tasks, limit, result.input_edges, edges.name());
+      if (limit < 0 && block_max > max_id) {
+        max_id = block_max;
+        // Geometric growth: a stream of ever larger ids costs amortised O(1) per node.
+        if (static_cast<std::size_t>(max_id) >= degree.capacity()) degree.reserve(static_cast<std::size_t>(max_id + 1) * 3 / 2);
+        degree.resize(static_cast<std::size_t>(max_id + 1), 0);
+      }
+      std::atomic<int64_t> loops{0};
+      for_each_task(pool, tasks, [&](std::size_t, const Task& task) {
+        const EdgeChunk& c = *task.chunk;
+        int64_t task_loops = 0;
+        for (int64_t i = task.lo; i < task.hi; ++i) {
+          const int64_t s = c.src[i], d = c.dst[i];
+          if (s == d) {
+            ++task_loops;
+            if (options.keep_self_loops) std::atomic_ref<int64_t>(degree[d]).fetch_add(1, std::memory_order_relaxed);
+            continue;
+          }
+          std::atomic_ref<int64_t>(degree[d]).fetch_add(1, std::memory_order_relaxed);
+          if (options.symmetrize) std::atomic_ref<int64_t>(degree[s]).fetch_add(1, std::memory_order_relaxed);
+        }
+        loops.fetch_add(task_loops, std::memory_order_relaxed);
+      });
+      for (const auto& c : chunks) result.input_edges += c.count;
+      if (!options.keep_self_loops) result.self_loops_removed += loops.load();
+    });
+    progress.finish();
+  }
+  result.num_nodes = limit >= 0 ? limit : max_id + 1;
+  degree.resize(static_cast<std::size_t>(result.num_nodes));
+  result.index_dtype = index_dtype_for(result.num_nodes);
+
+  const auto scan = [&](Progress& progress, const auto& place) {
+    edges.scan(pool, progress, [&](std::span<const EdgeChunk> chunks) {
+      for_each_task(pool, make_tasks(chunks), [&](std::size_t, const Task& task) {
+        const EdgeChunk& c = *task.chunk;
+        CscEntry batch[kCscEntryBatch];
+        int count = 0;
+        for (int64_t i = task.lo; i < task.hi; ++i) {
+          if (count > kCscEntryBatch - 2) {
+            place(batch, count);
+            count = 0;
+          }
+          const int64_t s = c.src[i], d = c.dst[i];
+          if (s == d) {
+            if (options.keep_self_loops) batch[count++] = CscEntry{d, s};
+            continue;
+          }
+          batch[count++] = CscEntry{d, s};  // CSC: the row of the destination lists the message source
+          if (options.symmetrize) batch[count++] = CscEntry{s, d};
+        }
+        if (count > 0) place(batch, count);
+      });
+    });
+  };
+  build_csc(writer, std::span<int64_t>(degree), result.index_dtype, options.memory_budget,
+            CscProgress{edges.progress_total(), edges.progress_unit()}, pool, scan, kIgnoreRows, result);
+  return result;
+}
+
+}  // namespace graphtier::graph::detail
