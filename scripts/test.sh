@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: the CPU build, the Python package and its tests, then the
 # CUDA build (compiled whenever nvcc is present; its GPU tests skip visibly on a machine without a
-# GPU).
+# GPU) and the Debug CUDA build (compiled only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -21,6 +21,11 @@ if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   cmake --preset cuda >/dev/null
   cmake --build --preset cuda -j "$jobs"
   ctest --preset cuda -j "$jobs"
+  # Compiled and linked only: at -O0 nothing is inlined, so every inline and template function is
+  # emitted and linked as a symbol of its own (where two definitions of one name clash, and where
+  # a missing instantiation or definition shows as an undefined reference).
+  cmake --preset cuda-debug >/dev/null
+  cmake --build --preset cuda-debug -j "$jobs"
 else
   echo "test.sh: nvcc not found, CUDA build skipped" >&2
 fi

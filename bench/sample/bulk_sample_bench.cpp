@@ -184,9 +184,9 @@ int main(int argc, char** argv) {
       return;
     }
     const CudaBulkSampler gpu(sg, bo, 0, &pool);
-    run_bulk("bulk " + name + " CUDA (warm-up)", 1, [&](auto s, uint64_t first) { return gpu.sample(s, first, nullptr, &pool); });
+    run_bulk("bulk " + name + " CUDA (warm-up)", 1, [&](auto s, uint64_t first) { return gpu.sample(s, first, {}, &pool); });
     for (int64_t k : ks) {
-      run_bulk("bulk " + name + " CUDA", k, [&](auto s, uint64_t first) { return gpu.sample(s, first, nullptr, &pool); });
+      run_bulk("bulk " + name + " CUDA", k, [&](auto s, uint64_t first) { return gpu.sample(s, first, {}, &pool); });
     }
   };
 

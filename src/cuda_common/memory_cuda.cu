@@ -1,20 +1,9 @@
 #include <cuda_runtime.h>
 
-#include <stdexcept>
-#include <string>
-
+#include "cuda_check.cuh"
 #include "memory_cuda.hpp"
-#include "graphtier/core/error.hpp"
 
 namespace graphtier::cuda {
-
-void check(int status, const char* call, const char* file, int line) {
-  if (status == cudaSuccess) return;
-  throw std::runtime_error(detail::concat(file, ":", line, ": ", call, " failed: ",
-                                          cudaGetErrorString(static_cast<cudaError_t>(status))));
-}
-
-#define GRAPHTIER_CUDA_CHECK(call) ::graphtier::cuda::check(static_cast<int>(call), #call, __FILE__, __LINE__)
 
 void* allocate_pinned(std::size_t bytes) {
   void* ptr = nullptr;

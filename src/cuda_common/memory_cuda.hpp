@@ -16,7 +16,4 @@ void synchronize(int device);
 /// dst when it returns, whatever the direction.
 void copy(void* dst, const void* src, std::size_t bytes);
 
-/// Throws std::runtime_error naming the call, file and line when `status` is not cudaSuccess.
-void check(int status, const char* call, const char* file, int line);
-
 }  // namespace graphtier::cuda

@@ -38,7 +38,7 @@ BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> i
       topology_ = std::make_unique<sample::DeviceTopology>(graph_, options.topology);
       cuda_neighbor_ = std::make_unique<sample::CudaNeighborSampler>(*topology_, o);
       for (int t = 0; t < pool_.size(); ++t) {
-        cuda_streams_.push_back(std::make_unique<sample::OwnedCudaStream>(topology_->device()));
+        cuda_streams_.push_back(std::make_unique<OwnedCudaStream>(topology_->device()));
       }
     } else {
       neighbor_ = std::make_unique<sample::NeighborSampler>(graph_, o);

@@ -44,7 +44,7 @@ class BatchSampler {
   std::unique_ptr<sample::LayerSampler> layer_;
   std::unique_ptr<sample::DeviceTopology> topology_;
   std::unique_ptr<sample::CudaNeighborSampler> cuda_neighbor_;
-  std::vector<std::unique_ptr<sample::OwnedCudaStream>> cuda_streams_;  // one per pool thread
+  std::vector<std::unique_ptr<OwnedCudaStream>> cuda_streams_;  // one per pool thread
 };
 
 }  // namespace graphtier::loader

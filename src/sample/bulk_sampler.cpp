@@ -87,7 +87,7 @@ CudaBulkSampler::CudaBulkSampler(CudaBulkSampler&&) noexcept = default;
 CudaBulkSampler& CudaBulkSampler::operator=(CudaBulkSampler&&) noexcept = default;
 
 std::vector<MiniBatch> CudaBulkSampler::sample(std::span<const std::span<const int64_t>> batches_of_seeds,
-                                               uint64_t first_stream, void* cuda_stream, ThreadPool* pool) const {
+                                               uint64_t first_stream, CudaStream cuda_stream, ThreadPool* pool) const {
 #if GRAPHTIER_WITH_CUDA
   const cuda::BulkDevice& device = *impl_->device;
   const BulkSamplerOptions& o = options_;

@@ -6,8 +6,7 @@
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/memory.hpp"
-#include "cuda/device_topology_cuda.hpp"
-#include "cuda/stream_cuda.hpp"
+#include "cuda/neighbor_sampler_cuda.hpp"
 
 namespace graphtier::sample {
 namespace {
@@ -21,46 +20,6 @@ void check_options(const NeighborSamplerOptions& options) {
 }
 
 }  // namespace
-
-OwnedCudaStream::OwnedCudaStream(int device) : device_(device) {
-#if GRAPHTIER_WITH_CUDA
-  GRAPHTIER_EXPECTS(cuda_available(), Unsupported, "OwnedCudaStream: no CUDA device is visible");
-  stream_ = cuda::create_stream(device);
-#else
-  throw Unsupported("OwnedCudaStream: graphtier was built without CUDA");
-#endif
-}
-
-OwnedCudaStream::~OwnedCudaStream() {
-#if GRAPHTIER_WITH_CUDA
-  cuda::destroy_stream(stream_, device_);
-#endif
-}
-
-DeviceTopology::DeviceTopology(const SampleGraph& graph, TopologyOptions options) {
-#if GRAPHTIER_WITH_CUDA
-  GRAPHTIER_EXPECTS(cuda_available(), Unsupported, "DeviceTopology: no CUDA device is visible");
-  check_sampler_inputs(graph, NeighborSamplerOptions{.fanouts = {0}});
-  GRAPHTIER_EXPECTS(options.cache_bytes >= 0, InvalidArgument, "cache_bytes is ", options.cache_bytes, ": expected >= 0");
-  GRAPHTIER_EXPECTS(options.device >= 0, InvalidArgument, "device is ", options.device, ": expected >= 0");
-  state_ = cuda::upload_topology(graph, options);
-#else
-  throw Unsupported("DeviceTopology: graphtier was built without CUDA (configure with the 'cuda' preset)");
-#endif
-}
-
-DeviceTopology::~DeviceTopology() = default;
-DeviceTopology::DeviceTopology(DeviceTopology&&) noexcept = default;
-DeviceTopology& DeviceTopology::operator=(DeviceTopology&&) noexcept = default;
-
-TopologyPlacement DeviceTopology::placement() const noexcept { return state_->placement; }
-int DeviceTopology::device() const noexcept { return state_->device; }
-int64_t DeviceTopology::num_nodes() const noexcept { return state_->num_nodes; }
-int64_t DeviceTopology::num_edges() const noexcept { return state_->num_edges; }
-bool DeviceTopology::weighted() const noexcept { return state_->weighted; }
-int64_t DeviceTopology::cached_nodes() const noexcept { return state_->cached_nodes; }
-int64_t DeviceTopology::device_bytes() const noexcept { return state_->device_bytes; }
-int64_t DeviceTopology::pinned_bytes() const noexcept { return state_->pinned_bytes; }
 
 CudaNeighborSampler::CudaNeighborSampler(const DeviceTopology& topology, NeighborSamplerOptions options)
     : topology_(&topology), options_(std::move(options)) {

@@ -79,7 +79,7 @@ CudaLayerSampler::CudaLayerSampler(SampleGraph graph, LayerSamplerOptions option
   impl_->graph = cuda::upload_layer_graph(graph, weights, tree, device);
 }
 
-MiniBatch CudaLayerSampler::sample(std::span<const int64_t> seeds, uint64_t stream, void* cuda_stream) const {
+MiniBatch CudaLayerSampler::sample(std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream) const {
   GRAPHTIER_EXPECTS(impl_ != nullptr, InvalidArgument, "CudaLayerSampler: sample() on a moved-from sampler");
   check_seeds(seeds, impl_->num_nodes);
   return cuda::sample_layers(*impl_->graph, impl_->options, seeds, stream, cuda_stream);
@@ -96,7 +96,7 @@ CudaLayerSampler::CudaLayerSampler(SampleGraph graph, LayerSamplerOptions option
   throw Unsupported("CudaLayerSampler: this build has no CUDA backend (configure with the cuda preset)");
 }
 
-MiniBatch CudaLayerSampler::sample(std::span<const int64_t>, uint64_t, void*) const {
+MiniBatch CudaLayerSampler::sample(std::span<const int64_t>, uint64_t, CudaStream) const {
   throw Unsupported("CudaLayerSampler: this build has no CUDA backend (configure with the cuda preset)");
 }
 

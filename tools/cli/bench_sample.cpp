@@ -106,7 +106,7 @@ Row run_gpu_batches(const sample::CudaNeighborSampler& sampler, const std::funct
   for (int t = 0; t < streams; ++t) {
     threads.emplace_back([&] {
       try {
-        const sample::OwnedCudaStream stream(device);
+        const OwnedCudaStream stream(device);
         while (seconds_since(start) < seconds) {
           const int64_t b = next++;
           const sample::DeviceMiniBatch batch =

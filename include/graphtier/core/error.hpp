@@ -65,6 +65,20 @@ class Unsupported : public std::logic_error {
   using std::logic_error::logic_error;
 };
 
+/// A device (CUDA) call failed at run time for a reason other than memory or a missing device.
+/// The message names the call, the file and line, and the driver's description.
+class DeviceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A device allocation failed for lack of memory: the caller may free memory and retry. A
+/// DeviceError, so RuntimeError in Python, as PyTorch's CUDA OutOfMemoryError is.
+class OutOfMemory : public DeviceError {
+ public:
+  using DeviceError::DeviceError;
+};
+
 }  // namespace graphtier
 
 /// Throws `Exc` with the concatenated message when `cond` is false.

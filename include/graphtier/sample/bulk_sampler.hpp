@@ -52,6 +52,7 @@
 #include <span>
 #include <vector>
 
+#include "graphtier/core/cuda_stream.hpp"
 #include "graphtier/core/thread_pool.hpp"
 #include "graphtier/sample/minibatch.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
@@ -123,10 +124,10 @@ class CudaBulkSampler {
   CudaBulkSampler(CudaBulkSampler&&) noexcept;
   CudaBulkSampler& operator=(CudaBulkSampler&&) noexcept;
 
-  /// As BulkSampler::sample. `cuda_stream` is a cudaStream_t (nullptr: the default stream); the
-  /// call returns when the results are on the host. `pool` serves the host-side compaction.
+  /// As BulkSampler::sample, on `cuda_stream` (default: the legacy default stream); the call
+  /// returns when the results are on the host. `pool` serves the host-side compaction.
   std::vector<MiniBatch> sample(std::span<const std::span<const int64_t>> batches_of_seeds, uint64_t first_stream,
-                                void* cuda_stream = nullptr, ThreadPool* pool = nullptr) const;
+                                CudaStream cuda_stream = {}, ThreadPool* pool = nullptr) const;
 
   const BulkSamplerOptions& options() const noexcept { return options_; }
 

@@ -41,6 +41,7 @@
 #include <span>
 #include <vector>
 
+#include "graphtier/core/cuda_stream.hpp"
 #include "graphtier/core/thread_pool.hpp"
 #include "graphtier/sample/minibatch.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
@@ -84,10 +85,10 @@ class LayerSampler {
 };
 
 /// CUDA backend: the same MiniBatch as LayerSampler for the same inputs, bit for bit. The
-/// constructor copies the graph's CSC to `device` (a private upload for now, to be unified with
-/// the neighbour sampler's device topology). Throws Unsupported in a build without CUDA or on a
-/// machine without a GPU. sample() runs on `cuda_stream` (a cudaStream_t; nullptr = the default
-/// stream), allocates its scratch stream-ordered, synchronises it, and returns host memory.
+/// constructor copies the graph's CSC to `device` as a DeviceTopology (device_topology.hpp).
+/// Throws Unsupported in a build without CUDA or on a machine without a GPU. sample() runs on
+/// `cuda_stream` (default: the legacy default stream), allocates its scratch stream-ordered,
+/// synchronises it, and returns host memory.
 /// Several threads may sample at once on different streams.
 class CudaLayerSampler {
  public:
@@ -96,7 +97,7 @@ class CudaLayerSampler {
   CudaLayerSampler(CudaLayerSampler&&) noexcept;
   CudaLayerSampler& operator=(CudaLayerSampler&&) noexcept;
 
-  MiniBatch sample(std::span<const int64_t> seeds, uint64_t stream, void* cuda_stream = nullptr) const;
+  MiniBatch sample(std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream = {}) const;
 
   const LayerSamplerOptions& options() const noexcept;
 

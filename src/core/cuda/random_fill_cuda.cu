@@ -1,6 +1,8 @@
 #include <cuda_runtime.h>
 
-#include "memory_cuda.hpp"
+#include <algorithm>
+
+#include "cuda_check.cuh"
 #include "cuda/random_fill_cuda.hpp"
 #include "graphtier/core/rng.hpp"
 
@@ -18,12 +20,12 @@ __global__ void philox_fill_kernel(uint64_t seed, uint64_t stream, uint64_t firs
 
 void philox_fill(uint64_t seed, uint64_t stream, uint64_t first_index, uint64_t* out, int64_t n, int device) {
   if (n == 0) return;
-  check(cudaSetDevice(device), "cudaSetDevice", __FILE__, __LINE__);
+  GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
   constexpr int kThreads = 256;
   const int blocks = static_cast<int>(std::min<int64_t>((n + kThreads - 1) / kThreads, 65535));
   philox_fill_kernel<<<blocks, kThreads>>>(seed, stream, first_index, out, n);
-  check(cudaGetLastError(), "philox_fill_kernel launch", __FILE__, __LINE__);
-  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize", __FILE__, __LINE__);
+  GRAPHTIER_CUDA_CHECK_LAUNCH("philox_fill_kernel");
+  GRAPHTIER_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 }  // namespace graphtier::cuda

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "memory_cuda.hpp"
+#include "cuda_check.cuh"
 #include "cuda/copy_rows.cuh"
 
 namespace graphtier::feature::cuda {
@@ -16,9 +16,10 @@ constexpr int64_t kSegment = 128;  // the transaction size coalesced loads shoul
 
 // One warp per row. Rows whose source, destination and size are 16-byte aligned move as int4:
 // the warp's loads start at the 128-byte segment holding the row start (PyTorch-Direct's aligned
-// access shift, survey §V-B), so each warp-wide load covers whole segments and no PCIe or HBM
-// transaction is split between two loads; lanes before the row start load nothing. Other rows
-// (packed layouts with odd sizes) move as 4-byte words where all three allow it, else bytes.
+// access shift, §V-B of the mini-batch training survey: docs/references.md, Mini-batch training
+// survey), so each warp-wide load covers whole segments and no PCIe or HBM transaction is split
+// between two loads; lanes before the row start load nothing. Other rows (packed layouts with odd
+// sizes) move as 4-byte words where all three allow it, else bytes.
 __global__ void copy_rows_kernel(RowCopy c) {
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
   const int64_t first_warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
@@ -58,7 +59,7 @@ void launch_copy_rows(const RowCopy& copy, cudaStream_t stream) {
   // Enough blocks to cover the rows, capped: the grid-stride loop takes the rest.
   const int64_t blocks = std::min<int64_t>((copy.count + kWarpsPerBlock - 1) / kWarpsPerBlock, 65535);
   copy_rows_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(copy);
-  ::graphtier::cuda::check(static_cast<int>(cudaGetLastError()), "copy_rows_kernel launch", __FILE__, __LINE__);
+  GRAPHTIER_CUDA_CHECK_LAUNCH("copy_rows_kernel");
 }
 
 }  // namespace graphtier::feature::cuda

@@ -7,17 +7,16 @@
 #include <cstring>
 #include <vector>
 
-#include "memory_cuda.hpp"
+#include "cuda_check.cuh"
+#include "cuda_stream.cuh"
 #include "cpu/gather_cpu.hpp"
 #include "cuda/copy_rows.cuh"
 #include "cuda/gpu_tiers.hpp"
+#include "graphtier/core/cuda_stream.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/file.hpp"
 #include "graphtier/core/log.hpp"
 #include "graphtier/core/rng.hpp"
-
-#define GRAPHTIER_FEATURE_CUDA_CHECK(call) \
-  ::graphtier::cuda::check(static_cast<int>(call), #call, __FILE__, __LINE__)
 
 namespace graphtier::feature::cuda {
 
@@ -38,9 +37,13 @@ void ensure(Buffer& buffer, MemoryKind kind, std::size_t bytes, int device) {
 }  // namespace
 
 struct GpuTiers {
+  explicit GpuTiers(int device)
+      : device(device), owned_stream(device), stream(::graphtier::cuda::native(owned_stream.get())) {}
+
   int device = 0;
   int64_t gpu_end = 0;
   int64_t row_bytes = 0;
+  OwnedCudaStream owned_stream;  // declared before the buffers: destroyed after they are freed
   cudaStream_t stream = nullptr;
   cudaEvent_t events[kNumEvents] = {};
   Buffer hot;          // device, [gpu_end, row_bytes]
@@ -60,11 +63,10 @@ struct GpuTiers {
   std::vector<cache::LookupKind> kinds;
 
   ~GpuTiers() {
-    if (stream != nullptr) cudaStreamSynchronize(stream);
+    cudaStreamSynchronize(stream);
     for (cudaEvent_t e : events) {
       if (e != nullptr) cudaEventDestroy(e);
     }
-    if (stream != nullptr) cudaStreamDestroy(stream);
   }
 };
 
@@ -84,11 +86,11 @@ void load_hot_rows(GpuTiers& t, const std::string& path, const graph::FeatureLay
       // The table's last row may end the file without its padding.
       const auto bytes = static_cast<std::size_t>((n - 1) * layout.row_stride + layout.row_bytes());
       pread_exact(fd, chunk.data(), bytes, static_cast<uint64_t>(begin * layout.row_stride), path);
-      GRAPHTIER_FEATURE_CUDA_CHECK(cudaMemcpy2DAsync(
+      GRAPHTIER_CUDA_CHECK(cudaMemcpy2DAsync(
           static_cast<std::byte*>(t.hot.data()) + begin * layout.row_bytes(), static_cast<std::size_t>(layout.row_bytes()),
           chunk.data(), static_cast<std::size_t>(layout.row_stride), static_cast<std::size_t>(layout.row_bytes()),
           static_cast<std::size_t>(n), cudaMemcpyHostToDevice, t.stream));
-      GRAPHTIER_FEATURE_CUDA_CHECK(cudaStreamSynchronize(t.stream));
+      GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(t.stream));
     }
   } catch (...) {
     ::close(fd);
@@ -111,7 +113,7 @@ void measure_pinned_paths(GpuTiers& t, FeatureStore::Impl& store) {
   ensure(t.staging_dev, MemoryKind::kDevice, bytes, t.device);
   // On the tiers' stream: a cudaMemcpy from pageable memory may return before its DMA has landed,
   // and the non-blocking stream would not wait for the legacy stream's copy.
-  GRAPHTIER_FEATURE_CUDA_CHECK(cudaMemcpyAsync(t.index_dev.data(), ids.data(), ids.size() * sizeof(int64_t),
+  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(t.index_dev.data(), ids.data(), ids.size() * sizeof(int64_t),
                                                cudaMemcpyHostToDevice, t.stream));
 
   RowCopy zc;
@@ -123,12 +125,12 @@ void measure_pinned_paths(GpuTiers& t, FeatureStore::Impl& store) {
   zc.row_bytes = t.row_bytes;
   zc.count = n;
   launch_copy_rows(zc, t.stream);  // warm-up: first touch of the mappings
-  GRAPHTIER_FEATURE_CUDA_CHECK(cudaEventRecord(t.events[kStart], t.stream));
+  GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.events[kStart], t.stream));
   launch_copy_rows(zc, t.stream);
-  GRAPHTIER_FEATURE_CUDA_CHECK(cudaEventRecord(t.events[kHotDone], t.stream));
-  GRAPHTIER_FEATURE_CUDA_CHECK(cudaEventSynchronize(t.events[kHotDone]));
+  GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.events[kHotDone], t.stream));
+  GRAPHTIER_CUDA_CHECK(cudaEventSynchronize(t.events[kHotDone]));
   float zc_ms = 0;
-  GRAPHTIER_FEATURE_CUDA_CHECK(cudaEventElapsedTime(&zc_ms, t.events[kStart], t.events[kHotDone]));
+  GRAPHTIER_CUDA_CHECK(cudaEventElapsedTime(&zc_ms, t.events[kStart], t.events[kHotDone]));
 
   const auto cpu_copy = [&] {
     auto* staged = static_cast<std::byte*>(t.staging_host.data());
@@ -137,8 +139,8 @@ void measure_pinned_paths(GpuTiers& t, FeatureStore::Impl& store) {
         std::memcpy(staged + k * t.row_bytes, store.host.row(begin + ids[k]), static_cast<std::size_t>(t.row_bytes));
       }
     });
-    GRAPHTIER_FEATURE_CUDA_CHECK(cudaMemcpyAsync(t.staging_dev.data(), staged, bytes, cudaMemcpyHostToDevice, t.stream));
-    GRAPHTIER_FEATURE_CUDA_CHECK(cudaStreamSynchronize(t.stream));
+    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(t.staging_dev.data(), staged, bytes, cudaMemcpyHostToDevice, t.stream));
+    GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(t.stream));
   };
   cpu_copy();  // warm-up
   const auto start = std::chrono::steady_clock::now();
@@ -163,14 +165,12 @@ void measure_pinned_paths(GpuTiers& t, FeatureStore::Impl& store) {
 }  // namespace
 
 std::unique_ptr<GpuTiers, GpuTiersDeleter> make_gpu_tiers(FeatureStore::Impl& store, const FeatureStoreOptions& options) {
-  std::unique_ptr<GpuTiers, GpuTiersDeleter> t(new GpuTiers);
-  t->device = options.device;
+  std::unique_ptr<GpuTiers, GpuTiersDeleter> t(new GpuTiers(options.device));
   t->gpu_end = store.tiers.ranges.gpu_end;
   t->row_bytes = store.layout.row_bytes();
   t->forced_path = options.pinned_path;
-  GRAPHTIER_FEATURE_CUDA_CHECK(cudaSetDevice(t->device));
-  GRAPHTIER_FEATURE_CUDA_CHECK(cudaStreamCreateWithFlags(&t->stream, cudaStreamNonBlocking));
-  for (cudaEvent_t& e : t->events) GRAPHTIER_FEATURE_CUDA_CHECK(cudaEventCreate(&e));
+  GRAPHTIER_CUDA_CHECK(cudaSetDevice(t->device));
+  for (cudaEvent_t& e : t->events) GRAPHTIER_CUDA_CHECK(cudaEventCreate(&e));
   if (t->gpu_end > 0) {
     t->hot = Buffer(MemoryKind::kDevice, static_cast<std::size_t>(t->gpu_end * t->row_bytes), t->device);
     load_hot_rows(*t, store.features_path, store.layout, t->gpu_end);
@@ -181,7 +181,7 @@ std::unique_ptr<GpuTiers, GpuTiersDeleter> make_gpu_tiers(FeatureStore::Impl& st
   }
   if (store.host.end() > store.host.begin()) {
     void* mapped = nullptr;
-    GRAPHTIER_FEATURE_CUDA_CHECK(cudaHostGetDevicePointer(&mapped, const_cast<void*>(store.host.buffer().data()), 0));
+    GRAPHTIER_CUDA_CHECK(cudaHostGetDevicePointer(&mapped, const_cast<void*>(store.host.buffer().data()), 0));
     t->host_tier_device = static_cast<const std::byte*>(mapped);
     measure_pinned_paths(*t, store);
   }
@@ -205,7 +205,7 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
   GRAPHTIER_EXPECTS(out.memory != MemoryKind::kDevice || out.device == t.device, InvalidArgument,
                     "gather output is on CUDA device ", out.device, ", the feature store's GPU tiers on device ",
                     t.device);
-  GRAPHTIER_FEATURE_CUDA_CHECK(cudaSetDevice(t.device));
+  GRAPHTIER_CUDA_CHECK(cudaSetDevice(t.device));
 
   std::byte* dst = static_cast<std::byte*>(out.data);
   if (out.memory != MemoryKind::kDevice) {
@@ -288,9 +288,9 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
         at += v->size();
       }
     }
-    GRAPHTIER_FEATURE_CUDA_CHECK(cudaEventRecord(t.events[kStart], t.stream));
+    GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.events[kStart], t.stream));
     if (total > 0) {
-      GRAPHTIER_FEATURE_CUDA_CHECK(cudaMemcpyAsync(t.index_dev.data(), t.index_host.data(), total * sizeof(int64_t),
+      GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(t.index_dev.data(), t.index_host.data(), total * sizeof(int64_t),
                                                    cudaMemcpyHostToDevice, t.stream));
     }
     const auto copy = [&](const std::byte* src, int64_t src_pitch, const int64_t* src_rows, std::byte* to,
@@ -309,31 +309,31 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
     auto* lines = static_cast<std::byte*>(t.cache_lines.data());
     // Queued now, running while the CPU gathers the rest below.
     copy(static_cast<const std::byte*>(t.hot.data()), rb, dev_ptr[0], dst, rb, dev_ptr[1], t.hot_src.size());
-    GRAPHTIER_FEATURE_CUDA_CHECK(cudaEventRecord(t.events[kHotDone], t.stream));
+    GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.events[kHotDone], t.stream));
     copy(t.host_tier_device, store.host.row_stride(), dev_ptr[2], dst, rb, dev_ptr[3], t.zc_src.size());
-    GRAPHTIER_FEATURE_CUDA_CHECK(cudaEventRecord(t.events[kZeroCopyDone], t.stream));
+    GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.events[kZeroCopyDone], t.stream));
 
     const auto staged_bytes = static_cast<std::size_t>(t.cpu_ids.size()) * static_cast<std::size_t>(rb);
     if (!t.cpu_ids.empty()) {
       ensure(t.staging_host, MemoryKind::kPinned, staged_bytes, t.device);
       ensure(t.staging_dev, MemoryKind::kDevice, staged_bytes, t.device);
       cpu::gather_host(store, t.cpu_ids, static_cast<std::byte*>(t.staging_host.data()), stats);
-      GRAPHTIER_FEATURE_CUDA_CHECK(cudaMemcpyAsync(t.staging_dev.data(), t.staging_host.data(), staged_bytes,
+      GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(t.staging_dev.data(), t.staging_host.data(), staged_bytes,
                                                    cudaMemcpyHostToDevice, t.stream));
       copy(static_cast<const std::byte*>(t.staging_dev.data()), rb, nullptr, dst, rb, dev_ptr[4], t.cpu_ids.size());
     }
-    GRAPHTIER_FEATURE_CUDA_CHECK(cudaEventRecord(t.events[kStagedDone], t.stream));
+    GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.events[kStagedDone], t.stream));
     // Fills read rows that have landed in the output; hits run last, so a hit on a line filled by
     // this gather reads the row just written (stream order).
     copy(dst, rb, dev_ptr[5], lines, rb, dev_ptr[6], t.fill_src.size());
-    GRAPHTIER_FEATURE_CUDA_CHECK(cudaEventRecord(t.events[kFillDone], t.stream));
+    GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.events[kFillDone], t.stream));
     copy(lines, rb, dev_ptr[7], dst, rb, dev_ptr[8], t.hit_src.size());
-    GRAPHTIER_FEATURE_CUDA_CHECK(cudaEventRecord(t.events[kHitDone], t.stream));
+    GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.events[kHitDone], t.stream));
     if (out.memory != MemoryKind::kDevice) {
-      GRAPHTIER_FEATURE_CUDA_CHECK(cudaMemcpyAsync(out.data, dst, static_cast<std::size_t>(n * rb),
+      GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(out.data, dst, static_cast<std::size_t>(n * rb),
                                                    cudaMemcpyDeviceToHost, t.stream));
     }
-    GRAPHTIER_FEATURE_CUDA_CHECK(cudaStreamSynchronize(t.stream));
+    GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(t.stream));
   } catch (...) {
     cudaStreamSynchronize(t.stream);
     t.policy.erase_fills(t.keys, t.kinds);  // no line may claim a row it never received
@@ -342,7 +342,7 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
 
   const auto elapsed = [&](Event a, Event b) {
     float ms = 0;
-    GRAPHTIER_FEATURE_CUDA_CHECK(cudaEventElapsedTime(&ms, t.events[a], t.events[b]));
+    GRAPHTIER_CUDA_CHECK(cudaEventElapsedTime(&ms, t.events[a], t.events[b]));
     return static_cast<double>(ms) * 1e-3;
   };
   const auto tier = [&](std::size_t rows, double seconds) {

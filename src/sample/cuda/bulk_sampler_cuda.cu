@@ -4,24 +4,17 @@
 #include <algorithm>
 #include <cub/device/device_segmented_sort.cuh>
 #include <limits>
-#include <stdexcept>
 #include <vector>
 
-#include "memory_cuda.hpp"
+#include "cuda_check.cuh"
+#include "cuda_stream.cuh"
+#include "cusparse_check.cuh"
 #include "graphtier/core/error.hpp"
 #include "bulk_row_ops.hpp"
 #include "cuda/bulk_sampler_cuda.hpp"
 
-#define GT_CUDA(call) ::graphtier::cuda::check(static_cast<int>(call), #call, __FILE__, __LINE__)
-#define GT_CUSPARSE(call) ::graphtier::sample::cuda::check_cusparse((call), #call, __FILE__, __LINE__)
-
 namespace graphtier::sample::cuda {
 namespace {
-
-void check_cusparse(cusparseStatus_t status, const char* call, const char* file, int line) {
-  if (status == CUSPARSE_STATUS_SUCCESS) return;
-  throw std::runtime_error(detail::concat(file, ":", line, ": ", call, " failed: ", cusparseGetErrorString(status)));
-}
 
 /// Owned device array; synchronous allocation keeps the per-layer lifetimes obvious.
 template <typename T>
@@ -29,7 +22,7 @@ class DeviceArray {
  public:
   DeviceArray() = default;
   explicit DeviceArray(std::size_t n) : size_(n) {
-    if (n > 0) GT_CUDA(cudaMalloc(&data_, n * sizeof(T)));
+    if (n > 0) GRAPHTIER_CUDA_CHECK(cudaMalloc(&data_, n * sizeof(T)));
   }
   ~DeviceArray() {
     if (data_ != nullptr) cudaFree(data_);
@@ -56,8 +49,8 @@ DeviceArray<T> upload(const std::vector<U>& host, cudaStream_t stream) {
   std::vector<T> converted(host.begin(), host.end());
   DeviceArray<T> d(converted.size());
   if (!converted.empty()) {
-    GT_CUDA(cudaMemcpyAsync(d.data(), converted.data(), converted.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
-    GT_CUDA(cudaStreamSynchronize(stream));  // `converted` dies here
+    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(d.data(), converted.data(), converted.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
+    GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));  // `converted` dies here
   }
   return d;
 }
@@ -66,8 +59,8 @@ template <typename T>
 std::vector<T> download(const T* device, std::size_t n, cudaStream_t stream) {
   std::vector<T> host(n);
   if (n > 0) {
-    GT_CUDA(cudaMemcpyAsync(host.data(), device, n * sizeof(T), cudaMemcpyDeviceToHost, stream));
-    GT_CUDA(cudaStreamSynchronize(stream));
+    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(host.data(), device, n * sizeof(T), cudaMemcpyDeviceToHost, stream));
+    GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
   return host;
 }
@@ -226,15 +219,15 @@ struct BulkDevice::State {
     p.cols = m.cols;
     p.rowptr = DeviceArray<int32_t>(static_cast<std::size_t>(p.rows + 1));
     if (q_cols.empty() || m.nnz == 0) {
-      GT_CUDA(cudaMemsetAsync(p.rowptr.data(), 0, p.rowptr.size() * sizeof(int32_t), stream));
-      GT_CUDA(cudaStreamSynchronize(stream));
+      GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(p.rowptr.data(), 0, p.rowptr.size() * sizeof(int32_t), stream));
+      GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));
       return p;
     }
     GRAPHTIER_EXPECTS(static_cast<int64_t>(q_cols.size()) < std::numeric_limits<int32_t>::max(), Unsupported,
                       "CUDA bulk sampling: ", q_cols.size(), " stacked frontier nodes need 64-bit indices; sample fewer batches at once");
     const DeviceArray<int32_t> qr = upload<int32_t>(q_rowptr, stream), qc = upload<int32_t>(q_cols, stream);
     const DeviceArray<double> qv = upload<double>(std::vector<double>(q_cols.size(), 1.0), stream);
-    GT_CUSPARSE(cusparseSetStream(handle, stream));
+    GRAPHTIER_CUSPARSE_CHECK(cusparseSetStream(handle, stream));
     cusparseSpMatDescr_t mq = nullptr, mm = nullptr, mp = nullptr;
     cusparseSpGEMMDescr_t desc = nullptr;
     const auto release = [&] {
@@ -244,34 +237,34 @@ struct BulkDevice::State {
       if (desc != nullptr) cusparseSpGEMM_destroyDescr(desc);
     };
     try {
-      GT_CUSPARSE(cusparseCreateCsr(&mq, p.rows, m.rows, static_cast<int64_t>(q_cols.size()), qr.data(), qc.data(), qv.data(),
+      GRAPHTIER_CUSPARSE_CHECK(cusparseCreateCsr(&mq, p.rows, m.rows, static_cast<int64_t>(q_cols.size()), qr.data(), qc.data(), qv.data(),
                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
-      GT_CUSPARSE(cusparseCreateCsr(&mm, m.rows, m.cols, m.nnz, m.rowptr.data(), m.colind.data(), m.vals.data(),
+      GRAPHTIER_CUSPARSE_CHECK(cusparseCreateCsr(&mm, m.rows, m.cols, m.nnz, m.rowptr.data(), m.colind.data(), m.vals.data(),
                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
-      GT_CUSPARSE(cusparseCreateCsr(&mp, p.rows, m.cols, 0, p.rowptr.data(), nullptr, nullptr, CUSPARSE_INDEX_32I,
+      GRAPHTIER_CUSPARSE_CHECK(cusparseCreateCsr(&mp, p.rows, m.cols, 0, p.rowptr.data(), nullptr, nullptr, CUSPARSE_INDEX_32I,
                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
-      GT_CUSPARSE(cusparseSpGEMM_createDescr(&desc));
+      GRAPHTIER_CUSPARSE_CHECK(cusparseSpGEMM_createDescr(&desc));
       const double alpha = 1.0, beta = 0.0;
       constexpr auto kOp = CUSPARSE_OPERATION_NON_TRANSPOSE;
       constexpr auto kAlg = CUSPARSE_SPGEMM_DEFAULT;
       std::size_t size1 = 0, size2 = 0;
-      GT_CUSPARSE(cusparseSpGEMM_workEstimation(handle, kOp, kOp, &alpha, mq, mm, &beta, mp, CUDA_R_64F, kAlg, desc, &size1, nullptr));
+      GRAPHTIER_CUSPARSE_CHECK(cusparseSpGEMM_workEstimation(handle, kOp, kOp, &alpha, mq, mm, &beta, mp, CUDA_R_64F, kAlg, desc, &size1, nullptr));
       DeviceArray<char> buffer1(size1);
-      GT_CUSPARSE(cusparseSpGEMM_workEstimation(handle, kOp, kOp, &alpha, mq, mm, &beta, mp, CUDA_R_64F, kAlg, desc, &size1,
+      GRAPHTIER_CUSPARSE_CHECK(cusparseSpGEMM_workEstimation(handle, kOp, kOp, &alpha, mq, mm, &beta, mp, CUDA_R_64F, kAlg, desc, &size1,
                                                 buffer1.data()));
-      GT_CUSPARSE(cusparseSpGEMM_compute(handle, kOp, kOp, &alpha, mq, mm, &beta, mp, CUDA_R_64F, kAlg, desc, &size2, nullptr));
+      GRAPHTIER_CUSPARSE_CHECK(cusparseSpGEMM_compute(handle, kOp, kOp, &alpha, mq, mm, &beta, mp, CUDA_R_64F, kAlg, desc, &size2, nullptr));
       DeviceArray<char> buffer2(size2);
-      GT_CUSPARSE(cusparseSpGEMM_compute(handle, kOp, kOp, &alpha, mq, mm, &beta, mp, CUDA_R_64F, kAlg, desc, &size2,
+      GRAPHTIER_CUSPARSE_CHECK(cusparseSpGEMM_compute(handle, kOp, kOp, &alpha, mq, mm, &beta, mp, CUDA_R_64F, kAlg, desc, &size2,
                                          buffer2.data()));
       int64_t rows = 0, cols = 0, nnz = 0;
-      GT_CUSPARSE(cusparseSpMatGetSize(mp, &rows, &cols, &nnz));
+      GRAPHTIER_CUSPARSE_CHECK(cusparseSpMatGetSize(mp, &rows, &cols, &nnz));
       GRAPHTIER_EXPECTS(nnz < std::numeric_limits<int32_t>::max(), Unsupported, "CUDA bulk sampling: the product has ", nnz,
                         " entries, beyond 32-bit indices; sample fewer batches at once");
       p.nnz = nnz;
       DeviceArray<int32_t> cols_unsorted(static_cast<std::size_t>(nnz));
       DeviceArray<double> vals_unsorted(static_cast<std::size_t>(nnz));
-      GT_CUSPARSE(cusparseCsrSetPointers(mp, p.rowptr.data(), cols_unsorted.data(), vals_unsorted.data()));
-      GT_CUSPARSE(cusparseSpGEMM_copy(handle, kOp, kOp, &alpha, mq, mm, &beta, mp, CUDA_R_64F, kAlg, desc));
+      GRAPHTIER_CUSPARSE_CHECK(cusparseCsrSetPointers(mp, p.rowptr.data(), cols_unsorted.data(), vals_unsorted.data()));
+      GRAPHTIER_CUSPARSE_CHECK(cusparseSpGEMM_copy(handle, kOp, kOp, &alpha, mq, mm, &beta, mp, CUDA_R_64F, kAlg, desc));
       release();
       mq = mm = mp = nullptr;
       desc = nullptr;
@@ -281,18 +274,18 @@ struct BulkDevice::State {
       if (nnz > 0) {
         std::size_t temp_bytes = 0;
         const auto nitems = static_cast<int>(nnz), nsegs = static_cast<int>(p.rows);
-        GT_CUDA(cub::DeviceSegmentedSort::SortPairs(nullptr, temp_bytes, cols_unsorted.data(), p.colind.data(),
+        GRAPHTIER_CUDA_CHECK(cub::DeviceSegmentedSort::SortPairs(nullptr, temp_bytes, cols_unsorted.data(), p.colind.data(),
                                                     vals_unsorted.data(), p.vals.data(), nitems, nsegs, p.rowptr.data(),
                                                     p.rowptr.data() + 1, stream));
         DeviceArray<char> temp(temp_bytes);
-        GT_CUDA(cub::DeviceSegmentedSort::SortPairs(temp.data(), temp_bytes, cols_unsorted.data(), p.colind.data(),
+        GRAPHTIER_CUDA_CHECK(cub::DeviceSegmentedSort::SortPairs(temp.data(), temp_bytes, cols_unsorted.data(), p.colind.data(),
                                                     vals_unsorted.data(), p.vals.data(), nitems, nsegs, p.rowptr.data(),
                                                     p.rowptr.data() + 1, stream));
-        GT_CUDA(cudaStreamSynchronize(stream));  // the temporaries die here
+        GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));  // the temporaries die here
       } else {
         // An empty product still has SpGEMM_copy queued on `stream`, reading buffer2 and writing
         // p.rowptr: wait before buffer2 and the Q arrays are freed.
-        GT_CUDA(cudaStreamSynchronize(stream));
+        GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));
       }
     } catch (...) {
       release();
@@ -304,8 +297,8 @@ struct BulkDevice::State {
 
 BulkDevice::BulkDevice(const BulkMatrices& m, BulkAlgorithm algorithm, int device) : state_(std::make_unique<State>()) {
   state_->device = device;
-  GT_CUDA(cudaSetDevice(device));
-  GT_CUSPARSE(cusparseCreate(&state_->handle));
+  GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
+  GRAPHTIER_CUSPARSE_CHECK(cusparseCreate(&state_->handle));
   state_->a = upload_csr(m.a, m.num_nodes, nullptr);
   state_->a_first = upload<int64_t>(m.first_position, nullptr);
   if (algorithm == BulkAlgorithm::kLadies) state_->squares = upload_csr(m.ladies_squares, m.num_nodes, nullptr);
@@ -314,9 +307,9 @@ BulkDevice::BulkDevice(const BulkMatrices& m, BulkAlgorithm algorithm, int devic
 BulkDevice::~BulkDevice() = default;
 
 bulk::StackedDraws BulkDevice::graphsage_layer(const bulk::StackedFrontier& frontier, int64_t fanout, bool replace,
-                                               uint64_t seed, bool edge_ids, void* stream_ptr) const {
-  const auto stream = static_cast<cudaStream_t>(stream_ptr);
-  GT_CUDA(cudaSetDevice(state_->device));
+                                               uint64_t seed, bool edge_ids, CudaStream cuda_stream) const {
+  const cudaStream_t stream = ::graphtier::cuda::native(cuda_stream);
+  GRAPHTIER_CUDA_CHECK(cudaSetDevice(state_->device));
   const int64_t rows = frontier.rows();
   bulk::StackedDraws d;
   d.indptr.assign(static_cast<std::size_t>(rows + 1), 0);
@@ -342,16 +335,16 @@ bulk::StackedDraws BulkDevice::graphsage_layer(const bulk::StackedFrontier& fron
                 rows, fanout, replace, seed, state_->a.rowptr.data(), state_->a.colind.data(),
                 state_->a_first.data(), edge_ids ? ids.data() : nullptr};
   draw_rows_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(args);
-  GT_CUDA(cudaGetLastError());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("draw_rows_kernel");
   d.nodes = download(nodes.data(), nodes.size(), stream);
   if (edge_ids) d.edge_ids = download(ids.data(), ids.size(), stream);
   return d;
 }
 
 bulk::StackedDraws BulkDevice::ladies_layer(const bulk::StackedFrontier& frontier, int64_t layer_size, uint64_t seed,
-                                            bool edge_ids, void* stream_ptr) const {
-  const auto stream = static_cast<cudaStream_t>(stream_ptr);
-  GT_CUDA(cudaSetDevice(state_->device));
+                                            bool edge_ids, CudaStream cuda_stream) const {
+  const cudaStream_t stream = ::graphtier::cuda::native(cuda_stream);
+  GRAPHTIER_CUDA_CHECK(cudaSetDevice(state_->device));
   const int64_t k = frontier.num_batches(), rows = frontier.rows();
   bulk::StackedDraws d;
   d.indptr.assign(static_cast<std::size_t>(rows + 1), 0);
@@ -385,7 +378,7 @@ bulk::StackedDraws BulkDevice::ladies_layer(const bulk::StackedFrontier& frontie
                   picks.data(), nodes.data(), keys.data(), row_of_batch.data(), streams.data(), k, k, layer_size,
                   false, seed, nullptr, nullptr, nullptr, nullptr};
     draw_rows_kernel<<<blocks_for(k), kThreads, 0, stream>>>(args);
-    GT_CUDA(cudaGetLastError());
+    GRAPHTIER_CUDA_CHECK_LAUNCH("draw_rows_kernel");
     sampled = download(nodes.data(), nodes.size(), stream);
   }
   // C_b on the host: small (frontier plus layer size per batch).
@@ -406,7 +399,7 @@ bulk::StackedDraws BulkDevice::ladies_layer(const bulk::StackedFrontier& frontie
                 state_->a.vals.data(), state_->a_first.data(), kept_d.data(), kept_offsets_d.data(), p.rowptr.data(),
                 p.colind.data(), p.vals.data(), counts.data(), nullptr, nullptr, nullptr, nullptr};
   ladies_extract_kernel<false><<<blocks_for(rows), kThreads, 0, stream>>>(e);
-  GT_CUDA(cudaGetLastError());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("ladies_extract_kernel<false>");
   const std::vector<int64_t> row_counts = download(counts.data(), counts.size(), stream);
   for (int64_t r = 0; r < rows; ++r) d.indptr[r + 1] = d.indptr[r] + row_counts[r];
   const int64_t total = d.indptr[rows];
@@ -419,7 +412,7 @@ bulk::StackedDraws BulkDevice::ladies_layer(const bulk::StackedFrontier& frontie
   e.edge_ids = edge_ids ? ids.data() : nullptr;
   e.weights = weights.data();
   ladies_extract_kernel<true><<<blocks_for(rows), kThreads, 0, stream>>>(e);
-  GT_CUDA(cudaGetLastError());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("ladies_extract_kernel<true>");
   d.nodes = download(nodes.data(), nodes.size(), stream);
   if (edge_ids) d.edge_ids = download(ids.data(), ids.size(), stream);
   d.weights = download(weights.data(), weights.size(), stream);

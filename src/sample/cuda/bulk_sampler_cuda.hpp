@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "graphtier/core/cuda_stream.hpp"
 #include "bulk_layers.hpp"
 #include "bulk_matrices.hpp"
 
@@ -22,9 +23,9 @@ class BulkDevice {
   BulkDevice& operator=(const BulkDevice&) = delete;
 
   bulk::StackedDraws graphsage_layer(const bulk::StackedFrontier& frontier, int64_t fanout, bool replace,
-                                     uint64_t seed, bool edge_ids, void* stream) const;
+                                     uint64_t seed, bool edge_ids, CudaStream stream) const;
   bulk::StackedDraws ladies_layer(const bulk::StackedFrontier& frontier, int64_t layer_size, uint64_t seed,
-                                  bool edge_ids, void* stream) const;
+                                  bool edge_ids, CudaStream stream) const;
 
  private:
   struct State;

@@ -5,7 +5,6 @@
 namespace graphtier::sample::cuda {
 namespace {
 
-constexpr int kThreads = 256;
 constexpr unsigned long long kEmpty = ~0ull;
 
 __global__ void insert_kernel(const int64_t* dst, int64_t nd, const int64_t* neighbours, int64_t ne,
@@ -52,15 +51,15 @@ __global__ void write_kernel(int64_t nd, const int64_t* neighbours, int64_t ne, 
 
 void compact_mark(const int64_t* dst, int64_t nd, const int64_t* neighbours, int64_t ne, const CompactBuffers& b,
                   cudaStream_t stream) {
-  GRAPHTIER_SAMPLE_CUDA_CHECK(cudaMemsetAsync(b.keys, 0xFF, b.capacity * sizeof(unsigned long long), stream));
-  GRAPHTIER_SAMPLE_CUDA_CHECK(cudaMemsetAsync(b.firsts, 0xFF, b.capacity * sizeof(unsigned long long), stream));
+  GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(b.keys, 0xFF, b.capacity * sizeof(unsigned long long), stream));
+  GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(b.firsts, 0xFF, b.capacity * sizeof(unsigned long long), stream));
   if (nd + ne > 0) {
     insert_kernel<<<grid_for(nd + ne, kThreads), kThreads, 0, stream>>>(dst, nd, neighbours, ne, b);
-    GRAPHTIER_SAMPLE_CHECK_LAUNCH("insert_kernel");
+    GRAPHTIER_CUDA_CHECK_LAUNCH("insert_kernel");
   }
   if (ne > 0) {
     mark_kernel<<<grid_for(ne, kThreads), kThreads, 0, stream>>>(nd, ne, b);
-    GRAPHTIER_SAMPLE_CHECK_LAUNCH("mark_kernel");
+    GRAPHTIER_CUDA_CHECK_LAUNCH("mark_kernel");
   }
 }
 
@@ -68,7 +67,7 @@ void compact_write(int64_t nd, const int64_t* neighbours, int64_t ne, const Comp
                    int64_t* local, cudaStream_t stream) {
   if (ne == 0) return;
   write_kernel<<<grid_for(ne, kThreads), kThreads, 0, stream>>>(nd, neighbours, ne, b, src_nodes, local);
-  GRAPHTIER_SAMPLE_CHECK_LAUNCH("write_kernel");
+  GRAPHTIER_CUDA_CHECK_LAUNCH("write_kernel");
 }
 
 }  // namespace graphtier::sample::cuda

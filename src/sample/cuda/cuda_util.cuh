@@ -1,59 +1,67 @@
-// Checked CUDA calls and stream-ordered device arrays for the sampler kernels.
+// Helpers of the sample module's CUDA backends: launch geometry, grid-stride loops, CUB's two-call
+// protocol and scalar reads, over the shared checked calls and stream-ordered scratch of
+// src/cuda_common. Only included by .cu files.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <utility>
 
-#include "memory_cuda.hpp"
-#include "graphtier/sample/cuda_neighbor_sampler.hpp"
+#include "cuda_check.cuh"
+#include "cuda_stream.cuh"
+#include "device_scratch.cuh"
 
-#define GRAPHTIER_SAMPLE_CUDA_CHECK(call) \
-  ::graphtier::cuda::check(static_cast<int>(call), #call, __FILE__, __LINE__)
-
-/// After a kernel launch: a bad configuration is reported here, not at the next unrelated call.
-#define GRAPHTIER_SAMPLE_CHECK_LAUNCH(name) \
-  ::graphtier::cuda::check(static_cast<int>(cudaGetLastError()), name " launch", __FILE__, __LINE__)
+/// for (i = this thread's first item; i < n; i += all threads of the grid)
+#define GRAPHTIER_GRID_STRIDE(i, n)                                                          \
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
 namespace graphtier::sample::cuda {
 
-inline cudaStream_t as_cuda(CudaStream s) { return static_cast<cudaStream_t>(s.handle); }
+using ::graphtier::cuda::allocate_async;
+using ::graphtier::cuda::DeviceScratch;
+using ::graphtier::cuda::native;
 
-/// Device memory from the stream-ordered allocator (cudaMallocAsync), freed in order on the same
-/// stream when the last owner lets go: cheap enough to allocate per minibatch.
-inline std::shared_ptr<void> allocate_async(std::size_t bytes, cudaStream_t stream) {
-  void* ptr = nullptr;
-  if (bytes == 0) return {};
-  GRAPHTIER_SAMPLE_CUDA_CHECK(cudaMallocAsync(&ptr, bytes, stream));
-  return std::shared_ptr<void>(ptr, [stream](void* p) { cudaFreeAsync(p, stream); });
+inline constexpr int kThreads = 256;
+
+/// Blocks of kThreads for n items, one item per thread, capped (grid-stride loops cover the rest).
+inline unsigned blocks_for(int64_t n) {
+  return static_cast<unsigned>(std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, int64_t{1} << 20));
 }
 
-/// A grow-only typed scratch array, reused across the layers of one call.
-template <typename T>
-class Scratch {
- public:
-  explicit Scratch(cudaStream_t stream) : stream_(stream) {}
-  T* get(int64_t count) {
-    if (count > capacity_) {
-      // Some headroom so that the next layer (usually larger) does not reallocate at once.
-      capacity_ = count + count / 2;
-      memory_ = allocate_async(static_cast<std::size_t>(capacity_) * sizeof(T), stream_);
-    }
-    return static_cast<T*>(memory_.get());
-  }
-
- private:
-  cudaStream_t stream_;
-  std::shared_ptr<void> memory_;
-  int64_t capacity_ = 0;
-};
-
+/// Blocks for `work_items` at `items_per_block` each (a warp per item: kThreads / 32).
 inline unsigned grid_for(int64_t work_items, int items_per_block) {
   // Grid-stride loops cover the rest; 65535 * 8 blocks keeps every SM of any current GPU busy.
   const int64_t blocks = (work_items + items_per_block - 1) / items_per_block;
   return static_cast<unsigned>(blocks < 65535 * 8 ? blocks : 65535 * 8);
+}
+
+/// Runs a CUB device algorithm: the size query, then the call with its temporary storage.
+template <typename Fn>
+void run_cub(cudaStream_t stream, Fn&& fn) {
+  std::size_t bytes = 0;
+  GRAPHTIER_CUDA_CHECK(fn(nullptr, bytes));
+  DeviceScratch<unsigned char> temp(bytes, stream);
+  GRAPHTIER_CUDA_CHECK(fn(temp.get(), bytes));
+}
+
+/// One value from device memory, after the work queued so far on `stream` (the host needs the
+/// sizes). A pageable destination: a pinned one per call would cost more than staging 8 bytes.
+template <typename T>
+T read_one(const T* device_value, cudaStream_t stream) {
+  T value{};
+  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(&value, device_value, sizeof(T), cudaMemcpyDeviceToHost, stream));
+  GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return value;
+}
+
+/// The fewest low bits that hold every value in [0, max_value]: radix sorts skip the rest.
+inline int bits_for(int64_t max_value) {
+  int bits = 1;
+  while (bits < 63 && (int64_t{1} << bits) <= max_value) ++bits;
+  return bits;
 }
 
 }  // namespace graphtier::sample::cuda

@@ -1,10 +1,13 @@
 // Uploads a SampleGraph to where the GPU reads it: device memory, mapped pinned host memory, or
-// the hot prefix of neighbour lists on the device and the rest pinned (DUCATI's adjacency cache).
+// the hot prefix of neighbour lists on the device and the rest pinned (DUCATI's adjacency cache,
+// docs/references.md, Mini-batch training survey).
+#include <cuda_runtime.h>
+
 #include <algorithm>
 #include <cstring>
 #include <variant>
 
-#include "cuda/cuda_util.cuh"
+#include "cuda_check.cuh"
 #include "cuda/device_topology_cuda.hpp"
 
 namespace graphtier::sample::cuda {
@@ -16,9 +19,9 @@ using State = DeviceTopology::State;
 const void* to_device(State& state, const void* src, std::size_t bytes) {
   if (bytes == 0) return nullptr;
   void* ptr = nullptr;
-  GRAPHTIER_SAMPLE_CUDA_CHECK(cudaMalloc(&ptr, bytes));
+  GRAPHTIER_CUDA_CHECK(cudaMalloc(&ptr, bytes));
   state.owned.emplace_back(ptr, [](void* p) { cudaFree(p); });
-  GRAPHTIER_SAMPLE_CUDA_CHECK(cudaMemcpy(ptr, src, bytes, cudaMemcpyHostToDevice));
+  GRAPHTIER_CUDA_CHECK(cudaMemcpy(ptr, src, bytes, cudaMemcpyHostToDevice));
   state.device_bytes += static_cast<int64_t>(bytes);
   return ptr;
 }
@@ -27,11 +30,11 @@ const void* to_device(State& state, const void* src, std::size_t bytes) {
 const void* to_pinned(State& state, const void* src, std::size_t bytes) {
   if (bytes == 0) return nullptr;
   void* host = nullptr;
-  GRAPHTIER_SAMPLE_CUDA_CHECK(cudaHostAlloc(&host, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
+  GRAPHTIER_CUDA_CHECK(cudaHostAlloc(&host, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
   state.owned.emplace_back(host, [](void* p) { cudaFreeHost(p); });
   std::memcpy(host, src, bytes);
   void* alias = nullptr;
-  GRAPHTIER_SAMPLE_CUDA_CHECK(cudaHostGetDevicePointer(&alias, host, 0));
+  GRAPHTIER_CUDA_CHECK(cudaHostGetDevicePointer(&alias, host, 0));
   state.pinned_bytes += static_cast<int64_t>(bytes);
   return alias;
 }
@@ -39,14 +42,14 @@ const void* to_pinned(State& state, const void* src, std::size_t bytes) {
 }  // namespace
 
 std::unique_ptr<State> upload_topology(const SampleGraph& graph, const TopologyOptions& options) {
-  GRAPHTIER_SAMPLE_CUDA_CHECK(cudaSetDevice(options.device));
+  GRAPHTIER_CUDA_CHECK(cudaSetDevice(options.device));
   // The samplers allocate per minibatch with cudaMallocAsync and synchronise a few times per layer;
   // the default pool hands its memory back to the driver at every synchronisation unless told to
   // keep it, and re-mapping it then costs each batch.
   cudaMemPool_t pool = nullptr;
-  GRAPHTIER_SAMPLE_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, options.device));
+  GRAPHTIER_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, options.device));
   uint64_t keep = UINT64_MAX;
-  GRAPHTIER_SAMPLE_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  GRAPHTIER_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
   auto state = std::make_unique<State>();
   state->placement = options.placement;
   state->device = options.device;

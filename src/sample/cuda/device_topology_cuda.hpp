@@ -1,13 +1,12 @@
-// What the GPU kernels read of a DeviceTopology, and the CUDA entry points behind the front door
-// (src/sample/cuda_neighbor_sampler.cpp). Plain C++: compiled by g++ and nvcc alike.
+// What the GPU kernels read of a DeviceTopology, and its upload behind the front door
+// (src/sample/device_topology.cpp). Plain C++: compiled by g++ and nvcc alike.
 #pragma once
 
 #include <cstdint>
 #include <memory>
-#include <span>
 #include <vector>
 
-#include "graphtier/sample/cuda_neighbor_sampler.hpp"
+#include "graphtier/sample/device_topology.hpp"
 
 namespace graphtier::sample {
 
@@ -37,16 +36,6 @@ namespace cuda {
 
 /// Copies `graph` where `options` says (synchronous).
 std::unique_ptr<DeviceTopology::State> upload_topology(const SampleGraph& graph, const TopologyOptions& options);
-
-/// The layer loop on the GPU; inputs already validated.
-DeviceMiniBatch sample_device(const DeviceTopology::State& topology, const NeighborSamplerOptions& options,
-                              std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream);
-
-/// Copies `count` int64 from device memory to the host after the work queued on `stream`.
-void copy_to_host(int64_t* dst, const int64_t* src, int64_t count, CudaStream stream, int device);
-
-/// Waits for `stream`.
-void synchronize(CudaStream stream, int device);
 
 }  // namespace cuda
 }  // namespace graphtier::sample

@@ -11,13 +11,13 @@ namespace graphtier::sample::cuda {
 namespace {
 
 template <typename Index>
-__global__ void count_edges_kernel(const int64_t* indptr, const Index* indices, const int64_t* dst, int64_t n,
-                                   const int64_t* ids, int64_t num_ids, int64_t* counts) {
+__global__ void count_edges_kernel(TopologyRef<Index> topo, const int64_t* dst, int64_t n, const int64_t* ids,
+                                   int64_t num_ids, int64_t* counts) {
   GRAPHTIER_GRID_STRIDE(i, n) {
     const int64_t v = dst[i];
     int64_t c = 1;  // the self-loop: every dst node is in the src set
-    for (int64_t p = indptr[v]; p < indptr[v + 1]; ++p) {
-      if (layer::find_sorted(ids, num_ids, static_cast<int64_t>(indices[p])) >= 0) ++c;
+    for (int64_t p = topo.indptr[v]; p < topo.indptr[v + 1]; ++p) {
+      if (layer::find_sorted(ids, num_ids, topo.index(p)) >= 0) ++c;
     }
     counts[i] = c;
   }
@@ -26,15 +26,15 @@ __global__ void count_edges_kernel(const int64_t* indptr, const Index* indices, 
 /// One thread per row: the row's edges (CSC order, self-loop last), 1 / w_u, and the row-normalised
 /// weights summed left to right as on the host.
 template <typename Index>
-__global__ void fill_edges_kernel(const int64_t* indptr, const Index* indices, const int64_t* dst, int64_t n,
-                                  const int64_t* ids, const uint64_t* id_weights, int64_t num_ids,
-                                  const int64_t* block_indptr, int64_t* edge_slots, double* inverse, float* weights) {
+__global__ void fill_edges_kernel(TopologyRef<Index> topo, const int64_t* dst, int64_t n, const int64_t* ids,
+                                  const uint64_t* id_weights, int64_t num_ids, const int64_t* block_indptr,
+                                  int64_t* edge_slots, double* inverse, float* weights) {
   GRAPHTIER_GRID_STRIDE(i, n) {
     const int64_t v = dst[i];
     const int64_t first = block_indptr[i];
     int64_t e = first;
-    for (int64_t p = indptr[v]; p < indptr[v + 1]; ++p) {
-      const int64_t k = layer::find_sorted(ids, num_ids, static_cast<int64_t>(indices[p]));
+    for (int64_t p = topo.indptr[v]; p < topo.indptr[v + 1]; ++p) {
+      const int64_t k = layer::find_sorted(ids, num_ids, topo.index(p));
       if (k < 0) continue;
       edge_slots[e] = k;
       inverse[e++] = __ddiv_rn(1.0, __ull2double_rn(id_weights[k]));
@@ -87,16 +87,15 @@ __global__ void slots_kernel(int64_t* out, int64_t n) {
 }  // namespace
 
 template <typename Index>
-Block build_block(const LayerDeviceGraph& g, const Index* indices, const int64_t* dst, int64_t n_dst,
-                  const DeviceColumns& cols, Scratch<int64_t>& next_dst, int64_t& next_size, cudaStream_t s) {
-  const auto* indptr = static_cast<const int64_t*>(g.indptr.data());
+Block build_block(TopologyRef<Index> topo, const int64_t* dst, int64_t n_dst, const DeviceColumns& cols,
+                  DeviceScratch<int64_t>& next_dst, int64_t& next_size, cudaStream_t s) {
   Block block;
   block.num_dst = n_dst;
-  Scratch<int64_t> block_indptr(static_cast<std::size_t>(n_dst + 1), s);
+  DeviceScratch<int64_t> block_indptr(static_cast<std::size_t>(n_dst + 1), s);
   GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(block_indptr.get(), 0, static_cast<std::size_t>(n_dst + 1) * sizeof(int64_t), s));
-  count_edges_kernel<Index><<<blocks_for(n_dst), kThreads, 0, s>>>(indptr, indices, dst, n_dst, cols.ids.get(),
-                                                                   cols.size, block_indptr.get());
-  check_launch("count_edges_kernel");
+  count_edges_kernel<Index><<<blocks_for(n_dst), kThreads, 0, s>>>(topo, dst, n_dst, cols.ids.get(), cols.size,
+                                                                   block_indptr.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("count_edges_kernel");
   run_cub(s, [&](void* t, std::size_t& b) {
     return cub::DeviceScan::ExclusiveSum(t, b, block_indptr.get(), block_indptr.get(), n_dst + 1, s);
   });
@@ -106,33 +105,33 @@ Block build_block(const LayerDeviceGraph& g, const Index* indices, const int64_t
   GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(s));
   const int64_t num_edges = block.indptr.back();
 
-  Scratch<int64_t> edge_slots(static_cast<std::size_t>(num_edges), s);
-  Scratch<double> inverse(static_cast<std::size_t>(num_edges), s);
-  Scratch<float> weights(static_cast<std::size_t>(num_edges), s);
-  fill_edges_kernel<Index><<<blocks_for(n_dst), kThreads, 0, s>>>(indptr, indices, dst, n_dst, cols.ids.get(),
-                                                                  cols.weights.get(), cols.size, block_indptr.get(),
-                                                                  edge_slots.get(), inverse.get(), weights.get());
-  check_launch("fill_edges_kernel");
+  DeviceScratch<int64_t> edge_slots(static_cast<std::size_t>(num_edges), s);
+  DeviceScratch<double> inverse(static_cast<std::size_t>(num_edges), s);
+  DeviceScratch<float> weights(static_cast<std::size_t>(num_edges), s);
+  fill_edges_kernel<Index><<<blocks_for(n_dst), kThreads, 0, s>>>(topo, dst, n_dst, cols.ids.get(), cols.weights.get(),
+                                                                  cols.size, block_indptr.get(), edge_slots.get(),
+                                                                  inverse.get(), weights.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("fill_edges_kernel");
 
-  Scratch<int64_t> local(static_cast<std::size_t>(cols.size), s);
+  DeviceScratch<int64_t> local(static_cast<std::size_t>(cols.size), s);
   GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(local.get(), 0xFF, static_cast<std::size_t>(cols.size) * sizeof(int64_t), s));
   dst_locals_kernel<<<blocks_for(n_dst), kThreads, 0, s>>>(dst, n_dst, cols.ids.get(), cols.size, local.get());
-  check_launch("dst_locals_kernel");
-  Scratch<unsigned long long> first(static_cast<std::size_t>(cols.size), s);
+  GRAPHTIER_CUDA_CHECK_LAUNCH("dst_locals_kernel");
+  DeviceScratch<unsigned long long> first(static_cast<std::size_t>(cols.size), s);
   GRAPHTIER_CUDA_CHECK(
       cudaMemsetAsync(first.get(), 0xFF, static_cast<std::size_t>(cols.size) * sizeof(unsigned long long), s));
   first_appearance_kernel<<<blocks_for(num_edges), kThreads, 0, s>>>(edge_slots.get(), num_edges, local.get(),
                                                                      first.get());
-  check_launch("first_appearance_kernel");
-  Scratch<unsigned char> is_new(static_cast<std::size_t>(cols.size), s);
+  GRAPHTIER_CUDA_CHECK_LAUNCH("first_appearance_kernel");
+  DeviceScratch<unsigned char> is_new(static_cast<std::size_t>(cols.size), s);
   new_node_flags_kernel<<<blocks_for(cols.size), kThreads, 0, s>>>(local.get(), first.get(), cols.size, is_new.get());
-  check_launch("new_node_flags_kernel");
-  Scratch<int64_t> slots(static_cast<std::size_t>(cols.size), s);
+  GRAPHTIER_CUDA_CHECK_LAUNCH("new_node_flags_kernel");
+  DeviceScratch<int64_t> slots(static_cast<std::size_t>(cols.size), s);
   slots_kernel<<<blocks_for(cols.size), kThreads, 0, s>>>(slots.get(), cols.size);
-  check_launch("slots_kernel");
-  Scratch<unsigned long long> new_first(static_cast<std::size_t>(cols.size), s);
-  Scratch<int64_t> new_slots(static_cast<std::size_t>(cols.size), s);
-  Scratch<int64_t> num(1, s);
+  GRAPHTIER_CUDA_CHECK_LAUNCH("slots_kernel");
+  DeviceScratch<unsigned long long> new_first(static_cast<std::size_t>(cols.size), s);
+  DeviceScratch<int64_t> new_slots(static_cast<std::size_t>(cols.size), s);
+  DeviceScratch<int64_t> num(1, s);
   run_cub(s, [&](void* t, std::size_t& b) {
     return cub::DeviceSelect::Flagged(t, b, first.get(), is_new.get(), new_first.get(), num.get(), cols.size, s);
   });
@@ -141,13 +140,13 @@ Block build_block(const LayerDeviceGraph& g, const Index* indices, const int64_t
   });
   const int64_t num_new = read_one(num.get(), s);
   next_size = n_dst + num_new;
-  Scratch<int64_t> src_nodes(static_cast<std::size_t>(next_size), s);
+  DeviceScratch<int64_t> src_nodes(static_cast<std::size_t>(next_size), s);
   GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(src_nodes.get(), dst, static_cast<std::size_t>(n_dst) * sizeof(int64_t),
                                        cudaMemcpyDeviceToDevice, s));
   if (num_new > 0) {
     // First positions are distinct edge ids, so the order is total and the sort's stability moot.
-    Scratch<unsigned long long> sorted_first(static_cast<std::size_t>(num_new), s);
-    Scratch<int64_t> sorted_slots(static_cast<std::size_t>(num_new), s);
+    DeviceScratch<unsigned long long> sorted_first(static_cast<std::size_t>(num_new), s);
+    DeviceScratch<int64_t> sorted_slots(static_cast<std::size_t>(num_new), s);
     const int end_bit = bits_for(num_edges);
     run_cub(s, [&](void* t, std::size_t& b) {
       return cub::DeviceRadixSort::SortPairs(t, b, new_first.get(), sorted_first.get(), new_slots.get(),
@@ -155,12 +154,12 @@ Block build_block(const LayerDeviceGraph& g, const Index* indices, const int64_t
     });
     number_new_nodes_kernel<<<blocks_for(num_new), kThreads, 0, s>>>(sorted_slots.get(), num_new, n_dst,
                                                                      cols.ids.get(), local.get(), src_nodes.get());
-    check_launch("number_new_nodes_kernel");
+    GRAPHTIER_CUDA_CHECK_LAUNCH("number_new_nodes_kernel");
   }
-  Scratch<int64_t> local_indices(static_cast<std::size_t>(num_edges), s);
+  DeviceScratch<int64_t> local_indices(static_cast<std::size_t>(num_edges), s);
   local_indices_kernel<<<blocks_for(num_edges), kThreads, 0, s>>>(edge_slots.get(), num_edges, local.get(),
                                                                   local_indices.get());
-  check_launch("local_indices_kernel");
+  GRAPHTIER_CUDA_CHECK_LAUNCH("local_indices_kernel");
 
   block.src_nodes.resize(static_cast<std::size_t>(next_size));
   block.indices.resize(static_cast<std::size_t>(num_edges));
@@ -176,9 +175,9 @@ Block build_block(const LayerDeviceGraph& g, const Index* indices, const int64_t
   return block;
 }
 
-template Block build_block<int32_t>(const LayerDeviceGraph&, const int32_t*, const int64_t*, int64_t, const DeviceColumns&,
-                                    Scratch<int64_t>&, int64_t&, cudaStream_t);
-template Block build_block<int64_t>(const LayerDeviceGraph&, const int64_t*, const int64_t*, int64_t, const DeviceColumns&,
-                                    Scratch<int64_t>&, int64_t&, cudaStream_t);
+template Block build_block<int32_t>(TopologyRef<int32_t>, const int64_t*, int64_t, const DeviceColumns&,
+                                    DeviceScratch<int64_t>&, int64_t&, cudaStream_t);
+template Block build_block<int64_t>(TopologyRef<int64_t>, const int64_t*, int64_t, const DeviceColumns&,
+                                    DeviceScratch<int64_t>&, int64_t&, cudaStream_t);
 
 }  // namespace graphtier::sample::cuda

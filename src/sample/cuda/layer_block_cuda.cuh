@@ -3,27 +3,31 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include "graphtier/core/memory.hpp"
+#include "graphtier/sample/device_topology.hpp"
 #include "graphtier/sample/minibatch.hpp"
-#include "cuda/cuda_scratch.cuh"
+#include "cuda/cuda_util.cuh"
+#include "cuda/topology_ref.cuh"
 
 namespace graphtier::sample::cuda {
 
+/// The graph on one device: the shared DeviceTopology (read through TopologyRef) and, for FastGCN,
+/// the global draw weights and their Fenwick tree.
 struct LayerDeviceGraph {
-  int device = 0;
-  int64_t num_nodes = 0;
-  bool wide_indices = false;  // int64 indices, else int32
-  Buffer indptr;              // int64 [num_nodes + 1]
-  Buffer indices;             // int32 or int64 [num_edges]
-  Buffer fastgcn_weights;     // uint64 [num_nodes] (FastGCN only)
-  Buffer fastgcn_tree;        // uint64 [num_nodes], Fenwick tree of the weights (FastGCN only)
+  LayerDeviceGraph(DeviceTopology t, Buffer weights, Buffer tree)
+      : topology(std::move(t)), fastgcn_weights(std::move(weights)), fastgcn_tree(std::move(tree)) {}
+
+  DeviceTopology topology;
+  Buffer fastgcn_weights;  // uint64 [num_nodes] (FastGCN only)
+  Buffer fastgcn_tree;     // uint64 [num_nodes], Fenwick tree of the weights (FastGCN only)
 };
 
 /// The src set of a block (ascending ids) and the w_u of each.
 struct DeviceColumns {
-  Scratch<int64_t> ids;
-  Scratch<uint64_t> weights;
+  DeviceScratch<int64_t> ids;
+  DeviceScratch<uint64_t> weights;
   int64_t size = 0;
 };
 
@@ -31,7 +35,7 @@ struct DeviceColumns {
 /// order, self-loop last), row-normalised weights, compaction; host memory. `next_dst` receives
 /// the block's src nodes on the device (`next_size` of them): the next layer's dst nodes.
 template <typename Index>
-Block build_block(const LayerDeviceGraph& g, const Index* indices, const int64_t* dst, int64_t n_dst,
-                  const DeviceColumns& cols, Scratch<int64_t>& next_dst, int64_t& next_size, cudaStream_t s);
+Block build_block(TopologyRef<Index> topo, const int64_t* dst, int64_t n_dst, const DeviceColumns& cols,
+                  DeviceScratch<int64_t>& next_dst, int64_t& next_size, cudaStream_t s);
 
 }  // namespace graphtier::sample::cuda

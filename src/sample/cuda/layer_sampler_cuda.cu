@@ -14,9 +14,7 @@
 #include <cuda_runtime.h>
 
 #include <cub/cub.cuh>
-#include <memory>
 #include <utility>
-#include <variant>
 
 #include "graphtier/core/memory.hpp"
 #include "cuda/layer_block_cuda.cuh"
@@ -44,24 +42,24 @@ __global__ void row_nonzeros_kernel(const int64_t* indptr, const int64_t* dst, i
 }
 
 template <typename Index>
-__global__ void gather_columns_kernel(const int64_t* indptr, const Index* indices, const int64_t* dst, int64_t n,
-                                      const int64_t* offsets, int64_t* columns) {
+__global__ void gather_columns_kernel(TopologyRef<Index> topo, const int64_t* dst, int64_t n, const int64_t* offsets,
+                                      int64_t* columns) {
   GRAPHTIER_GRID_STRIDE(i, n) {
     const int64_t v = dst[i];
     int64_t out = offsets[i];
-    for (int64_t p = indptr[v]; p < indptr[v + 1]; ++p) columns[out++] = static_cast<int64_t>(indices[p]);
+    for (int64_t p = topo.indptr[v]; p < topo.indptr[v + 1]; ++p) columns[out++] = topo.index(p);
     columns[out] = v;
   }
 }
 
 template <typename Index>
-__global__ void column_sums_kernel(const int64_t* indptr, const Index* indices, const int64_t* dst, int64_t n,
-                                   const int64_t* candidates, int64_t num_candidates, U128* sums) {
+__global__ void column_sums_kernel(TopologyRef<Index> topo, const int64_t* dst, int64_t n, const int64_t* candidates,
+                                   int64_t num_candidates, U128* sums) {
   GRAPHTIER_GRID_STRIDE(i, n) {
     const int64_t v = dst[i];
-    const uint64_t q = layer::row_contribution(indptr[v + 1] - indptr[v]);
-    for (int64_t p = indptr[v]; p < indptr[v + 1]; ++p) {
-      atomic_add(&sums[layer::find_sorted(candidates, num_candidates, static_cast<int64_t>(indices[p]))], q);
+    const uint64_t q = layer::row_contribution(topo.indptr[v + 1] - topo.indptr[v]);
+    for (int64_t p = topo.indptr[v]; p < topo.indptr[v + 1]; ++p) {
+      atomic_add(&sums[layer::find_sorted(candidates, num_candidates, topo.index(p))], q);
     }
     atomic_add(&sums[layer::find_sorted(candidates, num_candidates, v)], q);
   }
@@ -103,14 +101,15 @@ __global__ void gather_weights_kernel(const int64_t* ids, int64_t n, const uint6
 }
 
 /// Sorted unique copy of keys[0, n).
-Scratch<int64_t> sorted_unique(const int64_t* keys, int64_t n, int64_t num_nodes, int64_t& count, cudaStream_t s) {
-  Scratch<int64_t> sorted(static_cast<std::size_t>(n), s);
+DeviceScratch<int64_t> sorted_unique(const int64_t* keys, int64_t n, int64_t num_nodes, int64_t& count,
+                                     cudaStream_t s) {
+  DeviceScratch<int64_t> sorted(static_cast<std::size_t>(n), s);
   const int end_bit = bits_for(num_nodes);
   run_cub(s, [&](void* t, std::size_t& b) {
     return cub::DeviceRadixSort::SortKeys(t, b, keys, sorted.get(), n, 0, end_bit, s);
   });
-  Scratch<int64_t> unique(static_cast<std::size_t>(n), s);
-  Scratch<int64_t> num(1, s);
+  DeviceScratch<int64_t> unique(static_cast<std::size_t>(n), s);
+  DeviceScratch<int64_t> num(1, s);
   run_cub(s, [&](void* t, std::size_t& b) {
     return cub::DeviceSelect::Unique(t, b, sorted.get(), unique.get(), num.get(), n, s);
   });
@@ -119,63 +118,61 @@ Scratch<int64_t> sorted_unique(const int64_t* keys, int64_t n, int64_t num_nodes
 }
 
 template <typename Index>
-DeviceColumns ladies_columns(const LayerDeviceGraph& g, const Index* indices, const int64_t* dst, int64_t n_dst,
+DeviceColumns ladies_columns(TopologyRef<Index> topo, int64_t num_nodes, const int64_t* dst, int64_t n_dst,
                              int64_t size, uint64_t seed, uint64_t ls, cudaStream_t s) {
-  const auto* indptr = static_cast<const int64_t*>(g.indptr.data());
-  Scratch<int64_t> offsets(static_cast<std::size_t>(n_dst + 1), s);
+  DeviceScratch<int64_t> offsets(static_cast<std::size_t>(n_dst + 1), s);
   GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(offsets.get(), 0, static_cast<std::size_t>(n_dst + 1) * sizeof(int64_t), s));
-  row_nonzeros_kernel<<<blocks_for(n_dst), kThreads, 0, s>>>(indptr, dst, n_dst, offsets.get());
-  check_launch("row_nonzeros_kernel");
+  row_nonzeros_kernel<<<blocks_for(n_dst), kThreads, 0, s>>>(topo.indptr, dst, n_dst, offsets.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("row_nonzeros_kernel");
   run_cub(s, [&](void* t, std::size_t& b) {
     return cub::DeviceScan::ExclusiveSum(t, b, offsets.get(), offsets.get(), n_dst + 1, s);
   });
   const int64_t nonzeros = read_one(offsets.get() + n_dst, s);
-  Scratch<int64_t> columns(static_cast<std::size_t>(nonzeros), s);
-  gather_columns_kernel<Index><<<blocks_for(n_dst), kThreads, 0, s>>>(indptr, indices, dst, n_dst, offsets.get(),
-                                                                      columns.get());
-  check_launch("gather_columns_kernel");
+  DeviceScratch<int64_t> columns(static_cast<std::size_t>(nonzeros), s);
+  gather_columns_kernel<Index><<<blocks_for(n_dst), kThreads, 0, s>>>(topo, dst, n_dst, offsets.get(), columns.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("gather_columns_kernel");
   int64_t n_cand = 0;
-  const Scratch<int64_t> candidates = sorted_unique(columns.get(), nonzeros, g.num_nodes, n_cand, s);
+  const DeviceScratch<int64_t> candidates = sorted_unique(columns.get(), nonzeros, num_nodes, n_cand, s);
 
-  Scratch<U128> sums(static_cast<std::size_t>(n_cand), s);
+  DeviceScratch<U128> sums(static_cast<std::size_t>(n_cand), s);
   GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(sums.get(), 0, static_cast<std::size_t>(n_cand) * sizeof(U128), s));
-  column_sums_kernel<Index><<<blocks_for(n_dst), kThreads, 0, s>>>(indptr, indices, dst, n_dst, candidates.get(),
-                                                                   n_cand, sums.get());
-  check_launch("column_sums_kernel");
-  Scratch<U128> total(1, s);
+  column_sums_kernel<Index><<<blocks_for(n_dst), kThreads, 0, s>>>(topo, dst, n_dst, candidates.get(), n_cand,
+                                                                   sums.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("column_sums_kernel");
+  DeviceScratch<U128> total(1, s);
   run_cub(s, [&](void* t, std::size_t& b) {
     return cub::DeviceReduce::Reduce(t, b, sums.get(), total.get(), n_cand, Add128{}, U128{}, s);
   });
   const int shift = layer::weight_shift(read_one(total.get(), s));
-  Scratch<uint64_t> weights(static_cast<std::size_t>(n_cand), s);
+  DeviceScratch<uint64_t> weights(static_cast<std::size_t>(n_cand), s);
   draw_weights_kernel<<<blocks_for(n_cand), kThreads, 0, s>>>(sums.get(), n_cand, shift, weights.get());
-  check_launch("draw_weights_kernel");
+  GRAPHTIER_CUDA_CHECK_LAUNCH("draw_weights_kernel");
 
-  Scratch<unsigned char> in_src(static_cast<std::size_t>(n_cand), s);
+  DeviceScratch<unsigned char> in_src(static_cast<std::size_t>(n_cand), s);
   if (size < 0 || size >= n_cand) {
     GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(in_src.get(), 1, static_cast<std::size_t>(n_cand), s));
   } else {
     GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(in_src.get(), 0, static_cast<std::size_t>(n_cand), s));
-    Scratch<uint64_t> prefix(static_cast<std::size_t>(n_cand), s);
+    DeviceScratch<uint64_t> prefix(static_cast<std::size_t>(n_cand), s);
     run_cub(s, [&](void* t, std::size_t& b) {
       return cub::DeviceScan::InclusiveSum(t, b, weights.get(), prefix.get(), n_cand, s);
     });
-    Scratch<uint64_t> tree(static_cast<std::size_t>(n_cand), s);
+    DeviceScratch<uint64_t> tree(static_cast<std::size_t>(n_cand), s);
     fenwick_from_prefix_kernel<<<blocks_for(n_cand), kThreads, 0, s>>>(prefix.get(), n_cand, tree.get());
-    check_launch("fenwick_from_prefix_kernel");
-    Scratch<int64_t> chosen(static_cast<std::size_t>(size), s);
+    GRAPHTIER_CUDA_CHECK_LAUNCH("fenwick_from_prefix_kernel");
+    DeviceScratch<int64_t> chosen(static_cast<std::size_t>(size), s);
     if (size > 0) {
       successive_draws_kernel<<<1, 1, 0, s>>>(tree.get(), weights.get(), n_cand, size, seed, ls, chosen.get());
-      check_launch("successive_draws_kernel");
+      GRAPHTIER_CUDA_CHECK_LAUNCH("successive_draws_kernel");
       mark_positions_kernel<<<blocks_for(size), kThreads, 0, s>>>(chosen.get(), size, in_src.get());
-      check_launch("mark_positions_kernel");
+      GRAPHTIER_CUDA_CHECK_LAUNCH("mark_positions_kernel");
     }
     mark_nodes_kernel<<<blocks_for(n_dst), kThreads, 0, s>>>(dst, n_dst, candidates.get(), n_cand, in_src.get());
-    check_launch("mark_nodes_kernel");
+    GRAPHTIER_CUDA_CHECK_LAUNCH("mark_nodes_kernel");
   }
-  DeviceColumns out{Scratch<int64_t>(static_cast<std::size_t>(n_cand), s),
-                    Scratch<uint64_t>(static_cast<std::size_t>(n_cand), s), 0};
-  Scratch<int64_t> num(1, s);
+  DeviceColumns out{DeviceScratch<int64_t>(static_cast<std::size_t>(n_cand), s),
+                    DeviceScratch<uint64_t>(static_cast<std::size_t>(n_cand), s), 0};
+  DeviceScratch<int64_t> num(1, s);
   run_cub(s, [&](void* t, std::size_t& b) {
     return cub::DeviceSelect::Flagged(t, b, candidates.get(), in_src.get(), out.ids.get(), num.get(), n_cand, s);
   });
@@ -188,40 +185,41 @@ DeviceColumns ladies_columns(const LayerDeviceGraph& g, const Index* indices, co
 
 DeviceColumns fastgcn_columns(const LayerDeviceGraph& g, const int64_t* dst, int64_t n_dst, int64_t size,
                               uint64_t seed, uint64_t ls, cudaStream_t s) {
-  const int64_t n = g.num_nodes;
+  const int64_t n = g.topology.num_nodes();
   const int64_t drawn = size < 0 || size >= n ? n : size;
-  Scratch<int64_t> keys(static_cast<std::size_t>(drawn + n_dst), s);
+  DeviceScratch<int64_t> keys(static_cast<std::size_t>(drawn + n_dst), s);
   if (drawn == n) {
     iota_kernel<<<blocks_for(n), kThreads, 0, s>>>(keys.get(), n);
-    check_launch("iota_kernel");
+    GRAPHTIER_CUDA_CHECK_LAUNCH("iota_kernel");
   } else if (drawn > 0) {
     // The draws remove weight from the tree: a private copy per layer (8 bytes per node, cheap
     // next to the kernels) keeps the uploaded one intact for the other layers and streams.
-    Scratch<uint64_t> tree(static_cast<std::size_t>(n), s);
+    DeviceScratch<uint64_t> tree(static_cast<std::size_t>(n), s);
     GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(tree.get(), g.fastgcn_tree.data(), static_cast<std::size_t>(n) * sizeof(uint64_t),
                                          cudaMemcpyDeviceToDevice, s));
     successive_draws_kernel<<<1, 1, 0, s>>>(tree.get(), static_cast<const uint64_t*>(g.fastgcn_weights.data()), n,
                                             drawn, seed, ls, keys.get());
-    check_launch("successive_draws_kernel");
+    GRAPHTIER_CUDA_CHECK_LAUNCH("successive_draws_kernel");
   }
   GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(keys.get() + drawn, dst, static_cast<std::size_t>(n_dst) * sizeof(int64_t),
                                        cudaMemcpyDeviceToDevice, s));
   DeviceColumns out;
   out.ids = sorted_unique(keys.get(), drawn + n_dst, n, out.size, s);
-  out.weights = Scratch<uint64_t>(static_cast<std::size_t>(out.size), s);
+  out.weights = DeviceScratch<uint64_t>(static_cast<std::size_t>(out.size), s);
   gather_weights_kernel<<<blocks_for(out.size), kThreads, 0, s>>>(
       out.ids.get(), out.size, static_cast<const uint64_t*>(g.fastgcn_weights.data()), out.weights.get());
-  check_launch("gather_weights_kernel");
+  GRAPHTIER_CUDA_CHECK_LAUNCH("gather_weights_kernel");
   return out;
 }
 
 template <typename Index>
-MiniBatch sample_with(const LayerDeviceGraph& g, const Index* indices, const LayerSamplerOptions& options,
-                      std::span<const int64_t> seeds, uint64_t stream, cudaStream_t s) {
+MiniBatch sample_with(const LayerDeviceGraph& g, const LayerSamplerOptions& options, std::span<const int64_t> seeds,
+                      uint64_t stream, cudaStream_t s) {
+  const TopologyRef<Index> topo = topology_ref<Index>(g.topology.state());
   MiniBatch batch;
   batch.seeds.assign(seeds.begin(), seeds.end());
   int64_t n_dst = static_cast<int64_t>(seeds.size());
-  Scratch<int64_t> dst(static_cast<std::size_t>(n_dst), s);
+  DeviceScratch<int64_t> dst(static_cast<std::size_t>(n_dst), s);
   GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(dst.get(), seeds.data(), seeds.size() * sizeof(int64_t),
                                        cudaMemcpyHostToDevice, s));
   for (std::size_t l = 0; l < options.layer_sizes.size(); ++l) {
@@ -232,12 +230,13 @@ MiniBatch sample_with(const LayerDeviceGraph& g, const Index* indices, const Lay
     }
     const uint64_t ls = layer_stream(stream, static_cast<int>(l));
     const int64_t size = options.layer_sizes[l];
-    const DeviceColumns cols = options.method == LayerMethod::kLadies
-                                   ? ladies_columns(g, indices, dst.get(), n_dst, size, options.seed, ls, s)
-                                   : fastgcn_columns(g, dst.get(), n_dst, size, options.seed, ls, s);
-    Scratch<int64_t> next;
+    const DeviceColumns cols =
+        options.method == LayerMethod::kLadies
+            ? ladies_columns(topo, g.topology.num_nodes(), dst.get(), n_dst, size, options.seed, ls, s)
+            : fastgcn_columns(g, dst.get(), n_dst, size, options.seed, ls, s);
+    DeviceScratch<int64_t> next;
     int64_t next_size = 0;
-    batch.blocks.push_back(build_block(g, indices, dst.get(), n_dst, cols, next, next_size, s));
+    batch.blocks.push_back(build_block(topo, dst.get(), n_dst, cols, next, next_size, s));
     dst = std::move(next);
     n_dst = next_size;
   }
@@ -249,38 +248,23 @@ MiniBatch sample_with(const LayerDeviceGraph& g, const Index* indices, const Lay
 
 LayerDeviceGraph* upload_layer_graph(const SampleGraph& graph, std::span<const uint64_t> fastgcn_weights,
                                      std::span<const uint64_t> fastgcn_tree, int device) {
-  auto g = std::make_unique<LayerDeviceGraph>();
-  g->device = device;
-  g->num_nodes = graph.csc.num_nodes();
-  g->indptr = Buffer(MemoryKind::kDevice, graph.csc.indptr.size_bytes(), device);
-  copy_bytes(g->indptr.data(), MemoryKind::kDevice, graph.csc.indptr.data(), MemoryKind::kHost,
-             graph.csc.indptr.size_bytes());
-  std::visit(
-      [&](auto indices) {
-        g->wide_indices = sizeof(indices[0]) == sizeof(int64_t);
-        g->indices = Buffer(MemoryKind::kDevice, indices.size_bytes(), device);
-        copy_bytes(g->indices.data(), MemoryKind::kDevice, indices.data(), MemoryKind::kHost, indices.size_bytes());
-      },
-      graph.csc.indices);
-  g->fastgcn_weights = Buffer(MemoryKind::kDevice, fastgcn_weights.size_bytes(), device);
-  copy_bytes(g->fastgcn_weights.data(), MemoryKind::kDevice, fastgcn_weights.data(), MemoryKind::kHost,
-             fastgcn_weights.size_bytes());
-  g->fastgcn_tree = Buffer(MemoryKind::kDevice, fastgcn_tree.size_bytes(), device);
-  copy_bytes(g->fastgcn_tree.data(), MemoryKind::kDevice, fastgcn_tree.data(), MemoryKind::kHost,
-             fastgcn_tree.size_bytes());
-  return g.release();
+  const auto upload = [device](std::span<const uint64_t> host) {
+    Buffer d(MemoryKind::kDevice, host.size_bytes(), device);
+    copy_bytes(d.data(), MemoryKind::kDevice, host.data(), MemoryKind::kHost, host.size_bytes());
+    return d;
+  };
+  return new LayerDeviceGraph(DeviceTopology(graph, {.placement = TopologyPlacement::kDevice, .device = device}),
+                              upload(fastgcn_weights), upload(fastgcn_tree));
 }
 
 void free_layer_graph(LayerDeviceGraph* graph) noexcept { delete graph; }
 
 MiniBatch sample_layers(const LayerDeviceGraph& graph, const LayerSamplerOptions& options,
-                        std::span<const int64_t> seeds, uint64_t stream, void* cuda_stream) {
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(graph.device));
-  const auto s = static_cast<cudaStream_t>(cuda_stream);
-  if (graph.wide_indices) {
-    return sample_with(graph, static_cast<const int64_t*>(graph.indices.data()), options, seeds, stream, s);
-  }
-  return sample_with(graph, static_cast<const int32_t*>(graph.indices.data()), options, seeds, stream, s);
+                        std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream) {
+  GRAPHTIER_CUDA_CHECK(cudaSetDevice(graph.topology.device()));
+  const cudaStream_t s = native(cuda_stream);
+  return graph.topology.state().index64 ? sample_with<int64_t>(graph, options, seeds, stream, s)
+                                        : sample_with<int32_t>(graph, options, seeds, stream, s);
 }
 
 }  // namespace graphtier::sample::cuda

@@ -4,21 +4,21 @@
 #include <cstdint>
 #include <span>
 
+#include "graphtier/core/cuda_stream.hpp"
 #include "graphtier/sample/layer_sampler.hpp"
 
 namespace graphtier::sample::cuda {
 
-/// The graph on one device: CSC (indices in their stored width) and, for FastGCN, the global draw
-/// weights and their Fenwick tree. A private upload; to be unified with the neighbour sampler's
-/// device topology.
+/// The graph on one device: its DeviceTopology and, for FastGCN, the global draw weights and their
+/// Fenwick tree (layer_block_cuda.cuh).
 struct LayerDeviceGraph;
 
 LayerDeviceGraph* upload_layer_graph(const SampleGraph& graph, std::span<const uint64_t> fastgcn_weights,
                                      std::span<const uint64_t> fastgcn_tree, int device);
 void free_layer_graph(LayerDeviceGraph* graph) noexcept;
 
-/// The MiniBatch of `seeds` (host memory), sampled on `cuda_stream` (a cudaStream_t).
+/// The MiniBatch of `seeds` (host memory), sampled on `cuda_stream`.
 MiniBatch sample_layers(const LayerDeviceGraph& graph, const LayerSamplerOptions& options,
-                        std::span<const int64_t> seeds, uint64_t stream, void* cuda_stream);
+                        std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream);
 
 }  // namespace graphtier::sample::cuda

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 
+#include "cuda/topology_ref.cuh"
 #include "graphtier/core/rng.hpp"
 #include "graphtier/sample/random.hpp"
 
@@ -24,24 +25,6 @@ inline constexpr unsigned kFullMask = 0xffffffffu;
 /// Entries of a neighbour list staged in shared memory per warp at a time (keys or prefix sums).
 inline constexpr int kChunk = 256;
 inline constexpr int kRadixBins = 256;
-
-/// Where the kernels read the topology; see DeviceTopology::State.
-template <typename Index>
-struct TopologyRef {
-  const int64_t* indptr;
-  const Index* hot_indices;
-  const Index* cold_indices;
-  const float* hot_weights;
-  const float* cold_weights;
-  int64_t split_edge;
-
-  __device__ __forceinline__ int64_t index(int64_t p) const {
-    return p < split_edge ? static_cast<int64_t>(hot_indices[p]) : static_cast<int64_t>(cold_indices[p - split_edge]);
-  }
-  __device__ __forceinline__ float weight(int64_t p) const {
-    return p < split_edge ? hot_weights[p] : cold_weights[p - split_edge];
-  }
-};
 
 struct DrawParams {
   uint64_t seed;

@@ -9,11 +9,12 @@
 #include "cuda/cuda_util.cuh"
 #include "cuda/device_topology_cuda.hpp"
 #include "cuda/neighbor_draws_cuda.cuh"
+#include "cuda/neighbor_sampler_cuda.hpp"
+#include "cuda/topology_ref.cuh"
 
 namespace graphtier::sample::cuda {
 namespace {
 
-constexpr int kThreads = 256;
 constexpr int kWarpsPerBlock = kThreads / kWarp;
 
 template <typename Index>
@@ -66,44 +67,29 @@ __global__ void __launch_bounds__(kThreads) fill_kernel(TopologyRef<Index> g, Dr
   }
 }
 
-template <typename Index>
-TopologyRef<Index> topology_ref(const DeviceTopology::State& t) {
-  return {t.indptr, static_cast<const Index*>(t.hot_indices), static_cast<const Index*>(t.cold_indices),
-          t.hot_weights, t.cold_weights, t.split_edge};
-}
-
 /// Everything one call allocates once and reuses across its layers (stream-ordered).
 struct Workspace {
   explicit Workspace(cudaStream_t s)
       : counts(s), positions(s), neighbours(s), keys(s), firsts(s), slot_of(s), new_rank(s), cub_temp(s) {}
-  Scratch<int64_t> counts, positions, neighbours;
-  Scratch<unsigned long long> keys, firsts;
-  Scratch<uint32_t> slot_of;
-  Scratch<int64_t> new_rank;
-  Scratch<unsigned char> cub_temp;
+  DeviceScratch<int64_t> counts, positions, neighbours;
+  DeviceScratch<unsigned long long> keys, firsts;
+  DeviceScratch<uint32_t> slot_of;
+  DeviceScratch<int64_t> new_rank;
+  DeviceScratch<unsigned char> cub_temp;
 };
 
 /// Inclusive prefix sum of `in` into `out` (n > 0) on `stream`.
 void inclusive_sum(const int64_t* in, int64_t* out, int64_t n, Workspace& ws, cudaStream_t stream) {
   std::size_t bytes = 0;
-  GRAPHTIER_SAMPLE_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, in, out, n, stream));
-  void* temp = ws.cub_temp.get(static_cast<int64_t>(bytes));
-  GRAPHTIER_SAMPLE_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp, bytes, in, out, n, stream));
-}
-
-/// One int64 from device memory, after the work queued so far (the host needs the sizes). A
-/// pageable destination: a pinned one per call would cost more than the staging of 8 bytes.
-int64_t read_scalar(const int64_t* src, cudaStream_t stream) {
-  int64_t value = 0;
-  GRAPHTIER_SAMPLE_CUDA_CHECK(cudaMemcpyAsync(&value, src, sizeof(int64_t), cudaMemcpyDeviceToHost, stream));
-  GRAPHTIER_SAMPLE_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return value;
+  GRAPHTIER_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, in, out, n, stream));
+  void* temp = ws.cub_temp.grow(static_cast<int64_t>(bytes));
+  GRAPHTIER_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp, bytes, in, out, n, stream));
 }
 
 template <typename Index>
 DeviceMiniBatch sample_typed(const DeviceTopology::State& topology, const NeighborSamplerOptions& options,
                              std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream) {
-  const cudaStream_t s = as_cuda(cuda_stream);
+  const cudaStream_t s = native(cuda_stream);
   const TopologyRef<Index> g = topology_ref<Index>(topology);
   DeviceMiniBatch batch;
   batch.seeds.assign(seeds.begin(), seeds.end());
@@ -120,7 +106,7 @@ DeviceMiniBatch sample_typed(const DeviceTopology::State& topology, const Neighb
   const int64_t* dst = nullptr;
   if (nd > 0) {
     int64_t* d_seeds = alloc64(nd);
-    GRAPHTIER_SAMPLE_CUDA_CHECK(cudaMemcpyAsync(d_seeds, seeds.data(), static_cast<std::size_t>(nd) * sizeof(int64_t),
+    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(d_seeds, seeds.data(), static_cast<std::size_t>(nd) * sizeof(int64_t),
                                                 cudaMemcpyHostToDevice, s));
     dst = d_seeds;
   }
@@ -131,34 +117,34 @@ DeviceMiniBatch sample_typed(const DeviceTopology::State& topology, const Neighb
     block.num_dst = nd;
     int64_t* indptr = alloc64(nd + 1);
     block.indptr = indptr;
-    GRAPHTIER_SAMPLE_CUDA_CHECK(cudaMemsetAsync(indptr, 0, sizeof(int64_t), s));
+    GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(indptr, 0, sizeof(int64_t), s));
     int64_t ne = 0;
     if (nd > 0) {
-      int64_t* counts = ws.counts.get(nd);
+      int64_t* counts = ws.counts.grow(nd);
       count_kernel<Index><<<grid_for(nd, kWarpsPerBlock), kThreads, 0, s>>>(g, c, dst, nd, counts);
-      GRAPHTIER_SAMPLE_CHECK_LAUNCH("count_kernel");
+      GRAPHTIER_CUDA_CHECK_LAUNCH("count_kernel");
       inclusive_sum(counts, indptr + 1, nd, ws, s);
-      ne = read_scalar(indptr + nd, s);
+      ne = read_one(indptr + nd, s);
     }
     block.num_edges = ne;
-    int64_t* positions = options.edge_ids ? alloc64(ne) : ws.positions.get(ne);
-    int64_t* neighbours = ws.neighbours.get(ne);
+    int64_t* positions = options.edge_ids ? alloc64(ne) : ws.positions.grow(ne);
+    int64_t* neighbours = ws.neighbours.grow(ne);
     if (options.edge_ids && ne > 0) block.edge_ids = positions;
     if (ne > 0) {
       fill_kernel<Index><<<grid_for(nd, kWarpsPerBlock), kThreads, 0, s>>>(g, c, dst, nd, indptr, positions, neighbours);
-      GRAPHTIER_SAMPLE_CHECK_LAUNCH("fill_kernel");
+      GRAPHTIER_CUDA_CHECK_LAUNCH("fill_kernel");
     }
 
     const uint64_t capacity = std::bit_ceil(static_cast<uint64_t>(2 * (nd + ne) > 64 ? 2 * (nd + ne) : 64));
     GRAPHTIER_EXPECTS(capacity <= (uint64_t{1} << 32), InvalidArgument, "layer ", l, " has ", nd + ne,
                       " nodes and edges: the GPU compaction addresses fewer than 2^31");
-    const CompactBuffers buffers{ws.keys.get(static_cast<int64_t>(capacity)), ws.firsts.get(static_cast<int64_t>(capacity)),
-                                 ws.slot_of.get(nd + ne), ws.new_rank.get(ne), capacity};
+    const CompactBuffers buffers{ws.keys.grow(static_cast<int64_t>(capacity)), ws.firsts.grow(static_cast<int64_t>(capacity)),
+                                 ws.slot_of.grow(nd + ne), ws.new_rank.grow(ne), capacity};
     compact_mark(dst, nd, neighbours, ne, buffers, s);
     int64_t new_nodes = 0;
     if (ne > 0) {
       inclusive_sum(buffers.new_rank, buffers.new_rank, ne, ws, s);  // in place: CUB allows d_in == d_out
-      new_nodes = read_scalar(buffers.new_rank + ne - 1, s);
+      new_nodes = read_one(buffers.new_rank + ne - 1, s);
     }
     block.num_src = nd + new_nodes;
     int64_t* src_nodes = alloc64(block.num_src);
@@ -166,7 +152,7 @@ DeviceMiniBatch sample_typed(const DeviceTopology::State& topology, const Neighb
     block.src_nodes = src_nodes;
     block.indices = local;
     if (nd > 0) {
-      GRAPHTIER_SAMPLE_CUDA_CHECK(cudaMemcpyAsync(src_nodes, dst, static_cast<std::size_t>(nd) * sizeof(int64_t),
+      GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(src_nodes, dst, static_cast<std::size_t>(nd) * sizeof(int64_t),
                                                   cudaMemcpyDeviceToDevice, s));
     }
     compact_write(nd, neighbours, ne, buffers, src_nodes, local, s);
@@ -180,21 +166,21 @@ DeviceMiniBatch sample_typed(const DeviceTopology::State& topology, const Neighb
 
 DeviceMiniBatch sample_device(const DeviceTopology::State& topology, const NeighborSamplerOptions& options,
                               std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream) {
-  GRAPHTIER_SAMPLE_CUDA_CHECK(cudaSetDevice(topology.device));
+  GRAPHTIER_CUDA_CHECK(cudaSetDevice(topology.device));
   return topology.index64 ? sample_typed<int64_t>(topology, options, seeds, stream, cuda_stream)
                           : sample_typed<int32_t>(topology, options, seeds, stream, cuda_stream);
 }
 
 void copy_to_host(int64_t* dst, const int64_t* src, int64_t count, CudaStream stream, int device) {
   if (count == 0) return;
-  GRAPHTIER_SAMPLE_CUDA_CHECK(cudaSetDevice(device));
-  GRAPHTIER_SAMPLE_CUDA_CHECK(cudaMemcpyAsync(dst, src, static_cast<std::size_t>(count) * sizeof(int64_t),
-                                              cudaMemcpyDeviceToHost, as_cuda(stream)));
+  GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
+  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(dst, src, static_cast<std::size_t>(count) * sizeof(int64_t),
+                                              cudaMemcpyDeviceToHost, native(stream)));
 }
 
 void synchronize(CudaStream stream, int device) {
-  GRAPHTIER_SAMPLE_CUDA_CHECK(cudaSetDevice(device));
-  GRAPHTIER_SAMPLE_CUDA_CHECK(cudaStreamSynchronize(as_cuda(stream)));
+  GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
+  GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(native(stream)));
 }
 
 }  // namespace graphtier::sample::cuda

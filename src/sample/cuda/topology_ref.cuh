@@ -1,0 +1,41 @@
+// What a kernel holds of a DeviceTopology: its device-readable pointers, by value. Every CUDA
+// sampler reads the topology through it, so each works with every placement. Only included by .cu
+// files.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cuda/device_topology_cuda.hpp"
+
+namespace graphtier::sample::cuda {
+
+/// Edge positions below split_edge are read from the hot arrays, the others from the cold arrays
+/// (see DeviceTopology::State). With every list on the device (kDevice) split_edge is num_edges,
+/// and the branch always goes the same way.
+template <typename Index>
+struct TopologyRef {
+  const int64_t* indptr;
+  const Index* hot_indices;
+  const Index* cold_indices;
+  const float* hot_weights;
+  const float* cold_weights;
+  int64_t split_edge;
+
+  __device__ __forceinline__ int64_t index(int64_t p) const {
+    return p < split_edge ? static_cast<int64_t>(hot_indices[p]) : static_cast<int64_t>(cold_indices[p - split_edge]);
+  }
+  __device__ __forceinline__ float weight(int64_t p) const {
+    return p < split_edge ? hot_weights[p] : cold_weights[p - split_edge];
+  }
+};
+
+/// `Index` must match the topology's index width (State::index64).
+template <typename Index>
+TopologyRef<Index> topology_ref(const DeviceTopology::State& t) {
+  return {t.indptr, static_cast<const Index*>(t.hot_indices), static_cast<const Index*>(t.cold_indices),
+          t.hot_weights, t.cold_weights, t.split_edge};
+}
+
+}  // namespace graphtier::sample::cuda
