@@ -13,6 +13,7 @@
 #include "graphtier/core/units.hpp"
 #include "graphtier/graph/convert.hpp"
 #include "planetoid.hpp"
+#include "topology_json.hpp"
 
 namespace graphtier::cli {
 namespace {
@@ -60,14 +61,8 @@ void print_json(const graph::ConvertReport& r) {
   nlohmann::ordered_json j;
   j["dataset"] = r.dataset;
   j["format"] = r.format;
-  j["num_nodes"] = r.num_nodes;
-  j["num_edges"] = r.num_edges;
   j["input_edges"] = r.input_edges;
-  j["self_loops_removed"] = r.self_loops_removed;
-  j["duplicates_removed"] = r.duplicates_removed;
-  j["isolated_nodes"] = r.isolated_nodes;
-  j["max_in_degree"] = r.max_in_degree;
-  j["topology_passes"] = r.topology_passes;
+  put_topology_report(j, r);
   j["feature_dim"] = r.feature_dim;
   j["feature_dtype"] = dtype_name(r.feature_dtype);
   j["alignment"] = r.alignment;

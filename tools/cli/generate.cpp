@@ -15,6 +15,7 @@
 #include "graphtier/core/units.hpp"
 #include "graphtier/graph/dataset.hpp"
 #include "graphtier/graph/generate.hpp"
+#include "topology_json.hpp"
 
 namespace graphtier::cli {
 namespace {
@@ -99,13 +100,8 @@ void print_json(const std::string& dir, const graph::GenerateOptions& o, const g
   const auto layout = graph::FeatureLayout::make(o.feature_dim, o.feature_dtype, o.alignment);
   nlohmann::ordered_json j;
   j["dataset"] = dir;
-  j["num_nodes"] = r.num_nodes;
   j["requested_edges"] = r.requested_edges;
-  j["num_edges"] = r.num_edges;
-  j["self_loops_removed"] = r.self_loops_removed;
-  j["duplicates_removed"] = r.duplicates_removed;
-  j["isolated_nodes"] = r.isolated_nodes;
-  j["max_degree"] = r.max_in_degree;
+  put_topology_report(j, r);
   j["undirected"] = o.undirected;
   j["num_classes"] = o.num_classes;
   j["homophily"] = o.homophily;
@@ -119,7 +115,6 @@ void print_json(const std::string& dir, const graph::GenerateOptions& o, const g
   j["row_stride"] = layout.row_stride;
   j["splits"] = {{"train", r.num_train}, {"valid", r.num_valid}, {"test", r.num_test}};
   j["total_bytes"] = r.total_bytes;
-  j["topology_passes"] = r.topology_passes;
   j["seconds"] = {{"topology", r.topology_seconds},
                   {"labels_and_splits", r.nodes_seconds},
                   {"features", r.feature_seconds},
