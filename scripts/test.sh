@@ -21,11 +21,13 @@ if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   cmake --preset cuda >/dev/null
   cmake --build --preset cuda -j "$jobs"
   ctest --preset cuda -j "$jobs"
-  # Compiled and linked only: at -O0 nothing is inlined, so every inline and template function is
-  # emitted and linked as a symbol of its own (where two definitions of one name clash, and where
-  # a missing instantiation or definition shows as an undefined reference).
+  # Compiled and linked, not run: at -O0 nothing is inlined, so every inline and template function
+  # is emitted as a symbol of its own. A missing instantiation or definition shows as an undefined
+  # reference; two different definitions of one name, which the linker merges without a word, show
+  # in check-odr.sh as one symbol with two sizes.
   cmake --preset cuda-debug >/dev/null
   cmake --build --preset cuda-debug -j "$jobs"
+  scripts/check-odr.sh build/cuda-debug
 else
   echo "test.sh: nvcc not found, CUDA build skipped" >&2
 fi
