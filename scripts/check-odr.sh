@@ -3,7 +3,8 @@
 # definitions of one name in namespace graphtier (two classes `Scratch<T>` in two private headers,
 # say). The linker keeps one of them for every caller; the other half of the code then runs code
 # written for another class. In a Debug (-O0) build every such function is emitted as a weak symbol
-# of its own, so two definitions show as one symbol with two different code sizes.
+# of its own, so two definitions show as one symbol with two different code sizes (two that
+# happen to compile to the same size escape it).
 #
 # Usage: scripts/check-odr.sh BUILD_DIR   (a Debug build, e.g. build/cuda-debug)
 # Reads the objects of the graphtier libraries only: they are all compiled alike (position
