@@ -157,7 +157,7 @@ Dataset Dataset::open(const std::string& dir) {
 
   for (const auto& [array, entry] : m.files) {
     const auto spec = array_spec(array, m);
-    if (!spec) throw FormatError(manifest_path, detail::concat("unknown array '", array, "'"));
+    if (!spec) throw FormatError(manifest_path, detail::concat("unknown array '", detail::printable(array), "'"));
     const std::string path = impl->dir + "/" + entry.path;
     MappedFile file(path);
     if (file.size() != entry.bytes) {

@@ -283,6 +283,33 @@ TEST_F(ConvertTest, EdgeListRejectsMalformedLineWithItsNumber) {
   EXPECT_FALSE(fs::exists(tmp_ / "out0"));
 }
 
+/// Input text quoted in a message has its non-printable bytes escaped: binary input must not send
+/// control sequences to the terminal.
+TEST_F(ConvertTest, MessagesEscapeBinaryBytesOfTheInput) {
+  const auto expect_no_raw_bytes = [](const std::string& message) {
+    for (const char c : message) {
+      const auto b = static_cast<unsigned char>(c);
+      EXPECT_TRUE(b >= 0x20 && b < 0x7f) << "raw byte 0x" << std::hex << int{b} << " in: " << message;
+    }
+  };
+  write_file(path("binary.txt"), std::string("0 1\n1 \x1b[2J\x07\xff\x00 2\n", 16));
+  std::string message = error_of([&] { convert_edge_list({path("binary.txt")}, out(), {}, pool_); });
+  expect_mentions(message, {path("binary.txt") + ":2:", "'1 \\x1b[2J\\x07\\xff\\x00 2'"});
+  expect_no_raw_bytes(message);
+
+  // An .npy header with control bytes in it, quoted in the message.
+  std::string npy = test::npy_bytes(NpyType::kInt64, {2, 1}, std::vector<int64_t>{0, 1});
+  const std::size_t shape_at = npy.find("'shape'");
+  ASSERT_NE(shape_at, std::string::npos);
+  npy[shape_at + 1] = '\x1b';
+  write_file(path("binary.npy"), npy);
+  NpyInput in;
+  in.edge_index = path("binary.npy");
+  message = error_of([&] { convert_npy(in, out(), {}, pool_); });
+  expect_mentions(message, {path("binary.npy"), "malformed .npy header", "\\x1bhape"});
+  expect_no_raw_bytes(message);
+}
+
 TEST_F(ConvertTest, EdgeListRejectsNegativeAndOutOfRangeIds) {
   write_file(path("neg.txt"), "0 1\n-1 2\n");
   expect_mentions(error_of([&] { convert_edge_list({path("neg.txt")}, out(), {}, pool_); }),

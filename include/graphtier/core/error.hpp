@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
 
@@ -21,6 +22,25 @@ std::string concat(Args&&... args) {
   std::ostringstream out;
   (out << ... << std::forward<Args>(args));
   return out.str();
+}
+
+/// `text` with every byte outside printable ASCII written as \xNN, for messages that quote input
+/// text (a line, a token, a header, a manifest string): binary input must not reach a terminal.
+inline std::string printable(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b >= 0x20 && b < 0x7f) {
+      out += c;
+    } else {
+      out += "\\x";
+      out += kHex[b >> 4];
+      out += kHex[b & 0xf];
+    }
+  }
+  return out;
 }
 }  // namespace detail
 

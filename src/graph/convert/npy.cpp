@@ -12,6 +12,7 @@
 namespace graphtier::graph {
 
 using ::graphtier::detail::concat;
+using ::graphtier::detail::printable;
 
 namespace {
 
@@ -105,7 +106,9 @@ class DictParser {
     return pos;
   }
   [[noreturn]] void fail(const std::string& problem) const {
-    throw FormatError(name_, concat("malformed .npy header (", problem, "): ", text_));
+    constexpr std::size_t kMax = 200;
+    throw FormatError(name_, concat("malformed .npy header (", problem, "): ", printable(text_.substr(0, kMax)),
+                                    text_.size() > kMax ? "..." : ""));
   }
 
   std::string_view text_;
@@ -121,11 +124,12 @@ NpyType parse_descr(const std::string& descr, const std::string& name) {
       if (order == '<' || order == '|' || order == '=') return t.type;
       if (order == '>' && t.size == 1) return t.type;
       if (order == '>') {
-        throw FormatError(name, concat("holds big-endian '", descr, "' values; only little-endian arrays are supported"));
+        throw FormatError(name, concat("holds big-endian '", printable(descr),
+                                       "' values; only little-endian arrays are supported"));
       }
     }
   }
-  throw FormatError(name, concat("holds '", descr, "' values; supported: bool, int8-64, uint8-64, float16/32/64"));
+  throw FormatError(name, concat("holds '", printable(descr), "' values; supported: bool, int8-64, uint8-64, float16/32/64"));
 }
 
 }  // namespace

@@ -115,8 +115,8 @@ std::string quote_line(std::string_view text, std::size_t line_begin) {
   std::string line(text.substr(line_begin, end - line_begin));
   if (!line.empty() && line.back() == '\r') line.pop_back();
   constexpr std::size_t kMax = 80;
-  if (line.size() > kMax) line = line.substr(0, kMax) + "...";
-  return "'" + line + "'";
+  const bool shortened = line.size() > kMax;
+  return "'" + ::graphtier::detail::printable(std::string_view(line).substr(0, kMax)) + (shortened ? "...'" : "'");
 }
 
 }  // namespace graphtier::graph::detail

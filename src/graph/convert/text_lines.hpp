@@ -88,7 +88,8 @@ std::optional<ParseError> for_each_line(std::string_view text, LineFn&& line_pro
 /// Throws FormatError("path:line", problem).
 [[noreturn]] void throw_at_line(const std::string& name, int64_t line, const std::string& problem);
 
-/// The line of `text` that starts at `line_begin`, quoted and shortened for messages.
+/// The line of `text` that starts at `line_begin`, quoted, shortened and with bytes outside
+/// printable ASCII escaped (detail::printable) for messages.
 std::string quote_line(std::string_view text, std::size_t line_begin);
 
 /// Streams `source` in blocks; splits each block into parts that the pool parses in parallel

@@ -263,7 +263,7 @@ SourcePtr ZipArchive::member_source(const std::string& name) const {
   const ZipMember* m = find(name);
   if (m == nullptr) {
     std::string names;
-    for (const auto& member : members_) names += (names.empty() ? "" : ", ") + member.name;
+    for (const auto& member : members_) names += (names.empty() ? "" : ", ") + ::graphtier::detail::printable(member.name);
     throw FormatError(path_, concat("has no member '", name, "' (members: ", names.empty() ? "none" : names, ")"));
   }
   const std::string member_name = path_ + ":" + name;
