@@ -831,6 +831,46 @@ TEST_F(ConvertTest, OgbRejectsCorruptNpz) {
                   {npz + ":edge_index.npy", "edge 3 (6 -> 4): node id 6 is out of range [0, 6)"});
 }
 
+/// np.savez stores its members: a flipped byte in an array's data still parses as a valid array, so
+/// only the CRC-32 of the central directory tells (Python's zipfile says "Bad CRC-32").
+TEST_F(ConvertTest, OgbNpzFlippedByteFailsItsCrc32) {
+  const std::string root = path("ogb");
+  write_ogb_npz(root, /*deflate=*/false, /*zip64=*/false);
+  const std::string npz = root + "/raw/data.npz";
+  const std::string good = test::read_file(npz);
+  EXPECT_NO_THROW(convert_ogb(ogb_input(root), out(), {}, pool_));  // the untouched archive converts
+
+  std::vector<int64_t> edge_index = kOgbSrc;
+  edge_index.insert(edge_index.end(), kOgbDst.begin(), kOgbDst.end());
+  const auto e = static_cast<int64_t>(kOgbSrc.size());
+  const std::string member = test::npy_bytes(NpyType::kInt64, {2, e}, edge_index);
+  const std::size_t member_at = good.find(member);
+  ASSERT_NE(member_at, std::string::npos);
+  const std::size_t data_at = member_at + member.size() - edge_index.size() * sizeof(int64_t);
+  // Element 1 (a source) and element 2E-1 (the last destination): ids 1 -> 0 and 2 -> 3 stay in
+  // range, so the edge silently changed before the check.
+  for (const std::size_t element : {std::size_t{1}, edge_index.size() - 1}) {
+    SCOPED_TRACE(element);
+    std::string flipped = good;
+    flipped[data_at + element * sizeof(int64_t)] ^= 0x01;
+    write_file(npz, flipped);
+    expect_mentions(error_of([&] { convert_ogb(ogb_input(root), out(), {}, pool_); }),
+                    {npz + ":edge_index.npy", "Bad CRC-32"});
+  }
+  // The features (read by one stream from their start) and a one-element member.
+  for (const char* name : {"node_feat.npy", "num_nodes_list.npy"}) {
+    SCOPED_TRACE(name);
+    const std::size_t name_at = good.find(name);  // the first local header's name
+    ASSERT_NE(name_at, std::string::npos);
+    std::string flipped = good;
+    flipped[name_at + std::strlen(name) + 128 + 1] ^= 0x40;  // in the data, past the 128-byte .npy header
+    write_file(npz, flipped);
+    expect_mentions(error_of([&] { convert_ogb(ogb_input(root), out(), {}, pool_); }), {npz + ":" + name, "Bad CRC-32"});
+  }
+  write_file(npz, good);
+  EXPECT_NO_THROW(convert_ogb(ogb_input(root), out(), {}, pool_));
+}
+
 /// ogbn-arxiv's real label file (169,343 lines) through the CSV reader, with a tiny synthetic
 /// edge list in place of the missing edge.csv.gz; the time split is recomputed from node_year as
 /// the dataset's README describes, and its sizes must be the official ones.

@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -68,11 +69,16 @@ void apply_zip64_extra(ZipMember& m, const unsigned char* extra, std::size_t len
   }
 }
 
+/// Set once a stream of the member has read it start to end and found its CRC-32 right; until
+/// then every stream reads what it skips, so that whichever stream reaches the end checks it.
+using CrcChecked = std::shared_ptr<std::atomic<bool>>;
+
 class ZipMemberStream final : public ByteStream {
  public:
-  ZipMemberStream(const std::string& path, std::string stream_name, const ZipMember& member, uint64_t data_offset)
+  ZipMemberStream(const std::string& path, std::string stream_name, const ZipMember& member, uint64_t data_offset,
+                  CrcChecked crc_checked)
       : ByteStream(std::move(stream_name)), path_(path), fd_(path, O_RDONLY), member_(member), raw_position_(data_offset),
-        raw_end_(data_offset + member.compressed_size) {
+        raw_end_(data_offset + member.compressed_size), crc_checked_(std::move(crc_checked)) {
     ::posix_fadvise(fd_.get(), static_cast<off_t>(data_offset), static_cast<off_t>(member.compressed_size),
                     POSIX_FADV_SEQUENTIAL);
     if (member_.method == 8) {
@@ -93,16 +99,21 @@ class ZipMemberStream final : public ByteStream {
     const std::size_t n = member_.method == 0 ? read_stored(buffer, bytes) : read_deflated(buffer, bytes);
     if (crc_valid_) crc_ = ::crc32_z(crc_, static_cast<const Bytef*>(buffer), n);
     produced_ += n;
-    if (produced_ == member_.uncompressed_size && crc_valid_ && crc_ != member_.crc32) {
-      throw FormatError(name(), concat("CRC-32 mismatch: computed ", crc_, ", the archive says ", member_.crc32,
-                                       " (corrupt archive)"));
+    if (produced_ == member_.uncompressed_size && crc_valid_) {
+      if (crc_ != member_.crc32) {
+        throw FormatError(name(), concat("Bad CRC-32: computed ", crc_, ", the archive's central directory says ",
+                                         member_.crc32, " (corrupt archive)"));
+      }
+      crc_checked_->store(true, std::memory_order_relaxed);
     }
     return n;
   }
 
   void skip(uint64_t bytes) override {
-    if (member_.method != 0) {
-      ByteStream::skip(bytes);  // inflating is the only way forward
+    // Inflating is the only way forward; a stored member is read through until its CRC-32 has
+    // been checked once.
+    if (member_.method != 0 || (crc_valid_ && !crc_checked_->load(std::memory_order_relaxed))) {
+      ByteStream::skip(bytes);
       return;
     }
     if (bytes > member_.uncompressed_size - produced_) {
@@ -164,6 +175,7 @@ class ZipMemberStream final : public ByteStream {
   uint64_t raw_position_;
   uint64_t raw_end_;
   uint64_t produced_ = 0;
+  CrcChecked crc_checked_;
   uLong crc_ = ::crc32(0L, Z_NULL, 0);
   bool crc_valid_ = true;
   bool inflating_ = false;
@@ -176,7 +188,7 @@ class ZipMemberSource final : public ByteSource {
   ZipMemberSource(std::string path, std::string name, ZipMember member, uint64_t data_offset)
       : ByteSource(std::move(name)), path_(std::move(path)), member_(std::move(member)), data_offset_(data_offset) {}
   std::unique_ptr<ByteStream> open() const override {
-    return std::make_unique<ZipMemberStream>(path_, name(), member_, data_offset_);
+    return std::make_unique<ZipMemberStream>(path_, name(), member_, data_offset_, crc_checked_);
   }
   std::optional<uint64_t> size() const override { return member_.uncompressed_size; }
   uint64_t input_size() const override { return member_.compressed_size; }
@@ -185,6 +197,7 @@ class ZipMemberSource final : public ByteSource {
   std::string path_;
   ZipMember member_;
   uint64_t data_offset_;
+  CrcChecked crc_checked_ = std::make_shared<std::atomic<bool>>(false);
 };
 
 }  // namespace

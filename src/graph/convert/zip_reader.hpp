@@ -1,7 +1,8 @@
 // Reader of zip archives as numpy writes them (.npz: np.savez stores members, np.savez_compressed
 // deflates them; both may use ZIP64 records). Members are streamed: a stored member is a range
-// of the archive file, a deflated one is inflated on the fly with zlib's raw inflate, and every
-// member read from start to end is checked against its CRC-32.
+// of the archive file, a deflated one is inflated on the fly with zlib's raw inflate. Every member
+// is checked against its CRC-32 in the central directory by the first stream that reads it to its
+// end; until then streams read, rather than seek over, what they skip.
 #pragma once
 
 #include <cstdint>
