@@ -17,6 +17,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "convert/text_lines.hpp"
 #include "graph/convert_test_util.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/graph/convert.hpp"
@@ -308,6 +309,26 @@ TEST_F(ConvertTest, MessagesEscapeBinaryBytesOfTheInput) {
   message = error_of([&] { convert_npy(in, out(), {}, pool_); });
   expect_mentions(message, {path("binary.npy"), "malformed .npy header", "\\x1bhape"});
   expect_no_raw_bytes(message);
+}
+
+TEST_F(ConvertTest, EdgeListRefusesALineLongerThanTheLimit) {
+  using graph::detail::kMaxLineBytes;
+  // Line 2 is "1 2" padded with blanks to exactly the limit: accepted.
+  const auto padded = [](std::size_t bytes) { return "1 2" + std::string(bytes - 3, ' '); };
+  write_file(path("at.txt"), "0 1\n" + padded(kMaxLineBytes) + "\n2 0\n");
+  EXPECT_EQ(convert_edge_list({path("at.txt")}, out(), {}, pool_).input_edges, 3);
+  write_file(path("over.txt"), "0 1\n" + padded(kMaxLineBytes + 1) + "\n2 0\n");
+  expect_mentions(error_of([&] { convert_edge_list({path("over.txt")}, out(), {}, pool_); }),
+                  {path("over.txt") + ":2:", "longer than 1048576 bytes"});
+  // No newline at all (several blocks' worth): refused at line 3 before it is read whole, also
+  // through gzip.
+  const std::string endless = "0 1\n1 2\n" + std::string(std::size_t{40} << 20, '7');
+  write_file(path("endless.txt"), endless);
+  expect_mentions(error_of([&] { convert_edge_list({path("endless.txt")}, out(), {}, pool_); }),
+                  {path("endless.txt") + ":3:", "longer than 1048576 bytes"});
+  write_gzip(path("endless.gz"), endless);
+  expect_mentions(error_of([&] { convert_edge_list({path("endless.gz")}, out(), {}, pool_); }),
+                  {path("endless.gz") + ":3:", "longer than 1048576 bytes"});
 }
 
 TEST_F(ConvertTest, EdgeListRejectsNegativeAndOutOfRangeIds) {

@@ -21,8 +21,19 @@ LineBlockReader::~LineBlockReader() {
   }
 }
 
+namespace {
+
+[[noreturn]] void throw_line_too_long(const std::string& name, int64_t line) {
+  throw_at_line(name, line, ::graphtier::detail::concat("line is longer than ", kMaxLineBytes,
+                                                        " bytes, the limit for a line of text (not a text file?)"));
+}
+
+}  // namespace
+
 void LineBlockReader::fill(Buffer& b) {
-  // b.data already starts with the previous block's unfinished line.
+  // b.data already starts with the previous block's unfinished line. next_line_ is the number of
+  // its first line (next() changes it only between fills).
+  std::size_t tail_begin = 0;  // start of the unfinished last line of b.data
   for (;;) {
     const std::size_t old_size = b.data.size();
     const std::size_t want = std::max(block_bytes_ - std::min(block_bytes_, old_size), block_bytes_ / 4 + 1);
@@ -37,6 +48,11 @@ void LineBlockReader::fill(Buffer& b) {
       got += n;
     }
     b.data.resize(old_size + got);
+    // The unfinished last line must not grow past the limit while we wait for its end.
+    if (const std::size_t last = b.data.find_last_of('\n'); last != std::string::npos) tail_begin = last + 1;
+    if (b.data.size() - tail_begin > kMaxLineBytes) {
+      throw_line_too_long(stream_->name(), next_line_ + std::count(b.data.data(), b.data.data() + tail_begin, '\n'));
+    }
     if (b.eof) {
       b.lines_end = b.data.size();
       break;
@@ -50,7 +66,19 @@ void LineBlockReader::fill(Buffer& b) {
       // A line longer than a block: keep reading until it ends.
     }
   }
-  b.newlines = std::count(b.data.data(), b.data.data() + b.lines_end, '\n');
+  // Any line longer than the limit holds one of these checkpoints, half the limit apart: the line
+  // around each is measured, and the rest is not scanned line by line.
+  const char* const base = b.data.data();
+  for (std::size_t c = 0; c < b.lines_end; c += kMaxLineBytes / 2) {
+    const auto* next = static_cast<const char*>(std::memchr(base + c, '\n', b.lines_end - c));
+    const auto* prev = static_cast<const char*>(::memrchr(base, '\n', c));
+    const std::size_t line_end = next != nullptr ? static_cast<std::size_t>(next - base) : b.lines_end;
+    const std::size_t line_begin = prev != nullptr ? static_cast<std::size_t>(prev - base) + 1 : 0;
+    if (line_end - line_begin > kMaxLineBytes) {
+      throw_line_too_long(stream_->name(), next_line_ + std::count(base, base + line_begin, '\n'));
+    }
+  }
+  b.newlines = std::count(base, base + b.lines_end, '\n');
   b.input_position = stream_->input_position();
 }
 

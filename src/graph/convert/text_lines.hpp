@@ -19,6 +19,10 @@
 
 namespace graphtier::graph::detail {
 
+/// The longest line a text input may have, without its '\n': a longer one (a binary file, or one
+/// with no line breaks) is refused with its line number before more of it is held in memory.
+inline constexpr std::size_t kMaxLineBytes = std::size_t{1} << 20;
+
 struct TextBlock {
   std::string_view text;        // whole lines; only the input's last line may lack its '\n'
   int64_t first_line = 1;       // 1-based number of the first line
@@ -32,7 +36,8 @@ class LineBlockReader {
   LineBlockReader(const LineBlockReader&) = delete;
   LineBlockReader& operator=(const LineBlockReader&) = delete;
 
-  /// The next block, valid until the following call; false at the end of the input.
+  /// The next block, valid until the following call; false at the end of the input. Throws
+  /// FormatError("path:line") for a line longer than kMaxLineBytes.
   bool next(TextBlock& block);
 
  private:
