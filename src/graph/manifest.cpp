@@ -1,6 +1,10 @@
 // Manifest of dataset format v1: JSON in, JSON out, checked field by field.
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+#include <limits>
+#include <string>
+
 #include "graphtier/core/error.hpp"
 #include "graphtier/graph/dataset.hpp"
 
@@ -67,79 +71,166 @@ std::string Manifest::to_json() const {
 
 namespace {
 
-template <typename T>
-T field(const nlohmann::json& j, const char* key, const std::string& path) {
-  if (!j.contains(key)) throw FormatError(path, detail::concat("missing field '", key, "'"));
-  try {
-    return j.at(key).get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw FormatError(path, detail::concat("field '", key, "' has the wrong type"));
+using Json = nlohmann::json;
+
+/// A JSON value for messages: its type, and its value if it is a scalar.
+std::string describe(const Json& v) {
+  switch (v.type()) {
+    case Json::value_t::null: return "null";
+    case Json::value_t::boolean: return v.get<bool>() ? "true" : "false";
+    case Json::value_t::string: {
+      constexpr std::size_t kMax = 40;
+      const auto& s = v.get_ref<const std::string&>();
+      return "string \"" + detail::printable(s.substr(0, kMax)) + (s.size() > kMax ? "...\"" : "\"");
+    }
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+    case Json::value_t::number_float: return "number " + v.dump();
+    case Json::value_t::array: return "an array";
+    case Json::value_t::object: return "an object";
+    default: return v.type_name();
   }
 }
 
-DType dtype_field(const nlohmann::json& j, const char* key, const std::string& path) {
+/// The fields of one JSON object of the manifest, each checked by type: "field X: expected Y,
+/// got Z". A missing optional field takes its default; a present one must have the right type.
+class Fields {
+ public:
+  Fields(const Json& object, std::string prefix, const std::string& path)
+      : object_(object), prefix_(std::move(prefix)), path_(path) {}
+
+  const Json* find(const char* key) const {
+    const auto it = object_.find(key);
+    return it == object_.end() ? nullptr : &*it;
+  }
+  std::string name(const std::string& key) const { return prefix_ + key; }
+
+  [[noreturn]] void wrong(const std::string& key, const char* expected, const Json& v) const {
+    throw FormatError(path_, detail::concat("field ", name(key), ": expected ", expected, ", got ", describe(v)));
+  }
+  const Json& required(const char* key) const {
+    const Json* v = find(key);
+    if (v == nullptr) throw FormatError(path_, detail::concat("missing field '", name(key), "'"));
+    return *v;
+  }
+
+  std::string string(const char* key) const { return as_string(key, required(key)); }
+  std::string string(const char* key, const std::string& fallback) const {
+    const Json* v = find(key);
+    return v == nullptr ? fallback : as_string(key, *v);
+  }
+  int64_t integer(const char* key) const { return as_integer(key, required(key)); }
+  int64_t integer(const char* key, int64_t fallback) const {
+    const Json* v = find(key);
+    return v == nullptr ? fallback : as_integer(key, *v);
+  }
+  const Json& object(const char* key) const {
+    const Json& v = required(key);
+    if (!v.is_object()) wrong(key, "an object", v);
+    return v;
+  }
+  /// An optional object; an empty one when missing.
+  const Json& object_or_empty(const char* key) const {
+    static const Json kEmpty = Json::object();
+    const Json* v = find(key);
+    if (v == nullptr) return kEmpty;
+    if (!v->is_object()) wrong(key, "an object", *v);
+    return *v;
+  }
+
+ private:
+  std::string as_string(const char* key, const Json& v) const {
+    if (!v.is_string()) wrong(key, "a string", v);
+    return v.get<std::string>();
+  }
+  int64_t as_integer(const char* key, const Json& v) const {
+    if (!v.is_number_integer() ||
+        (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))) {
+      wrong(key, "a 64-bit integer", v);
+    }
+    return v.get<int64_t>();
+  }
+
+  const Json& object_;
+  std::string prefix_;
+  const std::string& path_;
+};
+
+DType dtype_field(const Fields& f, const char* key, const std::string& path) {
+  const std::string text = f.string(key);
   try {
-    return parse_dtype(field<std::string>(j, key, path));
+    return parse_dtype(text);
   } catch (const InvalidArgument& e) {
-    throw FormatError(path, detail::concat("field '", key, "': ", e.what()));
+    throw FormatError(path, detail::concat("field ", f.name(key), ": ", e.what()));
   }
 }
 
 }  // namespace
 
 Manifest Manifest::from_json(const std::string& text, const std::string& path) {
-  nlohmann::json j;
+  Json j;
   try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+    j = Json::parse(text);
+  } catch (const Json::parse_error& e) {
     throw FormatError(path, detail::concat("not valid JSON (", e.what(), ")"));
   }
-  if (!j.is_object() || j.value("format", "") != "graphtier-dataset") {
+  if (!j.is_object() || !j.contains("format") || j["format"] != "graphtier-dataset") {
     throw FormatError(path, "not a graphtier dataset manifest (field 'format' is not \"graphtier-dataset\")");
   }
+  const Fields top(j, "", path);
   Manifest m;
-  m.version = field<int>(j, "version", path);
-  if (m.version != kFormatVersion) {
-    throw FormatError(path, detail::concat("unsupported format version ", m.version, " (this build reads version ",
+  const int64_t version = top.integer("version");
+  if (version != kFormatVersion) {
+    throw FormatError(path, detail::concat("unsupported format version ", version, " (this build reads version ",
                                            kFormatVersion, ")"));
   }
-  m.name = j.value("name", "");
-  m.num_nodes = field<int64_t>(j, "num_nodes", path);
-  m.num_edges = field<int64_t>(j, "num_edges", path);
+  m.version = static_cast<int>(version);
+  m.name = top.string("name", "");
+  m.num_nodes = top.integer("num_nodes");
+  m.num_edges = top.integer("num_edges");
   if (m.num_nodes < 0 || m.num_edges < 0) throw FormatError(path, "negative node or edge count");
-  m.indices_dtype = dtype_field(j, "indices_dtype", path);
+  m.indices_dtype = dtype_field(top, "indices_dtype", path);
   if (m.indices_dtype != DType::kInt32 && m.indices_dtype != DType::kInt64) {
     throw FormatError(path, "indices_dtype must be int32 or int64");
   }
   if (m.indices_dtype == DType::kInt32 && m.num_nodes > (int64_t{1} << 31)) {
     throw FormatError(path, "int32 indices cannot address more than 2^31 nodes");
   }
-  const auto& f = j.contains("features") ? j["features"] : nlohmann::json::object();
-  const int64_t dim = f.value("dim", int64_t{0});
+  const Fields f(top.object_or_empty("features"), "features.", path);
+  const int64_t dim = f.integer("dim", 0);
+  const int64_t alignment = f.integer("alignment", 0);
+  const int64_t stride = f.integer("row_stride", 0);
+  f.string("dtype", "");  // checked by type also when there are no features
   if (dim > 0) {
     try {
-      m.features = FeatureLayout::make(dim, dtype_field(f, "dtype", path), f.value("alignment", int64_t{0}));
+      m.features = FeatureLayout::make(dim, dtype_field(f, "dtype", path), alignment);
     } catch (const InvalidArgument& e) {
       throw FormatError(path, e.what());
     }
-    const int64_t stride = field<int64_t>(f, "row_stride", path);
+    f.integer("row_stride");  // required with features
     if (stride != m.features.row_stride) {
       throw FormatError(path, detail::concat("features.row_stride ", stride, " does not match dim/dtype/alignment (expected ",
                                              m.features.row_stride, ")"));
     }
   }
-  m.num_classes = j.value("num_classes", int64_t{0});
+  m.num_classes = top.integer("num_classes", 0);
   if (m.num_classes < 0) throw FormatError(path, "negative num_classes");
-  m.hotness = j.value("hotness", "");
-  m.source = j.value("source", "");
-  if (!j.contains("files") || !j["files"].is_object()) throw FormatError(path, "missing object 'files'");
-  for (const auto& [array, entry] : j["files"].items()) {
+  m.hotness = top.string("hotness", "");
+  m.source = top.string("source", "");
+  if (top.find("files") == nullptr) throw FormatError(path, "missing object 'files'");
+  for (const auto& [array, entry] : top.object("files").items()) {
+    const std::string name = "files." + detail::printable(array);
+    if (!entry.is_object()) top.wrong(name, "an object", entry);
+    const Fields fe(entry, name + ".", path);
     FileEntry e;
-    e.path = field<std::string>(entry, "path", path);
-    e.bytes = field<uint64_t>(entry, "bytes", path);
-    e.xxh3 = field<std::string>(entry, "xxh3", path);
+    e.path = fe.string("path");
+    const int64_t bytes = fe.integer("bytes");
+    if (bytes < 0) fe.wrong("bytes", "a non-negative integer", fe.required("bytes"));
+    e.bytes = static_cast<uint64_t>(bytes);
+    e.xxh3 = fe.string("xxh3");
     if (e.path.empty() || e.path.find('/') != std::string::npos || e.path[0] == '.') {
-      throw FormatError(path, detail::concat("file entry '", array, "' has an invalid path '", e.path, "'"));
+      throw FormatError(path, detail::concat("file entry '", detail::printable(array), "' has an invalid path '",
+                                             detail::printable(e.path), "'"));
     }
     m.files[array] = e;
   }

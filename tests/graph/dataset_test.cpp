@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -148,6 +150,56 @@ TEST_F(DatasetTest, RejectsABrokenManifest) {
   expect_rejected(dir(), "manifest.json", "unsupported format version 7");
   test::write_file(file("manifest.json"), "[1, 2]");
   expect_rejected(dir(), "manifest.json", "not a graphtier dataset");
+}
+
+/// Each field of the manifest given a value of the wrong type is refused as "manifest.json: field
+/// X: expected Y, got Z", never with the JSON library's own text.
+TEST_F(DatasetTest, RejectsAManifestFieldOfTheWrongType) {
+  using Json = nlohmann::ordered_json;
+  const std::string good = test::read_file(file("manifest.json"));
+  struct Case {
+    const char* pointer;  // JSON pointer of the field
+    Json value;
+    const char* expected;  // "field X: expected Y, got Z"
+  };
+  const Case cases[] = {
+      {"/version", "1", "field version: expected a 64-bit integer, got string \"1\""},
+      {"/version", 1.5, "field version: expected a 64-bit integer, got number 1.5"},
+      {"/name", 5, "field name: expected a string, got number 5"},
+      {"/name", nullptr, "field name: expected a string, got null"},
+      {"/num_nodes", nullptr, "field num_nodes: expected a 64-bit integer, got null"},
+      {"/num_nodes", true, "field num_nodes: expected a 64-bit integer, got true"},
+      {"/num_nodes", 18446744073709551615ull, "field num_nodes: expected a 64-bit integer, got number 18446744073709551615"},
+      {"/num_edges", Json::array({6}), "field num_edges: expected a 64-bit integer, got an array"},
+      {"/indices_dtype", 32, "field indices_dtype: expected a string, got number 32"},
+      {"/features", Json::array(), "field features: expected an object, got an array"},
+      {"/features", "none", "field features: expected an object, got string \"none\""},
+      {"/features/dim", "2", "field features.dim: expected a 64-bit integer, got string \"2\""},
+      {"/features/dtype", nullptr, "field features.dtype: expected a string, got null"},
+      {"/features/alignment", Json::object(), "field features.alignment: expected a 64-bit integer, got an object"},
+      {"/features/row_stride", 8.0, "field features.row_stride: expected a 64-bit integer, got number 8.0"},
+      {"/num_classes", "2", "field num_classes: expected a 64-bit integer, got string \"2\""},
+      {"/hotness", false, "field hotness: expected a string, got false"},
+      {"/source", nullptr, "field source: expected a string, got null"},
+      {"/files", Json::array(), "field files: expected an object, got an array"},
+      {"/files/indptr", "indptr.bin", "field files.indptr: expected an object, got string \"indptr.bin\""},
+      {"/files/indptr/path", 1, "field files.indptr.path: expected a string, got number 1"},
+      {"/files/indptr/bytes", "40", "field files.indptr.bytes: expected a 64-bit integer, got string \"40\""},
+      {"/files/indptr/bytes", -40, "field files.indptr.bytes: expected a non-negative integer, got number -40"},
+      {"/files/indptr/xxh3", nullptr, "field files.indptr.xxh3: expected a string, got null"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.pointer);
+    Json j = Json::parse(good);
+    j[Json::json_pointer(c.pointer)] = c.value;
+    test::write_file(file("manifest.json"), j.dump(2));
+    expect_rejected(dir(), "manifest.json: " + std::string(c.expected), "");
+  }
+  // A string with binary bytes is quoted with them escaped.
+  Json j = Json::parse(good);
+  j["/files/indptr/path"_json_pointer] = std::string("a\x1b[2Jb/c");
+  test::write_file(file("manifest.json"), j.dump(2));
+  expect_rejected(dir(), "manifest.json", "invalid path 'a\\x1b[2Jb/c'");
 }
 
 TEST_F(DatasetTest, MissingManifestIsAnIoErrorNamingIt) {
