@@ -594,6 +594,30 @@ TEST_F(ConvertTest, NpyFeaturesOfOtherTypesAndPaddedRows) {
   }
 }
 
+/// The features or labels set the number of nodes, and an edge lies outside it: either file may
+/// be the wrong one, so the message names both and both counts.
+TEST_F(ConvertTest, NpyNodeCountFromFeaturesOrLabelsNamesBothFiles) {
+  write_npy_file(path("edges.npy"), NpyType::kInt64, {2, 7}, rows_layout());
+  write_npy_file(path("feat.npy"), NpyType::kFloat32, {4, 2}, std::vector<float>(8, 1.0f));
+  write_npy_file(path("labels.npy"), NpyType::kInt64, {3}, std::vector<int64_t>(3, 0));
+  NpyInput in;
+  in.edge_index = path("edges.npy");
+  in.features = path("feat.npy");
+  expect_mentions(error_of([&] { convert_npy(in, out(), {}, pool_); }),
+                  {path("edges.npy"), "node id 4 is out of range [0, 4)",
+                   path("feat.npy") + " (rows) says 4 nodes, the edges need at least 5"});
+  in.features.clear();
+  in.labels = path("labels.npy");
+  expect_mentions(error_of([&] { convert_npy(in, out(), {}, pool_); }),
+                  {path("edges.npy"), path("labels.npy") + " (length) says 3 nodes, the edges need at least"});
+  // A count given by the caller is not second-guessed.
+  ConvertOptions o;
+  o.num_nodes = 3;
+  const std::string message = error_of([&] { convert_npy(in, out(), o, pool_); });
+  expect_mentions(message, {path("edges.npy"), "is out of range [0, 3)"});
+  EXPECT_EQ(message.find("says"), std::string::npos) << message;
+}
+
 TEST_F(ConvertTest, NpyRejectsBrokenArraysNamingTheFile) {
   write_npy_file(path("edges.npy"), NpyType::kInt64, {2, 7}, rows_layout());
   const std::string good = test::npy_bytes(NpyType::kInt64, {2, 7}, rows_layout());

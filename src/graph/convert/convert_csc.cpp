@@ -47,7 +47,7 @@ void for_each_task(ThreadPool& pool, const std::vector<Task>& tasks, const Fn& f
 /// Checks every id of a block (>= 0, and < limit when known) and returns the largest id, or
 /// throws for the first bad edge in input order.
 int64_t check_block(ThreadPool& pool, const std::vector<Task>& tasks, int64_t limit, int64_t edges_before,
-                    const std::string& name) {
+                    const std::string& name, const std::string& limit_from) {
   constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
   std::vector<int64_t> task_max(tasks.size(), -1);
   std::vector<int64_t> task_bad(tasks.size(), kNone);
@@ -71,8 +71,12 @@ int64_t check_block(ThreadPool& pool, const std::vector<Task>& tasks, int64_t li
       const int64_t s = task.chunk->src[i], d = task.chunk->dst[i];
       const int64_t bad = (s < 0 || (limit >= 0 && s >= limit)) ? s : d;
       const std::string range = limit >= 0 ? concat("out of range [0, ", limit, ")") : std::string("negative");
+      // When another input set the number of nodes, either may be wrong: name both counts.
+      const std::string disagree = bad >= 0 && !limit_from.empty()
+                                       ? concat(": ", limit_from, " says ", limit, " nodes, the edges need at least ", bad + 1)
+                                       : std::string();
       throw FormatError(name, concat("edge ", edges_before + task_bad[t], " (", s, " -> ", d, "): node id ", bad, " is ",
-                                     range));
+                                     range, disagree));
     }
     max_id = std::max(max_id, task_max[t]);
   }
@@ -93,7 +97,7 @@ CscResult write_csc(DatasetWriter& writer, const EdgeSource& edges, const CscOpt
     Progress progress("count degrees", edges.progress_total(), edges.progress_unit());
     edges.scan(pool, progress, [&](std::span<const EdgeChunk> chunks) {
       const auto tasks = make_tasks(chunks);
-      const int64_t block_max = check_block(pool, tasks, limit, result.input_edges, edges.name());
+      const int64_t block_max = check_block(pool, tasks, limit, result.input_edges, edges.name(), options.num_nodes_from);
       if (limit < 0 && block_max > max_id) {
         max_id = block_max;
         // Geometric growth: a stream of ever larger ids costs amortised O(1) per node.

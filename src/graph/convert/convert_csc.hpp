@@ -55,6 +55,7 @@ struct CscOptions {
   bool symmetrize = false;
   bool keep_self_loops = false;
   std::optional<int64_t> num_nodes;  // unset: max id + 1
+  std::string num_nodes_from;        // the input that set num_nodes, for messages; empty: given
   int64_t memory_budget = 0;         // 0: no limit
 };
 

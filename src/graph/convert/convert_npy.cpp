@@ -15,6 +15,7 @@ ConvertReport convert_npy_arrays(const NpyInput& input, const std::string& out, 
   npy_edge_count(edge_index, input.edge_layout);  // shape errors before anything is written
   std::optional<NpyArray> features, labels;
   std::optional<int64_t> num_nodes = options.num_nodes;
+  std::string num_nodes_from;  // the input that set num_nodes, when not the options
   if (!input.features.empty()) {
     features = NpyArray::open(file_source(input.features));
     if (features->ndim() != 2) {
@@ -22,14 +23,18 @@ ConvertReport convert_npy_arrays(const NpyInput& input, const std::string& out, 
                                                                     ", expected [num_nodes, dim]"));
     }
     num_nodes = agree_num_nodes(num_nodes, features->dim(0), input.features + " (rows)");
+    if (num_nodes_from.empty() && !options.num_nodes) num_nodes_from = input.features + " (rows)";
   }
   if (!input.labels.empty()) {
     labels = NpyArray::open(file_source(input.labels));
-    if (labels->ndim() >= 1) num_nodes = agree_num_nodes(num_nodes, labels->dim(0), input.labels + " (length)");
+    if (labels->ndim() >= 1) {
+      num_nodes = agree_num_nodes(num_nodes, labels->dim(0), input.labels + " (length)");
+      if (num_nodes_from.empty() && !options.num_nodes) num_nodes_from = input.labels + " (length)";
+    }
   }
 
   ConvertSession session(out, options, format, pool);
-  session.topology(*npy_edge_source(edge_index, input.edge_layout), num_nodes);
+  session.topology(*npy_edge_source(edge_index, input.edge_layout), num_nodes, num_nodes_from);
   if (features) session.features_npy(*features);
   if (labels) session.labels(read_labels_npy(*labels, session.num_nodes()), input.labels);
   const std::pair<Split, const std::string*> splits[] = {

@@ -47,12 +47,14 @@ ConvertSession::ConvertSession(std::string out, const ConvertOptions& options, s
   manifest_.name = options.name;
 }
 
-void ConvertSession::topology(const EdgeSource& edges, std::optional<int64_t> num_nodes) {
+void ConvertSession::topology(const EdgeSource& edges, std::optional<int64_t> num_nodes,
+                              const std::string& num_nodes_from) {
   const auto stage = std::chrono::steady_clock::now();
   CscOptions csc;
   csc.symmetrize = options_.symmetrize;
   csc.keep_self_loops = options_.keep_self_loops;
   csc.num_nodes = num_nodes ? num_nodes : options_.num_nodes;
+  if (num_nodes) csc.num_nodes_from = num_nodes_from;
   csc.memory_budget = options_.memory_budget;
   const CscResult r = write_csc(writer_, edges, csc, pool_);
   park_point("convert.topology_written");  // test hook

@@ -25,7 +25,9 @@ class ConvertSession {
 
   /// Builds the CSC. `num_nodes`: the count the input implies, if any; else options.num_nodes,
   /// else max id + 1.
-  void topology(const EdgeSource& edges, std::optional<int64_t> num_nodes);
+  /// `num_nodes_from` names the input that set `num_nodes` (e.g. "features.npy (rows)"), for the
+  /// message when an edge lies outside it.
+  void topology(const EdgeSource& edges, std::optional<int64_t> num_nodes, const std::string& num_nodes_from = {});
   int64_t num_nodes() const noexcept { return report_.num_nodes; }
   const ConvertReport& report() const noexcept { return report_; }
 
