@@ -12,6 +12,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple, Union
 import torch
 
 from graphtier import _core
+from graphtier._ids import node_ids
 
 
 @dataclass
@@ -120,9 +121,7 @@ class _Loader:
             raise ValueError("give exactly one of split= and ids=")
         if ids is None:
             ids = dataset.split(split)
-        ids = torch.as_tensor(ids, dtype=torch.int64).contiguous()
-        if ids.dim() != 1:
-            raise ValueError(f"ids must be one-dimensional, got shape {tuple(ids.shape)}")
+        ids = node_ids(ids, "ids")
         self.dataset = dataset
         self.device = torch.device(device)
         output = _output_memory(self.device)

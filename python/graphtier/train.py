@@ -71,10 +71,35 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
         args.fanouts = {"sage": "25,10", "ladies": "512,512", "fastgcn": "512,512", "mlp": "0"}[args.model]
     if args.model == "mlp":
         args.fanouts = "0"  # one empty block: the seeds' own features
-    args.fanout_list = [int(f) for f in args.fanouts.split(",") if f.strip()]
+    args.fanout_list = [_integer("--fanouts", f) for f in args.fanouts.split(",") if f.strip()]
     if not args.fanout_list:
         p.error("--fanouts needs at least one layer")
+    _check_ranges(args)
     return args
+
+
+# The lowest value of each count (argparse only checks that it is an integer); the fanouts' range
+# is the sampler's (-1 means all neighbours) and the budgets' the engine's.
+_MINIMUM = {"epochs": 0, "batch_size": 1, "eval_batch_size": 1, "hidden": 1, "mlp_layers": 1, "io_depth": 0,
+            "window": 0, "prefetch": 1, "threads": 0, "stop_after_batches": 1}
+
+
+def _integer(option: str, text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{option}: {text.strip()!r} is not an integer") from None
+
+
+def _check_ranges(args: argparse.Namespace) -> None:
+    """Refuses negative counts and seeds (ValueError naming the option): they would otherwise run
+    zero epochs, build empty layers or reach the engine as a huge unsigned number."""
+    for name, low in _MINIMUM.items():
+        value = getattr(args, name)
+        if value is not None and value < low:
+            raise ValueError(f"--{name.replace('_', '-')}: expected an integer >= {low}, got {value}")
+    if not 0 <= args.seed < 2**64:
+        raise ValueError(f"--seed: expected an integer in [0, 2^64), got {args.seed}")
 
 
 def make_loader(args, ds, store, split: str, train: bool):
@@ -161,6 +186,54 @@ def _tier_summary(stats: dict) -> str:
     return ", ".join(parts) or "none"
 
 
+def _one_line(e: BaseException) -> str:
+    return " ".join(str(e).split()) or type(e).__name__
+
+
+def dataset_identity(ds) -> dict:
+    """What a checkpoint must agree with to resume on `ds` (its path may have moved)."""
+    return {"name": ds.name, "num_nodes": ds.num_nodes, "num_edges": ds.num_edges, "feature_dim": ds.feature_dim,
+            "num_classes": ds.num_classes}
+
+
+_CHECKPOINT_KEYS = ("model", "optimizer", "position", "history", "best", "partial")
+
+
+def load_checkpoint(path: str, ds) -> dict:
+    """The state saved by run(), checked: a file torch cannot read (truncated, not a checkpoint) or
+    one written for another dataset is a ValueError naming the file."""
+    with open(path, "rb") as f:  # an OSError opening it names the file; past that, the contents are at fault
+        try:
+            state = torch.load(f)
+        except Exception as e:  # a damaged file fails in any layer (zip, pickle, storage: EINVAL without a name)
+            raise ValueError(f"{path}: not a readable checkpoint (truncated or damaged?): {_one_line(e)}") from None
+    if not isinstance(state, dict) or any(k not in state for k in _CHECKPOINT_KEYS):
+        raise ValueError(f"{path}: not a checkpoint of python -m graphtier.train (expected the keys "
+                         f"{', '.join(_CHECKPOINT_KEYS)})")
+    saved, here = state.get("dataset"), dataset_identity(ds)
+    if saved is not None and saved != here:
+        field = next(k for k in here if saved.get(k) != here[k])
+        raise ValueError(f"{path}: written for another dataset ({field} {saved.get(field)!r} there, "
+                         f"{here[field]!r} in {ds.path})")
+    return state
+
+
+def load_model_state(path: str, state: dict, model: torch.nn.Module, optimizer) -> None:
+    """Loads the checkpoint's model and optimiser; one that does not fit (another --model, --hidden,
+    ...) is a ValueError naming the file and the first tensor that differs."""
+    saved, here = state["model"], model.state_dict()
+    for name in sorted(set(saved) | set(here)):
+        if name not in saved or name not in here or tuple(saved[name].shape) != tuple(here[name].shape):
+            shape = lambda d: tuple(d[name].shape) if name in d else "absent"  # noqa: E731
+            raise ValueError(f"{path}: does not fit this model (written with other --model, --hidden, --fanouts "
+                             f"or --mlp-layers?): {name} is {shape(saved)} there, {shape(here)} here")
+    try:
+        model.load_state_dict(saved)
+        optimizer.load_state_dict(state["optimizer"])
+    except (RuntimeError, ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{path}: does not fit this model: {_one_line(e)}") from None
+
+
 def _progress(epoch: int, done: int, total: int, loss: float) -> None:
     if sys.stderr.isatty():
         sys.stderr.write(f"\repoch {epoch:3d}  {done}/{total} batches  loss {loss:.4f}")
@@ -190,9 +263,8 @@ def run(args: argparse.Namespace) -> dict:
     best = {"val_acc": -1.0, "test_acc": 0.0, "epoch": -1}
     partial = {"loss_sum": 0.0, "correct": 0, "seen": 0}  # the running epoch, for a mid-epoch checkpoint
     if args.resume and args.checkpoint and os.path.exists(args.checkpoint):
-        state = torch.load(args.checkpoint)
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
+        state = load_checkpoint(args.checkpoint, ds)
+        load_model_state(args.checkpoint, state, model, optimizer)
         train_loader.set_epoch(*state["position"])
         history, best, partial = state["history"], state["best"], state["partial"]
         if not args.quiet:
@@ -202,7 +274,7 @@ def run(args: argparse.Namespace) -> dict:
         if args.checkpoint:
             state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                      "position": train_loader.position, "history": history, "best": best, "partial": partial,
-                     "args": vars(args)}
+                     "args": vars(args), "dataset": dataset_identity(ds)}
             write_atomically(args.checkpoint, lambda tmp: torch.save(state, tmp))
 
     steps_this_run = 0
@@ -277,10 +349,10 @@ def run(args: argparse.Namespace) -> dict:
 
 
 def main(argv: Optional[List[str]] = None, prog: str = "python -m graphtier.train") -> int:
-    """Runs the job; `prog` names the command in usage lines (`graphtier train` runs this)."""
-    args = parse_args(argv, prog)
+    """Runs the job; `prog` names the command in usage lines (`graphtier train` runs this). A bad
+    option, dataset or checkpoint is one line on stderr and exit status 2."""
     try:
-        run(args)
+        run(parse_args(argv, prog))
     except (ValueError, IndexError, OSError, NotImplementedError) as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 2

@@ -58,7 +58,8 @@ inline TorchArray torch_view(const TensorView& view, nb::handle owner) {
                     device ? view.device : 0);
 }
 
-/// A 1-D int64 argument as a contiguous host span (ids, seeds).
+/// A 1-D int64 argument as a contiguous host span (ids, seeds). Bound with `.noconvert()`: a cast
+/// would truncate float ids, so the Python layer checks and converts them (python/graphtier/_ids.py).
 using IdArray = nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
 inline std::vector<int64_t> to_vector(const IdArray& ids) {

@@ -114,7 +114,7 @@ void bind_feature_store(nb::module_& m) {
             }
             return torch_view(view, owner_capsule(std::move(out)));
           },
-          nb::arg("ids"), nb::arg("memory") = "host",
+          nb::arg("ids").noconvert(), nb::arg("memory") = "host",
           "X[ids] as a new [len(ids), dim] tensor, byte for byte, in host, pinned or device memory (the "
           "store's GPU)")
       .def("stats", [](const FeatureStoreHandle& s) { return gather_stats_dict(s.store->total()); });

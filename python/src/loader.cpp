@@ -100,7 +100,7 @@ void bind_loader(nb::module_& m) {
           },
           // Keyword-only and without defaults (the Python layer owns them): a misspelt or missing
           // option is a TypeError, and no reordering can bind one option's value to another.
-          nb::kw_only(), nb::arg("dataset"), nb::arg("store").none(), nb::arg("ids"), nb::arg("sampler"),
+          nb::kw_only(), nb::arg("dataset"), nb::arg("store").none(), nb::arg("ids").noconvert(), nb::arg("sampler"),
           nb::arg("fanouts"), nb::arg("replace"), nb::arg("batch_size"), nb::arg("shuffle"), nb::arg("drop_last"),
           nb::arg("seed"), nb::arg("window"), nb::arg("accumulate"), nb::arg("max_merge"), nb::arg("prefetch"),
           nb::arg("sample_threads"), nb::arg("output"), nb::arg("device"), nb::arg("gpu_sampling"),

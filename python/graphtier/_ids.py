@@ -1,0 +1,45 @@
+"""Node-id arguments: the one check every id that enters the package goes through (loaders'
+`ids=`, FeatureStore.gather).
+
+Only integer dtypes are ids: a float or bool would otherwise be cast (0.5, 1.7 -> 0, 1; True -> 1)
+and load rows nobody asked for, so they are a TypeError naming the argument.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+_TORCH_INTEGER = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+_INT64_MAX = np.uint64(np.iinfo(np.int64).max)  # a uint64: compared with an int, numpy goes through float64
+
+
+def _not_ids(name: str, got: str) -> TypeError:
+    return TypeError(f"{name}: expected integer node ids, got {got}")
+
+
+def node_ids(value, name: str = "ids") -> torch.Tensor:
+    """`value` (a sequence of ints, an integer numpy array or torch tensor) as a one-dimensional,
+    contiguous int64 CPU tensor. Floats and bools are a TypeError, another shape a ValueError, a
+    value past int64 an IndexError; ranges against the graph are checked by the engine."""
+    if isinstance(value, torch.Tensor):
+        if value.dtype not in _TORCH_INTEGER:
+            raise _not_ids(name, str(value.dtype).replace("torch.", ""))
+        ids = value.to(device="cpu", dtype=torch.int64)
+    else:
+        if isinstance(value, (list, tuple)) and len(value) == 0:
+            array = np.empty(0, dtype=np.int64)
+        else:
+            array = np.asarray(value)
+        if isinstance(value, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in value):
+            raise _not_ids(name, "bool")  # numpy makes [3, True] an int64 array
+        if array.dtype == object and all(isinstance(v, int) for v in array.flat):
+            raise IndexError(f"{name}: node id {max(array.flat, key=abs)} is outside int64")
+        if array.dtype.kind not in "iu":
+            raise _not_ids(name, "str" if array.dtype.kind == "U" else array.dtype.name)
+        if array.dtype == np.uint64 and array.size and array.max() > _INT64_MAX:
+            raise IndexError(f"{name}: node id {array.max()} is outside int64")
+        ids = torch.from_numpy(np.ascontiguousarray(array, dtype=np.int64))
+    if ids.dim() != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {tuple(ids.shape)}")
+    return ids.contiguous()
