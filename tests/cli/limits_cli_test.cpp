@@ -1,9 +1,11 @@
 // The CLI's refusals of counts it cannot honour: negative numbers (which would otherwise read as
-// "not given" or wrap to 2^64 - 1) and thread counts past the machine. Each refusal is one line on
-// stderr and writes nothing.
+// "not given" or wrap to 2^64 - 1), thread counts past the machine, and outputs larger than the
+// free space of the target's file system. Each refusal is one line on stderr and writes nothing.
 #include <gtest/gtest.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -90,6 +92,29 @@ TEST_F(LimitsCliTest, AHugeThreadCountIsCappedWithAWarning) {
   const auto r = test::run_cli({"-j", "100000", "info", dir_ / "g"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("100000 threads requested, capped at"), std::string::npos) << r.err;
+}
+
+// A feature table larger than the free space of the test's file system fails before anything is
+// written, says how much is needed and how much is free, and leaves no temporary behind.
+TEST_F(LimitsCliTest, GenerateLargerThanTheFreeSpaceFailsAtOnce) {
+  struct statvfs st {};
+  ASSERT_EQ(::statvfs(dir_.path().c_str(), &st), 0);
+  const auto free_bytes = static_cast<double>(st.f_bavail) * static_cast<double>(st.f_frsize);
+  const int64_t nodes = 1000;
+  const auto dim = static_cast<int64_t>(free_bytes / (4.0 * nodes)) + 1024;  // float32 rows, above the free space
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = test::run_cli({"-q", "generate", "-o", dir_ / "out", "--nodes", std::to_string(nodes), "--edges",
+                                "4000", "--classes", "2", "--feature-dim", std::to_string(dim)});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("the features need"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("free"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_LT(seconds, 30.0);
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(dir_.path())) left.push_back(entry.path().filename());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"e.txt", "g"}));
 }
 
 }  // namespace
