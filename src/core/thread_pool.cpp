@@ -2,8 +2,31 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+
+#include "graphtier/core/error.hpp"
+#include "graphtier/core/log.hpp"
 
 namespace graphtier {
+
+int max_worker_threads() noexcept {
+  return kMaxThreadsPerCore * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+int cap_worker_threads(int requested, std::string_view what) {
+  const int cap = max_worker_threads();
+  if (requested <= cap) return requested;
+  log_warn(what, ": ", requested, " threads requested, capped at ", cap, " (", kMaxThreadsPerCore, " per hardware thread)");
+  return cap;
+}
+
+void throw_thread_start_failed(std::string_view what, int started, int wanted, const std::system_error& error) {
+  const int err = error.code().category() == std::generic_category() || error.code().category() == std::system_category()
+                      ? error.code().value()
+                      : EAGAIN;
+  throw IoError(err, detail::concat(what, ": cannot start thread ", started + 1, " of ", wanted, " (", error.what(),
+                                    "): the process or user thread limit is reached; ask for fewer threads"));
+}
 
 struct ThreadPool::Job {
   int64_t begin;
@@ -19,12 +42,23 @@ struct ThreadPool::Job {
 
 ThreadPool::ThreadPool(int num_threads) {
   if (num_threads <= 0) num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  num_threads_ = num_threads;
-  workers_.reserve(num_threads - 1);
-  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+  num_threads_ = cap_worker_threads(num_threads, "thread pool");
+  workers_.reserve(num_threads_ - 1);
+  try {
+    for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
+  } catch (const std::system_error& e) {
+    const int started = static_cast<int>(workers_.size()) + 1;
+    stop_workers();
+    throw_thread_start_failed("thread pool", started, num_threads_, e);
+  } catch (...) {
+    stop_workers();  // joinable threads must not be destroyed
+    throw;
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_workers(); }
+
+void ThreadPool::stop_workers() noexcept {
   {
     std::lock_guard lock(mutex_);
     stop_ = true;

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -97,6 +98,19 @@ OutputFile& DatasetWriter::open_array(const std::string& array) {
   OutputFile& ref = *file;
   arrays_.emplace(array, std::move(file));
   return ref;
+}
+
+void DatasetWriter::require_free_space(std::string_view what, int64_t rows, int64_t row_bytes) const {
+  if (rows <= 0 || row_bytes <= 0) return;
+  struct statvfs fs {};
+  if (::statvfs(temp_dir_.c_str(), &fs) != 0) return;  // no answer: the writes themselves will tell
+  // 128 bits: a hostile --feature-dim times the node count may exceed 64.
+  const auto needed = static_cast<unsigned __int128>(rows) * static_cast<unsigned __int128>(row_bytes);
+  const auto free_bytes = static_cast<unsigned __int128>(fs.f_bavail) * fs.f_frsize;
+  if (needed <= free_bytes) return;
+  throw IoError(ENOSPC, detail::concat(dir_, ": ", what, " need ", format_bytes(static_cast<double>(needed)), " (",
+                                       rows, " x ", row_bytes, " B) but the file system of ", parent_of(dir_), " has ",
+                                       format_bytes(static_cast<double>(free_bytes)), " free"));
 }
 
 void DatasetWriter::commit(Manifest manifest) {

@@ -97,6 +97,7 @@ PrepareReport prepare_dataset(const std::string& input_dir, const std::string& o
   // The writer checks the output path now, before the expensive work. In place, the input stays
   // mapped and intact until commit() swaps the finished directory in.
   graph::DatasetWriter writer(output_dir, options.overwrite);
+  writer.require_free_space("the renumbered features", m.num_nodes, in.has_features() ? m.features.row_stride : 0);
 
   t = Clock::now();
   const std::vector<double> scores = compute_scores(in, options, pool, report);

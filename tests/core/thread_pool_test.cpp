@@ -1,10 +1,17 @@
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <numeric>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
+#include "graphtier/core/error.hpp"
 #include "graphtier/core/thread_pool.hpp"
 
 namespace graphtier {
@@ -61,6 +68,43 @@ TEST(ThreadPool, ManySmallJobsDoNotDeadlock) {
     total += sum.load();
   }
   EXPECT_EQ(total, 2000 * 28);
+}
+
+TEST(ThreadPool, CapsAHugeRequestAtAFewThreadsPerCore) {
+  const int cap = max_worker_threads();
+  EXPECT_EQ(cap, kMaxThreadsPerCore * static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  for (int requested : {cap + 1, 100000}) {
+    ThreadPool pool(requested);
+    EXPECT_EQ(pool.size(), cap) << requested << " threads requested";
+    std::atomic<int64_t> sum{0};
+    pool.parallel_for(0, 100, 1, [&](int64_t lo, int64_t) { sum += lo; });
+    EXPECT_EQ(sum.load(), 4950);
+  }
+  EXPECT_EQ(cap_worker_threads(3, "test"), 3);
+}
+
+/// The body of the child below: exits 3 with the error on stderr when starting a pool fails with
+/// IoError, 0 when it starts.
+[[noreturn]] void start_pool_without_thread_allowance() {
+  if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) std::_Exit(4);
+  const rlimit none{0, 0};
+  if (::setrlimit(RLIMIT_NPROC, &none) != 0) std::_Exit(5);
+  try {
+    ThreadPool pool(4);
+  } catch (const IoError& e) {
+    std::fprintf(stderr, "%s (errno %d)\n", e.what(), e.code().value());
+    std::_Exit(3);
+  }
+  std::_Exit(0);
+}
+
+// A thread that cannot be started is an IoError naming the pool, not a crash or a hang. The child
+// drops to an unprivileged user where it is root (root is exempt from RLIMIT_NPROC) and allows
+// itself no further processes, so the first worker's start fails with EAGAIN every time.
+TEST(ThreadPool, AFailedThreadStartIsAnIoError) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(start_pool_without_thread_allowance(), testing::ExitedWithCode(3),
+              "thread pool: cannot start thread 2 of 4 .*thread limit.*errno 11");
 }
 
 }  // namespace

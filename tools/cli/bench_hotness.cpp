@@ -195,17 +195,19 @@ void register_bench_hotness(CLI::App& bench, const GlobalOptions& global) {
   cmd->add_option("-d,--dataset", opt->dataset, "Dataset directory (with a train split)")->required();
   cmd->add_option("--budgets", opt->budgets, "Static tier sizes in percent of the nodes")->capture_default_str();
   cmd->add_option("--fanouts", opt->fanouts, "Fanouts of the measured run, seeds' hop first")->capture_default_str();
-  cmd->add_option("--batch-size", opt->batch_size, "Seeds per minibatch")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--epochs", opt->epochs, "Epochs of the measured run")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--batch-size", opt->batch_size, "Seeds per minibatch")->check(kPositive)->capture_default_str();
+  cmd->add_option("--epochs", opt->epochs, "Epochs of the measured run")->check(kPositive)->capture_default_str();
   cmd->add_option("--presample-epochs", opt->presample_epochs, "K of the presample score")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->capture_default_str();
   cmd->add_option("--cache", opt->cache, "Rows of the CLOCK cache behind the first static budget, in percent of the nodes")
       ->capture_default_str();
   cmd->add_option("--window", opt->window, "Minibatches announced to the cache ahead of their gather")
-      ->check(CLI::NonNegativeNumber)
+      ->check(kNonNegative)
       ->capture_default_str();
-  cmd->add_option("--seed", opt->seed, "Seed of the presampling (the measured run uses seed + 1)")->capture_default_str();
+  cmd->add_option("--seed", opt->seed, "Seed of the presampling (the measured run uses seed + 1)")
+      ->check(kNonNegative)
+      ->capture_default_str();
   cmd->callback([opt, &global] { run_bench_hotness(*opt, global); });
 }
 

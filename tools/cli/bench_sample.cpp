@@ -246,9 +246,9 @@ void register_bench_sample(CLI::App& bench, const GlobalOptions& global) {
   auto* cmd = bench.add_subcommand("sample", "Seeds/s and sampled edges/s per sampler backend and topology location");
   cmd->add_option("-d,--dataset", opt->dataset, "Dataset directory")->required();
   cmd->add_option("--fanouts", opt->fanouts, "Per-layer fanouts, seeds' hop first")->capture_default_str();
-  cmd->add_option("--batch-size", opt->batch_size, "Seeds per minibatch")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--seconds", opt->seconds, "Time per backend")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--seed", opt->seed, "Random seed")->capture_default_str();
+  cmd->add_option("--batch-size", opt->batch_size, "Seeds per minibatch")->check(kPositive)->capture_default_str();
+  cmd->add_option("--seconds", opt->seconds, "Time per backend")->check(kPositive)->capture_default_str();
+  cmd->add_option("--seed", opt->seed, "Random seed")->check(kNonNegative)->capture_default_str();
   cmd->callback([opt, &global] { run_bench_sample(*opt, global); });
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
 
 namespace graphtier::cli {
 
@@ -11,6 +12,25 @@ struct GlobalOptions {
   bool quiet = false;  // no progress display
   int threads = 0;     // 0: all cores
 };
+
+/// Refuses a negative number as given, before CLI11 converts it: "-1" for an unsigned option
+/// (a seed) would otherwise wrap to 2^64 - 1 without a word.
+inline const CLI::Validator kNonNegative(
+    [](const std::string& text) {
+      double value = 0;
+      if (!CLI::detail::lexical_cast(text, value)) return "'" + text + "' is not a number";
+      return value >= 0 ? std::string() : "must not be negative, got " + text;
+    },
+    "NONNEGATIVE");
+
+/// Refuses zero and negative numbers, in one short line (CLI::PositiveNumber prints its range).
+inline const CLI::Validator kPositive(
+    [](const std::string& text) {
+      double value = 0;
+      if (!CLI::detail::lexical_cast(text, value)) return "'" + text + "' is not a number";
+      return value > 0 ? std::string() : "must be positive, got " + text;
+    },
+    "POSITIVE");
 
 void register_convert(CLI::App& app, const GlobalOptions& global);
 void register_generate(CLI::App& app, const GlobalOptions& global);

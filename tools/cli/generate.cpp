@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -34,7 +35,7 @@ struct GenerateCliOptions {
   double class_separation = 2.0;
   double train_fraction = 0.6;
   double valid_fraction = 0.2;
-  double test_fraction = -1;  // < 0: the rest
+  std::optional<double> test_fraction;  // none: the rest
   bool undirected = true;
   bool no_features = false;
   bool overwrite = false;
@@ -89,7 +90,7 @@ graph::GenerateOptions to_options(const GenerateCliOptions& c) {
   o.class_separation = c.class_separation;
   o.train_fraction = c.train_fraction;
   o.valid_fraction = c.valid_fraction;
-  if (c.test_fraction >= 0) o.test_fraction = c.test_fraction;
+  o.test_fraction = c.test_fraction;
   o.memory_budget = Budget::parse(c.memory_budget).resolve(physical_memory_bytes());
   o.overwrite = c.overwrite;
   o.name = c.name;
@@ -173,7 +174,9 @@ void register_generate(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--dtype", opt->dtype, "Feature dtype: float32, float16 or bfloat16")->capture_default_str();
   cmd->add_option("--align", opt->align, "Feature row alignment in bytes: 0 (packed), 512 or 4096")
       ->capture_default_str();
-  cmd->add_option("--seed", opt->seed, "Random seed; the output depends on nothing else")->capture_default_str();
+  cmd->add_option("--seed", opt->seed, "Random seed; the output depends on nothing else")
+      ->check(kNonNegative)
+      ->capture_default_str();
   cmd->add_option("--homophily", opt->homophily, "Expected fraction of edges within a class, in [0, 1]")
       ->capture_default_str();
   cmd->add_option("--rmat", opt->rmat, "R-MAT quadrant probabilities a,b,c (d = 1 - a - b - c)")

@@ -17,7 +17,11 @@ int main(int argc, char** argv) {
   cli::GlobalOptions global;
   app.add_flag("--json", global.json, "Print machine-readable JSON on stdout")->configurable(false);
   app.add_flag("-q,--quiet", global.quiet, "No progress display");
-  app.add_option("-j,--threads", global.threads, "Worker threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  app.add_option("-j,--threads", global.threads, "Worker threads (0: all cores; at most 4 per core)")->check(cli::kNonNegative);
+  // A refused command line reads as every other refusal: one line on stderr, exit status 2.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("graphtier: error: ") + e.what() + " (see --help)\n";
+  });
   app.parse_complete_callback([&] {
     if (global.quiet) set_log_level(LogLevel::kWarn);
   });
@@ -36,7 +40,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return app.exit(e) == 0 ? 0 : 2;
   } catch (const std::invalid_argument& e) {
     std::cerr << "graphtier: error: " << e.what() << '\n';
     return 2;

@@ -139,7 +139,7 @@ void register_prepare(CLI::App& app, const GlobalOptions& global) {
                   "neighbour sampling from the train nodes, GNNLab's PreSC#K)")
       ->capture_default_str();
   cmd->add_option("--iterations", opt->iterations, "PageRank iterations (default: 20 for rpr, 5 for wrpr)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--damping", opt->damping, "PageRank damping factor d")->capture_default_str();
   cmd->add_option("--tolerance", opt->tolerance, "Stop PageRank early below this L1 change (0: never)")
       ->capture_default_str();
@@ -149,14 +149,14 @@ void register_prepare(CLI::App& app, const GlobalOptions& global) {
                   "Feature rows held in memory: bytes (2GiB) or percent of RAM; a larger table is permuted through "
                   "bucket files (default: min(25% of RAM, 1 GiB))");
   cmd->add_option("--presample-epochs", opt->presample_epochs, "Presampling epochs K")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->capture_default_str();
   cmd->add_option("--presample-fanouts", opt->presample_fanouts, "Presampling fanouts, seeds' hop first")
       ->capture_default_str();
   cmd->add_option("--presample-batch-size", opt->presample_batch_size, "Presampling batch size")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->capture_default_str();
-  cmd->add_option("--seed", opt->seed, "Presampling seed")->capture_default_str();
+  cmd->add_option("--seed", opt->seed, "Presampling seed")->check(kNonNegative)->capture_default_str();
   cmd->add_flag("--overwrite", opt->overwrite, "Replace an existing dataset at --out (also the input itself)");
   cmd->callback([opt, &global] { run_prepare(*opt, global); });
 }

@@ -83,8 +83,10 @@ void register_sample(CLI::App& app, const GlobalOptions& global) {
                   "Per-layer fanouts, seeds' hop first (-1 = all neighbours); for ladies/fastgcn the nodes drawn per layer")
       ->capture_default_str();
   cmd->add_option("--sampler", opt->sampler, "neighbor (GraphSAGE), ladies or fastgcn (layer-wise)")->capture_default_str();
-  cmd->add_option("--seed", opt->seed, "Random seed")->capture_default_str();
-  cmd->add_option("--stream", opt->stream, "Minibatch stream (the loader uses epoch << 32 | batch)")->capture_default_str();
+  cmd->add_option("--seed", opt->seed, "Random seed")->check(kNonNegative)->capture_default_str();
+  cmd->add_option("--stream", opt->stream, "Minibatch stream (the loader uses epoch << 32 | batch)")
+      ->check(kNonNegative)
+      ->capture_default_str();
   cmd->add_flag("--replace", opt->replace, "Sample with replacement");
   cmd->callback([opt, &global] { run_sample(*opt, global); });
 }

@@ -7,15 +7,35 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <string_view>
+#include <system_error>
 #include <thread>
 #include <vector>
 
 namespace graphtier {
 
+/// Threads per hardware thread that a count given by a user may start at most: more only adds
+/// switching, and tens of thousands exhaust the machine's process limit for every other process.
+inline constexpr int kMaxThreadsPerCore = 4;
+
+/// kMaxThreadsPerCore x std::thread::hardware_concurrency() (at least kMaxThreadsPerCore).
+int max_worker_threads() noexcept;
+
+/// `requested` capped at max_worker_threads(); when capped, a warning names `what`, the request
+/// and the cap. For every group of threads started from a user's count.
+int cap_worker_threads(int requested, std::string_view what);
+
+/// Throws IoError (EAGAIN) naming `what` and the thread count: for a std::system_error caught
+/// from starting a thread (the process or user thread limit is reached).
+[[noreturn]] void throw_thread_start_failed(std::string_view what, int started, int wanted,
+                                            const std::system_error& error);
+
 class ThreadPool {
  public:
-  /// `num_threads` <= 0 uses std::thread::hardware_concurrency(). The calling thread also works,
-  /// so a pool of n threads starts n - 1 workers.
+  /// `num_threads` <= 0 uses std::thread::hardware_concurrency(); more than max_worker_threads()
+  /// is capped there with a warning. The calling thread also works, so a pool of n threads starts
+  /// n - 1 workers. A worker that cannot be started (the thread limit) is an IoError, after the
+  /// workers already started are stopped.
   explicit ThreadPool(int num_threads = 0);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -39,6 +59,7 @@ class ThreadPool {
   struct Job;
   void worker_loop();
   void run_chunks(Job& job);
+  void stop_workers() noexcept;
 
   int num_threads_;
   std::vector<std::thread> workers_;

@@ -21,6 +21,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include "graphtier/core/dtype.hpp"
@@ -139,6 +140,12 @@ class DatasetWriter {
 
   /// Opens `<array>.bin` for sequential writing; the writer closes it on commit().
   OutputFile& open_array(const std::string& array);
+
+  /// Throws IoError (ENOSPC) saying how much is needed and how much is free when `rows` x
+  /// `row_bytes` more bytes (`what`) do not fit in the space the output's file system has free
+  /// for unprivileged writers. Writers call it when they know a large array's size, before
+  /// writing it, so a job that cannot finish fails at once instead of after filling the disk.
+  void require_free_space(std::string_view what, int64_t rows, int64_t row_bytes) const;
 
   template <typename T>
   void write_array(const std::string& array, std::span<const T> values) {

@@ -83,6 +83,7 @@ void ConvertSession::features_npy(const NpyArray& array, bool allow_longer) {
   }
   if (array.dim(1) == 0) return;
   const FeatureLayout layout = FeatureLayout::make(array.dim(1), options_.feature_dtype, options_.alignment);
+  writer_.require_free_space("the features", n, layout.row_stride);
   log_info("writing ", n, " x ", layout.dim, " features as ", dtype_name(layout.dtype), " (row stride ",
            layout.row_stride, " B) from ", array.name());
   report_.total_bytes += write_features_npy(writer_.open_array("features"), array, n, layout, options_.chunk_bytes, pool_);

@@ -77,6 +77,7 @@ GenerateReport generate_dataset(const std::string& dir, const GenerateOptions& o
   const detail::generate::LabelModel labels(communities, node_order);
 
   DatasetWriter writer(dir, options.overwrite);
+  writer.require_free_space("the features", n, layout.dim > 0 ? layout.row_stride : 0);
   GenerateReport report;
   report.num_nodes = n;
   report.requested_edges = options.num_edges;
