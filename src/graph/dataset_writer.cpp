@@ -104,11 +104,11 @@ void DatasetWriter::require_free_space(std::string_view what, int64_t rows, int6
   if (rows <= 0 || row_bytes <= 0) return;
   struct statvfs fs {};
   if (::statvfs(temp_dir_.c_str(), &fs) != 0) return;  // no answer: the writes themselves will tell
-  // 128 bits: a hostile --feature-dim times the node count may exceed 64.
-  const auto needed = static_cast<unsigned __int128>(rows) * static_cast<unsigned __int128>(row_bytes);
-  const auto free_bytes = static_cast<unsigned __int128>(fs.f_bavail) * fs.f_frsize;
-  if (needed <= free_bytes) return;
-  throw IoError(ENOSPC, detail::concat(dir_, ": ", what, " need ", format_bytes(static_cast<double>(needed)), " (",
+  const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  // Compared by division: a hostile --feature-dim times the node count may exceed 64 bits.
+  if (static_cast<uint64_t>(rows) <= free_bytes / static_cast<uint64_t>(row_bytes)) return;
+  const double needed = static_cast<double>(rows) * static_cast<double>(row_bytes);
+  throw IoError(ENOSPC, detail::concat(dir_, ": ", what, " need ", format_bytes(needed), " (",
                                        rows, " x ", row_bytes, " B) but the file system of ", parent_of(dir_), " has ",
                                        format_bytes(static_cast<double>(free_bytes)), " free"));
 }

@@ -13,43 +13,8 @@
 #include "graphtier/prep/hotness.hpp"
 
 namespace graphtier::prep {
-namespace {
 
 using graph::NpyType;
-
-template <typename S>
-void widen(const std::byte* in, double* out, int64_t count) {
-  for (int64_t i = 0; i < count; ++i) {
-    S value;
-    std::memcpy(&value, in + i * static_cast<int64_t>(sizeof(S)), sizeof(S));
-    out[i] = static_cast<double>(value);
-  }
-}
-
-void convert(NpyType type, const std::byte* in, double* out, int64_t count) {
-  switch (type) {
-    case NpyType::kBool: widen<uint8_t>(in, out, count); break;
-    case NpyType::kInt8: widen<int8_t>(in, out, count); break;
-    case NpyType::kUInt8: widen<uint8_t>(in, out, count); break;
-    case NpyType::kInt16: widen<int16_t>(in, out, count); break;
-    case NpyType::kUInt16: widen<uint16_t>(in, out, count); break;
-    case NpyType::kInt32: widen<int32_t>(in, out, count); break;
-    case NpyType::kUInt32: widen<uint32_t>(in, out, count); break;
-    case NpyType::kInt64: widen<int64_t>(in, out, count); break;
-    case NpyType::kUInt64: widen<uint64_t>(in, out, count); break;
-    case NpyType::kFloat16:
-      for (int64_t i = 0; i < count; ++i) {
-        uint16_t h;
-        std::memcpy(&h, in + 2 * i, 2);
-        out[i] = static_cast<double>(half_to_float(h));
-      }
-      break;
-    case NpyType::kFloat32: widen<float>(in, out, count); break;
-    case NpyType::kFloat64: widen<double>(in, out, count); break;
-  }
-}
-
-}  // namespace
 
 std::vector<double> read_scores_file(const std::string& path, int64_t num_nodes) {
   NpyType type = NpyType::kFloat64;
@@ -79,7 +44,7 @@ std::vector<double> read_scores_file(const std::string& path, int64_t num_nodes)
     const int64_t count = std::min(kBlock, num_nodes - first);
     pread_exact(file.get(), buffer.data(), static_cast<std::size_t>(count * element),
                 static_cast<uint64_t>(offset + first * element), path);
-    convert(type, buffer.data(), scores.data() + first, count);
+    graph::npy_to_float64(type, buffer.data(), scores.data() + first, count);
   }
   for (int64_t v = 0; v < num_nodes; ++v) {
     if (!std::isfinite(scores[v])) {

@@ -66,7 +66,9 @@ TEST(RandomFill, EveryPositionHoldsTheKnownAnswerForItsIndex) {
       const std::vector<uint64_t> out = fill_host(k.seed(), k.stream(), k.index() - static_cast<uint64_t>(at), kLength);
       EXPECT_EQ(out[static_cast<std::size_t>(at)], k.u64()) << "seed " << std::hex << k.seed() << ", position " << at;
       for (int64_t i = 0; i < kLength; ++i) {
-        if (i != at) EXPECT_NE(out[static_cast<std::size_t>(i)], k.u64()) << "position " << i;
+        if (i != at) {
+          EXPECT_NE(out[static_cast<std::size_t>(i)], k.u64()) << "position " << i;
+        }
       }
     }
   }

@@ -6,6 +6,7 @@
 // byte-sized) numeric and bool element types are read; object and structured arrays are rejected.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -56,6 +57,10 @@ NpyHeader read_npy_header(const std::string& path);
 
 /// True when the file starts with the .npy magic "\x93NUMPY" (raw header-less arrays do not).
 bool has_npy_magic(const std::string& path);
+
+/// Converts `count` little-endian elements of `type` at `in` to float64 (bool as 0/1, float16
+/// widened), as numpy's astype(float64) does.
+void npy_to_float64(NpyType type, const std::byte* in, double* out, int64_t count);
 
 /// Serialises a format-1.0 header (2.0 if the dict does not fit 64 KiB) for a C-order array.
 std::string make_npy_header(NpyType type, std::span<const int64_t> shape);

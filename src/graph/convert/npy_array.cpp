@@ -159,3 +159,11 @@ template void NpyReader::read<float>(float*, int64_t);
 template void NpyReader::read<double>(double*, int64_t);
 
 }  // namespace graphtier::graph::detail
+
+namespace graphtier::graph {
+
+void npy_to_float64(NpyType type, const std::byte* in, double* out, int64_t count) {
+  detail::convert_any<double>(type, in, out, count);
+}
+
+}  // namespace graphtier::graph
