@@ -1,11 +1,16 @@
 """Node-id arguments: the one check every id that enters the package goes through (loaders'
 `ids=`, FeatureStore.gather).
 
-Only integer dtypes are ids: a float or bool would otherwise be cast (0.5, 1.7 -> 0, 1; True -> 1)
-and load rows nobody asked for, so they are a TypeError naming the argument.
+Only integer dtypes are ids: a float would otherwise be cast (0.5, 1.7 -> 0, 1) and load rows
+nobody asked for, so it is a TypeError naming the argument. A bool torch tensor or numpy array is a
+mask over the graph's nodes, as in PyTorch indexing and PyG's `input_nodes`: its True positions are
+the ids, in increasing order; it must have one entry per node (else a ValueError naming the argument
+and both lengths). A Python list of bools stays a TypeError: [True, False] could mean ids 1, 0.
 """
 
 from __future__ import annotations
+
+from typing import Optional
 
 import numpy as np
 import torch
@@ -18,10 +23,26 @@ def _not_ids(name: str, got: str) -> TypeError:
     return TypeError(f"{name}: expected integer node ids, got {got}")
 
 
-def node_ids(value, name: str = "ids") -> torch.Tensor:
-    """`value` (a sequence of ints, an integer numpy array or torch tensor) as a one-dimensional,
-    contiguous int64 CPU tensor. Floats and bools are a TypeError, another shape a ValueError, a
-    value past int64 an IndexError; ranges against the graph are checked by the engine."""
+def _mask_ids(mask: torch.Tensor, name: str, num_nodes: Optional[int]) -> torch.Tensor:
+    if num_nodes is None:
+        raise _not_ids(name, "bool")
+    if mask.dim() != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {tuple(mask.shape)}")
+    if mask.numel() != num_nodes:
+        raise ValueError(f"{name}: a bool mask needs one entry per node ({num_nodes}), got {mask.numel()}")
+    return torch.nonzero(mask.to("cpu"), as_tuple=True)[0].to(torch.int64).contiguous()
+
+
+def node_ids(value, name: str = "ids", num_nodes: Optional[int] = None) -> torch.Tensor:
+    """`value` (a sequence of ints, an integer numpy array or torch tensor, or a bool mask of
+    `num_nodes` entries as a numpy array or torch tensor) as a one-dimensional, contiguous int64 CPU
+    tensor. Floats, lists of bools and (with `num_nodes` None) masks are a TypeError, another shape
+    or a mask of another length a ValueError, a value past int64 an IndexError; ranges against the
+    graph are checked by the engine."""
+    if isinstance(value, torch.Tensor) and value.dtype == torch.bool:
+        return _mask_ids(value, name, num_nodes)
+    if isinstance(value, np.ndarray) and value.dtype == np.bool_:
+        return _mask_ids(torch.from_numpy(value), name, num_nodes)
     if isinstance(value, torch.Tensor):
         if value.dtype not in _TORCH_INTEGER:
             raise _not_ids(name, str(value.dtype).replace("torch.", ""))

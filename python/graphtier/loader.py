@@ -1,7 +1,12 @@
 """Minibatch loaders over the C++ pipeline (graphtier/loader/loader.hpp).
 
-A loader is iterable once per epoch: each `for batch in loader` runs the next epoch (shuffled by
-the seed and the epoch number), so a training loop needs no `set_epoch` unless it resumes.
+Each `iter(loader)` is a fresh pass, as with a PyTorch DataLoader: it runs one whole epoch
+(shuffled by the seed and the epoch number), the epoch after the previous pass's (epoch 0 first),
+from batch 0, unless `set_epoch` chose where it starts. So `for epoch ...: for batch in loader` runs
+epochs 0, 1, 2, ..., a training loop needs no `set_epoch` unless it resumes, and a pass abandoned
+halfway (`break`, `next(iter(loader))`) takes nothing from the next one. The engine runs one pass
+at a time: a new `iter(loader)` stops the pipeline of an older live iterator, and using that older
+iterator afterwards is a RuntimeError (it never yields batches of the newer pass).
 """
 
 from __future__ import annotations
@@ -83,8 +88,12 @@ class Batch:
 
     @property
     def adjs(self) -> List[Tuple[torch.Tensor, Tuple[int, int]]]:
-        """(edge_index, size) per layer in the order a model applies them (input side first), as
-        PyG's NeighborSampler yields them."""
+        """One `(edge_index, size)` pair per layer (a list, also for one layer), in the order a model
+        applies them: input side first, i.e. `blocks` reversed. `edge_index` is Block.edge_index
+        (int64 [2, num_edges]: row 0 the local src position, row 1 the local dst position) and `size`
+        is `(num_src, num_dst)`. PyG's NeighborSampler yields `(edge_index, e_id, size)` triples
+        instead: unpack these as `for edge_index, size in batch.adjs` (the edges' ids, where the
+        sampler keeps them, are in `blocks[l].edge_ids`)."""
         return [(b.edge_index, b.size) for b in reversed(self.blocks)]
 
     def to(self, device: Union[str, torch.device]) -> "Batch":
@@ -121,7 +130,7 @@ class _Loader:
             raise ValueError("give exactly one of split= and ids=")
         if ids is None:
             ids = dataset.split(split)
-        ids = node_ids(ids, "ids")
+        ids = node_ids(ids, "ids", dataset.num_nodes)
         self.dataset = dataset
         self.device = torch.device(device)
         output = _output_memory(self.device)
@@ -141,48 +150,97 @@ class _Loader:
             window=window, accumulate=accumulate, max_merge=max_merge, prefetch=prefetch,
             sample_threads=num_threads, output=output, device=self.device.index or 0, gpu_sampling=gpu_sampling,
             topology=topology, topology_cache_bytes=topology_cache_bytes)
-        self._epoch = 0
-        self._first_batch = 0
+        self._position = (0, 0)
+        self._start: Optional[Tuple[int, int]] = None  # set_epoch's, for the next pass only
+        self._last_epoch = -1  # epoch of the last pass started
+        self._pass = 0  # generation of the newest pass; older iterators compare theirs with it
 
     def __len__(self) -> int:
         return self._loader.num_batches
 
     @property
     def position(self) -> Tuple[int, int]:
-        """(epoch, batch) of the next minibatch this loader will yield: what a checkpoint keeps."""
-        return (self._epoch, self._first_batch)
+        """(epoch, batch) of the minibatch after the last one yielded: what a checkpoint keeps, and
+        where `set_epoch(*position)` continues an interrupted pass. (epoch + 1, 0) once a pass has
+        yielded its last batch."""
+        return self._position
 
     def set_epoch(self, epoch: int, first_batch: int = 0) -> None:
-        """Makes the next iteration run `epoch` from batch `first_batch` (resume)."""
+        """Makes the next pass (`iter(loader)`) run `epoch` from batch `first_batch` (resume); later
+        passes follow from there."""
         if first_batch < 0 or first_batch > len(self):
             raise IndexError(f"first_batch {first_batch} is outside [0, {len(self)}]")
-        self._epoch, self._first_batch = int(epoch), int(first_batch)
+        self._start = (int(epoch), int(first_batch))
+        self._position = self._start
 
     def __iter__(self) -> Iterator[Batch]:
-        epoch = self._epoch
-        self._loader.start(epoch, self._first_batch)
-        try:
-            while True:
-                d = self._loader.next()
-                if d is None:
-                    break
-                batch = _batch_from_dict(d)
-                if self.device.type != "cpu":
-                    batch = batch.to(self.device)  # x is already there: its .to() is a no-op
-                # Advanced before the yield: a checkpoint taken while this batch trains resumes
-                # after it.
-                if batch.index + 1 < len(self):
-                    self._epoch, self._first_batch = epoch, batch.index + 1
-                else:
-                    self._epoch, self._first_batch = epoch + 1, 0
-                yield batch
-        finally:
-            self._loader.stop()  # early exit (break, exception): cancel the stages, join them
+        epoch, first = self._start if self._start is not None else (self._last_epoch + 1, 0)
+        self._start = None
+        self._last_epoch = epoch
+        self._position = (epoch, first)
+        self._pass += 1
+        self._loader.start(epoch, first)  # stops the pipeline of an older pass, if one runs
+        return _Pass(self, self._pass, epoch)
 
     def stats(self) -> dict:
         """The running or last epoch: stage busy/wait seconds, gathers, queue fill, per-tier rows,
         bytes and seconds (features), storage reads and IOPS (features.io)."""
         return self._loader.stats()
+
+
+class _Pass:
+    """One iteration of a loader: the batches of one epoch, in order, while it is the loader's newest
+    pass. Closing it early (break, an exception, garbage collection) cancels the pipeline's stages
+    and joins them; an older pass's close leaves the newer pass running."""
+
+    def __init__(self, loader: _Loader, generation: int, epoch: int):
+        self._owner = loader
+        self._generation = generation
+        self._epoch = epoch
+        self._done = False
+
+    def __iter__(self) -> "_Pass":
+        return self
+
+    def _current(self) -> bool:
+        return self._owner._pass == self._generation
+
+    def __next__(self) -> Batch:
+        if self._done:
+            raise StopIteration
+        loader = self._owner
+        if not self._current():
+            raise RuntimeError(f"this iterator of the loader (epoch {self._epoch}) was superseded by a newer "
+                               f"iter(loader): the loader runs one pass at a time")
+        try:
+            d = loader._loader.next()
+        except BaseException:
+            self.close()
+            raise
+        if d is None:
+            if self._current():
+                loader._position = (self._epoch + 1, 0)  # also after an empty pass (no batch left)
+            self.close()
+            raise StopIteration
+        batch = _batch_from_dict(d)
+        if loader.device.type != "cpu":
+            batch = batch.to(loader.device)  # x is already there: its .to() is a no-op
+        # Advanced before the batch is handed out: a checkpoint taken while it trains resumes after it.
+        if batch.index + 1 < len(loader):
+            loader._position = (self._epoch, batch.index + 1)
+        else:
+            loader._position = (self._epoch + 1, 0)
+        return batch
+
+    def close(self) -> None:
+        """Ends the pass; when it is the loader's newest, cancels the stages and joins them."""
+        if not self._done:
+            self._done = True
+            if self._current():
+                self._owner._loader.stop()
+
+    def __del__(self) -> None:
+        self.close()
 
 
 class NeighborLoader(_Loader):

@@ -14,5 +14,6 @@ class FeatureStore(_core.FeatureStore):
 
     def gather(self, ids, memory: str = "host") -> torch.Tensor:
         """X[ids] as a new [len(ids), dim] tensor, byte for byte, in host, pinned or device memory
-        (the store's GPU). `ids`: integer node ids (a sequence, numpy array or tensor)."""
-        return super().gather(node_ids(ids, "ids").numpy(), memory)
+        (the store's GPU). `ids`: integer node ids (a sequence, numpy array or tensor), or a bool
+        mask with one entry per node (numpy array or tensor): the rows of its True positions."""
+        return super().gather(node_ids(ids, "ids", self.num_nodes).numpy(), memory)

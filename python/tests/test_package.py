@@ -110,7 +110,8 @@ def test_tensors_outlive_the_loader_and_early_exit_is_clean(synthetic):
         if i == 2:
             break
     assert again.position == (0, 3)
-    assert sum(1 for _ in again) == len(again) - 3, "the next iteration resumes where the break left off"
+    assert sum(1 for _ in again) == len(again), "the next iteration is a fresh pass (epoch 1, whole)"
+    assert again.position == (2, 0)
 
 
 def test_layer_loader_blocks_carry_row_normalised_weights(synthetic):
