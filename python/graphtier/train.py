@@ -25,23 +25,25 @@ from graphtier.models import MLP, GraphSAGE, LayerGCN
 
 
 def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtier.train") -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+    # ArgumentDefaultsHelpFormatter appends "(default: ...)" to every option with a help text.
+    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("dataset", help="dataset directory (graphtier format, with features, labels and splits)")
-    p.add_argument("--model", choices=["sage", "ladies", "fastgcn", "mlp"], default="sage")
-    p.add_argument("--fanouts", default=None,
-                   help="per-layer fanouts, seeds' hop first (sage: default 25,10; ladies/fastgcn: nodes per "
-                        "layer, default 512,512; mlp: ignored)")
-    p.add_argument("--mlp-layers", type=int, default=2)
-    p.add_argument("--batch-size", type=int, default=1024)
-    p.add_argument("--eval-batch-size", type=int, default=1024)
-    p.add_argument("--epochs", type=int, default=50)
-    p.add_argument("--hidden", type=int, default=128)
-    p.add_argument("--dropout", type=float, default=0.5)
-    p.add_argument("--lr", type=float, default=0.01)
-    p.add_argument("--weight-decay", type=float, default=5e-4)
+    p.add_argument("--model", choices=["sage", "ladies", "fastgcn", "mlp"], default="sage", help="the model")
+    p.add_argument("--fanouts", default=argparse.SUPPRESS,
+                   help="per-layer fanouts, comma-separated, seeds' hop first; sage: neighbours per node, -1 = all "
+                        "(default 25,10); ladies/fastgcn: nodes per layer (default 512,512); mlp: ignored")
+    p.add_argument("--mlp-layers", type=int, default=2, help="layers of --model mlp")
+    p.add_argument("--batch-size", type=int, default=1024, help="training seeds per minibatch")
+    p.add_argument("--eval-batch-size", type=int, default=1024, help="seeds per minibatch in validation and test")
+    p.add_argument("--epochs", type=int, default=50, help="training epochs")
+    p.add_argument("--hidden", type=int, default=128, help="hidden channels")
+    p.add_argument("--dropout", type=float, default=0.5, help="dropout probability")
+    p.add_argument("--lr", type=float, default=0.01, help="Adam's learning rate")
+    p.add_argument("--weight-decay", type=float, default=5e-4, help="Adam's weight decay")
     p.add_argument("--normalize-features", action="store_true",
                    help="divide each feature row by its sum (PyG's NormalizeFeatures, for bag-of-words features)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the sample stream, shuffling and the model")
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
     p.add_argument("--gpu-hot", default="0", help="static GPU tier budget (bytes or %% of the feature table)")
     p.add_argument("--gpu-cache", default="0", help="GPU software cache budget")
@@ -66,12 +68,17 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
                    help="checkpoint and stop after this many training batches in this run (interruption tests)")
     p.add_argument("--json", default=None, help="write the per-epoch metrics and per-batch losses to this file")
     p.add_argument("--quiet", action="store_true", help="only the final line")
-    args = p.parse_args(argv)
-    if args.fanouts is None:
+    args = p.parse_args(_fanouts_joined(sys.argv[1:] if argv is None else list(argv)))
+    if args.resume and not args.checkpoint:
+        raise ValueError("--resume needs --checkpoint PATH (the file to continue from)")
+    if getattr(args, "fanouts", None) is None:
         args.fanouts = {"sage": "25,10", "ladies": "512,512", "fastgcn": "512,512", "mlp": "0"}[args.model]
     if args.model == "mlp":
         args.fanouts = "0"  # one empty block: the seeds' own features
     args.fanout_list = [_integer("--fanouts", f) for f in args.fanouts.split(",") if f.strip()]
+    for f in args.fanout_list:
+        if f < -1:
+            raise ValueError(f"--fanouts: {f} is not a fanout (expected -1 for all neighbours, or a count >= 0)")
     if not args.fanout_list:
         p.error("--fanouts needs at least one layer")
     _check_ranges(args)
@@ -82,6 +89,24 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
 # is the sampler's (-1 means all neighbours) and the budgets' the engine's.
 _MINIMUM = {"epochs": 0, "batch_size": 1, "eval_batch_size": 1, "hidden": 1, "mlp_layers": 1, "io_depth": 0,
             "window": 0, "prefetch": 1, "threads": 0, "stop_after_batches": 1}
+
+
+def _fanouts_joined(argv: List[str]) -> List[str]:
+    """`--fanouts -1,10` as `--fanouts=-1,10`: argparse takes a value that starts with '-' and is not
+    a plain negative number for an option, and would refuse the -1 (all neighbours)."""
+    out: List[str] = []
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--":
+            return out + argv[i:]
+        if argv[i] == "--fanouts" and i + 1 < len(argv) and argv[i + 1].startswith("-") \
+                and all(part.strip().lstrip("-").isdigit() for part in argv[i + 1].split(",")):
+            out.append(f"--fanouts={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(argv[i])
+        i += 1
+    return out
 
 
 def _integer(option: str, text: str) -> int:
@@ -197,6 +222,10 @@ def dataset_identity(ds) -> dict:
 
 
 _CHECKPOINT_KEYS = ("model", "optimizer", "position", "history", "best", "partial")
+# A checkpoint holds tensors and plain containers only: torch 2.x loads it without running pickled
+# code (2.4 and 2.5 warn when weights_only is left out). Torch 1.13 has the argument, but its
+# weights-only unpickler refuses floats ("Unsupported operand 71"), so it loads as before.
+_WEIGHTS_ONLY = {"weights_only": True} if int(torch.__version__.split(".")[0]) >= 2 else {}
 
 
 def load_checkpoint(path: str, ds) -> dict:
@@ -204,7 +233,7 @@ def load_checkpoint(path: str, ds) -> dict:
     one written for another dataset is a ValueError naming the file."""
     with open(path, "rb") as f:  # an OSError opening it names the file; past that, the contents are at fault
         try:
-            state = torch.load(f)
+            state = torch.load(f, **_WEIGHTS_ONLY)
         except Exception as e:  # a damaged file fails in any layer (zip, pickle, storage: EINVAL without a name)
             raise ValueError(f"{path}: not a readable checkpoint (truncated or damaged?): {_one_line(e)}") from None
     if not isinstance(state, dict) or any(k not in state for k in _CHECKPOINT_KEYS):
@@ -234,10 +263,45 @@ def load_model_state(path: str, state: dict, model: torch.nn.Module, optimizer) 
         raise ValueError(f"{path}: does not fit this model: {_one_line(e)}") from None
 
 
-def _progress(epoch: int, done: int, total: int, loss: float) -> None:
-    if sys.stderr.isatty():
-        sys.stderr.write(f"\repoch {epoch:3d}  {done}/{total} batches  loss {loss:.4f}")
-        sys.stderr.flush()
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 \
+        else f"{seconds // 60}:{seconds % 60:02d}"
+
+
+class ProgressBar:
+    """One epoch's progress on a terminal, redrawn in place (carriage return): batches done/total, batches/s,
+    ETA and the last loss, at most every `interval` seconds (and at the last batch). It writes
+    nothing when `stream` is not a terminal, so logs and pipes get only the per-epoch lines."""
+
+    WIDTH = 24
+
+    def __init__(self, stream, epoch: int, total: int, interval: float = 0.1, enabled: Optional[bool] = None):
+        self.stream, self.epoch, self.total, self.interval = stream, epoch, total, interval
+        self.enabled = stream.isatty() if enabled is None else enabled
+        self.start = time.perf_counter()
+        self.last = float("-inf")
+        self.drawn = False
+
+    def update(self, done: int, loss: float) -> None:
+        now = time.perf_counter()
+        if not self.enabled or (done < self.total and now - self.last < self.interval):
+            return
+        self.last = now
+        rate = done / max(now - self.start, 1e-9)
+        filled = self.WIDTH * done // max(self.total, 1)
+        eta = _clock((self.total - done) / rate) if rate > 0 else "?"
+        self.stream.write(f"\repoch {self.epoch:3d} [{'#' * filled}{'.' * (self.WIDTH - filled)}] {done}/{self.total} "
+                          f"batches  {rate:.1f} batches/s  ETA {eta}  loss {loss:.4f}\033[K")
+        self.stream.flush()
+        self.drawn = True
+
+    def clear(self) -> None:
+        """Erases the bar (before the epoch's line is printed in its place)."""
+        if self.drawn:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self.drawn = False
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -285,6 +349,7 @@ def run(args: argparse.Namespace) -> dict:
         model.train()
         start = time.perf_counter()
         compute_seconds = 0.0
+        bar = ProgressBar(sys.stdout, epoch, len(train_loader), enabled=False if args.quiet else None)
         for batch in train_loader:
             x, batch = model_inputs(batch, args, x_cpu)
             step_start = time.perf_counter()
@@ -308,9 +373,10 @@ def run(args: argparse.Namespace) -> dict:
             partial["loss_sum"] += loss_value * labelled
             partial["correct"] += int((out[keep].argmax(dim=1) == batch.y[keep]).sum())
             partial["seen"] += labelled
-            _progress(epoch, batch.index + 1, len(train_loader), loss_value)
+            bar.update(batch.index + 1, loss_value)
             steps_this_run += 1
             if args.stop_after_batches is not None and steps_this_run >= args.stop_after_batches:
+                bar.clear()
                 checkpoint()
                 return {"stopped": True, "position": train_loader.position, "losses": history["losses"]}
         seconds = time.perf_counter() - start
@@ -325,8 +391,7 @@ def run(args: argparse.Namespace) -> dict:
                   "busy_fraction": compute_seconds / max(seconds, 1e-9), "loader": stats}
         history["epochs"].append(record)
         partial = {"loss_sum": 0.0, "correct": 0, "seen": 0}
-        if sys.stderr.isatty():
-            sys.stderr.write("\r\033[K")
+        bar.clear()
         if not args.quiet:
             print(f"epoch {epoch:3d}  loss {record['loss']:.4f}  train {record['train_acc']:.3f}  "
                   f"val {val_acc:.3f}  {record['batches_per_second']:.1f} batches/s  "
