@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every test: the CPU build, the Python package and its tests, then the
-# CUDA build (compiled whenever nvcc is present; its GPU tests skip visibly on a machine without a
-# GPU) and the Debug CUDA build (compiled only).
+# Sets up, builds and runs every test: the CPU build, the same tests again under AddressSanitizer
+# and UndefinedBehaviorSanitizer, the Python package and its tests, then the CUDA build (compiled
+# whenever nvcc is present; its GPU tests skip visibly on a machine without a GPU) and the Debug
+# CUDA build (compiled only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -10,6 +11,12 @@ jobs=$(nproc)
 cmake --preset cpu >/dev/null
 cmake --build --preset cpu -j "$jobs"
 ctest --preset cpu -j "$jobs"
+
+# The whole C++ suite again, built with ASan + UBSan (Debug): a read past a buffer, a leak, a signed
+# overflow or a misaligned load fails its test here instead of passing by luck.
+cmake --preset sanitize >/dev/null
+cmake --build --preset sanitize -j "$jobs"
+ctest --preset sanitize -j "$jobs"
 
 # The Python package, built the way users build it (pip install .), and its tests (they use the
 # graphtier command built above to make their datasets).
