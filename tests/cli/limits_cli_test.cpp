@@ -88,6 +88,30 @@ TEST_F(LimitsCliTest, NegativeCountsAreRefused) {
   expect_refused({"bench", "sample", "-d", g, "--batch-size", "-1"}, "--batch-size");
 }
 
+// A count, byte size, budget or dtype that does not parse is refused naming the option it was given to.
+TEST_F(LimitsCliTest, UnparsableValuesNameTheirOption) {
+  const std::string g = dir_ / "g";
+  const std::vector<std::string> convert = {"convert", "edge-list", dir_ / "e.txt", "-o", dir_ / "out"};
+  const auto with = [](std::vector<std::string> args, const std::vector<std::string>& extra) {
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  expect_refused(with(convert, {"--num-nodes", "x"}), "--num-nodes: invalid count 'x'");
+  expect_refused(with(convert, {"--num-classes", "3Q"}), "--num-classes: invalid count '3Q' (use e.g.");
+  expect_refused(with(convert, {"--memory-budget", "lots"}), "--memory-budget: invalid byte size 'lots'");
+  expect_refused(with(convert, {"--dtype", "float33"}), "--dtype: unknown dtype 'float33'");
+  expect_refused(generate({"--nodes", "many"}), "--nodes: invalid count 'many'");
+  expect_refused(generate({"--edges", "1X"}), "--edges: invalid count '1X'");
+  expect_refused(generate({"--classes", "two"}), "--classes: invalid count 'two'");
+  expect_refused(generate({"--feature-dim", "4Z"}), "--feature-dim: invalid count '4Z'");
+  expect_refused(generate({"--memory-budget", "200%"}), "--memory-budget: a percentage budget must lie in [0, 100]");
+  expect_refused(generate({"--dtype", "x"}), "--dtype: unknown dtype 'x'");
+  expect_refused({"prepare", "-d", g, "-o", dir_ / "out", "--memory-budget", "1QiB"}, "--memory-budget: invalid byte size");
+  expect_refused({"prepare", "-d", g, "-o", dir_ / "out", "--hotness", "hot"}, "--hotness: unknown hotness method");
+  expect_refused({"info", g, "--gpu-budget", "x"}, "--gpu-budget: invalid byte size 'x'");
+  expect_refused({"info", g, "--cpu-budget", "-1%"}, "--cpu-budget: invalid percentage");
+}
+
 TEST_F(LimitsCliTest, AHugeThreadCountIsCappedWithAWarning) {
   const auto r = test::run_cli({"-j", "100000", "info", dir_ / "g"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
