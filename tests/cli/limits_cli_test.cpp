@@ -112,6 +112,17 @@ TEST_F(LimitsCliTest, UnparsableValuesNameTheirOption) {
   expect_refused({"info", g, "--cpu-budget", "-1%"}, "--cpu-budget: invalid percentage");
 }
 
+// Node ids and counts no machine can hold are refused in one line before anything is allocated.
+TEST_F(LimitsCliTest, HugeNodeIdsAndCountsAreRefusedInOneLine) {
+  test::write_file(dir_ / "huge.txt", "0 1\n0 9000000000000000000\n");
+  expect_refused({"convert", "edge-list", dir_ / "huge.txt", "-o", dir_ / "out"},
+                 "huge.txt:2: node id 9000000000000000000 is beyond the format's limit");
+  expect_refused({"convert", "edge-list", dir_ / "e.txt", "-o", dir_ / "out", "--num-nodes", "1000T"},
+                 "number of nodes (--num-nodes): 1000000000000000 nodes need");
+  expect_refused({"generate", "-o", dir_ / "out", "--nodes", "1T", "--edges", "4", "--classes", "2", "--no-features"},
+                 "number of nodes (--nodes): 1000000000000 nodes need");
+}
+
 TEST_F(LimitsCliTest, AHugeThreadCountIsCappedWithAWarning) {
   const auto r = test::run_cli({"-j", "100000", "info", dir_ / "g"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -135,6 +146,11 @@ TEST_F(LimitsCliTest, GenerateLargerThanTheFreeSpaceFailsAtOnce) {
   EXPECT_NE(r.err.find("free"), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_LT(seconds, 30.0);
+  // Requested edges whose neighbour ids alone exceed the free space: refused before any is drawn.
+  const auto edges = test::run_cli({"-q", "generate", "-o", dir_ / "out", "--nodes", "1000", "--edges", "1000T",
+                                    "--classes", "2", "--no-features"});
+  EXPECT_EQ(edges.exit_code, 1) << edges.err;
+  EXPECT_NE(edges.err.find("the neighbour ids (indices.bin) need"), std::string::npos) << edges.err;
   std::vector<std::string> left;
   for (const auto& entry : fs::directory_iterator(dir_.path())) left.push_back(entry.path().filename());
   std::sort(left.begin(), left.end());

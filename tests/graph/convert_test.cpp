@@ -345,6 +345,30 @@ TEST_F(ConvertTest, EdgeListRejectsNegativeAndOutOfRangeIds) {
                   {path("huge.txt") + ":1:", "does not fit in 64 bits"});
 }
 
+// Node ids and counts that no machine can hold are refused before anything is allocated for them,
+// naming where they came from, what they need and what there is.
+TEST_F(ConvertTest, HugeNodeIdsAndCountsAreRefusedBeforeAllocating) {
+  write_file(path("beyond.txt"), "0 1\n0 9000000000000000000\n");
+  expect_mentions(error_of([&] { convert_edge_list({path("beyond.txt")}, out(), {}, pool_); }),
+                  {path("beyond.txt") + ":2:",
+                   "node id 9000000000000000000 is beyond the format's limit of 1152921504606846974 nodes"});
+  write_file(path("vast.txt"), "0 1\n1000000000000000 0\n");
+  expect_mentions(error_of([&] { convert_edge_list({path("vast.txt")}, out(), {}, pool_); }),
+                  {path("vast.txt") + ":2:", "node id 1000000000000000: 1000000000000001 nodes need",
+                   "in memory for the in-degree counters (8 B per node) but the machine has"});
+  write_file(path("small.txt"), "0 1\n");
+  ConvertOptions o;
+  o.num_nodes = 1000000000000000;
+  expect_mentions(error_of<InvalidArgument>([&] { convert_edge_list({path("small.txt")}, out(), o, pool_); }),
+                  {"number of nodes (--num-nodes): 1000000000000000 nodes need", "but the machine has"});
+
+  write_npy_file(path("vast.npy"), NpyType::kInt64, {2, 2}, std::vector<int64_t>{0, 1, 1, 1000000000000000});
+  NpyInput in;
+  in.edge_index = path("vast.npy");
+  expect_mentions(error_of([&] { convert_npy(in, out(), {}, pool_); }),
+                  {path("vast.npy"), "edge 1 (1 -> 1000000000000000): node id 1000000000000000: ", "nodes need"});
+}
+
 TEST_F(ConvertTest, EdgeListRejectsTruncatedAndCorruptGzip) {
   std::string text;
   for (int i = 0; i < 2000; ++i) text += std::to_string(i) + " " + std::to_string((i * 7) % 2000) + "\n";
