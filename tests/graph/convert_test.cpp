@@ -3,6 +3,7 @@
 // out by hand; the randomized test checks a seeded edge list against a std::set reference; every
 // reader is fed broken input and must name the file (and the line, for text) in its error.
 #include <gtest/gtest.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
 #include <bit>
@@ -864,6 +865,28 @@ TEST_F(ConvertTest, OgbRejectsInconsistentOrBrokenFiles) {
   expect_mentions(error_of<InvalidArgument>([&] { convert_ogb(ogb_input(root), out(), {}, pool_); }),
                   {root + "/split", "random, time", "--split"});
   EXPECT_NO_THROW(convert_ogb({root, "random"}, out(), {}, pool_));
+}
+
+// A num-node-list that claims more nodes than memory can count is refused naming it; a node-feat
+// table larger than the free space of the output's file system fails before it is written.
+TEST_F(ConvertTest, OgbRefusesHugeCountsAndFeaturesBeyondTheFreeSpace) {
+  const std::string root = path("ogb");
+  write_ogb_csv(root);
+  write_gzip(root + "/raw/num-node-list.csv.gz", "1000000000000000\n");
+  expect_mentions(error_of<InvalidArgument>([&] { convert_ogb(ogb_input(root), out(), {}, pool_); }),
+                  {root + "/raw/num-node-list.csv.gz: 1000000000000000 nodes need", "but the machine has"});
+
+  const int64_t nodes = 1000000;
+  write_gzip(root + "/raw/num-node-list.csv.gz", std::to_string(nodes) + "\n");
+  struct statvfs st {};
+  ASSERT_EQ(::statvfs(tmp_.path().c_str(), &st), 0);
+  const auto free_bytes = static_cast<double>(st.f_bavail) * static_cast<double>(st.f_frsize);
+  const auto dim = static_cast<int64_t>(free_bytes / (4.0 * nodes)) + 1024;  // float32 rows, above the free space
+  std::string row = "0";
+  for (int64_t k = 1; k < dim; ++k) row += ",0";
+  write_gzip(root + "/raw/node-feat.csv.gz", row + "\n");
+  const std::string message = error_of<IoError>([&] { convert_ogb(ogb_input(root), out(), {}, pool_); });
+  expect_mentions(message, {"the features need", "but the file system of", "free"});
 }
 
 TEST_F(ConvertTest, OgbRejectsCorruptNpz) {
