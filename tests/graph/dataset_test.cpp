@@ -144,12 +144,14 @@ TEST_F(DatasetTest, RejectsSizesThatDisagreeWithTheCounts) {
 }
 
 // A num_nodes beyond the format's limit is refused before anything is sized by it, even where the
-// array sizes it implies wrap around 64 bits to match the files (2^61 nodes: an 8-byte indptr).
+// array sizes it implies wrap around 64 bits to match the files (2^61 nodes: an 8-byte indptr,
+// which validation would otherwise read far past its end).
 TEST_F(DatasetTest, RejectsANodeCountBeyondTheFormat) {
   using Json = nlohmann::ordered_json;
   Json j = Json::parse(test::read_file(file("manifest.json")));
   j["num_nodes"] = int64_t{1} << 61;
   j["num_edges"] = 0;
+  j["indices_dtype"] = "int64";
   j["num_classes"] = 0;
   j["features"] = Json::object();
   j.erase("hotness");
