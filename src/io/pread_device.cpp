@@ -22,9 +22,9 @@ class PreadDevice final : public ReadDevice {
  public:
   explicit PreadDevice(int max_in_flight) : max_in_flight_(max_in_flight) {
     GRAPHTIER_EXPECTS(max_in_flight >= 1, InvalidArgument, "pread worker count must be >= 1, got ", max_in_flight);
-    // One thread per read in flight, and the depth comes from the user: capped as every group of
-    // threads started from a user's count, so max_in_flight() reports what runs.
-    max_in_flight_ = cap_worker_threads(max_in_flight, "pread read device");
+    // One thread per read in flight, and the depth comes from the user: capped, so that
+    // max_in_flight() reports what runs.
+    max_in_flight_ = cap_worker_threads(max_in_flight, "pread read device", kMaxBlockingIoThreads);
     workers_.reserve(static_cast<std::size_t>(max_in_flight_));
     try {
       for (int i = 0; i < max_in_flight_; ++i) workers_.emplace_back([this] { worker_loop(); });

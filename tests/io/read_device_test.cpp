@@ -66,7 +66,7 @@ TEST(ReadDeviceTest, AutoFallsBackToPreadWhereIoUringIsBlocked) {
 }
 
 // An I/O depth from the user (--io-depth 100000) would start one pread thread per read in flight:
-// the device caps its threads as the thread pool does, reports the cap, and reads still work.
+// the device caps its threads at kMaxBlockingIoThreads, reports the cap, and reads still work.
 TEST(ReadDeviceTest, PreadCapsAHugeDepthAtTheThreadCap) {
   test::TempDir dir;
   const std::string path = dir / "rows.bin";
@@ -75,7 +75,7 @@ TEST(ReadDeviceTest, PreadCapsAHugeDepthAtTheThreadCap) {
   set_log_level(LogLevel::kError);  // the cap's warning is expected here
   const auto device = make_read_device(IoBackend::kPread, 100000);
   set_log_level(before);
-  EXPECT_EQ(device->max_in_flight(), max_worker_threads());
+  EXPECT_EQ(device->max_in_flight(), kMaxBlockingIoThreads);
   const ReadFile file = ReadFile::open(path);
   ReadEngine engine(*device);
   const std::vector<int64_t> ids = {3, 1, 3, 7, 0};
