@@ -13,10 +13,9 @@ int max_worker_threads() noexcept {
   return kMaxThreadsPerCore * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-int cap_worker_threads(int requested, std::string_view what) {
-  const int cap = max_worker_threads();
+int cap_worker_threads(int requested, std::string_view what, int cap) {
   if (requested <= cap) return requested;
-  log_warn(what, ": ", requested, " threads requested, capped at ", cap, " (", kMaxThreadsPerCore, " per hardware thread)");
+  log_warn(what, ": ", requested, " threads requested, capped at ", cap);
   return cap;
 }
 

@@ -41,7 +41,9 @@ FeatureStore::Impl::Impl(const graph::Dataset& dataset, const FeatureStoreOption
     device = own_device.get();
   }
   const bool has_storage_rows = tiers.ranges.cpu_end < num_nodes;
-  const int depth = options.io_depth > 0 ? options.io_depth : (has_storage_rows ? 0 : device->max_in_flight());
+  int depth = options.io_depth > 0 ? options.io_depth : (has_storage_rows ? 0 : device->max_in_flight());
+  // A depth the device was asked for may exceed what it runs: the pread workers are capped.
+  if (options.io_depth > 0 && options.io_depth <= options.max_io_depth) depth = std::min(depth, device->max_in_flight());
   storage = std::make_unique<StorageTier>(features_path, layout, num_nodes, *device, depth);
   host = HostTier(features_path, layout, tiers.ranges.gpu_end, tiers.ranges.cpu_end, tiers.host_pinned);
   host_cache = std::make_unique<HostCache>(tiers.host_cache_rows, row_bytes, options.eviction, options.seed);

@@ -6,6 +6,8 @@
 #include <string>
 
 #include "graphtier/core/error.hpp"
+#include "graphtier/core/log.hpp"
+#include "graphtier/core/memory.hpp"
 #include "graphtier/graph/dataset.hpp"
 
 namespace graphtier::graph {
@@ -21,6 +23,25 @@ std::string_view split_name(Split s) {
 
 DType index_dtype_for(int64_t num_nodes) {
   return num_nodes <= int64_t{1} << 31 ? DType::kInt32 : DType::kInt64;
+}
+
+int64_t max_nodes_for(int64_t bytes_per_node) {
+  const int64_t memory = physical_memory_bytes();
+  if (bytes_per_node <= 0 || memory <= 0) return kMaxNodes;
+  return std::min(kMaxNodes, memory / bytes_per_node);
+}
+
+std::string node_count_problem(int64_t num_nodes, int64_t bytes_per_node, std::string_view what) {
+  if (num_nodes > kMaxNodes) {
+    return detail::concat(num_nodes, " nodes exceed the format's limit of ", kMaxNodes,
+                          " (indptr.bin holds num_nodes + 1 int64 offsets)");
+  }
+  const int64_t memory = physical_memory_bytes();
+  if (num_nodes <= max_nodes_for(bytes_per_node)) return {};
+  return detail::concat(num_nodes, " nodes need ",
+                        format_bytes(static_cast<double>(num_nodes) * static_cast<double>(bytes_per_node)),
+                        " in memory for ", what, " (", bytes_per_node, " B per node) but the machine has ",
+                        format_bytes(static_cast<double>(memory)));
 }
 
 FeatureLayout FeatureLayout::make(int64_t dim, DType dtype, int64_t alignment) {
@@ -189,6 +210,7 @@ Manifest Manifest::from_json(const std::string& text, const std::string& path) {
   m.num_nodes = top.integer("num_nodes");
   m.num_edges = top.integer("num_edges");
   if (m.num_nodes < 0 || m.num_edges < 0) throw FormatError(path, "negative node or edge count");
+  if (m.num_nodes > kMaxNodes) throw FormatError(path, detail::concat("num_nodes: ", node_count_problem(m.num_nodes, 0)));
   m.indices_dtype = dtype_field(top, "indices_dtype", path);
   if (m.indices_dtype != DType::kInt32 && m.indices_dtype != DType::kInt64) {
     throw FormatError(path, "indices_dtype must be int32 or int64");

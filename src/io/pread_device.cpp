@@ -7,10 +7,12 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
 #include "graphtier/core/error.hpp"
+#include "graphtier/core/thread_pool.hpp"
 
 namespace graphtier::io {
 
@@ -20,19 +22,23 @@ class PreadDevice final : public ReadDevice {
  public:
   explicit PreadDevice(int max_in_flight) : max_in_flight_(max_in_flight) {
     GRAPHTIER_EXPECTS(max_in_flight >= 1, InvalidArgument, "pread worker count must be >= 1, got ", max_in_flight);
-    workers_.reserve(static_cast<std::size_t>(max_in_flight));
-    for (int i = 0; i < max_in_flight; ++i) workers_.emplace_back([this] { worker_loop(); });
+    // One thread per read in flight, and the depth comes from the user: capped, so that
+    // max_in_flight() reports what runs.
+    max_in_flight_ = cap_worker_threads(max_in_flight, "pread read device", kMaxBlockingIoThreads);
+    workers_.reserve(static_cast<std::size_t>(max_in_flight_));
+    try {
+      for (int i = 0; i < max_in_flight_; ++i) workers_.emplace_back([this] { worker_loop(); });
+    } catch (const std::system_error& e) {
+      const int started = static_cast<int>(workers_.size());
+      stop_workers();
+      throw_thread_start_failed("pread read device", started, max_in_flight_, e);
+    } catch (...) {
+      stop_workers();  // joinable threads must not be destroyed
+      throw;
+    }
   }
 
-  ~PreadDevice() override {
-    {
-      // Workers finish the reads already queued before they stop: their buffers are still owned.
-      std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
-    work_ready_.notify_all();
-    for (std::thread& t : workers_) t.join();
-  }
+  ~PreadDevice() override { stop_workers(); }
 
   PreadDevice(const PreadDevice&) = delete;
   PreadDevice& operator=(const PreadDevice&) = delete;
@@ -62,6 +68,16 @@ class PreadDevice final : public ReadDevice {
   }
 
  private:
+  void stop_workers() noexcept {
+    {
+      // Workers finish the reads already queued before they stop: their buffers are still owned.
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    work_ready_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+
   void worker_loop() {
     std::unique_lock lock(mutex_);
     for (;;) {

@@ -9,7 +9,9 @@
 namespace graphtier::io {
 
 /// `max_in_flight` workers, started here and joined by the device's destructor. A blocking read
-/// occupies a thread for its whole latency, so reaching a queue depth of d takes d threads.
+/// occupies a thread for its whole latency, so reaching a queue depth of d takes d threads: the
+/// count is capped at kMaxBlockingIoThreads (with a warning), which max_in_flight() then reports,
+/// and a thread that cannot start throws IoError after the started ones are joined.
 std::unique_ptr<ReadDevice> make_pread_device(int max_in_flight);
 
 }  // namespace graphtier::io

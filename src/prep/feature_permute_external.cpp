@@ -6,9 +6,11 @@
 // id, so a row's place in its region ("slot") is known before any I/O: a stable counting sort of
 // the old ids by bucket.
 #include <fcntl.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -94,6 +96,19 @@ std::vector<int64_t> bucket_slots(const Permutation& perm, int64_t rows_per_buck
     }
   });
   return slot;
+}
+
+/// Throws IoError (ENOSPC) saying how much is needed and how much is free when `bytes` of scratch
+/// do not fit the space `dir`'s file system has free for unprivileged writers, so that a
+/// permutation that cannot finish fails before writing instead of after filling the disk.
+void require_scratch_space(const std::string& path, const std::string& dir, int64_t bytes) {
+  struct statvfs fs {};
+  if (::statvfs(dir.c_str(), &fs) != 0) return;  // no answer: the writes themselves will tell
+  const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  if (static_cast<uint64_t>(bytes) <= free_bytes) return;
+  throw IoError(ENOSPC, detail::concat(path, ": the feature buckets need ", format_bytes(static_cast<double>(bytes)),
+                                       " of scratch space but the file system of ", dir, " has ",
+                                       format_bytes(static_cast<double>(free_bytes)), " free"));
 }
 
 struct Layout {
@@ -213,8 +228,11 @@ FeaturePermuteReport permute_external(int fd, const std::string& source_path, in
   report.external = true;
   report.buckets = layout.buckets;
   report.bytes = layout.num_rows * row_stride;
+  // Pass 1 fills every region before pass 2 frees any.
+  const std::string scratch_path = scratch_dir + "/features.buckets";
+  require_scratch_space(scratch_path, scratch_dir, layout.region_offset(layout.buckets));
   const std::vector<int64_t> slot = bucket_slots(perm, layout.rows_per_bucket, layout.buckets, pool);
-  ScratchFile scratch(scratch_dir + "/features.buckets");
+  ScratchFile scratch(scratch_path);
   auto start = std::chrono::steady_clock::now();
   distribute(fd, source_path, scratch, layout, perm, budget, pool);
   report.pass1_seconds = seconds_since(start);

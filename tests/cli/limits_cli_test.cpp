@@ -88,6 +88,41 @@ TEST_F(LimitsCliTest, NegativeCountsAreRefused) {
   expect_refused({"bench", "sample", "-d", g, "--batch-size", "-1"}, "--batch-size");
 }
 
+// A count, byte size, budget or dtype that does not parse is refused naming the option it was given to.
+TEST_F(LimitsCliTest, UnparsableValuesNameTheirOption) {
+  const std::string g = dir_ / "g";
+  const std::vector<std::string> convert = {"convert", "edge-list", dir_ / "e.txt", "-o", dir_ / "out"};
+  const auto with = [](std::vector<std::string> args, const std::vector<std::string>& extra) {
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  expect_refused(with(convert, {"--num-nodes", "x"}), "--num-nodes: invalid count 'x'");
+  expect_refused(with(convert, {"--num-classes", "3Q"}), "--num-classes: invalid count '3Q' (use e.g.");
+  expect_refused(with(convert, {"--memory-budget", "lots"}), "--memory-budget: invalid byte size 'lots'");
+  expect_refused(with(convert, {"--dtype", "float33"}), "--dtype: unknown dtype 'float33'");
+  expect_refused(generate({"--nodes", "many"}), "--nodes: invalid count 'many'");
+  expect_refused(generate({"--edges", "1X"}), "--edges: invalid count '1X'");
+  expect_refused(generate({"--classes", "two"}), "--classes: invalid count 'two'");
+  expect_refused(generate({"--feature-dim", "4Z"}), "--feature-dim: invalid count '4Z'");
+  expect_refused(generate({"--memory-budget", "200%"}), "--memory-budget: a percentage budget must lie in [0, 100]");
+  expect_refused(generate({"--dtype", "x"}), "--dtype: unknown dtype 'x'");
+  expect_refused({"prepare", "-d", g, "-o", dir_ / "out", "--memory-budget", "1QiB"}, "--memory-budget: invalid byte size");
+  expect_refused({"prepare", "-d", g, "-o", dir_ / "out", "--hotness", "hot"}, "--hotness: unknown hotness method");
+  expect_refused({"info", g, "--gpu-budget", "x"}, "--gpu-budget: invalid byte size 'x'");
+  expect_refused({"info", g, "--cpu-budget", "-1%"}, "--cpu-budget: invalid percentage");
+}
+
+// Node ids and counts no machine can hold are refused in one line before anything is allocated.
+TEST_F(LimitsCliTest, HugeNodeIdsAndCountsAreRefusedInOneLine) {
+  test::write_file(dir_ / "huge.txt", "0 1\n0 9000000000000000000\n");
+  expect_refused({"convert", "edge-list", dir_ / "huge.txt", "-o", dir_ / "out"},
+                 "huge.txt:2: node id 9000000000000000000 is beyond the format's limit");
+  expect_refused({"convert", "edge-list", dir_ / "e.txt", "-o", dir_ / "out", "--num-nodes", "1000T"},
+                 "number of nodes (--num-nodes): 1000000000000000 nodes need");
+  expect_refused({"generate", "-o", dir_ / "out", "--nodes", "1T", "--edges", "4", "--classes", "2", "--no-features"},
+                 "number of nodes (--nodes): 1000000000000 nodes need");
+}
+
 TEST_F(LimitsCliTest, AHugeThreadCountIsCappedWithAWarning) {
   const auto r = test::run_cli({"-j", "100000", "info", dir_ / "g"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -111,6 +146,11 @@ TEST_F(LimitsCliTest, GenerateLargerThanTheFreeSpaceFailsAtOnce) {
   EXPECT_NE(r.err.find("free"), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_LT(seconds, 30.0);
+  // Requested edges whose neighbour ids alone exceed the free space: refused before any is drawn.
+  const auto edges = test::run_cli({"-q", "generate", "-o", dir_ / "out", "--nodes", "1000", "--edges", "1000T",
+                                    "--classes", "2", "--no-features"});
+  EXPECT_EQ(edges.exit_code, 1) << edges.err;
+  EXPECT_NE(edges.err.find("the neighbour ids (indices.bin) need"), std::string::npos) << edges.err;
   std::vector<std::string> left;
   for (const auto& entry : fs::directory_iterator(dir_.path())) left.push_back(entry.path().filename());
   std::sort(left.begin(), left.end());

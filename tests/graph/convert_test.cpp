@@ -3,6 +3,7 @@
 // out by hand; the randomized test checks a seeded edge list against a std::set reference; every
 // reader is fed broken input and must name the file (and the line, for text) in its error.
 #include <gtest/gtest.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
 #include <bit>
@@ -343,6 +344,30 @@ TEST_F(ConvertTest, EdgeListRejectsNegativeAndOutOfRangeIds) {
   write_file(path("huge.txt"), "0 99999999999999999999\n");
   expect_mentions(error_of([&] { convert_edge_list({path("huge.txt")}, out(), {}, pool_); }),
                   {path("huge.txt") + ":1:", "does not fit in 64 bits"});
+}
+
+// Node ids and counts that no machine can hold are refused before anything is allocated for them,
+// naming where they came from, what they need and what there is.
+TEST_F(ConvertTest, HugeNodeIdsAndCountsAreRefusedBeforeAllocating) {
+  write_file(path("beyond.txt"), "0 1\n0 9000000000000000000\n");
+  expect_mentions(error_of([&] { convert_edge_list({path("beyond.txt")}, out(), {}, pool_); }),
+                  {path("beyond.txt") + ":2:",
+                   "node id 9000000000000000000 is beyond the format's limit of 1152921504606846974 nodes"});
+  write_file(path("vast.txt"), "0 1\n1000000000000000 0\n");
+  expect_mentions(error_of([&] { convert_edge_list({path("vast.txt")}, out(), {}, pool_); }),
+                  {path("vast.txt") + ":2:", "node id 1000000000000000: 1000000000000001 nodes need",
+                   "in memory for the in-degree counters (8 B per node) but the machine has"});
+  write_file(path("small.txt"), "0 1\n");
+  ConvertOptions o;
+  o.num_nodes = 1000000000000000;
+  expect_mentions(error_of<InvalidArgument>([&] { convert_edge_list({path("small.txt")}, out(), o, pool_); }),
+                  {"number of nodes (--num-nodes): 1000000000000000 nodes need", "but the machine has"});
+
+  write_npy_file(path("vast.npy"), NpyType::kInt64, {2, 2}, std::vector<int64_t>{0, 1, 1, 1000000000000000});
+  NpyInput in;
+  in.edge_index = path("vast.npy");
+  expect_mentions(error_of([&] { convert_npy(in, out(), {}, pool_); }),
+                  {path("vast.npy"), "edge 1 (1 -> 1000000000000000): node id 1000000000000000: ", "nodes need"});
 }
 
 TEST_F(ConvertTest, EdgeListRejectsTruncatedAndCorruptGzip) {
@@ -840,6 +865,28 @@ TEST_F(ConvertTest, OgbRejectsInconsistentOrBrokenFiles) {
   expect_mentions(error_of<InvalidArgument>([&] { convert_ogb(ogb_input(root), out(), {}, pool_); }),
                   {root + "/split", "random, time", "--split"});
   EXPECT_NO_THROW(convert_ogb({root, "random"}, out(), {}, pool_));
+}
+
+// A num-node-list that claims more nodes than memory can count is refused naming it; a node-feat
+// table larger than the free space of the output's file system fails before it is written.
+TEST_F(ConvertTest, OgbRefusesHugeCountsAndFeaturesBeyondTheFreeSpace) {
+  const std::string root = path("ogb");
+  write_ogb_csv(root);
+  write_gzip(root + "/raw/num-node-list.csv.gz", "1000000000000000\n");
+  expect_mentions(error_of<InvalidArgument>([&] { convert_ogb(ogb_input(root), out(), {}, pool_); }),
+                  {root + "/raw/num-node-list.csv.gz: 1000000000000000 nodes need", "but the machine has"});
+
+  const int64_t nodes = 1000000;
+  write_gzip(root + "/raw/num-node-list.csv.gz", std::to_string(nodes) + "\n");
+  struct statvfs st {};
+  ASSERT_EQ(::statvfs(tmp_.path().c_str(), &st), 0);
+  const auto free_bytes = static_cast<double>(st.f_bavail) * static_cast<double>(st.f_frsize);
+  const auto dim = static_cast<int64_t>(free_bytes / (4.0 * nodes)) + 1024;  // float32 rows, above the free space
+  std::string row = "0";
+  for (int64_t k = 1; k < dim; ++k) row += ",0";
+  write_gzip(root + "/raw/node-feat.csv.gz", row + "\n");
+  const std::string message = error_of<IoError>([&] { convert_ogb(ogb_input(root), out(), {}, pool_); });
+  expect_mentions(message, {"the features need", "but the file system of", "free"});
 }
 
 TEST_F(ConvertTest, OgbRejectsCorruptNpz) {

@@ -143,6 +143,30 @@ TEST_F(DatasetTest, RejectsSizesThatDisagreeWithTheCounts) {
   expect_rejected(dir(), "features.bin", "expected 40 for 5 nodes");
 }
 
+// A num_nodes beyond the format's limit is refused before anything is sized by it, even where the
+// array sizes it implies wrap around 64 bits to match the files (2^61 nodes: an 8-byte indptr,
+// which validation would otherwise read far past its end).
+TEST_F(DatasetTest, RejectsANodeCountBeyondTheFormat) {
+  using Json = nlohmann::ordered_json;
+  Json j = Json::parse(test::read_file(file("manifest.json")));
+  j["num_nodes"] = int64_t{1} << 61;
+  j["num_edges"] = 0;
+  j["indices_dtype"] = "int64";
+  j["num_classes"] = 0;
+  j["features"] = Json::object();
+  j.erase("hotness");
+  Json files = Json::object();
+  for (const auto& [array, bytes] : {std::pair{"indptr", 8}, {"indices", 0}, {"train", 8}}) {
+    files[array] = j["files"][array];
+    files[array]["bytes"] = bytes;
+    test::write_file(file(std::string(array) + ".bin"), std::string(static_cast<std::size_t>(bytes), '\0'));
+  }
+  j["files"] = files;
+  test::write_file(file("manifest.json"), j.dump(2));
+  expect_rejected(dir(), "manifest.json",
+                  "num_nodes: 2305843009213693952 nodes exceed the format's limit of 1152921504606846974");
+}
+
 TEST_F(DatasetTest, RejectsABrokenManifest) {
   test::write_file(file("manifest.json"), "{\"format\": \"graphtier-dataset\", \"version\": 1");
   expect_rejected(dir(), "manifest.json", "not valid JSON");

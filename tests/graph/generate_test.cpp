@@ -402,6 +402,8 @@ TEST(Generate, RejectsBadOptionsAndLeavesNothingBehind) {
   expect_invalid([](GenerateOptions& o) { o.feature_dtype = DType::kInt32; }, "dtype");
   expect_invalid([](GenerateOptions& o) { o.alignment = 100; }, "alignment");
   expect_invalid([](GenerateOptions& o) { o.memory_budget = 1000; }, "budget below the counters");
+  expect_invalid([](GenerateOptions& o) { o.num_nodes = int64_t{1} << 61; }, "beyond the format");
+  expect_invalid([](GenerateOptions& o) { o.num_nodes = 1000000000000; }, "counters beyond the memory");
   EXPECT_FALSE(std::filesystem::exists(tmp / "bad"));
   EXPECT_TRUE(std::filesystem::is_empty(tmp.path())) << "temporary directories left behind";
 

@@ -17,6 +17,7 @@
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
+#include "graphtier/core/thread_pool.hpp"
 #include "graphtier/io/read_engine.hpp"
 #include "io/io_test_util.hpp"
 #include "test_util.hpp"
@@ -62,6 +63,25 @@ TEST(ReadDeviceTest, AutoFallsBackToPreadWhereIoUringIsBlocked) {
   const std::string path = dir / "rows.bin";
   test::write_random_file(path, 8 * 512, 41);
   EXPECT_EXIT(read_with_io_uring_blocked(path), ::testing::ExitedWithCode(0), "");
+}
+
+// An I/O depth from the user (--io-depth 100000) would start one pread thread per read in flight:
+// the device caps its threads at kMaxBlockingIoThreads, reports the cap, and reads still work.
+TEST(ReadDeviceTest, PreadCapsAHugeDepthAtTheThreadCap) {
+  test::TempDir dir;
+  const std::string path = dir / "rows.bin";
+  test::write_random_file(path, 8 * 512, 43);
+  const LogLevel before = log_level();
+  set_log_level(LogLevel::kError);  // the cap's warning is expected here
+  const auto device = make_read_device(IoBackend::kPread, 100000);
+  set_log_level(before);
+  EXPECT_EQ(device->max_in_flight(), kMaxBlockingIoThreads);
+  const ReadFile file = ReadFile::open(path);
+  ReadEngine engine(*device);
+  const std::vector<int64_t> ids = {3, 1, 3, 7, 0};
+  std::vector<std::byte> out(ids.size() * 512);
+  engine.read_rows(file, RowLayout{8, 512, 512}, ids, out, 512);
+  EXPECT_EQ(out, test::pread_rows(path, 512, 512, ids, 512));
 }
 
 }  // namespace

@@ -2,7 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <dirent.h>
+#include <sys/mount.h>
 
+#include <cerrno>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
@@ -81,6 +84,41 @@ TEST(FeaturePermute, RejectsShortSource) {
   test::write_file(dir / "features.bin", std::string(100, 'x'));
   const Permutation perm = from_new_to_old({1, 0, 2}, pool);
   EXPECT_THROW(permute(dir / "features.bin", 64, perm, 1 << 20, dir.path()), FormatError);
+}
+
+// Bucket files larger than the free space of the scratch directory's file system fail before
+// anything is written, saying how much they need and how much is free. The small file system is a
+// 1 MiB tmpfs, which needs the right to mount.
+TEST(FeaturePermute, ScratchLargerThanTheFreeSpaceFailsAtOnce) {
+  test::TempDir dir;
+  const std::string small = dir / "small";
+  std::filesystem::create_directory(small);
+  if (::mount("tmpfs", small.c_str(), "tmpfs", 0, "size=1m") != 0) GTEST_SKIP() << "cannot mount a tmpfs here";
+  const int64_t n = 1024, stride = 4096;  // 4 MiB of features, 256 KiB of budget: the external path
+  test::write_file(dir / "features.bin", random_bytes(static_cast<std::size_t>(n * stride), 5));
+  ThreadPool pool(2);
+  std::vector<int64_t> order(n);
+  for (int64_t v = 0; v < n; ++v) order[v] = n - 1 - v;
+  const Permutation perm = from_new_to_old(order, pool);
+  std::string message;
+  int code = 0;
+  {
+    OutputFile out(dir / "out.bin");
+    FeaturePermuteOptions options;
+    options.memory_budget = 256 << 10;
+    options.scratch_dir = small;
+    try {
+      permute_feature_rows(dir / "features.bin", stride, perm, out, options, pool);
+    } catch (const IoError& e) {
+      message = e.what();
+      code = e.code().value();
+    }
+  }
+  EXPECT_EQ(count_entries(small), 0);
+  ::umount(small.c_str());
+  EXPECT_EQ(code, ENOSPC) << message;
+  EXPECT_NE(message.find("features.buckets: the feature buckets need 4"), std::string::npos) << message;
+  EXPECT_NE(message.find("free"), std::string::npos) << message;
 }
 
 }  // namespace

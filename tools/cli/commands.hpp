@@ -2,7 +2,12 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <stdexcept>
 #include <string>
+#include <utility>
+
+#include "graphtier/core/dtype.hpp"
+#include "graphtier/core/units.hpp"
 
 namespace graphtier::cli {
 
@@ -31,6 +36,28 @@ inline const CLI::Validator kPositive(
       return value > 0 ? std::string() : "must be positive, got " + text;
     },
     "POSITIVE");
+
+/// A validator that runs `parse` on the text as given, so that CLI11 reports its refusal prefixed
+/// with the option's name ("--nodes: invalid count 'x' (use e.g. ...)"); the option's callback
+/// parses the same text again.
+template <typename Parse>
+CLI::Validator parsed_by(Parse parse, std::string name) {
+  return CLI::Validator(
+      [parse](const std::string& text) {
+        try {
+          (void)parse(text);
+          return std::string();
+        } catch (const std::invalid_argument& e) {
+          return std::string(e.what());
+        }
+      },
+      std::move(name));
+}
+
+/// Counts ("10M"), budgets ("4GiB", "25%") and dtype names, checked as their options are read.
+inline const CLI::Validator kCount = parsed_by([](const std::string& t) { return parse_count(t); }, "COUNT");
+inline const CLI::Validator kBudget = parsed_by([](const std::string& t) { return Budget::parse(t); }, "BUDGET");
+inline const CLI::Validator kDType = parsed_by([](const std::string& t) { return parse_dtype(t); }, "DTYPE");
 
 void register_convert(CLI::App& app, const GlobalOptions& global);
 void register_generate(CLI::App& app, const GlobalOptions& global);

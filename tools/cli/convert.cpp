@@ -115,16 +115,21 @@ CLI::App* add_format(CLI::App& convert, const char* name, const char* descriptio
   cmd->add_option("-o,--out", c.out, "Output dataset directory")->required();
   cmd->add_flag("--overwrite", c.overwrite, "Replace an existing dataset at --out");
   if (!planetoid) cmd->add_option("--name", c.name, "Dataset name in the manifest (default: the directory name)");
-  cmd->add_option("--dtype", c.dtype, "Feature dtype: float32, float16 or bfloat16 (converted)")->capture_default_str();
+  cmd->add_option("--dtype", c.dtype, "Feature dtype: float32, float16 or bfloat16 (converted)")
+      ->check(kDType)
+      ->capture_default_str();
   cmd->add_option("--align", c.align, "Feature row alignment in bytes: 0 (packed), 512 or 4096")->capture_default_str();
   if (!planetoid) {
     cmd->add_flag("--symmetrize", c.symmetrize, "Also store the reverse of every edge");
     cmd->add_flag("--keep-self-loops", c.keep_self_loops, "Keep edges from a node to itself (default: dropped)");
   }
-  cmd->add_option("--num-nodes", c.num_nodes, "Number of nodes (suffixes: 10K, 10M); default from the input");
-  cmd->add_option("--num-classes", c.num_classes, "Number of classes; default max label + 1 (or the format's)");
+  cmd->add_option("--num-nodes", c.num_nodes, "Number of nodes (suffixes: 10K, 10M); default from the input")
+      ->check(kCount);
+  cmd->add_option("--num-classes", c.num_classes, "Number of classes; default max label + 1 (or the format's)")
+      ->check(kCount);
   cmd->add_option("--memory-budget", c.memory_budget,
                   "Memory for building the CSC: bytes (8GiB) or percent of RAM; more passes if smaller; 0: no limit")
+      ->check(kBudget)
       ->capture_default_str();
   return cmd;
 }
@@ -213,7 +218,8 @@ void register_convert(CLI::App& app, const GlobalOptions& global) {
       ->capture_default_str();
   auto labeled = std::make_shared<std::string>();
   igb->add_option("--labeled-nodes", *labeled,
-                  "Nodes [0, K) carry labels (default: all; for full the dataloader's counts)");
+                  "Nodes [0, K) carry labels (default: all; for full the dataloader's counts)")
+      ->check(kCount);
   igb->callback([opt, labeled, &global] {
     if (!labeled->empty()) opt->igb.labeled_nodes = parse_count(*labeled);
     run(opt->common, global, [&](const graph::ConvertOptions& o, ThreadPool& pool) {

@@ -164,14 +164,17 @@ void register_generate(CLI::App& app, const GlobalOptions& global) {
   auto* cmd = app.add_subcommand(
       "generate", "Generate a synthetic power-law graph (R-MAT) with planted communities, labels, features and splits");
   cmd->add_option("-o,--out", opt->out, "Output dataset directory")->required();
-  cmd->add_option("--nodes", opt->nodes, "Number of nodes (suffixes: 10K, 10M, 1G)")->required();
+  cmd->add_option("--nodes", opt->nodes, "Number of nodes (suffixes: 10K, 10M, 1G)")->check(kCount)->required();
   cmd->add_option("--edges", opt->edges,
                   "Requested CSC entries, both directions counted when undirected, before removing self-loops and "
                   "duplicates (suffixes as --nodes)")
+      ->check(kCount)
       ->required();
-  cmd->add_option("--feature-dim", opt->feature_dim, "Feature dimension");
-  cmd->add_option("--classes", opt->classes, "Number of classes (balanced planted communities)");
-  cmd->add_option("--dtype", opt->dtype, "Feature dtype: float32, float16 or bfloat16")->capture_default_str();
+  cmd->add_option("--feature-dim", opt->feature_dim, "Feature dimension")->check(kCount);
+  cmd->add_option("--classes", opt->classes, "Number of classes (balanced planted communities)")->check(kCount);
+  cmd->add_option("--dtype", opt->dtype, "Feature dtype: float32, float16 or bfloat16")
+      ->check(kDType)
+      ->capture_default_str();
   cmd->add_option("--align", opt->align, "Feature row alignment in bytes: 0 (packed), 512 or 4096")
       ->capture_default_str();
   cmd->add_option("--seed", opt->seed, "Random seed; the output depends on nothing else")
@@ -194,6 +197,7 @@ void register_generate(CLI::App& app, const GlobalOptions& global) {
   cmd->add_flag("--overwrite", opt->overwrite, "Replace an existing dataset at --out");
   cmd->add_option("--memory-budget", opt->memory_budget,
                   "Memory for building the topology: bytes (8GiB) or percent of RAM; more passes if smaller")
+      ->check(kBudget)
       ->capture_default_str();
   cmd->add_option("--name", opt->name, "Dataset name in the manifest (default: the directory name)");
   cmd->callback([opt, &global] { run_generate(*opt, global); });

@@ -104,8 +104,10 @@ void register_info(CLI::App& app, const GlobalOptions& global) {
   auto opt = std::make_shared<InfoOptions>();
   auto* cmd = app.add_subcommand("info", "Print counts, degree statistics, sizes and tier ranges of a dataset");
   cmd->add_option("dataset", opt->dataset, "Dataset directory")->required();
-  cmd->add_option("--gpu-budget", opt->gpu_budget, "GPU hot-tier budget: bytes (4GiB) or percent of the features (10%)");
-  cmd->add_option("--cpu-budget", opt->cpu_budget, "Pinned CPU-tier budget: bytes or percent of the features");
+  cmd->add_option("--gpu-budget", opt->gpu_budget, "GPU hot-tier budget: bytes (4GiB) or percent of the features (10%)")
+      ->check(kBudget);
+  cmd->add_option("--cpu-budget", opt->cpu_budget, "Pinned CPU-tier budget: bytes or percent of the features")
+      ->check(kBudget);
   cmd->callback([opt, &global] { run_info(*opt, global); });
 }
 

@@ -137,6 +137,7 @@ void register_prepare(CLI::App& app, const GlobalOptions& global) {
                   "Score: degree (in + out), in-degree, out-degree, rpr (reverse PageRank), wrpr (weighted reverse "
                   "PageRank, train nodes weighted), scores (from --scores), presample (feature reads over K epochs of "
                   "neighbour sampling from the train nodes, GNNLab's PreSC#K)")
+      ->check(parsed_by([](const std::string& t) { return prep::parse_hotness_method(t); }, "METHOD"))
       ->capture_default_str();
   cmd->add_option("--iterations", opt->iterations, "PageRank iterations (default: 20 for rpr, 5 for wrpr)")
       ->check(kPositive);
@@ -147,7 +148,8 @@ void register_prepare(CLI::App& app, const GlobalOptions& global) {
                   "Per-node scores for --hotness scores: .npy (N,) of any numeric type, or raw float64, by input id");
   cmd->add_option("--memory-budget", opt->memory_budget,
                   "Feature rows held in memory: bytes (2GiB) or percent of RAM; a larger table is permuted through "
-                  "bucket files (default: min(25% of RAM, 1 GiB))");
+                  "bucket files (default: min(25% of RAM, 1 GiB))")
+      ->check(kBudget);
   cmd->add_option("--presample-epochs", opt->presample_epochs, "Presampling epochs K")
       ->check(kPositive)
       ->capture_default_str();

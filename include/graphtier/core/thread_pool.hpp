@@ -21,9 +21,13 @@ inline constexpr int kMaxThreadsPerCore = 4;
 /// kMaxThreadsPerCore x std::thread::hardware_concurrency() (at least kMaxThreadsPerCore).
 int max_worker_threads() noexcept;
 
-/// `requested` capped at max_worker_threads(); when capped, a warning names `what`, the request
-/// and the cap. For every group of threads started from a user's count.
-int cap_worker_threads(int requested, std::string_view what);
+/// Threads that block in a read (the pread device's workers) wait on the storage device, not on a
+/// core: their cap is a queue depth beyond what an NVMe SSD needs to saturate, not a core multiple.
+inline constexpr int kMaxBlockingIoThreads = 256;
+
+/// `requested` capped at `cap`; when capped, a warning names `what`, the request and the cap. For
+/// every group of threads started from a user's count.
+int cap_worker_threads(int requested, std::string_view what, int cap = max_worker_threads());
 
 /// Throws IoError (EAGAIN) naming `what` and the thread count: for a std::system_error caught
 /// from starting a thread (the process or user thread limit is reached).

@@ -84,6 +84,20 @@ using IndexSpan = std::variant<std::span<const int32_t>, std::span<const int64_t
 /// The smallest index dtype that can hold ids below num_nodes.
 DType index_dtype_for(int64_t num_nodes);
 
+/// The most nodes a dataset can hold: indptr.bin holds num_nodes + 1 int64 offsets, and its size
+/// in bytes must fit an int64 (a file size): 2^60 - 2, about 1.15e18.
+inline constexpr int64_t kMaxNodes = INT64_MAX / 8 - 1;
+
+/// Why `num_nodes` nodes cannot be held, or "" when they can: more than kMaxNodes, or
+/// `bytes_per_node` bytes per node (`what`, held in memory) more than the installed physical
+/// memory. For refusing a count read from input before allocating for it; the caller's error
+/// names where the count came from. Example: "1000000000000000 nodes need 7.1 PiB in memory for
+/// the in-degree counters (8 B per node) but the machine has 31.2 GiB".
+std::string node_count_problem(int64_t num_nodes, int64_t bytes_per_node, std::string_view what = "their arrays");
+
+/// The most nodes node_count_problem accepts with `bytes_per_node`.
+int64_t max_nodes_for(int64_t bytes_per_node);
+
 /// A dataset opened read-only through memory maps. Move-only; views stay valid while it lives.
 class Dataset {
  public:

@@ -44,10 +44,11 @@ void for_each_task(ThreadPool& pool, const std::vector<Task>& tasks, const Fn& f
   });
 }
 
-/// Checks every id of a block (>= 0, and < limit when known) and returns the largest id, or
-/// throws for the first bad edge in input order.
-int64_t check_block(ThreadPool& pool, const std::vector<Task>& tasks, int64_t limit, int64_t edges_before,
+/// Checks every id of a block (>= 0, and < limit when known, else < cap) and returns the largest
+/// id, or throws for the first bad edge in input order.
+int64_t check_block(ThreadPool& pool, const std::vector<Task>& tasks, int64_t limit, int64_t cap, int64_t edges_before,
                     const std::string& name, const std::string& limit_from) {
+  const int64_t bound = limit >= 0 ? limit : cap;
   constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
   std::vector<int64_t> task_max(tasks.size(), -1);
   std::vector<int64_t> task_bad(tasks.size(), kNone);
@@ -55,7 +56,7 @@ int64_t check_block(ThreadPool& pool, const std::vector<Task>& tasks, int64_t li
     int64_t max_id = -1;
     for (int64_t i = task.lo; i < task.hi; ++i) {
       const int64_t s = task.chunk->src[i], d = task.chunk->dst[i];
-      if (s < 0 || d < 0 || (limit >= 0 && (s >= limit || d >= limit))) {
+      if (s < 0 || d < 0 || s >= bound || d >= bound) {
         task_bad[t] = task.first + (i - task.lo);
         return;
       }
@@ -69,7 +70,10 @@ int64_t check_block(ThreadPool& pool, const std::vector<Task>& tasks, int64_t li
       const Task& task = tasks[t];
       const int64_t i = task.lo + (task_bad[t] - task.first);
       const int64_t s = task.chunk->src[i], d = task.chunk->dst[i];
-      const int64_t bad = (s < 0 || (limit >= 0 && s >= limit)) ? s : d;
+      const int64_t bad = (s < 0 || s >= bound) ? s : d;
+      if (limit < 0 && bad >= 0) {
+        throw FormatError(name, concat("edge ", edges_before + task_bad[t], " (", s, " -> ", d, "): ", node_id_problem(bad)));
+      }
       const std::string range = limit >= 0 ? concat("out of range [0, ", limit, ")") : std::string("negative");
       // When another input set the number of nodes, either may be wrong: name both counts.
       const std::string disagree = bad >= 0 && !limit_from.empty()
@@ -85,11 +89,30 @@ int64_t check_block(ThreadPool& pool, const std::vector<Task>& tasks, int64_t li
 
 }  // namespace
 
+std::string node_id_problem(int64_t id) {
+  if (id >= kMaxNodes) {
+    return concat("node id ", id, " is beyond the format's limit of ", kMaxNodes,
+                  " nodes (indptr.bin holds num_nodes + 1 int64 offsets)");
+  }
+  const std::string problem = node_count_problem(id + 1, kCscBytesPerNode, "the in-degree counters");
+  return problem.empty() ? problem : concat("node id ", id, ": ", problem);
+}
+
 CscResult write_csc(DatasetWriter& writer, const EdgeSource& edges, const CscOptions& options, ThreadPool& pool) {
   if (options.num_nodes) {
     GRAPHTIER_EXPECTS(*options.num_nodes >= 1, InvalidArgument, "number of nodes must be >= 1, got ", *options.num_nodes);
   }
   const int64_t limit = options.num_nodes.value_or(-1);
+  if (limit >= 0) {
+    // Refused before the counters are allocated: a count from a file may claim anything.
+    const std::string problem = node_count_problem(limit, kCscBytesPerNode, "the in-degree counters");
+    GRAPHTIER_EXPECTS(problem.empty(), InvalidArgument,
+                      options.num_nodes_from.empty() ? std::string("number of nodes (--num-nodes)") : options.num_nodes_from,
+                      ": ", problem);
+    writer.require_free_space("the offsets (indptr.bin)", limit + 1, 8);
+  }
+  // Ids read without a node count may not exceed what the counters can hold.
+  const int64_t cap = limit >= 0 ? limit : max_nodes_for(kCscBytesPerNode);
   std::vector<int64_t> degree(static_cast<std::size_t>(std::max<int64_t>(limit, 0)), 0);
   CscResult result;
   int64_t max_id = -1;
@@ -97,7 +120,7 @@ CscResult write_csc(DatasetWriter& writer, const EdgeSource& edges, const CscOpt
     Progress progress("count degrees", edges.progress_total(), edges.progress_unit());
     edges.scan(pool, progress, [&](std::span<const EdgeChunk> chunks) {
       const auto tasks = make_tasks(chunks);
-      const int64_t block_max = check_block(pool, tasks, limit, result.input_edges, edges.name(), options.num_nodes_from);
+      const int64_t block_max = check_block(pool, tasks, limit, cap, result.input_edges, edges.name(), options.num_nodes_from);
       if (limit < 0 && block_max > max_id) {
         max_id = block_max;
         // Geometric growth: a stream of ever larger ids costs amortised O(1) per node.

@@ -51,6 +51,13 @@ std::unique_ptr<EdgeSource> npy_edge_source(NpyArray edge_index, EdgeLayout layo
 /// Number of edges an npy_edge_source would yield (E), after checking the shape.
 int64_t npy_edge_count(const NpyArray& edge_index, EdgeLayout layout);
 
+/// Bytes of memory per node that building the CSC holds (the in-degree counters).
+inline constexpr int64_t kCscBytesPerNode = 8;
+
+/// Why an edge list whose largest id is `id` cannot be converted (its node count exceeds the
+/// format or the memory for kCscBytesPerNode a node), or "" when it can.
+std::string node_id_problem(int64_t id);
+
 struct CscOptions {
   bool symmetrize = false;
   bool keep_self_loops = false;

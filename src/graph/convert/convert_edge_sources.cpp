@@ -45,8 +45,9 @@ struct EdgeLines {
 };
 
 /// Parses the lines of `text` into `out`; see convert.hpp for the syntax.
+/// Ids must lie below `limit` when it is known (>= 0), else below `cap` (what the CSC can hold).
 std::optional<ParseError> parse_edge_lines(std::string_view text, EdgeLines& out, bool allow_extra_columns,
-                                           int64_t limit) {
+                                           int64_t limit, int64_t cap) {
   out.src.reserve(text.size() / 8);
   out.dst.reserve(text.size() / 8);
   const char* const begin = text.data();
@@ -80,7 +81,8 @@ std::optional<ParseError> parse_edge_lines(std::string_view text, EdgeLines& out
       }
     }
     for (const int64_t id : ids) {
-      if (limit >= 0 && id >= limit) {
+      if (id >= cap) {
+        if (limit < 0) return node_id_problem(id);
         return concat("node id ", id, " is out of range [0, ", limit, ") (number of nodes ", limit, ")");
       }
     }
@@ -93,14 +95,17 @@ std::optional<ParseError> parse_edge_lines(std::string_view text, EdgeLines& out
 class TextEdgeSource final : public EdgeSource {
  public:
   TextEdgeSource(SourcePtr source, bool allow_extra_columns, std::optional<int64_t> num_nodes)
-      : source_(std::move(source)), allow_extra_columns_(allow_extra_columns), limit_(num_nodes.value_or(-1)) {}
+      : source_(std::move(source)),
+        allow_extra_columns_(allow_extra_columns),
+        limit_(num_nodes.value_or(-1)),
+        cap_(limit_ >= 0 ? limit_ : max_nodes_for(kCscBytesPerNode)) {}
 
   void scan(ThreadPool& pool, Progress& progress,
             const std::function<void(std::span<const EdgeChunk>)>& consume) const override {
     std::vector<EdgeChunk> chunks;
     parse_lines<EdgeLines>(
         *source_, pool, &progress,
-        [&](std::string_view text, EdgeLines& out) { return parse_edge_lines(text, out, allow_extra_columns_, limit_); },
+        [&](std::string_view text, EdgeLines& out) { return parse_edge_lines(text, out, allow_extra_columns_, limit_, cap_); },
         [&](std::vector<EdgeLines>& parts, const TextBlock&) {
           chunks.clear();
           for (const auto& part : parts) {
@@ -117,6 +122,7 @@ class TextEdgeSource final : public EdgeSource {
   SourcePtr source_;
   bool allow_extra_columns_;
   int64_t limit_;
+  int64_t cap_;
 };
 
 /// How an edge_index array lies in memory.

@@ -200,7 +200,8 @@ int64_t write_features_npy(OutputFile& out, const NpyArray& array, int64_t num_r
 }
 
 FeatureLayout write_features_csv(OutputFile& out, const ByteSource& source, int64_t num_rows, DType dtype,
-                                 int64_t alignment, ThreadPool& pool) {
+                                 int64_t alignment, ThreadPool& pool,
+                                 const std::function<void(const FeatureLayout&)>& before_writing) {
   // The dimension is the field count of the first non-empty line.
   int64_t dim = 0;
   {
@@ -222,6 +223,7 @@ FeatureLayout write_features_csv(OutputFile& out, const ByteSource& source, int6
   }
   if (dim == 0) throw FormatError(source.name(), "has no feature rows");
   const FeatureLayout layout = FeatureLayout::make(dim, dtype, alignment);
+  if (before_writing) before_writing(layout);
 
   Progress progress("features", static_cast<int64_t>(source.input_size()), "B");
   int64_t rows_written = 0;

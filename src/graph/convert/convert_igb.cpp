@@ -65,12 +65,20 @@ ConvertReport convert_igb(const IgbInput& input, const std::string& out, const C
   std::optional<detail::NpyArray> features;
   bool raw_features = false;
   std::optional<int64_t> n = options.num_nodes;
+  std::string n_from;  // the input that set n, when not the options
+  const auto from_size = [&] {
+    n = igb_num_papers(input.size);
+    if (n) n_from = concat("IGB size '", input.size, "'");
+  };
   if (detail::file_exists(feat_path)) {
     if (has_npy_magic(feat_path)) {
       features = detail::NpyArray::open(detail::file_source(feat_path));
-      if (!n && !feat_from_full && features->ndim() == 2) n = features->dim(0);
+      if (!n && !feat_from_full && features->ndim() == 2) {
+        n = features->dim(0);
+        n_from = feat_path + " (rows)";
+      }
     }
-    if (!n) n = igb_num_papers(input.size);
+    if (!n) from_size();
     if (!features) {
       const uint64_t row_bytes = static_cast<uint64_t>(input.feature_dim) * 4;
       const uint64_t bytes = detail::file_size(feat_path);
@@ -80,6 +88,7 @@ ConvertReport convert_igb(const IgbInput& input, const std::string& out, const C
                                               input.feature_dim, "-value rows (wrong --feature-dim?)"));
         }
         n = static_cast<int64_t>(bytes / row_bytes);
+        n_from = feat_path + " (size)";
       }
       log_info(feat_path, " has no .npy header: reading it as raw float32 [", *n, ", ", input.feature_dim, "]");
       features = detail::NpyArray::raw(detail::file_source(feat_path), NpyType::kFloat32, {*n, input.feature_dim});
@@ -87,7 +96,7 @@ ConvertReport convert_igb(const IgbInput& input, const std::string& out, const C
     }
   } else {
     log_warn(feat_path, " does not exist: the dataset gets no features");
-    if (!n) n = igb_num_papers(input.size);
+    if (!n) from_size();
   }
   GRAPHTIER_EXPECTS(n.has_value(), InvalidArgument, "cannot tell the number of paper nodes of IGB size '", input.size,
                     "' without features; pass --num-nodes");
@@ -105,7 +114,7 @@ ConvertReport convert_igb(const IgbInput& input, const std::string& out, const C
   ConvertOptions o = options;
   if (!o.num_classes) o.num_classes = input.label_classes;
   detail::ConvertSession session(out, o, raw_features ? "igb (raw features)" : "igb (npy)", pool);
-  session.topology(*detail::npy_edge_source(edge_index, EdgeLayout::kColumns), num_nodes);
+  session.topology(*detail::npy_edge_source(edge_index, EdgeLayout::kColumns), num_nodes, n_from);
   // A raw file may be longer than the rows read (large's nodes are a prefix of full's file).
   if (features) session.features_npy(*features, /*allow_longer=*/feat_from_full || raw_features);
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,8 +24,11 @@ int64_t write_features_npy(OutputFile& out, const NpyArray& array, int64_t num_r
 /// Parses comma-separated numbers, one row per line (OGB node-feat.csv), into `out`. The
 /// dimension is the number of fields on the first line; every line must have as many, and there
 /// must be exactly `num_rows` lines. Empty fields are NaN, as pandas reads them. Returns the layout.
+/// `before_writing(layout)`, if given, sees the layout once the first line has set it, before
+/// anything is written (for the free-space check).
 FeatureLayout write_features_csv(OutputFile& out, const ByteSource& source, int64_t num_rows, DType dtype,
-                                 int64_t alignment, ThreadPool& pool);
+                                 int64_t alignment, ThreadPool& pool,
+                                 const std::function<void(const FeatureLayout&)>& before_writing = {});
 
 /// Labels from an array of shape [N] or [N, 1] of any numeric type (N = num_nodes): NaN or -1
 /// is unlabeled (-1); other values must be integers in [0, 2^31).

@@ -81,10 +81,12 @@ ConvertReport convert_ogb(const OgbInput& input, const std::string& out, const C
   detail::ConvertSession session(out, options, csv ? "ogb (csv)" : "ogb (npz)", pool);
   if (csv) {
     const std::string edge_path = require_csv(raw, "edge");
-    const int64_t n = *detail::agree_num_nodes(options.num_nodes, single_count(require_csv(raw, "num-node-list"), pool),
+    const std::string n_from = require_csv(raw, "num-node-list");
+    const int64_t n = *detail::agree_num_nodes(options.num_nodes, single_count(n_from, pool),
                                                raw + "/num-node-list.csv.gz");
     const int64_t e = single_count(require_csv(raw, "num-edge-list"), pool);
-    session.topology(*detail::text_edge_source(detail::text_source(edge_path), false, n), n);
+    session.topology(*detail::text_edge_source(detail::text_source(edge_path), false, n), n,
+                     options.num_nodes ? std::string() : n_from);
     if (session.report().input_edges != e) {
       throw FormatError(edge_path, concat("has ", session.report().input_edges, " edges, num-edge-list says ", e));
     }
@@ -113,7 +115,8 @@ ConvertReport convert_ogb(const OgbInput& input, const std::string& out, const C
       throw FormatError(edge_index.name(), concat("has ", detail::npy_edge_count(edge_index, EdgeLayout::kRows),
                                                   " edges, num_edges_list says ", e));
     }
-    session.topology(*detail::npy_edge_source(edge_index, EdgeLayout::kRows), n);
+    session.topology(*detail::npy_edge_source(edge_index, EdgeLayout::kRows), n,
+                     options.num_nodes ? std::string() : data.path() + ":num_nodes_list.npy");
     if (data.find("node_feat.npy") != nullptr) {
       session.features_npy(detail::NpyArray::open(data.member_source("node_feat.npy")));
     }

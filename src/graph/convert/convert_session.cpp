@@ -95,8 +95,9 @@ void ConvertSession::features_npy(const NpyArray& array, bool allow_longer) {
 
 void ConvertSession::features_csv(const ByteSource& source) {
   const auto stage = std::chrono::steady_clock::now();
-  const FeatureLayout layout = write_features_csv(writer_.open_array("features"), source, num_nodes(),
-                                                  options_.feature_dtype, options_.alignment, pool_);
+  const FeatureLayout layout = write_features_csv(
+      writer_.open_array("features"), source, num_nodes(), options_.feature_dtype, options_.alignment, pool_,
+      [&](const FeatureLayout& l) { writer_.require_free_space("the features", num_nodes(), l.row_stride); });
   manifest_.features = layout;
   report_.feature_dim = layout.dim;
   report_.row_stride = layout.row_stride;

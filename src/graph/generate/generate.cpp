@@ -23,6 +23,10 @@ void validate(const GenerateOptions& o) {
                     "number of nodes must be in [1, 2^62), got ", o.num_nodes);
   GRAPHTIER_EXPECTS(o.num_edges >= 0 && o.num_edges < kMaxCount, InvalidArgument,
                     "number of edges must be in [0, 2^62), got ", o.num_edges);
+  // The degree counters cover every node in memory (32 bits each unless a row may reach 2^32).
+  const std::string nodes_problem =
+      node_count_problem(o.num_nodes, o.num_edges >= int64_t{UINT32_MAX} ? 8 : 4, "the in-degree counters");
+  GRAPHTIER_EXPECTS(nodes_problem.empty(), InvalidArgument, "number of nodes (--nodes): ", nodes_problem);
   GRAPHTIER_EXPECTS(o.num_classes >= 1 && o.num_classes <= o.num_nodes &&
                         o.num_classes <= std::numeric_limits<int32_t>::max(),
                     InvalidArgument, "number of classes must be in [1, number of nodes = ", o.num_nodes,
@@ -77,6 +81,9 @@ GenerateReport generate_dataset(const std::string& dir, const GenerateOptions& o
   const detail::generate::LabelModel labels(communities, node_order);
 
   DatasetWriter writer(dir, options.overwrite);
+  writer.require_free_space("the offsets (indptr.bin)", n + 1, 8);
+  // The requested entries bound the stored ones (self-loops and duplicates are dropped).
+  writer.require_free_space("the neighbour ids (indices.bin)", options.num_edges, dtype_size(index_dtype_for(n)));
   writer.require_free_space("the features", n, layout.dim > 0 ? layout.row_stride : 0);
   GenerateReport report;
   report.num_nodes = n;
