@@ -234,6 +234,20 @@ TEST_F(SignalTest, HungUpConvertLeavesNothing) {
   EXPECT_EQ(temporaries(tmp_.path()), std::vector<std::string>{});
 }
 
+TEST_F(SignalTest, TrainHandsTheSignalsToItsInterpreter) {
+  // `train` replaces itself with Python, which must get Ctrl-C and SIGTERM as from a terminal:
+  // the stand-in interpreter reports the signals it was started with blocked.
+  const std::string stub = work_ + "/python";
+  test::write_file(stub, "#!/bin/sh\nexec grep SigBlk /proc/self/status\n");
+  fs::permissions(stub, fs::perms::owner_all);
+  const auto r = test::run_shell("GRAPHTIER_PYTHON='" + stub + "' '" GRAPHTIER_CLI "' train dataset");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto colon = r.out.find(':');
+  ASSERT_NE(colon, std::string::npos) << r.out;
+  const unsigned long long blocked = std::stoull(r.out.substr(colon + 1), nullptr, 16);
+  for (const int sig : {SIGTERM, SIGINT, SIGHUP}) EXPECT_EQ(blocked & (1ULL << (sig - 1)), 0U) << sigabbrev_np(sig);
+}
+
 /// `convert planetoid` with a stand-in planetoid.py that writes its pid and sleeps (ignoring
 /// SIGTERM when asked), so the child is running when the parent is signalled.
 class PlanetoidSignalTest : public SignalTest {

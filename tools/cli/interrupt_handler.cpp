@@ -14,6 +14,7 @@ namespace graphtier::cli {
 namespace {
 
 std::atomic<bool> interrupted{false};
+sigset_t handled;  // the signals the handler waits for; written once before any other thread starts
 
 const char* signal_name(int sig) {
   switch (sig) {
@@ -51,9 +52,12 @@ void start_interrupt_handler(std::string command) {
     if (::sigaction(sig, nullptr, &current) == 0 && current.sa_handler != SIG_IGN) sigaddset(&set, sig);
   }
   if (sigisemptyset(&set)) return;
+  handled = set;
   ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::thread(handle_interrupts, set, std::move(command)).detach();
 }
+
+void unblock_interrupt_signals() { ::pthread_sigmask(SIG_UNBLOCK, &handled, nullptr); }
 
 void wait_if_interrupted() {
   if (!interrupted.load()) return;

@@ -13,6 +13,10 @@ namespace graphtier::cli {
 /// is interrupted in the message.
 void start_interrupt_handler(std::string command);
 
+/// Unblocks the signals again in the calling thread, for a command that replaces the process
+/// with another program (`train`), which must receive them as usual.
+void unblock_interrupt_signals();
+
 /// Once a signal has been taken the cleanup thread ends the process; a caller about to report an
 /// error or to return from main waits for it instead, since that error may be the cleanup's doing
 /// and the exit status must be 128 + signal. Returns at once when no signal was taken.
