@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -96,7 +97,9 @@ std::vector<std::string> clean_up_for_interrupt() {
   std::vector<std::string> targets;
   for (const auto& [path, target] : r.temporaries) {
     remove_temporary(path);
-    if (std::find(targets.begin(), targets.end(), target) == targets.end()) targets.push_back(target);
+    if (!target.empty() && std::find(targets.begin(), targets.end(), target) == targets.end()) {
+      targets.push_back(target);
+    }
   }
   return targets;
 }

@@ -149,8 +149,11 @@ void DatasetWriter::commit(Manifest manifest) {
         GRAPHTIER_THROW_ERRNO("cannot replace ", dir_, " with ", temp_dir_, ": ", std::strerror(errno));
       }
       committed_ = true;
+      register_temporary(temp_dir_, "", held);  // now the previous dataset: no output is lost with it
     }
-    remove_tree(temp_dir_);  // now holds the previous dataset (unregistered by the destructor)
+    park_point("dataset_writer.swapped");  // test hook: the new dataset in place, the old one not yet removed
+    remove_tree(temp_dir_);
+    unregister_temporary(temp_dir_);
   } else {
     const auto held = lock_interrupt_registry();
     if (::rename(temp_dir_.c_str(), dir_.c_str()) != 0) {

@@ -213,6 +213,22 @@ TEST_F(SignalTest, InterruptedOverwriteKeepsThePreviousDataset) {
   }
 }
 
+TEST_F(SignalTest, TerminatedAfterTheSwapKeepsTheNewDataset) {
+  // The new dataset is in place and the old one beside it is being removed: the cleanup removes
+  // the old one and must not claim that nothing was written.
+  const std::string out = tmp_ / "small";
+  auto args = generate_args(out, "3000", "30000");
+  args.push_back("--overwrite");
+  const Outcome o = interrupt_when_parked(args, "dataset_writer.swapped", SIGTERM);
+  EXPECT_TRUE(o.exited) << o.err;
+  EXPECT_EQ(o.status, 128 + SIGTERM) << o.err;
+  EXPECT_NE(o.err.find("interrupted by SIGTERM"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("nothing was written"), std::string::npos) << o.err;
+  EXPECT_EQ(graph::Dataset::open(out).num_nodes(), 3000);
+  EXPECT_NO_THROW(graph::Dataset::open(out).verify_checksums());
+  EXPECT_EQ(temporaries(tmp_.path()), std::vector<std::string>{});
+}
+
 TEST_F(SignalTest, TerminatedPrepareLeavesNothing) {
   const std::string out = tmp_ / "prepared";
   const Outcome o = interrupt_when_parked(

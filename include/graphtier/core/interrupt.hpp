@@ -20,8 +20,10 @@ namespace graphtier {
 /// the target is always the old dataset or the new one.
 [[nodiscard]] std::unique_lock<std::mutex> lock_interrupt_registry();
 
-/// `path` (a temporary directory being filled for `target`) is removed by a cleanup. The second
-/// form for a caller that holds the registry (to create the directory and register it as one step).
+/// `path` (a temporary directory being filled for `target`) is removed by a cleanup; an empty
+/// `target` when no output is lost with it (an old dataset a commit has swapped out). Registering a
+/// path again replaces its target. The second form for a caller that holds the registry (to
+/// create the directory and register it as one step).
 void register_temporary(const std::string& path, const std::string& target);
 void register_temporary(const std::string& path, const std::string& target, const std::unique_lock<std::mutex>& held);
 /// Forgets `path`; the second form for a caller that holds the registry.
