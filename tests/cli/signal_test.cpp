@@ -40,7 +40,9 @@ struct Outcome {
 /// A `graphtier` process started with extra environment variables, its stderr in a file.
 class CliProcess {
  public:
-  CliProcess(const std::vector<std::string>& args, const std::vector<std::string>& env, const std::string& err_path)
+  /// `ignore_hangup`: started with SIGHUP ignored, as nohup starts a command.
+  CliProcess(const std::vector<std::string>& args, const std::vector<std::string>& env, const std::string& err_path,
+             bool ignore_hangup = false)
       : err_path_(err_path) {
     std::vector<std::string> arg_strings{GRAPHTIER_CLI};
     arg_strings.insert(arg_strings.end(), args.begin(), args.end());
@@ -62,11 +64,19 @@ class CliProcess {
     sigset_t defaults, none;
     sigemptyset(&defaults);
     for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&defaults, s);
+    // An ignored disposition is inherited through exec: ignored here around the spawn.
+    struct sigaction ignore {}, previous {};
+    ignore.sa_handler = SIG_IGN;
+    if (ignore_hangup) {
+      sigdelset(&defaults, SIGHUP);
+      ::sigaction(SIGHUP, &ignore, &previous);
+    }
     sigemptyset(&none);
     posix_spawnattr_setsigdefault(&attr, &defaults);
     posix_spawnattr_setsigmask(&attr, &none);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     const int rc = ::posix_spawn(&pid_, argv[0], &actions, &attr, argv.data(), envp.data());
+    if (ignore_hangup) ::sigaction(SIGHUP, &previous, nullptr);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
     if (rc != 0) pid_ = -1;
@@ -226,6 +236,24 @@ TEST_F(SignalTest, TerminatedAfterTheSwapKeepsTheNewDataset) {
   EXPECT_EQ(o.err.find("nothing was written"), std::string::npos) << o.err;
   EXPECT_EQ(graph::Dataset::open(out).num_nodes(), 3000);
   EXPECT_NO_THROW(graph::Dataset::open(out).verify_checksums());
+  EXPECT_EQ(temporaries(tmp_.path()), std::vector<std::string>{});
+}
+
+TEST_F(SignalTest, AnIgnoredHangupStaysIgnored) {
+  // Started under nohup: SIGHUP changes nothing, SIGTERM still cleans up.
+  const std::string out = tmp_ / "fresh";
+  const std::string marker = work_ + "/parked";
+  CliProcess p(generate_args(out, "20000", "200000"),
+               {"GRAPHTIER_TEST_PARK_AT=generate.nodes_written", "GRAPHTIER_TEST_PARK_MARKER=" + marker}, work_ + "/err",
+               /*ignore_hangup=*/true);
+  ASSERT_TRUE(wait_for_file(marker, p)) << test::read_file(work_ + "/err");
+  p.send(SIGHUP);
+  std::this_thread::sleep_for(500ms);
+  siginfo_t info{};
+  ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(p.pid()), &info, WEXITED | WNOHANG | WNOWAIT), 0);
+  EXPECT_EQ(info.si_pid, 0) << "an ignored SIGHUP ended the command";
+  p.send(SIGTERM);
+  expect_clean_exit(p.wait(60s), SIGTERM, out);
   EXPECT_EQ(temporaries(tmp_.path()), std::vector<std::string>{});
 }
 
