@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "graphtier/core/error.hpp"
+#include "graphtier/core/interrupt.hpp"
 #include "graphtier/core/log.hpp"
 #include "graphtier/core/test_hook.hpp"
 #include "graphtier/graph/dataset.hpp"
@@ -79,7 +80,12 @@ DatasetWriter::DatasetWriter(std::string dir, bool overwrite) : dir_(std::move(d
   remove_stale_temporaries(parent, base_of(dir_));
   static std::atomic<int> counter{0};
   temp_dir_ = detail::concat(parent, "/.", base_of(dir_), ".tmp-", ::getpid(), "-", counter++);
+  // Registered before it exists, so that an interrupt never finds it unregistered (docs/architecture.md, Errors).
+  register_temporary(temp_dir_, dir_);
   if (::mkdir(temp_dir_.c_str(), 0755) != 0) {
+    const int err = errno;
+    unregister_temporary(temp_dir_);
+    errno = err;
     GRAPHTIER_THROW_ERRNO(temp_dir_, ": cannot create temporary directory: ", std::strerror(errno));
   }
 }
@@ -89,6 +95,7 @@ DatasetWriter::~DatasetWriter() {
     arrays_.clear();  // close descriptors before removing the files
     remove_tree(temp_dir_);
   }
+  unregister_temporary(temp_dir_);
 }
 
 OutputFile& DatasetWriter::open_array(const std::string& array) {
@@ -132,17 +139,28 @@ void DatasetWriter::commit(Manifest manifest) {
   fsync_directory(temp_dir_);
   park_point("dataset_writer.staged");  // test hook: complete, validated, not yet in place
 
+  // The rename happens with the interrupt registry held, so a cleanup runs wholly before it (and
+  // removes the new dataset, leaving the old one) or wholly after it (and finds the temporary
+  // gone, or holding the previous dataset, which it removes).
   if (exists(dir_)) {
-    if (::renameat2(AT_FDCWD, temp_dir_.c_str(), AT_FDCWD, dir_.c_str(), RENAME_EXCHANGE) != 0) {
-      GRAPHTIER_THROW_ERRNO("cannot replace ", dir_, " with ", temp_dir_, ": ", std::strerror(errno));
+    {
+      const auto held = lock_interrupt_registry();
+      if (::renameat2(AT_FDCWD, temp_dir_.c_str(), AT_FDCWD, dir_.c_str(), RENAME_EXCHANGE) != 0) {
+        GRAPHTIER_THROW_ERRNO("cannot replace ", dir_, " with ", temp_dir_, ": ", std::strerror(errno));
+      }
+      committed_ = true;
+      register_temporary(temp_dir_, "", held);  // now the previous dataset: no output is lost with it
     }
-    committed_ = true;
-    remove_tree(temp_dir_);  // now holds the previous dataset
+    park_point("dataset_writer.swapped");  // test hook: the new dataset in place, the old one not yet removed
+    remove_tree(temp_dir_);
+    unregister_temporary(temp_dir_);
   } else {
+    const auto held = lock_interrupt_registry();
     if (::rename(temp_dir_.c_str(), dir_.c_str()) != 0) {
       GRAPHTIER_THROW_ERRNO("cannot rename ", temp_dir_, " to ", dir_, ": ", std::strerror(errno));
     }
     committed_ = true;
+    unregister_temporary(temp_dir_, held);
   }
   fsync_directory(parent_of(dir_));
 }

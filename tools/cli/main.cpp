@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "graphtier/core/log.hpp"
+#include "interrupt_handler.hpp"
 
 int main(int argc, char** argv) {
   using namespace graphtier;
@@ -37,22 +38,39 @@ int main(int argc, char** argv) {
   cli::register_bench(app, global);
   cli::register_train(app, global);
 
+  // Before the command starts any thread (docs/architecture.md, Errors: exit status 128 + signal).
+  std::string command = "graphtier";
+  for (int i = 1; i < argc && command == "graphtier"; ++i) {
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (sub->get_name() == argv[i]) command = sub->get_name();
+    }
+  }
+  cli::start_interrupt_handler(command);
+
+  // An error reported after a SIGTERM may be the cleanup's doing: the interrupt's line and exit
+  // status stand instead (wait_if_interrupted).
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    cli::wait_if_interrupted();
     return app.exit(e) == 0 ? 0 : 2;
   } catch (const std::invalid_argument& e) {
+    cli::wait_if_interrupted();
     std::cerr << "graphtier: error: " << e.what() << '\n';
     return 2;
   } catch (const std::out_of_range& e) {
+    cli::wait_if_interrupted();
     std::cerr << "graphtier: error: " << e.what() << '\n';
     return 2;
   } catch (const std::system_error& e) {
+    cli::wait_if_interrupted();
     std::cerr << "graphtier: error: " << e.what() << '\n';
     return 1;
   } catch (const std::exception& e) {
+    cli::wait_if_interrupted();
     std::cerr << "graphtier: error: " << e.what() << '\n';
     return 1;
   }
+  cli::wait_if_interrupted();
   return 0;
 }

@@ -2,8 +2,9 @@
 #include "planetoid.hpp"
 
 #include <fcntl.h>
-#include <spawn.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,10 +15,9 @@
 #include <sstream>
 
 #include "graphtier/core/error.hpp"
+#include "graphtier/core/interrupt.hpp"
 #include "graphtier/core/log.hpp"
 #include "graphtier/graph/dataset.hpp"
-
-extern char** environ;
 
 namespace graphtier::cli {
 namespace {
@@ -30,14 +30,21 @@ constexpr int kMissingModulesStatus = 3;
 constexpr const char* kModule = "graphtier.convert.planetoid";
 constexpr const char* kScriptInPackage = "graphtier/convert/planetoid.py";
 
-/// A fresh directory from a mkdtemp template, removed with its contents on destruction.
+/// A fresh directory from a mkdtemp template for the dataset `target`, removed with its contents on
+/// destruction or by an interrupt's cleanup (core/interrupt.hpp).
 class ScratchDirectory {
  public:
-  explicit ScratchDirectory(std::string templ) {
+  ScratchDirectory(std::string templ, const std::string& target) {
+    // Created and registered as one step for a cleanup, which never sees it unregistered.
+    const auto held = lock_interrupt_registry();
     if (::mkdtemp(templ.data()) == nullptr) GRAPHTIER_THROW_ERRNO(templ, ": cannot create a scratch directory: ", std::strerror(errno));
     path_ = templ;
+    register_temporary(path_, target, held);
   }
-  ~ScratchDirectory() { graph::remove_tree(path_); }
+  ~ScratchDirectory() {
+    graph::remove_tree(path_);
+    unregister_temporary(path_);
+  }
   ScratchDirectory(const ScratchDirectory&) = delete;
   ScratchDirectory& operator=(const ScratchDirectory&) = delete;
   const std::string& path() const noexcept { return path_; }
@@ -66,28 +73,86 @@ std::string read_text(const std::string& path) {
   return out.str();
 }
 
+/// Where execvp would find `program`: itself when it names a path, else the first executable on
+/// PATH (or /bin:/usr/bin when PATH is unset); empty when there is none.
+std::string find_on_path(const std::string& program) {
+  if (program.find('/') != std::string::npos) return program;
+  const char* env = std::getenv("PATH");
+  std::istringstream dirs(env != nullptr ? env : "/bin:/usr/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return {};
+}
+
 /// Runs argv[0] (looked up on PATH) with stdout and stderr going to `log_path` (or discarded when
-/// empty); returns the exit status, or 128 + signal.
+/// empty); returns the exit status, or 128 + signal. The child is registered with the interrupt
+/// registry (core/interrupt.hpp), so an interrupted `graphtier` ends it, and it is killed by the
+/// kernel when this thread ends for any reason (PR_SET_PDEATHSIG), SIGKILL included; callers run
+/// it on the main thread, which lives as long as the process.
 int run_process(const std::vector<std::string>& args, const std::string& log_path) {
+  const std::string program = find_on_path(args[0]);
+  if (program.empty()) {
+    throw Unsupported(concat("cannot run '", args[0], "': not found on PATH (Planetoid conversion needs python3 with numpy and scipy)"));
+  }
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   const char* log = log_path.empty() ? "/dev/null" : log_path.c_str();
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  int exec_errors[2];  // the child reports a failed exec here; closed on a successful one
+  if (::pipe2(exec_errors, O_CLOEXEC) != 0) GRAPHTIER_THROW_ERRNO("cannot run '", args[0], "': pipe: ", std::strerror(errno));
+  const pid_t parent = ::getpid();
   pid_t pid = 0;
-  const int err = ::posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (err != 0) {
-    if (err == ENOENT) throw Unsupported(concat("cannot run '", args[0], "': not found on PATH (Planetoid conversion needs python3 with numpy and scipy)"));
-    throw IoError(err, concat("cannot run '", args[0], "': ", std::strerror(err)));
+  {
+    // Created and registered as one step for a cleanup, which never misses a running child.
+    const auto held = lock_interrupt_registry();
+    pid = ::fork();
+    if (pid == 0) {
+      // Only async-signal-safe calls from here to exec: the parent has other threads.
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(127);  // the parent died before the line above
+      sigset_t none;
+      sigemptyset(&none);
+      ::sigprocmask(SIG_SETMASK, &none, nullptr);  // the CLI blocks the signals it waits for
+      const int in = ::open("/dev/null", O_RDONLY);
+      const int out = ::open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (in < 0 || out < 0 || ::dup2(in, STDIN_FILENO) < 0 || ::dup2(out, STDOUT_FILENO) < 0 ||
+          ::dup2(out, STDERR_FILENO) < 0) {
+        const int err = errno;
+        (void)!::write(exec_errors[1], &err, sizeof err);
+        ::_exit(127);
+      }
+      ::execv(program.c_str(), argv.data());
+      const int err = errno;
+      (void)!::write(exec_errors[1], &err, sizeof err);
+      ::_exit(127);
+    }
+    if (pid > 0) register_child(pid, held);
   }
+  const int fork_errno = errno;
+  ::close(exec_errors[1]);
+  if (pid < 0) {
+    ::close(exec_errors[0]);
+    throw IoError(fork_errno, concat("cannot run '", args[0], "': fork: ", std::strerror(fork_errno)));
+  }
+  int err = 0;
+  ssize_t got = 0;
+  while ((got = ::read(exec_errors[0], &err, sizeof err)) < 0 && errno == EINTR) {
+  }
+  ::close(exec_errors[0]);
+  // Waited for without reaping, and forgotten before it is reaped (core/interrupt.hpp).
+  siginfo_t info{};
+  while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+  }
+  unregister_child(pid);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) GRAPHTIER_THROW_ERRNO("waitpid for ", args[0], " failed: ", std::strerror(errno));
+  }
+  if (got == static_cast<ssize_t>(sizeof err)) {
+    if (err == ENOENT) throw Unsupported(concat("cannot run '", args[0], "': not found on PATH (Planetoid conversion needs python3 with numpy and scipy)"));
+    throw IoError(err, concat("cannot run '", args[0], "': ", std::strerror(err)));
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
@@ -154,7 +219,7 @@ graph::ConvertReport convert_planetoid(const PlanetoidInput& input, const std::s
   }
   const PlanetoidScript script = find_planetoid_script(input.python);
 
-  const ScratchDirectory scratch(scratch_template(out));
+  const ScratchDirectory scratch(scratch_template(out), out);
   const std::string log_path = scratch.path() + "/extract.log";
   const std::string arrays = scratch.path() + "/arrays";
   log_info("extracting Planetoid '", input.name, "' from ", input.root, " with ", script.shown);

@@ -32,9 +32,10 @@ struct PlanetoidScript {
 /// when `python` can import the graphtier package. Throws Unsupported naming every place tried.
 PlanetoidScript find_planetoid_script(const std::string& python);
 
-/// Extracts `input` with the script into a scratch directory beside `out` (removed on success and
-/// on failure; a killed run's leftover is removed by the next writer of `out`, as the dataset
-/// writer's own temporaries are) and converts the arrays. Throws InvalidArgument before running
+/// Extracts `input` with the script into a scratch directory beside `out` (removed on success, on
+/// failure and on an interrupt, docs/architecture.md Errors; a killed run's leftover is removed by
+/// the next writer of `out`, as the dataset writer's own temporaries are) and converts the arrays.
+/// The script's process never outlives this one. Throws InvalidArgument before running
 /// anything when `out` exists without options.overwrite, Unsupported when python3, numpy or
 /// scipy is missing, FormatError when the script rejects the input.
 graph::ConvertReport convert_planetoid(const PlanetoidInput& input, const std::string& out,

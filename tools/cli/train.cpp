@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "interrupt_handler.hpp"
 
 namespace graphtier::cli {
 namespace {
@@ -37,6 +38,7 @@ sys.exit(train.main(sys.argv[1:], prog="graphtier train"))
   std::vector<char*> argv;
   for (std::string& s : argv_strings) argv.push_back(s.data());
   argv.push_back(nullptr);
+  unblock_interrupt_signals();  // the training job takes Ctrl-C and SIGTERM itself
   execvp(python.c_str(), argv.data());
   throw std::system_error(errno, std::generic_category(),
                           "cannot run the Python interpreter '" + python + "' (set GRAPHTIER_PYTHON)");
