@@ -211,10 +211,16 @@ def load_checkpoint(path: str, ds) -> dict:
         raise ValueError(f"{path}: not a checkpoint of python -m graphtier.train (expected the keys "
                          f"{', '.join(_CHECKPOINT_KEYS)})")
     saved, here = state.get("dataset"), dataset_identity(ds)
-    if saved is not None and saved != here:
-        field = next(k for k in here if saved.get(k) != here[k])
-        raise ValueError(f"{path}: written for another dataset ({field} {saved.get(field)!r} there, "
-                         f"{here[field]!r} in {ds.path})")
+    if saved is not None and not isinstance(saved, dict):
+        raise ValueError(f"{path}: its dataset record is a {type(saved).__name__}, not a dict (not a checkpoint of "
+                         "python -m graphtier.train?)")
+    for field in here if saved is not None else ():
+        there = saved.get(field)
+        # Compared by type first: a value of another type (a tensor, a float count) is another record,
+        # never an elementwise comparison. Fields this version does not check are ignored.
+        if type(there) is not type(here[field]) or there != here[field]:
+            raise ValueError(f"{path}: written for another dataset ({field} {there!r} there, "
+                             f"{here[field]!r} in {ds.path})")
     return state
 
 
