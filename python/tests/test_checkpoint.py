@@ -2,7 +2,10 @@
 malformed with ValueError naming the file, as it does a damaged file (fuzz/checkpoint_fuzz.py
 found these)."""
 
+import io
+import pickle
 import types
+import zipfile
 
 import pytest
 import torch
@@ -42,3 +45,41 @@ def test_malformed_or_foreign_dataset_record_is_a_value_error(tmp_path, dataset,
         train.load_checkpoint(path, DS)
     for word in [path, *words]:
         assert word in str(e.value), (word, str(e.value))
+
+
+class _Storage:
+    """Stands for a tensor storage in a hand-written checkpoint pickle."""
+
+
+def _checkpoint_with_storage(path, numel: int, data: bytes) -> str:
+    """A checkpoint in torch's zip layout whose pickle names one float32 storage of `numel` elements
+    while the archive holds `data` for it."""
+    class Pickler(pickle.Pickler):
+        def persistent_id(self, obj):
+            return ("storage", torch.FloatStorage, "0", "cpu", numel) if isinstance(obj, _Storage) else None
+
+    state = {k: {} for k in train._CHECKPOINT_KEYS}
+    state["model"] = {"w": _Storage()}
+    pk = io.BytesIO()
+    Pickler(pk, protocol=2).dump(state)
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("archive/data.pkl", pk.getvalue())
+        z.writestr("archive/data/0", data)
+        z.writestr("archive/version", "3\n")
+    return str(path)
+
+
+def test_storage_larger_than_the_file_is_a_value_error(tmp_path):
+    fits = _checkpoint_with_storage(tmp_path / "fits.pt", 3, b"\0" * 12)
+    assert len(train.load_checkpoint(fits, DS)["model"]["w"]) == 3
+    # torch itself would allocate 1 GiB here and load the 12 bytes into it.
+    huge = _checkpoint_with_storage(tmp_path / "huge.pt", 2**28, b"\0" * 12)
+    with pytest.raises(ValueError, match="tensor storage .0. of 1073741824 bytes, the archive holds 12"):
+        train.load_checkpoint(huge, DS)
+
+
+def test_legacy_or_other_format_is_a_value_error(tmp_path):
+    path = tmp_path / "legacy.pt"
+    torch.save({k: {} for k in train._CHECKPOINT_KEYS}, path, _use_new_zipfile_serialization=False)
+    with pytest.raises(ValueError, match="not a readable checkpoint"):
+        train.load_checkpoint(str(path), DS)
