@@ -175,7 +175,7 @@ Manifest Manifest::from_json(const std::string& text, const std::string& path) {
   Json j;
   try {
     j = Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number beyond a double
     throw FormatError(path, detail::concat("not valid JSON (", e.what(), ")"));
   }
   if (!j.is_object() || !j.contains("format") || j["format"] != "graphtier-dataset") {

@@ -319,6 +319,17 @@ TEST(FeatureLayout, AlignedRowsNeverStraddleABlock) {
   EXPECT_THROW(FeatureLayout::make(10, DType::kInt64, 0), InvalidArgument);
 }
 
+/// A number beyond a double is the JSON library's out_of_range exception, not its parse_error: it
+/// is still "not valid JSON", a FormatError naming the file.
+TEST(Manifest, ANumberBeyondADoubleIsAFormatError) {
+  try {
+    Manifest::from_json(R"({"format": "graphtier-dataset", "num_nodes": 1E400})", "m.json");
+    ADD_FAILURE() << "accepted";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("m.json: not valid JSON"), std::string::npos) << e.what();
+  }
+}
+
 /// A manifest whose feature row or feature table does not fit in 64 bits is refused by name, not
 /// computed with a signed overflow (row bytes) or a size that wraps to one the file might have.
 TEST(Manifest, FeatureSizesBeyond64BitsAreAFormatError) {
