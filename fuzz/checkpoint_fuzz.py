@@ -80,8 +80,10 @@ class ContractBroken(AssertionError):
     pass
 
 
-def make_test(train, scratch):
-    path = os.path.join(scratch, "checkpoint.pt")
+def make_test(train):
+    # One file per process, removed after each input: atheris ends the process without returning.
+    base = os.environ.get("GRAPHTIER_FUZZ_SCRATCH") or ("/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir())
+    path = os.path.join(base, f"graphtier-fuzz-checkpoint-{os.getpid()}.pt")
     identity = train.dataset_identity(DATASET)
 
     def test_one(data: bytes):
@@ -93,6 +95,8 @@ def make_test(train, scratch):
             if path not in str(e):
                 raise ContractBroken(f"ValueError does not name the file: {e}")
             return
+        finally:
+            os.unlink(path)
         if not isinstance(state, dict) or any(k not in state for k in train._CHECKPOINT_KEYS):
             raise ContractBroken("load_checkpoint returned something that is not a checkpoint")
         saved = state.get("dataset")
@@ -170,20 +174,14 @@ def main():
     if argv[:1] == ["--make-corpus"]:
         make_corpus(argv[1])
         return
-    scratch = tempfile.mkdtemp(prefix="graphtier-fuzz-checkpoint-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
-    try:
-        if argv[:1] == ["--mutate"]:
-            test_one = make_test(import_train(), scratch)
-            mutation_loop(test_one, argv[1], argv[2:])
-            return
-        import atheris
-        with atheris.instrument_imports(include=["graphtier"]):
-            train = import_train()
-        atheris.Setup([sys.argv[0]] + argv, make_test(train, scratch))
-        atheris.Fuzz()
-    finally:
-        import shutil
-        shutil.rmtree(scratch, ignore_errors=True)
+    if argv[:1] == ["--mutate"]:
+        mutation_loop(make_test(import_train()), argv[1], argv[2:])
+        return
+    import atheris
+    with atheris.instrument_imports(include=["graphtier"]):
+        train = import_train()
+    atheris.Setup([sys.argv[0]] + argv, make_test(train))
+    atheris.Fuzz()
 
 
 if __name__ == "__main__":
