@@ -3,12 +3,13 @@
 # environment .venv (Debian's python3 with its PyTorch 1.13, plus nanobind and scikit-build-core
 # from PyPI) that `pip install .` builds the package into. Idempotent: does nothing when everything
 # is present. (libopenblas0-pthread: Debian's torch otherwise runs its matrix products on the
-# reference BLAS, 8x slower.)
+# reference BLAS, 8x slower.) clang builds the fuzz targets (the fuzz preset); `setup.sh --fuzz`
+# also installs atheris, the fuzzer of the Python target, into .venv (scripts/fuzz.sh asks for it).
 set -euo pipefail
 
 debs=(cmake ninja-build g++ libgtest-dev libcli11-dev nlohmann-json3-dev
       libxxhash-dev zlib1g-dev liburing-dev python3 python3-pip
-      python3-venv python3-torch python3-pytest libopenblas0-pthread)
+      python3-venv python3-torch python3-pytest libopenblas0-pthread clang)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -33,4 +34,9 @@ fi
 if ! .venv/bin/python -c "import nanobind, scikit_build_core" 2>/dev/null; then
   echo "setup: installing nanobind and scikit-build-core into .venv" >&2
   .venv/bin/python -m pip install -q nanobind scikit-build-core
+fi
+if [ "${1:-}" = "--fuzz" ] && ! .venv/bin/python -c "import atheris" 2>/dev/null; then
+  echo "setup: installing atheris into .venv" >&2
+  .venv/bin/python -m pip install -q atheris ||
+    echo "setup: atheris could not be installed; scripts/fuzz.sh fuzzes the checkpoint reader with its own mutation loop" >&2
 fi

@@ -11,10 +11,13 @@ an uninterrupted one give the same loss curve.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
+import pickle
 import sys
 import time
+import zipfile
 from typing import List, Optional
 
 import torch
@@ -228,11 +231,85 @@ _CHECKPOINT_KEYS = ("model", "optimizer", "position", "history", "best", "partia
 _WEIGHTS_ONLY = {"weights_only": True} if int(torch.__version__.split(".")[0]) >= 2 else {}
 
 
+# Bytes per element of the storage types torch.save names (torch/storage.py); any other counts 1.
+_STORAGE_ELEMENT_BYTES = {"DoubleStorage": 8, "FloatStorage": 4, "HalfStorage": 2, "BFloat16Storage": 2,
+                          "LongStorage": 8, "IntStorage": 4, "ShortStorage": 2, "ComplexDoubleStorage": 16,
+                          "ComplexFloatStorage": 8, "QInt32Storage": 4}
+
+
+class _StorageSizes(pickle._Unpickler):
+    """A dry run over a checkpoint's pickle that executes nothing: every global is a stand-in, and
+    each tensor storage it names is recorded as (key, bytes). The pure-Python unpickler reads what a
+    length field claims only as far as the data goes."""
+
+    class _StandIn:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __call__(self, *args, **kwargs):
+            return type(self)()
+
+        def __setstate__(self, state):
+            pass
+
+        def __setitem__(self, key, value):  # an OrderedDict's items
+            pass
+
+        def append(self, value):
+            pass
+
+        def extend(self, values):
+            pass
+
+    def __init__(self, data: bytes):
+        super().__init__(io.BytesIO(data), encoding="utf-8")
+        self.storages = []
+
+    def find_class(self, module, name):
+        stand_in = type("StandIn", (self._StandIn,), {"storage_name": name})
+        return stand_in()
+
+    def persistent_load(self, pid):
+        # torch's storage ids: ("storage", storage type, key, location, numel[, view metadata])
+        if isinstance(pid, tuple) and len(pid) >= 5 and pid[0] == "storage":
+            size = _STORAGE_ELEMENT_BYTES.get(getattr(pid[1], "storage_name", None), 1)
+            if not isinstance(pid[4], int) or pid[4] < 0:
+                raise pickle.UnpicklingError(f"a tensor storage of {pid[4]!r} elements")
+            self.storages.append((str(pid[2]), pid[4] * size))
+        return self._StandIn()
+
+
+def _check_storage_sizes(f) -> None:
+    """Refuses a checkpoint (torch's zip layout) whose pickle names a tensor storage larger than the
+    bytes the archive holds for it: torch would allocate what the pickle claims, up to any size, and
+    load the file into it with garbage after the real bytes."""
+    with zipfile.ZipFile(f) as z:
+        sizes = {i.filename: i.file_size for i in z.infolist()}
+        pickles = [n for n in sizes if n.endswith("/data.pkl") or n == "data.pkl"]
+        if len(pickles) != 1:
+            raise ValueError("no data.pkl in the archive")
+        prefix = pickles[0][: -len("data.pkl")]
+        if sizes[pickles[0]] > os.fstat(f.fileno()).st_size:  # stored, never compressed, by torch.save
+            raise ValueError("data.pkl is larger than the file")
+        dry_run = _StorageSizes(z.read(pickles[0]))
+        dry_run.load()
+    for key, nbytes in dry_run.storages:
+        held = sizes.get(f"{prefix}data/{key}")
+        if held is None or nbytes > held:
+            raise ValueError(f"tensor storage {key!r} of {nbytes} bytes, the archive holds {held or 0} for it")
+
+
 def load_checkpoint(path: str, ds) -> dict:
-    """The state saved by run(), checked: a file torch cannot read (truncated, not a checkpoint) or
-    one written for another dataset is a ValueError naming the file."""
+    """The state saved by run(), checked: a file torch cannot read (truncated, not a checkpoint, a
+    tensor larger than the file) or one written for another dataset is a ValueError naming the file."""
     with open(path, "rb") as f:  # an OSError opening it names the file; past that, the contents are at fault
         try:
+            # run() writes torch's zip format; the legacy format would read its pickle from the file
+            # itself, where a claimed length is allocated before it is read.
+            if f.read(4) != b"PK\x03\x04":
+                raise ValueError("not a zip archive, as torch.save writes")
+            _check_storage_sizes(f)
+            f.seek(0)
             state = torch.load(f, **_WEIGHTS_ONLY)
         except Exception as e:  # a damaged file fails in any layer (zip, pickle, storage: EINVAL without a name)
             raise ValueError(f"{path}: not a readable checkpoint (truncated or damaged?): {_one_line(e)}") from None
@@ -240,10 +317,16 @@ def load_checkpoint(path: str, ds) -> dict:
         raise ValueError(f"{path}: not a checkpoint of python -m graphtier.train (expected the keys "
                          f"{', '.join(_CHECKPOINT_KEYS)})")
     saved, here = state.get("dataset"), dataset_identity(ds)
-    if saved is not None and saved != here:
-        field = next(k for k in here if saved.get(k) != here[k])
-        raise ValueError(f"{path}: written for another dataset ({field} {saved.get(field)!r} there, "
-                         f"{here[field]!r} in {ds.path})")
+    if saved is not None and not isinstance(saved, dict):
+        raise ValueError(f"{path}: its dataset record is a {type(saved).__name__}, not a dict (not a checkpoint of "
+                         "python -m graphtier.train?)")
+    for field in here if saved is not None else ():
+        there = saved.get(field)
+        # Compared by type first: a value of another type (a tensor, a float count) is another record,
+        # never an elementwise comparison. Fields this version does not check are ignored.
+        if type(there) is not type(here[field]) or there != here[field]:
+            raise ValueError(f"{path}: written for another dataset ({field} {there!r} there, "
+                             f"{here[field]!r} in {ds.path})")
     return state
 
 

@@ -50,6 +50,10 @@ FeatureLayout FeatureLayout::make(int64_t dim, DType dtype, int64_t alignment) {
                     InvalidArgument, "feature dtype must be float32, float16 or bfloat16, got ", dtype_name(dtype));
   GRAPHTIER_EXPECTS(alignment == 0 || alignment == 512 || alignment == 4096, InvalidArgument,
                     "feature row alignment must be 0, 512 or 4096 bytes, got ", alignment);
+  // Byte counts are int64_t: a row rounded up to its alignment must fit.
+  GRAPHTIER_EXPECTS(dim <= (std::numeric_limits<int64_t>::max() - 4096) / dtype_size(dtype), InvalidArgument,
+                    "feature dim ", dim, " is too large: a row of ", dtype_name(dtype),
+                    " values does not fit in 64-bit byte counts");
   FeatureLayout layout;
   layout.dim = dim;
   layout.dtype = dtype;
@@ -192,7 +196,7 @@ Manifest Manifest::from_json(const std::string& text, const std::string& path) {
   Json j;
   try {
     j = Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number beyond a double
     throw FormatError(path, detail::concat("not valid JSON (", e.what(), ")"));
   }
   if (!j.is_object() || !j.contains("format") || j["format"] != "graphtier-dataset") {
@@ -234,6 +238,10 @@ Manifest Manifest::from_json(const std::string& text, const std::string& path) {
       throw FormatError(path, detail::concat("features.row_stride ", stride, " does not match dim/dtype/alignment (expected ",
                                              m.features.row_stride, ")"));
     }
+  }
+  if (m.features.row_stride > 0 && m.num_nodes > std::numeric_limits<int64_t>::max() / m.features.row_stride) {
+    throw FormatError(path, detail::concat("features: ", m.num_nodes, " rows of ", m.features.row_stride,
+                                           " bytes do not fit in 64 bits"));
   }
   m.num_classes = top.integer("num_classes", 0);
   if (m.num_classes < 0) throw FormatError(path, "negative num_classes");

@@ -343,5 +343,41 @@ TEST(FeatureLayout, AlignedRowsNeverStraddleABlock) {
   EXPECT_THROW(FeatureLayout::make(10, DType::kInt64, 0), InvalidArgument);
 }
 
+/// A number beyond a double is the JSON library's out_of_range exception, not its parse_error: it
+/// is still "not valid JSON", a FormatError naming the file.
+TEST(Manifest, ANumberBeyondADoubleIsAFormatError) {
+  try {
+    Manifest::from_json(R"({"format": "graphtier-dataset", "num_nodes": 1E400})", "m.json");
+    ADD_FAILURE() << "accepted";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("m.json: not valid JSON"), std::string::npos) << e.what();
+  }
+}
+
+/// A manifest whose feature row or feature table does not fit in 64 bits is refused by name, not
+/// computed with a signed overflow (row bytes) or a size that wraps to one the file might have.
+TEST(Manifest, FeatureSizesBeyond64BitsAreAFormatError) {
+  const auto manifest = [](int64_t num_nodes, int64_t dim, int64_t row_stride) {
+    return nlohmann::json{{"format", "graphtier-dataset"}, {"version", 1}, {"num_nodes", num_nodes},
+                          {"num_edges", 0}, {"indices_dtype", "int64"},
+                          {"features", {{"dim", dim}, {"dtype", "float32"}, {"alignment", 0}, {"row_stride", row_stride}}},
+                          {"files", nlohmann::json::object()}}
+        .dump();
+  };
+  EXPECT_EQ(Manifest::from_json(manifest(10, 3, 12), "m.json").features.row_stride, 12);
+  const auto expect_refused = [](const std::string& text, const std::string& words) {
+    try {
+      Manifest::from_json(text, "m.json");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const FormatError& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  expect_refused(manifest(10, int64_t{1} << 62, 0), "feature dim 4611686018427387904 is too large");
+  // 2^33 rows of 2^33 bytes: 2^66 bytes, which wraps to 0 in 64 bits.
+  expect_refused(manifest(int64_t{1} << 33, int64_t{1} << 31, int64_t{1} << 33),
+                 "8589934592 rows of 8589934592 bytes do not fit in 64 bits");
+}
+
 }  // namespace
 }  // namespace graphtier::graph

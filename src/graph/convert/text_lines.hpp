@@ -23,6 +23,18 @@ namespace graphtier::graph::detail {
 /// with no line breaks) is refused with its line number before more of it is held in memory.
 inline constexpr std::size_t kMaxLineBytes = std::size_t{1} << 20;
 
+/// Text is read in blocks of kTextBlockBytes, and a block is parsed in parts of at least
+/// kMinPartBytes. Fuzzing builds (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION, the fuzz preset) use
+/// tiny ones, so that the fuzzer's inputs of a few KiB cross block and part boundaries, and an
+/// input costs no 16 MiB buffers.
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+inline constexpr std::size_t kTextBlockBytes = 256;
+inline constexpr std::size_t kMinPartBytes = 16;
+#else
+inline constexpr std::size_t kTextBlockBytes = std::size_t{16} << 20;
+inline constexpr std::size_t kMinPartBytes = std::size_t{64} << 10;
+#endif
+
 struct TextBlock {
   std::string_view text;        // whole lines; only the input's last line may lack its '\n'
   int64_t first_line = 1;       // 1-based number of the first line
@@ -31,7 +43,7 @@ struct TextBlock {
 
 class LineBlockReader {
  public:
-  explicit LineBlockReader(const ByteSource& source, std::size_t block_bytes = std::size_t{16} << 20);
+  explicit LineBlockReader(const ByteSource& source, std::size_t block_bytes = kTextBlockBytes);
   ~LineBlockReader();
   LineBlockReader(const LineBlockReader&) = delete;
   LineBlockReader& operator=(const LineBlockReader&) = delete;
@@ -61,7 +73,7 @@ class LineBlockReader {
 
 /// Splits `text` (whole lines) into at most `parts` pieces of about equal size that start at
 /// line starts; pieces of less than `min_bytes` are merged.
-std::vector<std::string_view> split_at_lines(std::string_view text, int parts, std::size_t min_bytes = 64 << 10);
+std::vector<std::string_view> split_at_lines(std::string_view text, int parts, std::size_t min_bytes = kMinPartBytes);
 
 /// 1-based line number, in the input, of byte `offset` of `block.text`.
 int64_t line_number(const TextBlock& block, std::size_t offset);

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Checkpoint metadata (python/graphtier/train.py load_checkpoint, and its check that the
+checkpoint belongs to the dataset): torch.save'd checkpoints with mutated bytes either load, as a
+dict holding every checkpoint key and written for this dataset (or for none), or are refused with
+ValueError, the documented error. Any other exception fails the run.
+
+    checkpoint_fuzz.py CORPUS_DIR [libFuzzer flags]   # atheris (pip install atheris)
+    checkpoint_fuzz.py --mutate CORPUS_DIR -runs=N [-seed=S] [-max_total_time=T] [-artifact_prefix=P]
+                                                      # seeded mutation loop, same contract
+    checkpoint_fuzz.py --make-corpus DIR             # the seed checkpoints (fuzz/corpus/checkpoint)
+
+Without the built extension (graphtier._core), the package's pure-Python modules are loaded
+without it: load_checkpoint uses only the dataset's identity (name and counts) and path, which a
+stand-in provides."""
+
+import io
+import os
+import random
+import sys
+import tempfile
+import time
+import types
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def import_train():
+    try:
+        from graphtier import train  # noqa: F401  (an installed package with its extension)
+    except ImportError:
+        for name in [m for m in sys.modules if m == "graphtier" or m.startswith("graphtier.")]:
+            del sys.modules[name]
+        pkg = types.ModuleType("graphtier")
+        pkg.__path__ = [os.path.join(ROOT, "python", "graphtier")]
+        sys.modules["graphtier"] = pkg
+        sys.modules["graphtier._core"] = pkg._core = types.ModuleType("graphtier._core")
+        from graphtier import train  # noqa: F811
+    return train
+
+
+DATASET = types.SimpleNamespace(name="cora", num_nodes=2708, num_edges=10556, feature_dim=1433, num_classes=7,
+                                path="/datasets/cora")
+
+
+def make_corpus(out):
+    import torch
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 3)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    model(torch.ones(2, 4)).sum().backward()
+    optimizer.step()
+    identity = {"name": DATASET.name, "num_nodes": DATASET.num_nodes, "num_edges": DATASET.num_edges,
+                "feature_dim": DATASET.feature_dim, "num_classes": DATASET.num_classes}
+    good = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "position": (1, 3),
+            "history": {"epochs": [{"epoch": 0, "loss": 1.5, "valid_acc": 0.5}], "losses": [1.5]},
+            "best": {"valid_acc": 0.5, "epoch": 0}, "partial": {"loss_sum": 0.25, "correct": 3, "seen": 8},
+            "dataset": identity}
+    variants = {
+        "good": good,
+        "no-dataset": {k: v for k, v in good.items() if k != "dataset"},
+        "other-dataset": dict(good, dataset=dict(identity, num_nodes=3327, name="citeseer")),
+        "dataset-list": dict(good, dataset=[1, 2]),
+        "dataset-missing-field": dict(good, dataset={"name": "cora"}),
+        "missing-keys": {"model": good["model"]},
+        "not-a-dict": [1, 2, 3],
+    }
+    for name, state in variants.items():
+        buf = io.BytesIO()
+        torch.save(state, buf)
+        with open(os.path.join(out, f"seed-{name}.pt"), "wb") as f:
+            f.write(buf.getvalue())
+    with open(os.path.join(out, "seed-truncated.pt"), "wb") as f:
+        buf = io.BytesIO()
+        torch.save(good, buf)
+        f.write(buf.getvalue()[:300])
+
+
+class ContractBroken(AssertionError):
+    pass
+
+
+def make_test(train):
+    # One file per process, removed after each input: atheris ends the process without returning.
+    base = os.environ.get("GRAPHTIER_FUZZ_SCRATCH") or ("/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir())
+    path = os.path.join(base, f"graphtier-fuzz-checkpoint-{os.getpid()}.pt")
+    identity = train.dataset_identity(DATASET)
+
+    def test_one(data: bytes):
+        with open(path, "wb") as f:
+            f.write(data)
+        try:
+            state = train.load_checkpoint(path, DATASET)
+        except ValueError as e:
+            if path not in str(e):
+                raise ContractBroken(f"ValueError does not name the file: {e}")
+            return
+        finally:
+            os.unlink(path)
+        if not isinstance(state, dict) or any(k not in state for k in train._CHECKPOINT_KEYS):
+            raise ContractBroken("load_checkpoint returned something that is not a checkpoint")
+        saved = state.get("dataset")
+        if saved is not None and any(type(saved.get(k)) is not type(v) or saved.get(k) != v for k, v in identity.items()):
+            raise ContractBroken("load_checkpoint accepted a checkpoint of another dataset")
+
+    return test_one
+
+
+def mutate(data: bytes, rng: random.Random, corpus) -> bytes:
+    b = bytearray(data)
+    for _ in range(rng.choice((1, 1, 2, 4, 8))):
+        op = rng.randrange(6)
+        if op == 0 and b:  # flip a bit
+            i = rng.randrange(len(b))
+            b[i] ^= 1 << rng.randrange(8)
+        elif op == 1 and b:  # random byte
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        elif op == 2:  # insert bytes
+            i = rng.randrange(len(b) + 1)
+            b[i:i] = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 9)))
+        elif op == 3 and len(b) > 1:  # delete a range
+            i = rng.randrange(len(b))
+            del b[i:i + rng.randrange(1, 17)]
+        elif op == 4 and b:  # truncate
+            del b[rng.randrange(len(b)):]
+        elif op == 5:  # splice another input
+            other = rng.choice(corpus)
+            i, j = rng.randrange(len(b) + 1), rng.randrange(len(other) + 1)
+            b = b[:i] + other[j:j + rng.randrange(1, 65)] + b[i:]
+        if rng.random() < 0.3 and b:  # interesting integers, as libFuzzer's mutators insert
+            i = rng.randrange(len(b))
+            b[i:i + 1] = rng.choice((b"\xff", b"\x00", b"\x7f", b"\x80", b"\xff\xff\xff\x7f", b"\x00\x00\x00\x80"))
+    return bytes(b)
+
+
+def mutation_loop(test_one, corpus_dir, args):
+    opts = {"runs": -1, "seed": 1, "max_total_time": 0, "artifact_prefix": "./"}
+    for a in args:
+        k, _, v = a.lstrip("-").partition("=")
+        if k in opts:
+            opts[k] = v if k == "artifact_prefix" else int(v)
+    corpus = []
+    for name in sorted(os.listdir(corpus_dir)):
+        with open(os.path.join(corpus_dir, name), "rb") as f:
+            corpus.append(f.read())
+    if not corpus:
+        sys.exit(f"{corpus_dir}: empty corpus")
+    rng = random.Random(opts["seed"])
+    start, execs = time.time(), 0
+    for data in corpus:
+        test_one(data)
+        execs += 1
+    while opts["runs"] < 0 or execs < opts["runs"]:
+        if opts["max_total_time"] and time.time() - start >= opts["max_total_time"]:
+            break
+        data = mutate(rng.choice(corpus), rng, corpus)
+        try:
+            test_one(data)
+        except BaseException as e:  # noqa: B902  (anything but the contract is a crash)
+            crash = opts["artifact_prefix"] + "crash-mutation-" + str(execs)
+            with open(crash, "wb") as f:
+                f.write(data)
+            print(f"==ERROR: {type(e).__name__}: {e}\nTest unit written to {crash}", file=sys.stderr)
+            raise
+        execs += 1
+    seconds = max(time.time() - start, 1e-9)
+    print(f"stat::number_of_executed_units: {execs}", file=sys.stderr)
+    print(f"stat::average_exec_per_sec:     {int(execs / seconds)}", file=sys.stderr)
+    print(f"Done {execs} runs in {int(seconds)} second(s)", file=sys.stderr)
+
+
+def main():
+    argv = sys.argv[1:]
+    if argv[:1] == ["--make-corpus"]:
+        make_corpus(argv[1])
+        return
+    if argv[:1] == ["--mutate"]:
+        mutation_loop(make_test(import_train()), argv[1], argv[2:])
+        return
+    import atheris
+    with atheris.instrument_imports(include=["graphtier"]):
+        train = import_train()
+    atheris.Setup([sys.argv[0]] + argv, make_test(train))
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()

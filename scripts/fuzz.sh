@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Runs every fuzz target (fuzz/README.md) for SECONDS each, one after the other, and prints one
+# table: target, execs, exec/s, coverage (libFuzzer's cov and ft), corpus, crashes. Exit status 1
+# if any target crashed, hung (-timeout=10) or allocated too much (-rss_limit_mb=2048); the input
+# that did it is kept where the message says.
+#
+#   scripts/fuzz.sh [SECONDS] [TARGET...]     # SECONDS per target (default 60); all targets by default
+#   scripts/fuzz.sh --runs N [TARGET...]      # N executions per target instead (the long run)
+#
+# Configures and builds the fuzz preset first (clang, build/fuzz/; nothing to do when it is up to
+# date). Each target runs on a fresh scratch copy of fuzz/corpus/<target>/ under
+# build/fuzz-work/<target>/ (corpus/, crashes/, log; $GRAPHTIER_FUZZ_WORK moves it): fuzz/corpus
+# is never written. The Python target (checkpoint) runs under atheris (scripts/setup.sh --fuzz
+# installs it into .venv), or, where atheris cannot be installed, under the seeded mutation loop
+# of fuzz/checkpoint_fuzz.py.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=60
+runs=""
+if [ "${1:-}" = "--runs" ]; then
+  runs="${2:?--runs needs a count}"
+  shift 2
+elif [[ "${1:-}" =~ ^[0-9]+$ ]]; then
+  seconds="$1"
+  shift
+fi
+all=(manifest npy_header npy_array zip gzip edge_list ogb igb checkpoint)
+targets=("$@")
+((${#targets[@]})) || targets=("${all[@]}")
+
+scripts/setup.sh --fuzz
+[ -f build/fuzz/build.ninja ] || cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz
+
+flags=(-rss_limit_mb=2048 -timeout=10 -print_final_stats=1)
+if [ -n "$runs" ]; then flags+=("-runs=$runs"); else flags+=("-max_total_time=$seconds"); fi
+python_mode=atheris
+.venv/bin/python -c "import atheris" 2>/dev/null || python_mode=mutate
+
+work="${GRAPHTIER_FUZZ_WORK:-build/fuzz-work}"
+rows=()
+failed=()
+for t in "${targets[@]}"; do
+  dir="$work/$t"
+  rm -rf "$dir"
+  mkdir -p "$dir/corpus" "$dir/crashes"
+  cp fuzz/corpus/"$t"/* "$dir/corpus/"
+  echo "fuzz: $t ($([ -n "$runs" ] && echo "$runs runs" || echo "${seconds} s"))" >&2
+  rc=0
+  if [ "$t" = checkpoint ]; then
+    mode=()
+    [ "$python_mode" = mutate ] && mode=(--mutate)
+    .venv/bin/python fuzz/checkpoint_fuzz.py "${mode[@]}" "$dir/corpus" "${flags[@]}" \
+      -artifact_prefix="$dir/crashes/" >"$dir/log" 2>&1 || rc=$?
+  else
+    [ -x "build/fuzz/fuzz/${t}_fuzz" ] || { echo "fuzz: unknown target $t" >&2; exit 2; }
+    "build/fuzz/fuzz/${t}_fuzz" "${flags[@]}" -artifact_prefix="$dir/crashes/" "$dir/corpus" >"$dir/log" 2>&1 || rc=$?
+  fi
+  stat() { sed -n "s/^stat::$1: *\([0-9]*\).*/\1/p" "$dir/log" | tail -1; }
+  # The last status line: "#N  DONE cov: C ft: F corp: K/SIZE ...".
+  status=$(grep -E '^#[0-9]+.*cov: ' "$dir/log" | tail -1 || true)
+  field() { sed -n "s/.* $1: \([^ ]*\).*/\1/p" <<<"$status"; }
+  crashes=$(find "$dir/crashes" -type f | wc -l)
+  if ((rc != 0 || crashes != 0)); then
+    failed+=("$t: exit $rc; input kept in $dir/crashes/ ($(ls "$dir/crashes" | tr '\n' ' ')), log $dir/log")
+    ((crashes)) || crashes=1
+  fi
+  rows+=("$(printf '%-11s %12s %8s %6s %7s %10s %7s' "$t" "$(stat number_of_executed_units)" \
+    "$(stat average_exec_per_sec)" "$(field cov)" "$(field ft)" "$(field corp)" "$crashes")")
+done
+
+printf '%-11s %12s %8s %6s %7s %10s %7s\n' target execs exec/s cov ft corpus crashes
+printf '%s\n' "${rows[@]}"
+[ "$python_mode" = mutate ] && echo "(checkpoint: atheris unavailable, seeded mutation loop: no coverage figures)"
+if ((${#failed[@]})); then
+  printf 'fuzz: FAILED %s\n' "${failed[@]}" >&2
+  exit 1
+fi
