@@ -7,9 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 cmake --preset cpu >/dev/null
-cmake --build --preset cpu -j "$(nproc)" --target graphtier
-.venv/bin/python -m pip install -q --no-build-isolation .
-gt=build/cpu/graphtier
+# One build: the package (extension and the `graphtier` command, installed into .venv/bin) and the
+# benchmarks, in build/cpu (scripts/install-package.sh).
+scripts/install-package.sh "_core;graphtier;benches"
+gt=.venv/bin/graphtier
 mkdir -p data
 $gt convert planetoid --root datasets/cora --name cora --out data/cora --overwrite
 $gt prepare --dataset data/cora --out data/cora-wrpr --hotness wrpr --overwrite

@@ -182,7 +182,9 @@ void register_convert(CLI::App& app, const GlobalOptions& global) {
                                c, /*planetoid=*/true);
   planetoid->add_option("--root", opt->planetoid.root, "Directory holding ind.<name>.* files")->required();
   planetoid->add_option("--name", opt->planetoid.name, "cora, citeseer or pubmed (also the manifest name)")->required();
-  planetoid->add_option("--python", opt->planetoid.python, "Python interpreter")->capture_default_str();
+  planetoid->add_option("--python", opt->planetoid.python,
+                        "Python interpreter (default: the python3 beside this executable, as in the environment pip "
+                        "installed it into, else python3 on PATH)");
   planetoid->callback([opt, &global] {
     run(opt->common, global, [&](const graph::ConvertOptions& o, ThreadPool& pool) {
       return convert_planetoid(opt->planetoid, opt->common.out, o, pool);

@@ -178,6 +178,14 @@ fs::path executable_directory() {
 
 }  // namespace
 
+std::string default_python() {
+  if (const fs::path bin = executable_directory(); !bin.empty()) {
+    const fs::path python = bin / "python3";
+    if (::access(python.c_str(), X_OK) == 0) return python.string();
+  }
+  return "python3";
+}
+
 PlanetoidScript find_planetoid_script(const std::string& python) {
   std::vector<std::string> tried;
   std::string script;
@@ -207,8 +215,10 @@ PlanetoidScript find_planetoid_script(const std::string& python) {
                            ". Set GRAPHTIER_PYTHON_DIR to the directory that holds ", kScriptInPackage));
 }
 
-graph::ConvertReport convert_planetoid(const PlanetoidInput& input, const std::string& out,
+graph::ConvertReport convert_planetoid(const PlanetoidInput& given, const std::string& out,
                                        const graph::ConvertOptions& options, ThreadPool& pool) {
+  PlanetoidInput input = given;
+  if (input.python.empty()) input.python = default_python();
   GRAPHTIER_EXPECTS(!input.name.empty(), InvalidArgument, "Planetoid dataset name is required (cora, citeseer, pubmed)");
   std::error_code ec;
   GRAPHTIER_EXPECTS(fs::is_directory(input.root, ec), InvalidArgument, "Planetoid root ", input.root,

@@ -16,7 +16,7 @@ namespace graphtier::cli {
 struct PlanetoidInput {
   std::string root;                // directory holding ind.<name>.*
   std::string name;                // cora, citeseer or pubmed
-  std::string python = "python3";  // interpreter, looked up on PATH
+  std::string python;              // interpreter (looked up on PATH); empty: default_python()
 };
 
 /// How to run the extraction script: the command line up to its own arguments.
@@ -24,6 +24,10 @@ struct PlanetoidScript {
   std::vector<std::string> command;  // {python, path} or {python, "-m", module}
   std::string shown;                 // for messages: the path or "-m module"
 };
+
+/// The interpreter of the environment this executable was installed into (pip install . puts it
+/// in the environment's bin/, beside python3), else python3 on PATH.
+std::string default_python();
 
 /// Finds planetoid.py, first match wins: $GRAPHTIER_PYTHON_DIR/graphtier/convert/planetoid.py;
 /// beside this executable, in a build tree (<repo>/build/<preset>/graphtier:

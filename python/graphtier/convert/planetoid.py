@@ -40,9 +40,17 @@ try:
     import numpy as np
     import scipy.sparse as sp
 except ImportError as exc:  # pragma: no cover - depends on the interpreter
-    print(f"error: Planetoid conversion needs numpy and scipy in {sys.executable} ({exc}); "
-          "install them with: pip install numpy scipy", file=sys.stderr)
-    sys.exit(MISSING_MODULES)
+    _IMPORT_ERROR = exc
+else:
+    _IMPORT_ERROR = None
+
+
+def missing_modules():
+    """The one-line error when numpy or scipy cannot be imported here, else None."""
+    if _IMPORT_ERROR is None:
+        return None
+    return (f"Planetoid conversion needs numpy and scipy in {sys.executable} ({_IMPORT_ERROR}); "
+            "install them with: pip install .[planetoid] (in the graphtier source directory)")
 
 
 class InputError(Exception):
@@ -185,6 +193,17 @@ def extract(root, name):
     return arrays, meta
 
 
+def write_arrays(root, name, out):
+    """Extracts the dataset `name` under `root` into the directory `out` (created); returns meta."""
+    arrays, meta = extract(root, name)
+    os.makedirs(out, exist_ok=True)
+    for key, array in arrays.items():
+        np.save(os.path.join(out, f"{key}.npy"), np.ascontiguousarray(array))
+    with open(os.path.join(out, "meta.json"), "w") as f:
+        json.dump(meta, f, indent=2)
+    return meta
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", required=True, help="directory holding ind.<name>.* files")
@@ -192,16 +211,15 @@ def main(argv=None):
     parser.add_argument("--out", required=True, help="directory to create with the .npy arrays")
     args = parser.parse_args(argv)
     name = args.name.lower()
+    missing = missing_modules()
+    if missing:
+        print(f"error: {missing}", file=sys.stderr)
+        return MISSING_MODULES
     try:
-        arrays, meta = extract(args.root, name)
+        meta = write_arrays(args.root, name, args.out)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return BAD_INPUT
-    os.makedirs(args.out, exist_ok=True)
-    for key, array in arrays.items():
-        np.save(os.path.join(args.out, f"{key}.npy"), np.ascontiguousarray(array))
-    with open(os.path.join(args.out, "meta.json"), "w") as f:
-        json.dump(meta, f, indent=2)
     print(f"{name}: {meta['num_nodes']} nodes, {meta['num_edges']} directed edges "
           f"({meta['self_loops_removed']} self-loops, {meta['duplicates_removed']} duplicates removed, "
           f"{meta['reverse_edges_added']} reverse edges added), {meta['num_features']} features, "

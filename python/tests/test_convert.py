@@ -1,0 +1,214 @@
+"""Conversion from Python (graphtier.convert) against the `graphtier convert` command, and the
+`graphtier` command that pip install . puts into the environment's bin/."""
+
+import gzip
+import importlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import graphtier.convert
+from conftest import DATASETS, cli
+
+EDGES = np.array([[0, 1], [1, 2], [2, 0], [3, 4], [4, 5], [5, 3], [0, 3], [3, 3], [1, 2]], dtype=np.int64)
+N = 6
+
+
+def installed_command() -> str:
+    """The graphtier command pip installed with this package: in this interpreter's scripts
+    directory (a virtual environment's bin/), else on PATH."""
+    path = Path(sysconfig.get_path("scripts")) / "graphtier"
+    if path.is_file():
+        return str(path)
+    found = shutil.which("graphtier")
+    if found is None:
+        pytest.fail(f"pip install . did not install the graphtier command (not in {path.parent}, not on PATH)")
+    return found
+
+
+def run_json(*args: str) -> dict:
+    done = subprocess.run([cli(), "-q", "--json", *args], check=True, capture_output=True, text=True)
+    return json.loads(done.stdout)
+
+
+def files_of(directory) -> dict:
+    return {p.name: p.read_bytes() for p in sorted(Path(directory).iterdir())}
+
+
+def same_dataset(cli_report: dict, py_report: dict, cli_dir, py_dir) -> None:
+    """Byte-identical dataset files (the manifest names the dataset as its directory's name, so both
+    directories have the same base name), and the same report but for the path and the timings."""
+    assert Path(cli_dir).name == Path(py_dir).name
+    assert files_of(cli_dir) == files_of(py_dir)
+    for report in (cli_report, py_report):
+        report.pop("seconds")
+        report.pop("dataset")
+    assert py_report == cli_report
+
+
+@pytest.fixture
+def outs(tmp_path):
+    (tmp_path / "cli").mkdir()
+    (tmp_path / "py").mkdir()
+    return tmp_path / "cli" / "g", tmp_path / "py" / "g"
+
+
+def test_edge_list_matches_the_command(tmp_path, outs):
+    path = tmp_path / "edges.txt.gz"
+    with gzip.open(path, "wt") as f:
+        f.write("# a comment\n" + "".join(f"{s},{d},0.5\n" for s, d in EDGES))
+    cli_out, py_out = outs
+    cli_report = run_json("convert", "edge-list", str(path), "--allow-extra-columns", "--symmetrize",
+                          "--num-nodes", "8", "-o", str(cli_out))
+    py_report = graphtier.convert.edge_list(path, py_out, allow_extra_columns=True, symmetrize=True, num_nodes=8)
+    assert py_report["num_nodes"] == 8 and py_report["format"] == cli_report["format"]
+    same_dataset(cli_report, py_report, cli_out, py_out)
+
+
+def test_npy_matches_the_command(tmp_path, outs):
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "edge_index.npy", EDGES)  # [E, 2]
+    np.save(tmp_path / "features.npy", rng.standard_normal((N, 5)).astype(np.float64))
+    np.save(tmp_path / "labels.npy", np.array([0, 1, -1, 2, 1, 0]))
+    np.save(tmp_path / "train.npy", np.array([True, False, True, False, False, False]))
+    np.save(tmp_path / "test.npy", np.array([4, 5]))
+    cli_out, py_out = outs
+    cli_report = run_json("convert", "npy", "--edge-index", str(tmp_path / "edge_index.npy"), "--edge-layout", "Ex2",
+                          "--features", str(tmp_path / "features.npy"), "--labels", str(tmp_path / "labels.npy"),
+                          "--train", str(tmp_path / "train.npy"), "--test", str(tmp_path / "test.npy"),
+                          "--dtype", "float16", "--align", "512", "--keep-self-loops", "-o", str(cli_out))
+    py_report = graphtier.convert.npy(tmp_path / "edge_index.npy", py_out, edge_layout="Ex2",
+                                      features=tmp_path / "features.npy", labels=tmp_path / "labels.npy",
+                                      train=tmp_path / "train.npy", test=tmp_path / "test.npy", dtype="float16",
+                                      align=512, keep_self_loops=True)
+    assert py_report["feature_dtype"] == "float16" and py_report["splits"] == {"train": 2, "valid": 0, "test": 2}
+    same_dataset(cli_report, py_report, cli_out, py_out)
+
+
+def test_ogb_matches_the_command(tmp_path, outs):
+    root = tmp_path / "ogbn_tiny"
+    (root / "raw").mkdir(parents=True)
+    (root / "split" / "time").mkdir(parents=True)
+
+    def gz(path, text):
+        with gzip.open(path, "wt") as f:
+            f.write(text)
+
+    gz(root / "raw" / "edge.csv.gz", "".join(f"{s},{d}\n" for s, d in EDGES))
+    gz(root / "raw" / "num-node-list.csv.gz", f"{N}\n")
+    gz(root / "raw" / "num-edge-list.csv.gz", f"{len(EDGES)}\n")
+    gz(root / "raw" / "node-feat.csv.gz", "".join(f"{i},{i * 0.5},-1\n" for i in range(N)))
+    gz(root / "raw" / "node-label.csv.gz", "3\n0\n1\nnan\n2\n1\n")
+    gz(root / "split" / "time" / "train.csv.gz", "0\n2\n1\n")
+    gz(root / "split" / "time" / "valid.csv.gz", "4\n")
+    gz(root / "split" / "time" / "test.csv.gz", "5\n3\n")
+    cli_out, py_out = outs
+    cli_report = run_json("convert", "ogb", "--root", str(root), "--format", "csv", "--name", "tiny",
+                          "--memory-budget", "1KiB", "-o", str(cli_out))
+    py_report = graphtier.convert.ogb(root, py_out, format="csv", name="tiny", memory_budget="1KiB", threads=2)
+    assert py_report["format"] == "ogb (csv)" and py_report["num_classes"] == 4
+    same_dataset(cli_report, py_report, cli_out, py_out)
+
+
+def test_igb_matches_the_command(tmp_path, outs):
+    processed = tmp_path / "igb" / "experimental" / "processed"
+    (processed / "paper__cites__paper").mkdir(parents=True)
+    (processed / "paper").mkdir()
+    np.save(processed / "paper__cites__paper" / "edge_index.npy", EDGES)
+    np.save(processed / "paper" / "node_feat.npy", np.arange(N * 4, dtype=np.float32).reshape(N, 4))
+    np.save(processed / "paper" / "node_label_19.npy", np.array([18, 0, 7, 7, 1, 3], dtype=np.float32))
+    cli_out, py_out = outs
+    cli_report = run_json("convert", "igb", "--root", str(tmp_path / "igb"), "--size", "experimental",
+                          "--train-fraction", "0.5", "--valid-fraction", "0.25", "--labeled-nodes", "4",
+                          "-o", str(cli_out))
+    py_report = graphtier.convert.igb(tmp_path / "igb", py_out, size="experimental", train_fraction=0.5,
+                                      valid_fraction=0.25, labeled_nodes=4)
+    assert py_report["num_labeled"] == 4
+    same_dataset(cli_report, py_report, cli_out, py_out)
+
+
+def test_planetoid_matches_the_command(outs):
+    pytest.importorskip("scipy", reason="scipy is needed to read the Planetoid pickles (pip install .[planetoid])")
+    cli_out, py_out = outs
+    root = str(DATASETS / "cora")
+    cli_report = run_json("convert", "planetoid", "--root", root, "--name", "cora", "--dtype", "bfloat16",
+                          "-o", str(cli_out))
+    py_report = graphtier.convert.planetoid(root, py_out, name="cora", dtype="bfloat16")
+    assert (py_report["num_nodes"], py_report["num_edges"], py_report["num_classes"]) == (2708, 10556, 7)
+    same_dataset(cli_report, py_report, cli_out, py_out)
+    # Nothing left beside the output: the scratch arrays are gone.
+    assert sorted(p.name for p in py_out.parent.iterdir()) == ["g"]
+    # The script stays importable as a module while the package attribute stays the function.
+    script = importlib.import_module("graphtier.convert.planetoid")
+    assert callable(script.extract) and callable(graphtier.convert.planetoid) and graphtier.convert.planetoid is not script
+
+
+def test_errors_are_the_documented_python_exceptions(tmp_path):
+    out = tmp_path / "g"
+    with pytest.raises(OSError, match="missing.txt"):
+        graphtier.convert.edge_list(tmp_path / "missing.txt", out)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("0 1\n1 x\n")
+    with pytest.raises(ValueError, match=r"bad.txt:2"):
+        graphtier.convert.edge_list(bad, out)
+    (tmp_path / "ok.txt").write_text("0 1\n")
+    with pytest.raises(ValueError, match="dtype"):
+        graphtier.convert.edge_list(tmp_path / "ok.txt", out, dtype="int7")
+    with pytest.raises(ValueError, match="edge_layout must be auto, 2xE or Ex2, got 'rows'"):
+        graphtier.convert.npy(tmp_path / "e.npy", out, edge_layout="rows")
+    with pytest.raises(ValueError, match="format must be auto, csv or npz"):
+        graphtier.convert.ogb(tmp_path, out, format="parquet")
+    graphtier.convert.edge_list(tmp_path / "ok.txt", out)
+    with pytest.raises(ValueError, match="already exists"):
+        graphtier.convert.edge_list(tmp_path / "ok.txt", out)
+    with pytest.raises(ValueError, match="already exists"):
+        graphtier.convert.planetoid(DATASETS / "cora", out, name="cora")
+    with pytest.raises(ValueError, match="is not a directory"):
+        graphtier.convert.planetoid(tmp_path / "nowhere", tmp_path / "p", name="cora")
+    with pytest.raises(TypeError, match="symmetrize"):
+        graphtier.convert.planetoid(DATASETS / "cora", tmp_path / "p", name="cora", symmetrize=True)
+
+
+def test_planetoid_without_scipy_names_the_extra(tmp_path):
+    # An interpreter where scipy cannot be imported: a module named scipy that fails.
+    fake = tmp_path / "site"
+    (fake / "scipy").mkdir(parents=True)
+    (fake / "scipy" / "__init__.py").write_text("raise ImportError('No module named scipy')\n")
+    code = ("import graphtier.convert as c, sys\n"
+            "try:\n    c.planetoid(sys.argv[1], sys.argv[2], name='cora')\n"
+            "except ImportError as e:\n    print(e)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(fake), *sys.path]))
+    done = subprocess.run([sys.executable, "-c", code, str(DATASETS / "cora"), str(tmp_path / "c")], env=env,
+                          capture_output=True, text=True, check=True)
+    assert "pip install .[planetoid]" in done.stdout
+    script = Path(graphtier.convert.__file__).parent / "planetoid.py"
+    done = subprocess.run([sys.executable, str(script), "--root", str(DATASETS / "cora"), "--name", "cora",
+                           "--out", str(tmp_path / "a")], env=env, capture_output=True, text=True)
+    assert done.returncode == 3 and "pip install .[planetoid]" in done.stderr
+
+
+def test_installed_command_runs_from_anywhere(tmp_path):
+    command = installed_command()
+    # No python3 but the system's on PATH, another working directory: the command finds its
+    # Planetoid script and runs it in its own environment's interpreter.
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    done = subprocess.run([command, "--help"], cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
+    assert "convert" in done.stdout
+    (tmp_path / "e.txt").write_text("0 1\n1 2\n")
+    subprocess.run([command, "-q", "convert", "edge-list", "e.txt", "-o", "g"], cwd=tmp_path, env=env, check=True)
+    assert (tmp_path / "g" / "manifest.json").is_file()
+    beside = Path(command).parent / "python3"
+    python = str(beside) if beside.is_file() else shutil.which("python3", path=env["PATH"])
+    if subprocess.run([python, "-c", "import numpy, scipy"], capture_output=True).returncode != 0:
+        pytest.skip(f"{python}, the command's interpreter, has no scipy (pip install .[planetoid])")
+    done = subprocess.run([command, "-q", "--json", "convert", "planetoid", "--root", str(DATASETS / "cora"),
+                           "--name", "cora", "-o", "cora"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["num_nodes"] == 2708

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# pip install .[planetoid] into .venv (the extra: scipy, for Planetoid conversion), built in
+# build/cpu with the cpu preset's options (build type, tests and benchmarks on) plus the
+# extension: the preset's build and the wheel's are one build, so
+# scripts/demo.sh and scripts/test.sh compile the engine once, and build/cpu/graphtier,
+# build/cpu/bench/* and ctest --preset cpu use the same objects as the installed package.
+#   scripts/install-package.sh [TARGETS]    TARGETS: ;-separated CMake targets (default: all)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+settings=(--config-settings=build-dir=build/cpu --config-settings=cmake.build-type=RelWithDebInfo
+          --config-settings=cmake.define.GRAPHTIER_TESTS=ON --config-settings=cmake.define.GRAPHTIER_BENCH=ON
+          --config-settings=install.strip=true)
+if [ -n "${1:-}" ]; then
+  settings+=(--config-settings="build.targets=$1")
+fi
+# scipy at a version for the numpy already there (Debian's, which its PyTorch 1.13 was built against),
+# never a newer numpy in its place.
+numpy_version=$(.venv/bin/python -c "import numpy; print(numpy.__version__)")
+.venv/bin/python -m pip install -q --no-build-isolation "${settings[@]}" ".[planetoid]" "numpy==$numpy_version"
