@@ -15,6 +15,7 @@ import json
 import os
 import sys
 import time
+import warnings
 from typing import List, Optional
 
 import torch
@@ -233,7 +234,11 @@ def load_checkpoint(path: str, ds) -> dict:
     one written for another dataset is a ValueError naming the file."""
     with open(path, "rb") as f:  # an OSError opening it names the file; past that, the contents are at fault
         try:
-            state = torch.load(f, **_WEIGHTS_ONLY)
+            # torch 2.x's weights-only unpickler warns on stderr about a pickle protocol it did not
+            # expect (a damaged or foreign file) before it fails: the error line below says it all.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                state = torch.load(f, **_WEIGHTS_ONLY)
         except Exception as e:  # a damaged file fails in any layer (zip, pickle, storage: EINVAL without a name)
             raise ValueError(f"{path}: not a readable checkpoint (truncated or damaged?): {_one_line(e)}") from None
     if not isinstance(state, dict) or any(k not in state for k in _CHECKPOINT_KEYS):
@@ -364,7 +369,9 @@ def run(args: argparse.Namespace) -> dict:
             optimizer.step()
             if events:
                 events[1].record()
-            loss_value = float(loss)  # synchronises with the device: the step is done
+            # Synchronises with the device: the step is done. detach(): torch 2.x warns when a tensor
+            # that requires grad becomes a Python number.
+            loss_value = float(loss.detach())
             history["losses"].append(loss_value)
             # Busy time: on a GPU the step's own time on the device (CUDA events), else its wall time.
             compute_seconds += (events[0].elapsed_time(events[1]) / 1000 if events
