@@ -5,7 +5,8 @@ the same features (`--model mlp`), prints per-epoch loss, accuracy, batches/s, t
 and tier statistics, and ends with the test accuracy of the epoch with the best validation
 accuracy. `--checkpoint PATH` saves the model, optimiser and loader position after every epoch
 (atomically); `--resume` continues from it along the same sample stream, so an interrupted run and
-an uninterrupted one give the same loss curve.
+an uninterrupted one give the same loss curve. `--plot run.png` draws the loss and accuracy curves
+and each feature tier's rows/s per epoch (matplotlib, imported only then).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import torch
 import torch.nn.functional as F
 
 import graphtier
+from graphtier import plots
 from graphtier.models import MLP, GraphSAGE, LayerGCN
 
 
@@ -68,6 +70,8 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
     p.add_argument("--stop-after-batches", type=int, default=None,
                    help="checkpoint and stop after this many training batches in this run (interruption tests)")
     p.add_argument("--json", default=None, help="write the per-epoch metrics and per-batch losses to this file")
+    p.add_argument("--plot", default=None,
+                   help="draw loss, accuracy and per-tier rows/s per epoch into this PNG (needs matplotlib)")
     p.add_argument("--quiet", action="store_true", help="only the final line")
     args = p.parse_args(_fanouts_joined(sys.argv[1:] if argv is None else list(argv)))
     if args.resume and not args.checkpoint:
@@ -310,6 +314,8 @@ class ProgressBar:
 
 
 def run(args: argparse.Namespace) -> dict:
+    if args.plot:
+        plots.require()
     if args.deterministic:
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # read when cuBLAS starts
         torch.use_deterministic_algorithms(True, warn_only=True)
@@ -417,6 +423,8 @@ def run(args: argparse.Namespace) -> dict:
               f"at epoch {best['epoch']})", flush=True)
     if args.json:
         write_atomically(args.json, lambda tmp: _write_json(tmp, result))
+    if args.plot:
+        plots.write_png(plots.training_figure(result), args.plot)
     return result
 
 
