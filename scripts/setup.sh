@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what graphtier builds and tests with, from Debian's packages and PyPI, and the Python
-# environment .venv (Debian's python3 with its PyTorch 1.13, plus nanobind and scikit-build-core
-# from PyPI) that `pip install .` builds the package into. Idempotent: does nothing when everything
-# is present. (libopenblas0-pthread: Debian's torch otherwise runs its matrix products on the
-# reference BLAS, 8x slower.) clang builds the fuzz targets (the fuzz preset); `setup.sh --fuzz`
+# environment .venv (Debian's python3 with its PyTorch 1.13, plus nanobind, scikit-build-core and
+# matplotlib from PyPI) that `pip install .` builds the package into. Idempotent: does nothing when
+# everything is present. (libopenblas0-pthread: Debian's torch otherwise runs its matrix products on
+# the reference BLAS, 8x slower.) clang builds the fuzz targets (the fuzz preset); `setup.sh --fuzz`
 # also installs atheris, the fuzzer of the Python target, into .venv (scripts/fuzz.sh asks for it).
 set -euo pipefail
 
@@ -34,6 +34,13 @@ fi
 if ! .venv/bin/python -c "import nanobind, scikit_build_core" 2>/dev/null; then
   echo "setup: installing nanobind and scikit-build-core into .venv" >&2
   .venv/bin/python -m pip install -q nanobind scikit-build-core
+fi
+if ! .venv/bin/python -c "import matplotlib" 2>/dev/null; then
+  echo "setup: installing matplotlib into .venv (train --plot, scripts/plots.py)" >&2
+  # With the numpy that Debian's torch was built against: a newer one from PyPI would shadow it, and
+  # torch 1.13 then has no numpy ("Numpy is not available").
+  numpy_version=$(.venv/bin/python -c "import numpy; print(numpy.__version__)")
+  .venv/bin/python -m pip install -q matplotlib "numpy==$numpy_version"
 fi
 if [ "${1:-}" = "--fuzz" ] && ! .venv/bin/python -c "import atheris" 2>/dev/null; then
   echo "setup: installing atheris into .venv" >&2

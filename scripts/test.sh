@@ -35,6 +35,17 @@ ctest --preset sanitize -j "$jobs"
 # there to make their datasets).
 .venv/bin/python -m pytest -q -rs python/tests  # -rs: skipped tests say why
 
+# The same suite on a current PyTorch 2.x with torch_geometric from PyPI, where the PyG-compatible
+# loader's tests run, in a venv kept outside the clone (scripts/setup-torch2.sh: several GB, once per
+# machine). It gets the package built above as a wheel (the same build directory, nothing
+# recompiled): `pip install .` from a second venv would compile the engine again from scratch
+# (scikit-build-core clears a build directory that another environment's scikit-build-core configured).
+torch2=$(scripts/setup-torch2.sh)
+rm -rf build/wheel
+scripts/install-package.sh --wheel build/wheel
+"$torch2/bin/python" -m pip install -q --no-deps --force-reinstall build/wheel/graphtier-*.whl
+"$torch2/bin/python" -m pytest -q -rs python/tests
+
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="$PATH:/usr/local/cuda/bin"
   cmake --preset cuda >/dev/null

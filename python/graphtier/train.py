@@ -5,7 +5,8 @@ the same features (`--model mlp`), prints per-epoch loss, accuracy, batches/s, t
 and tier statistics, and ends with the test accuracy of the epoch with the best validation
 accuracy. `--checkpoint PATH` saves the model, optimiser and loader position after every epoch
 (atomically); `--resume` continues from it along the same sample stream, so an interrupted run and
-an uninterrupted one give the same loss curve.
+an uninterrupted one give the same loss curve. `--plot run.png` draws the loss and accuracy curves
+and each feature tier's rows/s per epoch (matplotlib, imported only then).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 import pickle
 import sys
 import time
+import warnings
 import zipfile
 from typing import List, Optional
 
@@ -24,6 +26,7 @@ import torch
 import torch.nn.functional as F
 
 import graphtier
+from graphtier import plots
 from graphtier.models import MLP, GraphSAGE, LayerGCN
 
 
@@ -70,6 +73,8 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
     p.add_argument("--stop-after-batches", type=int, default=None,
                    help="checkpoint and stop after this many training batches in this run (interruption tests)")
     p.add_argument("--json", default=None, help="write the per-epoch metrics and per-batch losses to this file")
+    p.add_argument("--plot", default=None,
+                   help="draw loss, accuracy and per-tier rows/s per epoch into this PNG (needs matplotlib)")
     p.add_argument("--quiet", action="store_true", help="only the final line")
     args = p.parse_args(_fanouts_joined(sys.argv[1:] if argv is None else list(argv)))
     if args.resume and not args.checkpoint:
@@ -310,7 +315,11 @@ def load_checkpoint(path: str, ds) -> dict:
                 raise ValueError("not a zip archive, as torch.save writes")
             _check_storage_sizes(f)
             f.seek(0)
-            state = torch.load(f, **_WEIGHTS_ONLY)
+            # torch 2.x's weights-only unpickler warns on stderr about a pickle protocol it did not
+            # expect (a damaged or foreign file) before it fails: the error line below says it all.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                state = torch.load(f, **_WEIGHTS_ONLY)
         except Exception as e:  # a damaged file fails in any layer (zip, pickle, storage: EINVAL without a name)
             raise ValueError(f"{path}: not a readable checkpoint (truncated or damaged?): {_one_line(e)}") from None
     if not isinstance(state, dict) or any(k not in state for k in _CHECKPOINT_KEYS):
@@ -388,6 +397,8 @@ class ProgressBar:
 
 
 def run(args: argparse.Namespace) -> dict:
+    if args.plot:
+        plots.require()
     if args.deterministic:
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # read when cuBLAS starts
         torch.use_deterministic_algorithms(True, warn_only=True)
@@ -447,7 +458,9 @@ def run(args: argparse.Namespace) -> dict:
             optimizer.step()
             if events:
                 events[1].record()
-            loss_value = float(loss)  # synchronises with the device: the step is done
+            # Synchronises with the device: the step is done. detach(): torch 2.x warns when a tensor
+            # that requires grad becomes a Python number.
+            loss_value = float(loss.detach())
             history["losses"].append(loss_value)
             # Busy time: on a GPU the step's own time on the device (CUDA events), else its wall time.
             compute_seconds += (events[0].elapsed_time(events[1]) / 1000 if events
@@ -493,6 +506,8 @@ def run(args: argparse.Namespace) -> dict:
               f"at epoch {best['epoch']})", flush=True)
     if args.json:
         write_atomically(args.json, lambda tmp: _write_json(tmp, result))
+    if args.plot:
+        plots.write_png(plots.training_figure(result), args.plot)
     return result
 
 
