@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every test: the CPU build, the same tests again under AddressSanitizer
-# and UndefinedBehaviorSanitizer, the Python package and its tests, then the CUDA build (compiled
-# whenever nvcc is present; its GPU tests skip visibly on a machine without a GPU) and the Debug
-# CUDA build (compiled only).
+# Sets up, builds and runs every test: the CPU build (one build for the package, the tests and the
+# benchmarks), the C++ package's example, the same tests again under AddressSanitizer and
+# UndefinedBehaviorSanitizer, every fuzz target for 60 s, the Python suite on PyTorch 1.13 and 2.x,
+# then the CUDA build (compiled whenever nvcc is present; its GPU tests skip visibly on a machine
+# without a GPU) and the Debug CUDA build (compiled only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -30,6 +31,10 @@ build/example/minibatch build/example/graph 64 10 5
 cmake --preset sanitize >/dev/null
 cmake --build --preset sanitize -j "$jobs"
 ctest --preset sanitize -j "$jobs"
+
+# Every fuzz target (fuzz/README.md: one per reader of outside bytes) for 60 s on its seed corpus,
+# built with clang, libFuzzer, ASan and UBSan: any crash, hang or huge allocation fails CI.
+scripts/fuzz.sh 60
 
 # The Python package's tests (the package was installed above; they use the graphtier command built
 # there to make their datasets).
