@@ -47,42 +47,10 @@ graph::ConvertOptions to_options(const CommonArgs& c) {
   return o;
 }
 
-/// The keys and values of `graphtier convert --json`.
-nb::dict report_dict(const graph::ConvertReport& r) {
-  nb::dict d;
-  d["dataset"] = r.dataset;
-  d["format"] = r.format;
-  d["input_edges"] = r.input_edges;
-  d["num_nodes"] = r.num_nodes;
-  d["num_edges"] = r.num_edges;
-  d["self_loops_removed"] = r.self_loops_removed;
-  d["duplicates_removed"] = r.duplicates_removed;
-  d["isolated_nodes"] = r.isolated_nodes;
-  d["max_in_degree"] = r.max_in_degree;
-  d["topology_passes"] = r.topology_passes;
-  d["feature_dim"] = r.feature_dim;
-  d["feature_dtype"] = std::string(dtype_name(r.feature_dtype));
-  d["alignment"] = r.alignment;
-  d["row_stride"] = r.row_stride;
-  d["num_classes"] = r.num_classes;
-  d["num_labeled"] = r.num_labeled;
-  nb::dict splits;
-  splits["train"] = r.num_train;
-  splits["valid"] = r.num_valid;
-  splits["test"] = r.num_test;
-  d["splits"] = splits;
-  d["total_bytes"] = r.total_bytes;
-  nb::dict seconds;
-  seconds["topology"] = r.topology_seconds;
-  seconds["features"] = r.features_seconds;
-  seconds["total"] = r.total_seconds;
-  d["seconds"] = seconds;
-  return d;
-}
-
-/// Runs `convert` with the options and a pool of `threads` workers, without the GIL.
+/// Runs `convert` with the options and a pool of `threads` workers, without the GIL; returns the
+/// report as `graphtier convert --json` prints it (graphtier.convert parses it).
 template <typename Convert>
-nb::dict run(const CommonArgs& common, Convert&& convert) {
+std::string run(const CommonArgs& common, Convert&& convert) {
   graph::ConvertReport report;
   {
     const graph::ConvertOptions options = to_options(common);
@@ -90,7 +58,7 @@ nb::dict run(const CommonArgs& common, Convert&& convert) {
     ThreadPool pool(common.threads);
     report = convert(options, pool);
   }
-  return report_dict(report);
+  return graph::report_json(report);
 }
 
 }  // namespace

@@ -4,7 +4,6 @@
 #include <functional>
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "graphtier/core/error.hpp"
@@ -13,7 +12,6 @@
 #include "graphtier/core/units.hpp"
 #include "graphtier/graph/convert.hpp"
 #include "planetoid.hpp"
-#include "topology_json.hpp"
 
 namespace graphtier::cli {
 namespace {
@@ -57,24 +55,6 @@ graph::ConvertOptions to_options(const CommonOptions& c) {
   return o;
 }
 
-void print_json(const graph::ConvertReport& r) {
-  nlohmann::ordered_json j;
-  j["dataset"] = r.dataset;
-  j["format"] = r.format;
-  j["input_edges"] = r.input_edges;
-  put_topology_report(j, r);
-  j["feature_dim"] = r.feature_dim;
-  j["feature_dtype"] = dtype_name(r.feature_dtype);
-  j["alignment"] = r.alignment;
-  j["row_stride"] = r.row_stride;
-  j["num_classes"] = r.num_classes;
-  j["num_labeled"] = r.num_labeled;
-  j["splits"] = {{"train", r.num_train}, {"valid", r.num_valid}, {"test", r.num_test}};
-  j["total_bytes"] = r.total_bytes;
-  j["seconds"] = {{"topology", r.topology_seconds}, {"features", r.features_seconds}, {"total", r.total_seconds}};
-  std::cout << j.dump(2) << '\n';
-}
-
 void print_text(const graph::ConvertReport& r) {
   const auto ll = [](int64_t v) { return static_cast<long long>(v); };
   std::printf("converted  %s (%s)\n", r.dataset.c_str(), r.format.c_str());
@@ -101,7 +81,7 @@ void run(const CommonOptions& common, const GlobalOptions& global, const Convert
   ThreadPool pool(global.threads);
   const graph::ConvertReport report = convert(options, pool);
   if (global.json) {
-    print_json(report);
+    std::cout << graph::report_json(report) << '\n';
   } else {
     print_text(report);
   }

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <vector>
@@ -16,7 +15,6 @@
 #include "graphtier/core/units.hpp"
 #include "graphtier/graph/dataset.hpp"
 #include "graphtier/graph/generate.hpp"
-#include "topology_json.hpp"
 
 namespace graphtier::cli {
 namespace {
@@ -97,34 +95,6 @@ graph::GenerateOptions to_options(const GenerateCliOptions& c) {
   return o;
 }
 
-void print_json(const std::string& dir, const graph::GenerateOptions& o, const graph::GenerateReport& r) {
-  const auto layout = graph::FeatureLayout::make(o.feature_dim, o.feature_dtype, o.alignment);
-  nlohmann::ordered_json j;
-  j["dataset"] = dir;
-  j["requested_edges"] = r.requested_edges;
-  put_topology_report(j, r);
-  j["undirected"] = o.undirected;
-  j["num_classes"] = o.num_classes;
-  j["homophily"] = o.homophily;
-  j["measured_homophily"] = r.measured_homophily;
-  j["class_separation"] = o.class_separation;
-  j["rmat"] = {o.rmat.a, o.rmat.b, o.rmat.c, o.rmat.d()};
-  j["seed"] = o.seed;
-  j["feature_dim"] = o.feature_dim;
-  j["feature_dtype"] = dtype_name(o.feature_dtype);
-  j["alignment"] = o.alignment;
-  j["row_stride"] = layout.row_stride;
-  j["splits"] = {{"train", r.num_train}, {"valid", r.num_valid}, {"test", r.num_test}};
-  j["total_bytes"] = r.total_bytes;
-  j["seconds"] = {{"topology", r.topology_seconds},
-                  {"labels_and_splits", r.nodes_seconds},
-                  {"features", r.feature_seconds},
-                  {"total", r.total_seconds}};
-  j["edges_per_second"] = r.topology_seconds > 0 ? static_cast<double>(r.requested_edges) / r.topology_seconds : 0.0;
-  j["feature_bytes_per_second"] = r.feature_seconds > 0 ? static_cast<double>(r.feature_bytes) / r.feature_seconds : 0.0;
-  std::cout << j.dump(2) << '\n';
-}
-
 void print_text(const std::string& dir, const graph::GenerateOptions& o, const graph::GenerateReport& r) {
   const auto ll = [](int64_t v) { return static_cast<long long>(v); };
   std::printf("generated  %s\n", dir.c_str());
@@ -151,7 +121,7 @@ void run_generate(const GenerateCliOptions& c, const GlobalOptions& global) {
   ThreadPool pool(global.threads);
   const graph::GenerateReport report = graph::generate_dataset(c.out, options, pool);
   if (global.json) {
-    print_json(c.out, options, report);
+    std::cout << graph::report_json(c.out, options, report) << '\n';
   } else {
     print_text(c.out, options, report);
   }

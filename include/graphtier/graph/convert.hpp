@@ -72,6 +72,10 @@ struct ConvertReport : TopologyReport {
   double total_seconds = 0;
 };
 
+/// The report as `graphtier convert --json` prints it (and graphtier.convert returns it): a JSON
+/// object, indented by 2.
+std::string report_json(const ConvertReport& report);
+
 /// A text edge list (plain or gzip). `allow_extra_columns` ignores anything after the two ids
 /// (weights, timestamps); otherwise such a line is rejected.
 struct EdgeListInput {

@@ -96,4 +96,8 @@ struct GenerateReport : TopologyReport {
 /// Throws InvalidArgument for bad options (naming the option), IoError for I/O failures.
 GenerateReport generate_dataset(const std::string& dir, const GenerateOptions& options, ThreadPool& pool);
 
+/// The report of generate_dataset(dir, options) as `graphtier generate --json` prints it: a JSON
+/// object, indented by 2.
+std::string report_json(const std::string& dir, const GenerateOptions& options, const GenerateReport& report);
+
 }  // namespace graphtier::graph

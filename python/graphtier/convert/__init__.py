@@ -21,6 +21,7 @@ way by hand: `python -m graphtier.convert.planetoid --root DIR --name cora --out
 """
 
 import importlib
+import json
 import os
 import shutil
 import tempfile
@@ -54,7 +55,7 @@ def edge_list(input, out, *, allow_extra_columns=False, **options):
     """A text edge list, plain or gzip (told by its magic bytes): one `src dst` per line (whitespace
     or comma), '#' and '%' comments; duplicates are always removed. `allow_extra_columns` ignores
     columns after the two ids (weights, timestamps) instead of rejecting the line."""
-    return _core.convert_edge_list(_path(input), bool(allow_extra_columns), _path(out), _common(**options))
+    return json.loads(_core.convert_edge_list(_path(input), bool(allow_extra_columns), _path(out), _common(**options)))
 
 
 def npy(edge_index, out, *, edge_layout="auto", features=None, labels=None, train=None, valid=None, test=None,
@@ -62,14 +63,14 @@ def npy(edge_index, out, *, edge_layout="auto", features=None, labels=None, trai
     """NumPy .npy files: `edge_index` (integers, [2, E] or [E, 2]; `edge_layout` "auto", "2xE" or
     "Ex2"), optional `features` [N, D] of any numeric dtype, `labels` [N] or [N, 1] (-1 or NaN:
     unlabeled) and `train` / `valid` / `test` (node ids, or a bool mask [N])."""
-    return _core.convert_npy(_path(edge_index), edge_layout, _path(features), _path(labels), _path(train),
-                             _path(valid), _path(test), _path(out), _common(**options))
+    return json.loads(_core.convert_npy(_path(edge_index), edge_layout, _path(features), _path(labels), _path(train),
+                                        _path(valid), _path(test), _path(out), _common(**options)))
 
 
 def ogb(root, out, *, split=None, format="auto", **options):
     """An OGB node-property dataset in its raw layout: `root` holds raw/ (*.csv.gz, or data.npz) and
     split/<split>/ (`split` default: the only one); `format` "auto", "csv" or "npz"."""
-    return _core.convert_ogb(_path(root), split or "", format, _path(out), _common(**options))
+    return json.loads(_core.convert_ogb(_path(root), split or "", format, _path(out), _common(**options)))
 
 
 def igb(root, out, *, size, label_classes=19, feature_dim=1024, train_fraction=0.6, valid_fraction=0.2,
@@ -79,9 +80,9 @@ def igb(root, out, *, size, label_classes=19, feature_dim=1024, train_fraction=0
     `label_classes` 19 or 2983; `feature_dim` of a raw (header-less) feature file; the first
     `train_fraction` of the labeled nodes train, the next `valid_fraction` valid, the rest test;
     nodes [0, `labeled_nodes`) carry labels (default: all; for full the dataloader's counts)."""
-    return _core.convert_igb(_path(root), size, int(label_classes), int(feature_dim), float(train_fraction),
-                             float(valid_fraction), None if labeled_nodes is None else str(labeled_nodes),
-                             _path(out), _common(**options))
+    return json.loads(_core.convert_igb(_path(root), size, int(label_classes), int(feature_dim), float(train_fraction),
+                                        float(valid_fraction), None if labeled_nodes is None else str(labeled_nodes),
+                                        _path(out), _common(**options)))
 
 
 def _extractor():
@@ -123,7 +124,7 @@ def _planetoid(root, out, *, name, **options):
             script.write_arrays(root, name.lower(), arrays)
         except script.InputError as exc:
             raise ValueError(str(exc)) from None
-        return _core.convert_planetoid_arrays(arrays, name, root, out, _common(**options))
+        return json.loads(_core.convert_planetoid_arrays(arrays, name, root, out, _common(**options)))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -1,12 +1,13 @@
-// The topology fields that `convert --json` and `generate --json` share, written by one function
-// so the two reports name them alike (graph::TopologyReport is their one home in the library).
+// The topology fields that the JSON of a conversion's and a generation's report share
+// (report_json in convert.hpp and generate.hpp), written by one function so the two name them
+// alike; graph::TopologyReport, which the CSC builder fills, is their one home.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include "graphtier/graph/topology_report.hpp"
 
-namespace graphtier::cli {
+namespace graphtier::graph::detail {
 
 inline void put_topology_report(nlohmann::ordered_json& j, const graph::TopologyReport& r) {
   j["num_nodes"] = r.num_nodes;
@@ -18,4 +19,4 @@ inline void put_topology_report(nlohmann::ordered_json& j, const graph::Topology
   j["topology_passes"] = r.topology_passes;
 }
 
-}  // namespace graphtier::cli
+}  // namespace graphtier::graph::detail
