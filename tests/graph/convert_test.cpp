@@ -641,6 +641,13 @@ TEST_F(ConvertTest, NpyNodeCountFromFeaturesOrLabelsNamesBothFiles) {
   const std::string message = error_of([&] { convert_npy(in, out(), o, pool_); });
   expect_mentions(message, {path("edges.npy"), "is out of range [0, 3)"});
   EXPECT_EQ(message.find("says"), std::string::npos) << message;
+  // The largest id there is: the count it needs is 2^63, past int64 (found by the igb fuzzer: a
+  // signed overflow, printed as -2^63 in an unsanitised build).
+  std::vector<int64_t> huge = rows_layout();
+  huge[0] = std::numeric_limits<int64_t>::max();
+  write_npy_file(path("edges.npy"), NpyType::kInt64, {2, 7}, huge);
+  expect_mentions(error_of([&] { convert_npy(in, out(), {}, pool_); }),
+                  {path("labels.npy") + " (length) says 3 nodes, the edges need at least 9223372036854775808"});
 }
 
 TEST_F(ConvertTest, NpyRejectsBrokenArraysNamingTheFile) {

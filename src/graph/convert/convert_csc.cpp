@@ -77,7 +77,8 @@ int64_t check_block(ThreadPool& pool, const std::vector<Task>& tasks, int64_t li
       const std::string range = limit >= 0 ? concat("out of range [0, ", limit, ")") : std::string("negative");
       // When another input set the number of nodes, either may be wrong: name both counts.
       const std::string disagree = bad >= 0 && !limit_from.empty()
-                                       ? concat(": ", limit_from, " says ", limit, " nodes, the edges need at least ", bad + 1)
+                                       ? concat(": ", limit_from, " says ", limit, " nodes, the edges need at least ",
+                                                static_cast<uint64_t>(bad) + 1)  // 2^63 for the largest id
                                        : std::string();
       throw FormatError(name, concat("edge ", edges_before + task_bad[t], " (", s, " -> ", d, "): node id ", bad, " is ",
                                      range, disagree));
