@@ -7,6 +7,11 @@ accuracy. `--checkpoint PATH` saves the model, optimiser and loader position aft
 (atomically); `--resume` continues from it along the same sample stream, so an interrupted run and
 an uninterrupted one give the same loss curve. `--plot run.png` draws the loss and accuracy curves
 and each feature tier's rows/s per epoch (matplotlib, imported only then).
+
+Given a partition directory (`graphtier partition`'s output) instead of a dataset, it trains on P
+processes launched by torchrun (`torchrun --nproc-per-node P -m graphtier.train PARTITION_DIR`):
+PyTorch DDP, each step trains P minibatches, one per rank (rank K trains batch s * P + K at step
+s), so an epoch has num_batches // P steps; see graphtier.dist.training.
 """
 
 from __future__ import annotations
@@ -34,7 +39,8 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
     # ArgumentDefaultsHelpFormatter appends "(default: ...)" to every option with a help text.
     p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("dataset", help="dataset directory (graphtier format, with features, labels and splits)")
+    p.add_argument("dataset", help="dataset directory (graphtier format, with features, labels and splits), or a "
+                                   "partition directory (graphtier partition) to train on P ranks under torchrun")
     p.add_argument("--model", choices=["sage", "ladies", "fastgcn", "mlp"], default="sage", help="the model")
     p.add_argument("--fanouts", default=argparse.SUPPRESS,
                    help="per-layer fanouts, comma-separated, seeds' hop first; sage: neighbours per node, -1 = all "
@@ -71,7 +77,11 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
     p.add_argument("--checkpoint", default=None, help="checkpoint file, written after every epoch")
     p.add_argument("--resume", action="store_true", help="continue from --checkpoint if it exists")
     p.add_argument("--stop-after-batches", type=int, default=None,
-                   help="checkpoint and stop after this many training batches in this run (interruption tests)")
+                   help="checkpoint and stop after this many training batches in this run (interruption tests; "
+                        "distributed: steps of P minibatches)")
+    p.add_argument("--dist-timeout", type=float, default=60.0,
+                   help="distributed: seconds after which a collective that does not complete is an error; a rank "
+                        "that dies or raises makes every rank exit within this time")
     p.add_argument("--json", default=None, help="write the per-epoch metrics and per-batch losses to this file")
     p.add_argument("--plot", default=None,
                    help="draw loss, accuracy and per-tier rows/s per epoch into this PNG (needs matplotlib)")
@@ -131,6 +141,8 @@ def _check_ranges(args: argparse.Namespace) -> None:
         value = getattr(args, name)
         if value is not None and value < low:
             raise ValueError(f"--{name.replace('_', '-')}: expected an integer >= {low}, got {value}")
+    if not args.dist_timeout > 0:
+        raise ValueError(f"--dist-timeout: expected a number of seconds > 0, got {args.dist_timeout}")
     if not 0 <= args.seed < 2**64:
         raise ValueError(f"--seed: expected an integer in [0, 2^64), got {args.seed}")
 
@@ -304,9 +316,11 @@ def _check_storage_sizes(f) -> None:
             raise ValueError(f"tensor storage {key!r} of {nbytes} bytes, the archive holds {held or 0} for it")
 
 
-def load_checkpoint(path: str, ds) -> dict:
+def load_checkpoint(path: str, ds, distributed: Optional[dict] = None) -> dict:
     """The state saved by run(), checked: a file torch cannot read (truncated, not a checkpoint, a
-    tensor larger than the file) or one written for another dataset is a ValueError naming the file."""
+    tensor larger than the file) or one written for another dataset, or by a run of another
+    process grid (`distributed`: its ranks and replication, None for one process), is a ValueError
+    naming the file."""
     with open(path, "rb") as f:  # an OSError opening it names the file; past that, the contents are at fault
         try:
             # run() writes torch's zip format; the legacy format would read its pickle from the file
@@ -336,6 +350,10 @@ def load_checkpoint(path: str, ds) -> dict:
         if type(there) is not type(here[field]) or there != here[field]:
             raise ValueError(f"{path}: written for another dataset ({field} {there!r} there, "
                              f"{here[field]!r} in {ds.path})")
+    if state.get("distributed") != distributed:
+        grid = lambda d: f"{d['ranks']} ranks" if isinstance(d, dict) and "ranks" in d else "one process"  # noqa: E731
+        raise ValueError(f"{path}: written by a run on {grid(state.get('distributed'))}, this run is on "
+                         f"{grid(distributed)} (its positions count other steps)")
     return state
 
 
@@ -396,7 +414,13 @@ class ProgressBar:
             self.drawn = False
 
 
-def run(args: argparse.Namespace) -> dict:
+def run(args: argparse.Namespace, prog: str = "python -m graphtier.train") -> dict:
+    from graphtier.dist.training import is_partition_dir
+
+    if is_partition_dir(args.dataset):
+        from graphtier.dist import training
+
+        return training.run(args, prog)
     if args.plot:
         plots.require()
     if args.deterministic:
@@ -515,7 +539,7 @@ def main(argv: Optional[List[str]] = None, prog: str = "python -m graphtier.trai
     """Runs the job; `prog` names the command in usage lines (`graphtier train` runs this). A bad
     option, dataset or checkpoint is one line on stderr and exit status 2."""
     try:
-        run(parse_args(argv, prog))
+        run(parse_args(argv, prog), prog)
     except (ValueError, IndexError, OSError, NotImplementedError) as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 2

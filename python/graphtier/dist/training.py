@@ -1,0 +1,392 @@
+"""Distributed training: `torchrun --nproc-per-node P -m graphtier.train PARTITION_DIR ...`
+(docs/architecture.md, Scale-out; README's "Distributed training").
+
+PyTorch DDP over the model of graphtier.train. Step s of an epoch trains P minibatches, one per
+rank: rank K trains the epoch's minibatch b = s * P + K (the single-process loader's batch b: same
+seeds, same sample), so an epoch has num_batches // P steps and the last num_batches % P batches
+of the epoch are not trained. DDP averages the P gradients, so the loss curve is that of one
+process accumulating the gradients of the same P minibatches per step (mean).
+
+Per rank, a prefetch thread samples the minibatch of step s + 1 and fetches its features
+(DistFeatureFetcher, on a process group of its own) while step s trains. Evaluation runs on every
+rank's share (minibatch b of the split on rank b % P) and the counts are summed over the ranks.
+Rank 0 prints the per-epoch line (per-rank min/mean/max of sample, fetch, wait and compute seconds
+and of bytes sent/received), writes the checkpoint and --json (all ranks' figures).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+from datetime import timedelta
+from types import SimpleNamespace
+from typing import List, Optional
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
+import graphtier
+from graphtier import train as single
+from graphtier.dist import failure
+from graphtier.dist.features import DistFeatureFetcher
+from graphtier.dist.grid import ProcessGrid
+
+# Test hook (python/tests/test_dist_failure.py): "raise:RANK:STEP" raises in rank RANK at training
+# step STEP of its first epoch, "kill:RANK:STEP" sends itself SIGKILL there.
+_TEST_FAIL = "GRAPHTIER_DIST_TEST_FAIL"
+
+
+def is_partition_dir(path: str) -> bool:
+    """True when `path` holds a partition manifest (`graphtier partition`'s output)."""
+    try:
+        with open(os.path.join(path, "partition.json")) as f:
+            return json.load(f).get("format") == "graphtier-partition"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _env_int(name: str) -> int:
+    value = os.environ.get(name)
+    if value is None:
+        raise ValueError(f"a partition directory trains on P processes: launch with torchrun --nproc-per-node P "
+                         f"-m graphtier.train PARTITION_DIR ... ({name} is not set)")
+    return int(value)
+
+
+class _RankBatches:
+    """This rank's minibatches of one split: batch b = s * P + rank at step s, sampled by the
+    ordinary loader over the rank's graph/ dataset (graph replicated: the whole topology), which
+    skips the other ranks' batches."""
+
+    def __init__(self, args, graph_ds, split: str, train: bool, rank: int, world: int):
+        self.loader = single.make_loader(args, graph_ds, None, split, train)
+        self.rank, self.world = rank, world
+        self.num_batches = len(self.loader)
+
+    def steps(self, train: bool) -> int:
+        return self.num_batches // self.world if train else math.ceil(self.num_batches / self.world)
+
+    def iterate(self, epoch: int, first_step: int, end_step: int):
+        """(step, batch) for steps [first_step, end_step) of `epoch`; a step without a batch of this
+        rank (the last evaluation step) yields None."""
+        first = first_step * self.world + self.rank
+        if first >= self.num_batches:
+            for s in range(first_step, end_step):
+                yield s, None
+            return
+        self.loader.set_epoch(epoch, first)
+        it = iter(self.loader)
+        try:
+            for s in range(first_step, end_step):
+                b = s * self.world + self.rank
+                if b >= self.num_batches:
+                    yield s, None
+                    continue
+                batch = next(it)
+                while batch.index < b:
+                    batch = next(it)
+                yield s, batch
+        finally:
+            it.close()
+
+
+class _Prefetcher:
+    """Runs sampling and the feature fetch of steps [first, end) on its own thread, one step ahead
+    of training (a queue of one). Every rank runs the same steps, so the fetches (collectives on
+    the fetcher's group) are issued in the same order everywhere; a step is never abandoned."""
+
+    _END = object()
+
+    def __init__(self, batches: _RankBatches, fetcher: DistFeatureFetcher, epoch: int, first: int, end: int):
+        self.q: "queue.Queue" = queue.Queue(maxsize=1)
+        self.sample_seconds = 0.0
+        self.wait_seconds = 0.0
+        self._thread = threading.Thread(target=self._run, args=(batches, fetcher, epoch, first, end),
+                                        name="graphtier-prefetch", daemon=True)
+        self._thread.start()
+
+    def _run(self, batches, fetcher, epoch, first, end):
+        try:
+            it = batches.iterate(epoch, first, end)
+            while True:
+                t = time.perf_counter()
+                item = next(it, None)
+                self.sample_seconds += time.perf_counter() - t
+                if item is None:
+                    break
+                step, batch = item
+                ids = batch.input_nodes if batch is not None else torch.empty(0, dtype=torch.int64)
+                x = fetcher.gather(ids)
+                self.q.put((step, batch, x))
+            self.q.put(self._END)
+        except BaseException as e:  # raised again by the training thread
+            self.q.put(e)
+
+    def __iter__(self):
+        while True:
+            t = time.perf_counter()
+            item = self.q.get()
+            self.wait_seconds += time.perf_counter() - t
+            if item is self._END:
+                self._thread.join()
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+
+def _test_fail(rank: int, epoch_step: tuple) -> None:
+    spec = os.environ.get(_TEST_FAIL)
+    if not spec:
+        return
+    action, who, step = spec.split(":")
+    if int(who) == rank and (0, int(step)) == epoch_step:
+        if action == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        raise RuntimeError(f"test failure injected at step {step}")
+
+
+def _stats(values: List[float]) -> str:
+    return f"{min(values):.2f}/{sum(values) / len(values):.2f}/{max(values):.2f}"
+
+
+def _megabytes(values: List[float]) -> str:
+    return "/".join(f"{v / 1e6:.2f}" for v in (min(values), sum(values) / len(values), max(values)))
+
+
+def run(args, prog: str) -> dict:
+    """The distributed job on this rank (see the module's comment). Every failure ends this process
+    with a non-zero status after one line naming the failed rank; never returns on failure."""
+    rank, world = _env_int("RANK"), _env_int("WORLD_SIZE")
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    if args.baseline:
+        raise ValueError("--baseline is single-process only (its feature table is the whole dataset's)")
+    with open(os.path.join(args.dataset, "partition.json")) as f:
+        manifest = json.load(f)
+    if manifest.get("ranks") != world:
+        raise ValueError(f"{args.dataset}: partitioned for {manifest.get('ranks')} ranks, launched with "
+                         f"{world} (torchrun --nproc-per-node/--nnodes must give {manifest.get('ranks')} processes)")
+    device = torch.device(args.device)
+    if device.type == "cuda":
+        device = torch.device("cuda", local_rank)
+        torch.cuda.set_device(device)
+        args.device = str(device)
+    backend = "nccl" if device.type == "cuda" else "gloo"
+    timeout = timedelta(seconds=args.dist_timeout)
+    dist.init_process_group(backend, timeout=timeout)
+    store = failure.store_client(args.dist_timeout)
+    error, partition = None, None
+    try:
+        from graphtier.dist.partition import open_partition
+        partition = open_partition(args.dataset, rank)
+    except (ValueError, IndexError, OSError) as e:
+        error = failure._one_line(e)
+    record = {"graphtier": graphtier.__version__, "torch": torch.__version__.split("+")[0],
+              "source": manifest.get("source", {}).get("manifest_xxh3"), "ranks": manifest.get("ranks"),
+              "replication": manifest.get("replication"), "backend": backend}
+    failure.check_ranks(store, rank, world, record, error)  # raises on every rank (exit 2), no collective yet
+    stale = max(2.0, min(10.0, args.dist_timeout / 3))
+    watchdog = failure.Watchdog(failure.store_client(args.dist_timeout), rank, world, prog, stale_after=stale).start()
+    try:
+        result = _train(args, prog, partition, rank, world, device, backend)
+        watchdog.stop()
+        dist.barrier()
+    except BaseException as e:
+        _fail(watchdog, rank, e, prog)
+    dist.destroy_process_group()
+    return result
+
+
+def _fail(watchdog: failure.Watchdog, rank: int, e: BaseException, prog: str) -> None:
+    """Ends the process after `e`: a communication error waits for the watchdog to name the rank
+    that caused it (it exits the process when it does); anything else is this rank's failure."""
+    if failure.is_communication_error(e) and \
+            watchdog.wait_for_diagnosis(watchdog.stale_after + 4 * watchdog.interval) is not None:
+        watchdog.leave(1)  # the watchdog has reported the failed rank and ends the process
+    message = f"{type(e).__name__}: {failure._one_line(e)}"
+    watchdog.publish(rank, message)
+    print(f"{prog}: error: rank {rank}: {message}", file=sys.stderr, flush=True)
+    watchdog.leave(2 if isinstance(e, (ValueError, IndexError, OSError, NotImplementedError)) else 1)
+
+
+def _train(args, prog: str, partition, rank: int, world: int, device: torch.device, backend: str) -> dict:
+    if args.plot:
+        single.plots.require()
+    if args.deterministic:
+        torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.manual_seed(args.seed)
+    m = partition.manifest
+    grid = ProcessGrid(int(m["ranks"]), int(m["replication"]))
+    # The prefetch thread's own column group: its fetches never interleave with another thread's
+    # collectives on the same group (groups are created in the same order on every rank).
+    fetch_group = None
+    for j in range(grid.c):
+        g = dist.new_group([r * grid.c + j for r in range(grid.rows)])
+        if j == grid.col:
+            fetch_group = g
+    graph_ds = graphtier.Dataset(partition.graph_path)
+    comm_device = device if backend == "nccl" else torch.device("cpu")
+    fetcher = DistFeatureFetcher(partition, grid, group=fetch_group, device=device, comm_device=comm_device,
+                                 gpu_hot=args.gpu_hot, gpu_cache=args.gpu_cache, cpu=args.cpu_buffer,
+                                 host_cache=args.host_cache, io_depth=args.io_depth, threads=args.threads,
+                                 seed=args.seed)
+    if graph_ds.num_classes == 0:
+        raise ValueError(f"{partition.graph_path}: training needs labels")
+    identity = {"name": graph_ds.name, "num_nodes": int(m["num_nodes"]), "num_edges": int(m["num_edges"]),
+                "feature_dim": fetcher.dim, "num_classes": graph_ds.num_classes}
+    shape = SimpleNamespace(feature_dim=fetcher.dim, num_classes=graph_ds.num_classes, path=args.dataset, **{
+        k: v for k, v in identity.items() if k not in ("feature_dim", "num_classes")})
+    train_batches = _RankBatches(args, graph_ds, "train", True, rank, world)
+    valid_batches = _RankBatches(args, graph_ds, "valid", False, rank, world)
+    test_batches = _RankBatches(args, graph_ds, "test", False, rank, world)
+    steps = train_batches.steps(True)
+    if steps == 0:
+        raise ValueError(f"{args.dataset}: {train_batches.num_batches} training minibatches cannot give each of "
+                         f"{world} ranks one per step (smaller --batch-size?)")
+    model = single.make_model(args, shape).to(device)
+    ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+    distributed = {"ranks": world, "replication": grid.c}
+
+    history = {"epochs": [], "losses": []}
+    best = {"val_acc": -1.0, "test_acc": 0.0, "epoch": -1}
+    partial = {"loss_sum": 0.0, "correct": 0, "seen": 0, "losses": []}
+    position = (0, 0)
+    if args.resume and args.checkpoint:
+        # Rank 0 reads the checkpoint and hands it to every rank: no file system shared by the ranks.
+        box = [None]
+        if rank == 0 and os.path.exists(args.checkpoint):
+            state = single.load_checkpoint(args.checkpoint, shape, distributed=distributed)
+            box[0] = state
+        dist.broadcast_object_list(box, src=0)
+        state = box[0]
+        if state is not None:
+            single.load_model_state(args.checkpoint, state, model, optimizer)
+            position = tuple(state["position"])
+            history, best = state["history"], state["best"]
+            # Each rank sums its own share of the running epoch; the saved sums join rank 0's.
+            partial = state["partial"] if rank == 0 else {"loss_sum": 0.0, "correct": 0, "seen": 0, "losses": []}
+            if rank == 0 and not args.quiet:
+                print(f"resumed from {args.checkpoint} at epoch {position[0]}, step {position[1]}", flush=True)
+
+    def merged(figures: list) -> dict:
+        return {"loss_sum": sum(f["loss_sum"] for f in figures), "correct": sum(f["correct"] for f in figures),
+                "seen": sum(f["seen"] for f in figures),
+                "losses": sorted(sum((f["losses"] for f in figures), []))}
+
+    def checkpoint(pos, part) -> None:
+        if args.checkpoint and rank == 0:
+            state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "position": list(pos),
+                     "history": history, "best": best, "partial": part, "args": vars(args), "dataset": identity,
+                     "distributed": distributed}
+            single.write_atomically(args.checkpoint, lambda tmp: torch.save(state, tmp))
+
+    def evaluate(batches: _RankBatches) -> float:
+        model.eval()
+        correct = total = 0
+        with torch.no_grad():
+            prefetch = _Prefetcher(batches, fetcher, 0, 0, batches.steps(False))
+            for _, batch, x in prefetch:
+                if batch is None:
+                    continue
+                x = x.float()
+                if args.normalize_features:
+                    x = x / x.sum(dim=1, keepdim=True).clamp(min=1e-12)
+                batch = batch.to(device)
+                pred = model(x, batch.blocks).argmax(dim=1)
+                keep = batch.y >= 0
+                correct += int((pred[keep] == batch.y[keep]).sum())
+                total += int(keep.sum())
+        counts = torch.tensor([correct, total], dtype=torch.int64, device=device if backend == "nccl" else "cpu")
+        dist.all_reduce(counts)
+        return int(counts[0]) / max(int(counts[1]), 1)
+
+    steps_this_run = 0
+    while position[0] < args.epochs:
+        epoch, first = position
+        end = steps
+        if args.stop_after_batches is not None:
+            end = min(steps, first + args.stop_after_batches - steps_this_run)
+        model.train()
+        start = time.perf_counter()
+        fetcher.reset_counters()
+        compute = 0.0
+        prefetch = _Prefetcher(train_batches, fetcher, epoch, first, end)
+        for step, batch, x in prefetch:
+            _test_fail(rank, (epoch, step))
+            t = time.perf_counter()
+            batch = batch.to(device)
+            x = x.float()
+            if args.normalize_features:
+                x = x / x.sum(dim=1, keepdim=True).clamp(min=1e-12)
+            torch.manual_seed(single.batch_seed(args.seed, epoch, batch.index))
+            out = ddp(x, batch.blocks)
+            keep = batch.y >= 0
+            loss = F.cross_entropy(out[keep], batch.y[keep])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            loss_value = float(loss.detach())
+            compute += time.perf_counter() - t
+            labelled = int(keep.sum())
+            partial["loss_sum"] += loss_value * labelled
+            partial["correct"] += int((out[keep].argmax(dim=1) == batch.y[keep]).sum())
+            partial["seen"] += labelled
+            partial["losses"].append([batch.index, loss_value])
+            steps_this_run += 1
+        seconds = time.perf_counter() - start
+        sent = fetcher.counters()
+        figures = {"rank": rank, "sample_seconds": prefetch.sample_seconds, "fetch_seconds": sent["seconds"],
+                   "wait_seconds": prefetch.wait_seconds, "compute_seconds": compute, "seconds": seconds,
+                   "bytes_sent": sent["bytes_sent"], "bytes_received": sent["bytes_received"],
+                   "fetch": sent, "loss_sum": partial["loss_sum"], "correct": partial["correct"],
+                   "seen": partial["seen"], "losses": partial["losses"]}
+        everyone: list = [None] * world
+        dist.all_gather_object(everyone, figures)
+        total = merged(everyone)
+        if end < steps:  # --stop-after-batches: the running epoch's sums go into the checkpoint
+            checkpoint((epoch, end), total)
+            return {"stopped": True, "position": [epoch, end], "losses": [l for _, l in history["losses"]]}
+        history["losses"] += total["losses"]
+        val_acc = -1.0 if args.no_eval else evaluate(valid_batches)
+        if not args.no_eval and val_acc > best["val_acc"]:
+            best = {"val_acc": val_acc, "test_acc": evaluate(test_batches), "epoch": epoch}
+        ranks = [{k: v for k, v in f.items() if k not in ("losses",)} for f in everyone]
+        record = {"epoch": epoch, "loss": total["loss_sum"] / max(total["seen"], 1),
+                  "train_acc": total["correct"] / max(total["seen"], 1), "val_acc": val_acc, "seconds": seconds,
+                  "steps": end - first, "steps_per_second": (end - first) / max(seconds, 1e-9), "ranks": ranks}
+        history["epochs"].append(record)
+        partial = {"loss_sum": 0.0, "correct": 0, "seen": 0, "losses": []}
+        position = (epoch + 1, 0)
+        if rank == 0 and not args.quiet:
+            col = lambda key: [f[key] for f in everyone]  # noqa: E731
+            print(f"epoch {epoch:3d}  loss {record['loss']:.4f}  train {record['train_acc']:.3f}  val {val_acc:.3f}  "
+                  f"{record['steps_per_second']:.1f} steps/s ({world} minibatches each)  min/mean/max over "
+                  f"{world} ranks: sample {_stats(col('sample_seconds'))}s  fetch {_stats(col('fetch_seconds'))}s  "
+                  f"wait {_stats(col('wait_seconds'))}s  compute {_stats(col('compute_seconds'))}s  "
+                  f"sent {_megabytes(col('bytes_sent'))} MB  received {_megabytes(col('bytes_received'))} MB",
+                  flush=True)
+        checkpoint(position, partial)
+
+    losses = [l for _, l in history["losses"]]
+    result = {"model": args.model, "dataset": args.dataset, "seed": args.seed, "ranks": world,
+              "replication": grid.c, "steps_per_epoch": steps, "best_epoch": best["epoch"],
+              "val_acc": best["val_acc"], "test_acc": best["test_acc"], "epochs": history["epochs"],
+              "losses": losses, "batch_losses": history["losses"]}
+    if rank == 0:
+        if args.no_eval:
+            print(f"trained {len(history['epochs'])} epochs of {args.model} on {world} ranks (no evaluation)",
+                  flush=True)
+        else:
+            print(f"test accuracy {best['test_acc']:.4f} (model {args.model}, {world} ranks, best validation "
+                  f"{best['val_acc']:.4f} at epoch {best['epoch']})", flush=True)
+        if args.json:
+            single.write_atomically(args.json, lambda tmp: single._write_json(tmp, result))
+    return result
