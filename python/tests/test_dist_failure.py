@@ -1,0 +1,80 @@
+"""Failure is an error, not a hang (python/graphtier/dist/failure.py): a rank that raises or is
+killed mid-epoch makes every rank exit non-zero within --dist-timeout, with a message naming the
+failed rank; a launch that cannot work (world size, a missing rank directory, mixed versions) is
+one clear error on every rank before any collective."""
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from dist_util import describe, launch
+
+TIMEOUT = 15  # --dist-timeout of these runs: the bound every process must exit within
+TRAIN = ["-m", "graphtier.train"]
+OPTIONS = ["--epochs", "3", "--batch-size", "64", "--fanouts", "5,5", "--hidden", "16", "--threads", "1",
+           "--no-eval", "--dist-timeout", str(TIMEOUT)]
+
+
+@pytest.fixture(scope="module")
+def partitions(synthetic, tmp_path_factory):
+    root = tmp_path_factory.mktemp("failure-partitions")
+    out = {}
+    for ranks, replication in ((2, 1), (4, 2)):
+        path = root / f"p{ranks}c{replication}"
+        run_cli("partition", "-d", synthetic, "-o", str(path), "--ranks", str(ranks), "--replication", str(replication))
+        out[ranks] = str(path)
+    return out
+
+
+def _assert_all_fail_naming(result, failed: int, since: float) -> None:
+    for r in result:
+        assert r.returncode is not None and r.returncode != 0, describe(result)
+        assert r.seconds - since <= TIMEOUT, describe(result)
+        if r.rank != failed:
+            assert f"rank {failed}" in r.stderr, describe(result)
+
+
+def test_a_rank_that_raises_stops_every_rank(partitions):
+    result = launch(2, [*TRAIN, partitions[2], *OPTIONS], timeout=90,
+                    env={"GRAPHTIER_DIST_TEST_FAIL": "raise:1:2"})
+    _assert_all_fail_naming(result, failed=1, since=result[1].seconds)
+    assert "test failure injected" in result[1].stderr and "test failure injected" in result[0].stderr, describe(result)
+
+
+def test_a_killed_rank_stops_every_rank(partitions):
+    # Rank 1 sends itself SIGKILL at step 2 of the first epoch: it leaves no message; rank 0 watches
+    # its heartbeat, ranks 2 and 3 learn it from the store.
+    result = launch(4, [*TRAIN, partitions[4], *OPTIONS], timeout=90,
+                    env={"GRAPHTIER_DIST_TEST_FAIL": "kill:1:2"})
+    assert result[1].returncode == -9, describe(result)
+    _assert_all_fail_naming(result, failed=1, since=result[1].seconds)
+    for r in (result[0], result[2], result[3]):
+        assert "no heartbeat" in r.stderr, describe(result)
+
+
+def test_world_size_other_than_the_partition_is_an_error(partitions):
+    result = launch(2, [*TRAIN, partitions[4], *OPTIONS], timeout=60)
+    for r in result:
+        assert r.returncode == 2 and "partitioned for 4 ranks, launched with 2" in r.stderr, describe(result)
+
+
+def test_a_missing_rank_directory_is_an_error_on_every_rank(partitions, tmp_path):
+    part = tmp_path / "p"
+    shutil.copytree(partitions[2], part)
+    shutil.rmtree(part / "rank-0001")
+    result = launch(2, [*TRAIN, str(part), *OPTIONS], timeout=60)
+    for r in result:
+        assert r.returncode == 2 and "rank 1: " in r.stderr and "rank-0001" in r.stderr, describe(result)
+
+
+def test_mixed_versions_are_an_error_on_every_rank(partitions):
+    # Rank 1 runs another graphtier version (its __version__ changed before the job starts).
+    code = ("import os, sys, graphtier; from graphtier import train\n"
+            "if os.environ['RANK'] == '1': graphtier.__version__ = '0.0.1'\n"
+            "sys.exit(train.main(sys.argv[1:]))")
+    result = launch(2, ["-c", code, partitions[2], *OPTIONS], timeout=60)
+    for r in result:
+        assert r.returncode == 2 and "rank 1 differs from rank 0: graphtier '0.0.1'" in r.stderr, describe(result)
