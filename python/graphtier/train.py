@@ -40,7 +40,9 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
     p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("dataset", help="dataset directory (graphtier format, with features, labels and splits), or a "
-                                   "partition directory (graphtier partition) to train on P ranks under torchrun")
+                                   "partition directory (graphtier partition) to train on its P ranks under torchrun: each step "
+                                   "trains P minibatches, one per rank (rank K: batch s * P + K at step s), so an "
+                                   "epoch has num_batches // P steps")
     p.add_argument("--model", choices=["sage", "ladies", "fastgcn", "mlp"], default="sage", help="the model")
     p.add_argument("--fanouts", default=argparse.SUPPRESS,
                    help="per-layer fanouts, comma-separated, seeds' hop first; sage: neighbours per node, -1 = all "
@@ -318,9 +320,9 @@ def _check_storage_sizes(f) -> None:
 
 def load_checkpoint(path: str, ds, distributed: Optional[dict] = None) -> dict:
     """The state saved by run(), checked: a file torch cannot read (truncated, not a checkpoint, a
-    tensor larger than the file) or one written for another dataset, or by a run of another
-    process grid (`distributed`: its ranks and replication, None for one process), is a ValueError
-    naming the file."""
+    tensor larger than the file) or one written for another dataset, or by a run on another number
+    of ranks (`distributed`: {"ranks": P, ...}, None for one process), is a ValueError naming the
+    file."""
     with open(path, "rb") as f:  # an OSError opening it names the file; past that, the contents are at fault
         try:
             # run() writes torch's zip format; the legacy format would read its pickle from the file
@@ -350,8 +352,11 @@ def load_checkpoint(path: str, ds, distributed: Optional[dict] = None) -> dict:
         if type(there) is not type(here[field]) or there != here[field]:
             raise ValueError(f"{path}: written for another dataset ({field} {there!r} there, "
                              f"{here[field]!r} in {ds.path})")
-    if state.get("distributed") != distributed:
-        grid = lambda d: f"{d['ranks']} ranks" if isinstance(d, dict) and "ranks" in d else "one process"  # noqa: E731
+    # A position counts steps of P minibatches: the number of ranks must agree (the replication
+    # changes where rows live, not what is trained).
+    ranks = lambda d: d.get("ranks") if isinstance(d, dict) else None  # noqa: E731
+    if ranks(state.get("distributed")) != ranks(distributed):
+        grid = lambda d: f"{ranks(d)} ranks" if ranks(d) is not None else "one process"  # noqa: E731
         raise ValueError(f"{path}: written by a run on {grid(state.get('distributed'))}, this run is on "
                          f"{grid(distributed)} (its positions count other steps)")
     return state

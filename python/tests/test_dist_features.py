@@ -25,7 +25,7 @@ def test_gather_is_the_single_process_gather(synthetic, tmp_path, ranks, replica
     part = _partition(synthetic, tmp_path / "part", ranks, replication, hot)
     out = tmp_path / "out"
     out.mkdir()
-    result = launch(ranks, [WORKER, part, str(out)], timeout=90, cwd=str(Path(__file__).parent))
+    result = launch(ranks, [WORKER, part, str(out)], timeout=90)
     assert all(r.returncode == 0 for r in result), describe(result)
     store = graphtier.FeatureStore(graphtier.Dataset(synthetic))
     sent = received = remote = 0

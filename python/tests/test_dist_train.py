@@ -4,6 +4,7 @@ gradients of the same 2 minibatches per step, an interrupted and resumed run giv
 uninterrupted curve, and Cora trains to the single-process accuracy."""
 
 import json
+import types
 from pathlib import Path
 
 import pytest
@@ -87,3 +88,30 @@ def test_interrupted_and_resumed_gives_the_uninterrupted_curve(partition2, tmp_p
     rest = json.loads((tmp_path / "rest.json").read_text())
     assert rest["losses"] == whole["losses"]
     assert [e["loss"] for e in rest["epochs"]] == [e["loss"] for e in whole["epochs"]]
+
+
+def test_cora_on_two_ranks_reaches_the_single_process_accuracy(cora, tmp_path):
+    # docs/benchmarks.md: 0.811, 0.814, 0.799 test accuracy for seeds 0-2 (one process: 0.80).
+    part = tmp_path / "cora-p2"
+    run_cli("partition", "-d", cora, "-o", str(part), "--ranks", "2", "--replication", "1")
+    result = launch(2, ["-m", "graphtier.train", str(part), "--epochs", "30", "--batch-size", "32", "--threads", "1",
+                        "--quiet", "--json", str(tmp_path / "cora.json")], timeout=100)
+    assert all(r.returncode == 0 for r in result), describe(result)
+    assert json.loads((tmp_path / "cora.json").read_text())["test_acc"] >= 0.78
+
+
+def test_a_checkpoint_of_another_process_grid_is_refused(tmp_path):
+    # Its position counts steps of another number of minibatches: resuming from it would train others.
+    ds = types.SimpleNamespace(name="g", num_nodes=600, num_edges=3000, feature_dim=8, num_classes=4, path="g")
+    state = {k: {} for k in train._CHECKPOINT_KEYS}
+    state["dataset"] = train.dataset_identity(ds)
+    for saved, here, words in (({"ranks": 2, "replication": 1}, None, "a run on 2 ranks, this run is on one process"),
+                               (None, {"ranks": 2, "replication": 1}, "a run on one process, this run is on 2 ranks"),
+                               ({"ranks": 4, "replication": 2}, {"ranks": 2, "replication": 1}, "on 4 ranks")):
+        path = tmp_path / "run.pt"
+        torch.save(dict(state, distributed=saved) if saved else state, path)
+        with pytest.raises(ValueError, match=words):
+            train.load_checkpoint(str(path), ds, distributed=here)
+    # Another replication moves rows, not minibatches: the run continues.
+    torch.save(dict(state, distributed={"ranks": 2, "replication": 1}), tmp_path / "run.pt")
+    assert train.load_checkpoint(str(tmp_path / "run.pt"), ds, distributed={"ranks": 2, "replication": 2})
