@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from dist_util import describe, launch
+from dist_launch import describe, launch
 
 TIMEOUT = 15  # --dist-timeout of these runs: the bound every process must exit within
 TRAIN = ["-m", "graphtier.train"]

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import graphtier
-from dist_util import describe, launch
+from dist_launch import describe, launch
 from conftest import run_cli
 
 WORKER = str(Path(__file__).with_name("dist_features_worker.py"))

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 import graphtier
 from conftest import run_cli
-from dist_util import describe, launch
+from dist_launch import describe, launch
 from graphtier import train
 
 # DDP sums the ranks' gradients in its all-reduce where one process sums them in autograd: the

@@ -1,5 +1,6 @@
-"""Runs P processes of one torch.distributed job on this machine (Gloo on 127.0.0.1, a free port),
-each bounded by a timeout: what the multi-process tests share. At most 4 processes."""
+"""Runs P processes of one torch.distributed job on this machine as torchrun would (the environment
+of its workers: Gloo on 127.0.0.1, a free port), each bounded by a timeout, and returns their exit
+status, timing and output: the multi-process tests of whole programs (train). At most 4 processes."""
 
 import os
 import signal
