@@ -44,7 +44,7 @@ def launch(world: int, argv: Sequence[str], timeout: float, env: Optional[Dict[s
                  OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
         e.update(env or {})
         # Files, not pipes: a process never blocks on output nobody reads while the others run.
-        files = (open(os.path.join(scratch.name, f"{rank}.out"), "w+"), open(os.path.join(scratch.name, f"{rank}.err"), "w+"))
+        files = tuple(open(os.path.join(scratch.name, f"{rank}.{kind}"), "w+") for kind in ("out", "err"))
         logs.append(files)
         procs.append(subprocess.Popen([sys.executable, *argv], env=e, cwd=cwd, stdout=files[0], stderr=files[1],
                                       text=True, start_new_session=True))

@@ -2,41 +2,47 @@
 single-process gather of the same ids, for P in {2, 4} Gloo processes and replication c in {1, 2},
 and the bytes it counts cross the column as sent by one rank and received by another."""
 
-from pathlib import Path
-
 import pytest
 import torch
 
 import graphtier
-from dist_launch import describe, launch
 from conftest import run_cli
+from dist_util import spawn
 
-WORKER = str(Path(__file__).with_name("dist_features_worker.py"))
 
+def _gather_on_rank(rank: int, world: int, partition_dir: str) -> dict:
+    from graphtier.dist import Partition, ProcessGrid
+    from graphtier.dist.features import DistFeatureFetcher
 
-def _partition(source: str, out: Path, ranks: int, replication: int, hot: str) -> str:
-    run_cli("partition", "-d", source, "-o", str(out), "--ranks", str(ranks), "--replication", str(replication),
-            "--hot-replicated", hot)
-    return str(out)
+    partition = Partition.open(partition_dir, rank)
+    fetcher = DistFeatureFetcher(partition, ProcessGrid(world, partition.replication, rank))
+    n = partition.num_nodes
+    g = torch.Generator().manual_seed(rank)
+    requests = [
+        torch.randint(0, n, (400,), generator=g),  # every block, with repeats
+        torch.empty(0, dtype=torch.int64),  # nothing to fetch: still a collective
+        torch.arange(n) if rank == 0 else torch.randint(0, n, (3,), generator=g),  # one rank asks for everything
+        torch.full((5,), n - 1),  # the last row, five times
+    ]
+    return {"ids": requests, "rows": [fetcher.gather(ids) for ids in requests], "counters": fetcher.counters()}
 
 
 @pytest.mark.parametrize("ranks, replication, hot", [(2, 1, "0"), (2, 2, "0"), (4, 1, "5%"), (4, 2, "5%")])
 def test_gather_is_the_single_process_gather(synthetic, tmp_path, ranks, replication, hot):
-    part = _partition(synthetic, tmp_path / "part", ranks, replication, hot)
-    out = tmp_path / "out"
-    out.mkdir()
-    result = launch(ranks, [WORKER, part, str(out)], timeout=90)
-    assert all(r.returncode == 0 for r in result), describe(result)
+    part = tmp_path / "part"
+    run_cli("partition", "-d", synthetic, "-o", str(part), "--ranks", str(ranks), "--replication", str(replication),
+            "--hot-replicated", hot)
+    results = spawn(_gather_on_rank, ranks, str(part), timeout=90)
     store = graphtier.FeatureStore(graphtier.Dataset(synthetic))
     sent = received = remote = 0
-    for rank in range(ranks):
-        saved = torch.load(out / f"rank-{rank}.pt")
+    for rank, saved in enumerate(results):
         for ids, rows in zip(saved["ids"], saved["rows"]):
             want = store.gather(ids)
             assert rows.dtype == want.dtype and rows.shape == want.shape
             assert torch.equal(rows.view(torch.uint8), want.view(torch.uint8)), (rank, ids[:10])
         c = saved["counters"]
         sent, received, remote = sent + c["bytes_sent"], received + c["bytes_received"], remote + c["remote_rows"]
+        assert c["gathers"] == 4
     # What one rank sends another receives; with one process row (c = P) nothing crosses.
     assert sent == received
     assert (remote == 0) == (ranks == replication)

@@ -15,107 +15,92 @@ column group (a rank with nothing to fetch sends empty lists): it is a collectiv
 
 from __future__ import annotations
 
-import threading
 import time
-from typing import Optional
 
 import torch
 
 import graphtier
 from graphtier._ids import node_ids
-from graphtier.dist.comm import alltoallv
+from graphtier.dist.comm import CommStats, alltoallv
+from graphtier.dist.grid import ProcessGrid, grid_groups
+from graphtier.dist.partition import Partition
 
 
 class DistFeatureFetcher:
     """gather(ids) -> [n, dim] tensor on `device` (int64 global ids, any order, repeats allowed).
 
-    `partition`: the rank's opened partition (graphtier.dist.partition); `grid`: the ProcessGrid;
-    `group`: the process group of the rank's column used for the exchanges (default: the grid's
-    column group; the training pipeline gives one of its own). `device`: where the rows go (its GPU
-    is the store's); `comm_device`: where tensors cross (the backend's: CPU for Gloo, the GPU for
-    NCCL). Store options (`gpu_hot`, `cpu`, ...) are FeatureStore's, over the rank's local rows.
+    `partition`: the rank's opened Partition; `grid`: its ProcessGrid; `group`: the process group of
+    the rank's column that the exchanges use (default: a new set of grid groups, which is a
+    collective creation every rank must make; a thread of its own needs a group of its own).
+    `device`: where the rows go (its GPU is the store's); `comm_device`: where tensors cross (the
+    backend's: CPU for Gloo, the GPU for NCCL). Store options (`gpu_hot`, `cpu`, ...) are
+    FeatureStore's, over the rank's local rows.
     """
 
-    def __init__(self, partition, grid, *, group=None, device="cpu", comm_device="cpu", **store_options):
-        m = partition.manifest
-        self.num_nodes = int(m["num_nodes"])
-        self.hot_rows = int(m["hot_rows"])
-        self.process_rows = int(m["process_rows"])
-        self.bounds = torch.tensor(m["feature_bounds"], dtype=torch.int64)
-        self.row = grid.row
-        (_, _), (own_lo, own_hi) = m["local_ranges"][self.row]
-        self.own_lo, self.own_hi = int(own_lo), int(own_hi)
-        self.group = grid.column_group if group is None else group
+    def __init__(self, partition: Partition, grid: ProcessGrid, *, group=None, device="cpu", comm_device="cpu",
+                 **store_options):
+        self.partition = partition
+        self.num_nodes = partition.num_nodes
+        self.process_rows = partition.rows
+        self.group = grid_groups(grid).column if group is None else group
         self.device = torch.device(device)
         self.comm_device = torch.device(comm_device)
         self.dataset = graphtier.Dataset(partition.features_path)
-        expected = self.hot_rows + self.own_hi - self.own_lo
+        expected = sum(hi - lo for lo, hi in partition.local_ranges)
         if self.dataset.num_nodes != expected:
             raise ValueError(f"{partition.features_path}: {self.dataset.num_nodes} rows, the manifest's local_ranges "
-                             f"of process row {self.row} say {expected}")
+                             f"of process row {partition.row} say {expected}")
         self.store = graphtier.FeatureStore(self.dataset, device=self.device.index or 0, **store_options)
         self.dim = self.dataset.feature_dim
         self.dtype = {"float32": torch.float32, "float16": torch.float16}[self.dataset.feature_dtype]
-        self.row_bytes = self.dim * torch.tensor([], dtype=self.dtype).element_size()
-        self._lock = threading.Lock()  # the counters, read by the training thread while a prefetch runs
-        self._counters = {"gathers": 0, "rows": 0, "local_rows": 0, "remote_rows": 0, "served_rows": 0,
-                          "bytes_sent": 0, "bytes_received": 0, "seconds": 0.0}
+        self.stats = CommStats()
+        self._start = self.stats.as_dict()
+        self._counts = {"gathers": 0, "rows": 0, "local_rows": 0, "remote_rows": 0, "served_rows": 0, "seconds": 0.0}
 
     def counters(self) -> dict:
-        """Totals since construction (or the last `reset_counters`): gathers, rows asked for, rows
-        served locally, rows fetched from the column, rows this rank served to others, bytes sent
-        and received (ids and counts out, rows back: what crossed the network) and seconds."""
-        with self._lock:
-            return dict(self._counters)
+        """Since construction or the last `reset_counters`: gathers, rows asked for, rows served from
+        the local store, distinct rows fetched from the column, rows this rank served to others,
+        seconds in gather, and bytes sent and received (ids out and rows back, as
+        graphtier.dist.comm counts them: what left this process or reached it)."""
+        now = self.stats.as_dict()
+        return dict(self._counts, bytes_sent=now["bytes_sent"] - self._start["bytes_sent"],
+                    bytes_received=now["bytes_received"] - self._start["bytes_received"])
 
     def reset_counters(self) -> dict:
-        with self._lock:
-            old = dict(self._counters)
-            for k in self._counters:
-                self._counters[k] = 0.0 if k == "seconds" else 0
+        """Starts the counters again (the training thread calls it between epochs, never during a
+        gather); returns what they held."""
+        old = self.counters()
+        self._start = self.stats.as_dict()
+        self._counts = {k: 0.0 if k == "seconds" else 0 for k in self._counts}
         return old
 
-    def _local_rows(self, ids: torch.Tensor) -> torch.Tensor:
-        """Global ids held here -> rows of the features/ dataset (local_ranges concatenated)."""
-        return torch.where(ids < self.hot_rows, ids, ids - self.own_lo + self.hot_rows)
-
-    def _is_local(self, ids: torch.Tensor) -> torch.Tensor:
-        return (ids < self.hot_rows) | ((ids >= self.own_lo) & (ids < self.own_hi))
-
-    def _store_rows(self, local_rows: torch.Tensor) -> torch.Tensor:
-        return self.store.gather(local_rows)
+    def _store_rows(self, global_ids: torch.Tensor) -> torch.Tensor:
+        if global_ids.numel() == 0:
+            return torch.empty((0, self.dim), dtype=self.dtype)
+        return self.store.gather(self.partition.local_rows(global_ids))
 
     def gather(self, ids) -> torch.Tensor:
         start = time.perf_counter()
         ids = node_ids(ids, "ids", self.num_nodes)
         n = int(ids.numel())
         out = torch.empty((n, self.dim), dtype=self.dtype)
-        local = self._is_local(ids)
-        if bool(local.any()):
-            out[local] = self._store_rows(self._local_rows(ids[local]))
+        local = self.partition.holds_features(ids)
+        out[local] = self._store_rows(ids[local])
         remote_ids = ids[~local]
         # Distinct ids only cross the network; sorted, so grouped by owner (blocks are id ranges).
         wanted, inverse = torch.unique(remote_ids, sorted=True, return_inverse=True)
-        owners = torch.searchsorted(self.bounds, wanted, right=True) - 1
-        send_counts = torch.bincount(owners, minlength=self.process_rows)
-        asked, recv_counts = alltoallv(wanted.to(self.comm_device), send_counts.tolist(), self.group)
-        asked = asked.cpu()
-        served = self._store_rows(self._local_rows(asked)) if asked.numel() else \
-            torch.empty((0, self.dim), dtype=self.dtype)
-        # Rows travel as bytes: identical whatever the dtype, and every backend moves uint8.
-        rows, _ = alltoallv(served.view(torch.uint8).reshape(-1, self.row_bytes).to(self.comm_device),
-                            list(recv_counts), self.group, recv_counts=send_counts.tolist())
-        if remote_ids.numel():
-            out[~local] = rows.cpu().view(self.dtype).reshape(-1, self.dim)[inverse]
-        peers = self.process_rows - 1
-        with self._lock:
-            c = self._counters
-            c["gathers"] += 1
-            c["rows"] += n
-            c["local_rows"] += n - int(remote_ids.numel())
-            c["remote_rows"] += int(wanted.numel())
-            c["served_rows"] += int(asked.numel())
-            c["bytes_sent"] += 8 * peers + 8 * int(wanted.numel()) + self.row_bytes * int(asked.numel())
-            c["bytes_received"] += 8 * peers + 8 * int(asked.numel()) + self.row_bytes * int(wanted.numel())
-            c["seconds"] += time.perf_counter() - start
+        counts = torch.bincount(self.partition.feature_owner_row(wanted), minlength=self.process_rows).tolist()
+        sends = [t.to(self.comm_device) for t in torch.split(wanted, counts)]
+        asked = [t.cpu() for t in alltoallv(sends, self.group, self.stats, self.comm_device)]
+        served = self._store_rows(torch.cat(asked))
+        sends = [t.to(self.comm_device) for t in torch.split(served, [int(t.numel()) for t in asked])]
+        rows = torch.cat([t.cpu() for t in alltoallv(sends, self.group, self.stats, self.comm_device)])
+        out[~local] = rows[inverse]
+        c = self._counts
+        c["gathers"] += 1
+        c["rows"] += n
+        c["local_rows"] += n - int(remote_ids.numel())
+        c["remote_rows"] += int(wanted.numel())
+        c["served_rows"] += int(served.shape[0])
+        c["seconds"] += time.perf_counter() - start
         return out.to(self.device)

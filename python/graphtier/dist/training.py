@@ -16,7 +16,6 @@ and of bytes sent/received), writes the checkpoint and --json (all ranks' figure
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import queue
@@ -26,7 +25,7 @@ import threading
 import time
 from datetime import timedelta
 from types import SimpleNamespace
-from typing import List, Optional
+from typing import List
 
 import torch
 import torch.distributed as dist
@@ -36,7 +35,8 @@ import graphtier
 from graphtier import train as single
 from graphtier.dist import failure
 from graphtier.dist.features import DistFeatureFetcher
-from graphtier.dist.grid import ProcessGrid
+from graphtier.dist.grid import ProcessGrid, grid_groups
+from graphtier.dist.partition import Partition, rank_dir_name
 
 # Test hook (python/tests/test_dist_failure.py): "raise:RANK:STEP" raises in rank RANK at training
 # step STEP of its first epoch, "kill:RANK:STEP" sends itself SIGKILL there.
@@ -44,12 +44,12 @@ _TEST_FAIL = "GRAPHTIER_DIST_TEST_FAIL"
 
 
 def is_partition_dir(path: str) -> bool:
-    """True when `path` holds a partition manifest (`graphtier partition`'s output)."""
-    try:
-        with open(os.path.join(path, "partition.json")) as f:
-            return json.load(f).get("format") == "graphtier-partition"
-    except (OSError, ValueError, AttributeError):
-        return False
+    """True when `path` is a partition directory (`graphtier partition`'s output, or one rank's
+    directory of it), or holds this rank's directory (a copy on this machine of that rank's share)."""
+    if os.path.isfile(os.path.join(path, "partition.json")):
+        return True
+    rank = os.environ.get("RANK", "")
+    return rank.isdigit() and os.path.isfile(os.path.join(path, rank_dir_name(int(rank)), "partition.json"))
 
 
 def _env_int(name: str) -> int:
@@ -168,11 +168,16 @@ def run(args, prog: str) -> dict:
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     if args.baseline:
         raise ValueError("--baseline is single-process only (its feature table is the whole dataset's)")
-    with open(os.path.join(args.dataset, "partition.json")) as f:
-        manifest = json.load(f)
-    if manifest.get("ranks") != world:
-        raise ValueError(f"{args.dataset}: partitioned for {manifest.get('ranks')} ranks, launched with "
-                         f"{world} (torchrun --nproc-per-node/--nnodes must give {manifest.get('ranks')} processes)")
+    # This rank's directory, checked before anything starts. A world size other than the
+    # partition's is the same error on every rank; any other error (a directory missing on one
+    # machine) is told to every rank through the store below.
+    error, partition = None, None
+    try:
+        partition = Partition.open(args.dataset, rank)
+    except (ValueError, OSError) as e:
+        error = failure._one_line(e)
+    if partition is not None:
+        partition.check_world(world)
     device = torch.device(args.device)
     if device.type == "cuda":
         device = torch.device("cuda", local_rank)
@@ -182,15 +187,8 @@ def run(args, prog: str) -> dict:
     timeout = timedelta(seconds=args.dist_timeout)
     dist.init_process_group(backend, timeout=timeout)
     store = failure.store_client(args.dist_timeout)
-    error, partition = None, None
-    try:
-        from graphtier.dist.partition import open_partition
-        partition = open_partition(args.dataset, rank)
-    except (ValueError, IndexError, OSError) as e:
-        error = failure._one_line(e)
-    record = {"graphtier": graphtier.__version__, "torch": torch.__version__.split("+")[0],
-              "source": manifest.get("source", {}).get("manifest_xxh3"), "ranks": manifest.get("ranks"),
-              "replication": manifest.get("replication"), "backend": backend}
+    record = {"graphtier": graphtier.__version__, "torch": torch.__version__.split("+")[0], "backend": backend,
+              "partition": partition.identity() if partition is not None else None}
     failure.check_ranks(store, rank, world, record, error)  # raises on every rank (exit 2), no collective yet
     stale = max(2.0, min(10.0, args.dist_timeout / 3))
     watchdog = failure.Watchdog(failure.store_client(args.dist_timeout), rank, world, prog, stale_after=stale).start()
@@ -223,14 +221,13 @@ def _train(args, prog: str, partition, rank: int, world: int, device: torch.devi
         torch.use_deterministic_algorithms(True, warn_only=True)
     torch.manual_seed(args.seed)
     m = partition.manifest
-    grid = ProcessGrid(int(m["ranks"]), int(m["replication"]))
-    # The prefetch thread's own column group: its fetches never interleave with another thread's
-    # collectives on the same group (groups are created in the same order on every rank).
-    fetch_group = None
-    for j in range(grid.c):
-        g = dist.new_group([r * grid.c + j for r in range(grid.rows)])
-        if j == grid.col:
-            fetch_group = g
+    if partition.graph_mode != "replicated":
+        raise NotImplementedError(f"{args.dataset}: training on a partition with the graph partitioned needs the "
+                                  "distributed sampler (graphtier.dist.sampler); write it with --graph replicated")
+    grid = ProcessGrid(world, partition.replication, rank)
+    # The fetches run on the prefetch thread only (training and evaluation alike), on a column
+    # group of their own; the training thread's collectives (DDP, figures) use the default group.
+    fetch_group = grid_groups(grid, timedelta(seconds=args.dist_timeout)).column
     graph_ds = graphtier.Dataset(partition.graph_path)
     comm_device = device if backend == "nccl" else torch.device("cpu")
     fetcher = DistFeatureFetcher(partition, grid, group=fetch_group, device=device, comm_device=comm_device,
@@ -253,7 +250,7 @@ def _train(args, prog: str, partition, rank: int, world: int, device: torch.devi
     model = single.make_model(args, shape).to(device)
     ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
-    distributed = {"ranks": world, "replication": grid.c}
+    distributed = {"ranks": world, "replication": grid.replication}
 
     history = {"epochs": [], "losses": []}
     best = {"val_acc": -1.0, "test_acc": 0.0, "epoch": -1}
@@ -377,7 +374,7 @@ def _train(args, prog: str, partition, rank: int, world: int, device: torch.devi
 
     losses = [l for _, l in history["losses"]]
     result = {"model": args.model, "dataset": args.dataset, "seed": args.seed, "ranks": world,
-              "replication": grid.c, "steps_per_epoch": steps, "best_epoch": best["epoch"],
+              "replication": grid.replication, "steps_per_epoch": steps, "best_epoch": best["epoch"],
               "val_acc": best["val_acc"], "test_acc": best["test_acc"], "epochs": history["epochs"],
               "losses": losses, "batch_losses": history["losses"]}
     if rank == 0:
