@@ -22,11 +22,15 @@ class BatchSampler {
   ~BatchSampler();
 
   int64_t num_batches() const noexcept { return num_batches_; }
+  /// Batches an epoch delivers with the options' striding.
+  int64_t num_delivered() const noexcept;
+  /// The delivered batch indices >= `first`, in order.
+  std::vector<int64_t> delivered_from(int64_t first) const;
   /// Seed order of `epoch`: shuffled_ids(ids, seed, epoch), or the ids as given without shuffling.
   std::vector<int64_t> epoch_order(int64_t epoch) const;
-  /// Samples batches [first, last) of `order` in `epoch` into out[0 .. last - first), in parallel
-  /// on the pool (one batch per task; on the GPU, batch b on stream b - first).
-  void sample(const std::vector<int64_t>& order, int64_t epoch, int64_t first, int64_t last,
+  /// Samples the batches `batches` (global indices) of `order` in `epoch` into out[0 .. size), in
+  /// parallel on the pool (one batch per task; on the GPU, batches[i] on stream i).
+  void sample(const std::vector<int64_t>& order, int64_t epoch, std::span<const int64_t> batches,
               std::vector<sample::MiniBatch>& out);
   /// Batches worth sampling at once: enough to keep the pool busy.
   int64_t group_size() const noexcept;

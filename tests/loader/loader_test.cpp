@@ -253,6 +253,71 @@ TEST(Loader, ResumeAtABatchContinuesTheSameStream) {
   EXPECT_THROW(loader.start(2, loader.num_batches() + 1), OutOfRange);
 }
 
+TEST(Loader, StridedBatchesAreTheUnstridedBatchesOfTheSameIndex) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  ThreadPool pool(2);
+  feature::FeatureStore store(d, store_options("100%", "0"), pool);
+  Loader whole(d, &store, train_ids(d), small_options());
+  const std::vector<LoadedBatch> full = run_epoch(whole, 2);
+  const auto n = static_cast<int64_t>(full.size());
+  ASSERT_EQ(whole.num_delivered(), n);
+  const std::vector<std::pair<int64_t, int64_t>> strides{{0, 1}, {0, 3}, {2, 3}, {1, 4}, {3, 2}};
+  for (const auto& [offset, stride] : strides) {
+    LoaderOptions o = small_options();
+    o.batch_offset = offset;
+    o.batch_stride = stride;
+    o.sample_threads = 3;  // groups that do not line up with the stride
+    Loader strided(d, &store, train_ids(d), o);
+    ASSERT_EQ(strided.num_batches(), n);
+    std::vector<int64_t> expected;
+    for (int64_t b = offset; b < n; b += stride) expected.push_back(b);
+    ASSERT_EQ(strided.num_delivered(), static_cast<int64_t>(expected.size()));
+    const std::vector<LoadedBatch> got = run_epoch(strided, 2);
+    ASSERT_EQ(got.size(), expected.size()) << "offset " << offset << " stride " << stride;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].epoch, 2);
+      expect_same_batch(got[i], full[static_cast<std::size_t>(expected[i])]);
+      EXPECT_EQ(got[i].batch.blocks[0].edge_ids, full[static_cast<std::size_t>(expected[i])].batch.blocks[0].edge_ids);
+    }
+    // first_batch stays a global index: the epoch resumes at the first delivered batch >= it.
+    const std::vector<LoadedBatch> tail = run_epoch(strided, 2, 5);
+    std::vector<int64_t> tail_expected;
+    for (const int64_t b : expected) {
+      if (b >= 5) tail_expected.push_back(b);
+    }
+    ASSERT_EQ(tail.size(), tail_expected.size());
+    for (std::size_t i = 0; i < tail.size(); ++i) EXPECT_EQ(tail[i].index, tail_expected[i]);
+    EXPECT_TRUE(run_epoch(strided, 2, n).empty());
+  }
+  LoaderOptions beyond = small_options();
+  beyond.batch_offset = n;  // more ranks than batches: this one gets none
+  Loader none(d, &store, train_ids(d), beyond);
+  EXPECT_EQ(none.num_delivered(), 0);
+  EXPECT_TRUE(run_epoch(none, 0).empty());
+}
+
+TEST(Loader, BadBatchStridingIsRejectedNamingTheOption) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  LoaderOptions o = small_options();
+  o.batch_offset = -1;
+  try {
+    Loader(d, nullptr, {0, 1}, o);
+    FAIL() << "batch_offset -1 accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("batch_offset"), std::string::npos) << e.what();
+  }
+  o = small_options();
+  for (const int64_t stride : {int64_t{0}, int64_t{-2}}) {
+    o.batch_stride = stride;
+    try {
+      Loader(d, nullptr, {0, 1}, o);
+      FAIL() << "batch_stride " << stride << " accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("batch_stride"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Loader, BackPressureBoundsHowFarSamplingRunsAhead) {
   const graph::Dataset d = graph::Dataset::open(dataset_dir());
   LoaderOptions o = small_options();

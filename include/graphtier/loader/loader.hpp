@@ -56,6 +56,11 @@ struct LoaderOptions {
   int64_t batch_size = 1024;
   bool shuffle = true;     // false: ids in the given order every epoch
   bool drop_last = false;  // drop the last batch when it is smaller than batch_size
+  /// Batch striding: an epoch delivers only batches b = batch_offset, batch_offset + batch_stride,
+  /// ... < num_batches (rank K of P takes offset K, stride P). A batch is the same with or without
+  /// striding (its seeds and stream follow its global index b, sample/epoch.hpp).
+  int64_t batch_offset = 0;  // >= 0
+  int64_t batch_stride = 1;  // >= 1
   uint64_t seed = 0;
   /// Look-ahead window W: sampled minibatches whose input nodes are announced to the caches
   /// (window buffering); 0 turns announcing off (the sampler still runs `prefetch` ahead).
@@ -84,7 +89,7 @@ struct LoaderOptions {
 /// minibatches of the same merged gather.
 struct LoadedBatch {
   int64_t epoch = 0;
-  int64_t index = 0;  // batch position within the epoch
+  int64_t index = 0;  // batch position within the epoch (the global index b, also when striding)
   sample::MiniBatch batch;
   std::vector<int64_t> labels;  // [num_seeds] labels of the seeds (-1 unlabeled); empty without labels
   std::shared_ptr<Buffer> x_buffer;
@@ -121,11 +126,14 @@ class Loader {
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
 
+  /// Batches of an epoch before striding (the range of batch indices).
   int64_t num_batches() const noexcept;
+  /// Batches an epoch delivers: those of num_batches() that batch_offset/batch_stride select.
+  int64_t num_delivered() const noexcept;
   const LoaderOptions& options() const noexcept;
 
-  /// Starts the pipeline for `epoch` at batch `first_batch` (0 .. num_batches), stopping a running
-  /// one first.
+  /// Starts the pipeline for `epoch` at batch `first_batch` (0 .. num_batches, a global batch
+  /// index: with striding, the first delivered batch >= first_batch), stopping a running one first.
   void start(int64_t epoch, int64_t first_batch = 0);
   /// The next minibatch of the running epoch in order; nullopt after its last. Rethrows the first
   /// failure of any stage. Throws InvalidArgument when no epoch was started.
