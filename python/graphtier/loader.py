@@ -125,7 +125,7 @@ class _Loader:
                  batch_offset: int, batch_stride: int, replace: bool, device,
                  store: Optional[_core.FeatureStore], gpu_hot: str, gpu_cache: str,
                  cpu_buffer: str, host_cache: str, io_depth: int, window: int, accumulate: bool,
-                 max_merge: int, prefetch: int, num_threads: int, gpu_sampling: bool, topology: str,
+                 max_merge: int, prefetch: int, num_threads: int, bulk: int, gpu_sampling: bool, topology: str,
                  topology_cache_bytes: int, features: bool = True):
         if (split is None) == (ids is None):
             raise ValueError("give exactly one of split= and ids=")
@@ -150,7 +150,8 @@ class _Loader:
             replace=replace, batch_size=batch_size, shuffle=shuffle, drop_last=drop_last,
             batch_offset=batch_offset, batch_stride=batch_stride, seed=seed, window=window,
             accumulate=accumulate, max_merge=max_merge, prefetch=prefetch,
-            sample_threads=num_threads, output=output, device=self.device.index or 0, gpu_sampling=gpu_sampling,
+            sample_threads=num_threads, output=output, device=self.device.index or 0, bulk=bulk,
+            gpu_sampling=gpu_sampling,
             topology=topology, topology_cache_bytes=topology_cache_bytes)
         self._batch_stride = int(batch_stride)
         self._position = (0, 0)
@@ -264,6 +265,12 @@ class NeighborLoader(_Loader):
     the rest is read from SSD. `window` minibatches are sampled ahead and announced to the caches;
     `accumulate` merges their SSD reads up to the store's queue depth. `features=False` samples
     only (`x` is None).
+
+    `bulk=k` (k >= 1) samples k minibatches per call with the bulk matrix GraphSAGE sampler (on
+    the GPU with `gpu_sampling`): parallel edges merge into one entry, so a node keeps
+    min(fanout, distinct neighbours); 0 samples one minibatch at a time. `batch_offset` and
+    `batch_stride` make a pass deliver only batches offset, offset + stride, ... (rank K of P:
+    offset K, stride P), each the same minibatch as without striding.
     """
 
     def __init__(self, dataset: _core.Dataset, fanouts: Sequence[int], batch_size: int = 1024, *,
@@ -271,14 +278,15 @@ class NeighborLoader(_Loader):
                  seed: int = 0, batch_offset: int = 0, batch_stride: int = 1, replace: bool = False, device="cpu",
                  store=None, gpu_hot="0", gpu_cache="0",
                  cpu_buffer="100%", host_cache="0", io_depth: int = 0, window: int = 4, accumulate: bool = True,
-                 max_merge: int = 8, prefetch: int = 2, num_threads: int = 0, gpu_sampling: bool = False,
-                 topology: str = "device", topology_cache_bytes: int = 0, features: bool = True):
+                 max_merge: int = 8, prefetch: int = 2, num_threads: int = 0, bulk: int = 0,
+                 gpu_sampling: bool = False, topology: str = "device", topology_cache_bytes: int = 0,
+                 features: bool = True):
         super().__init__(dataset, "neighbor", fanouts, batch_size=batch_size, split=split, ids=ids,
                          shuffle=shuffle, drop_last=drop_last, seed=seed, batch_offset=batch_offset,
                          batch_stride=batch_stride, replace=replace, device=device,
                          store=store, gpu_hot=gpu_hot, gpu_cache=gpu_cache, cpu_buffer=cpu_buffer,
                          host_cache=host_cache, io_depth=io_depth, window=window, accumulate=accumulate,
-                         max_merge=max_merge, prefetch=prefetch, num_threads=num_threads,
+                         max_merge=max_merge, prefetch=prefetch, num_threads=num_threads, bulk=bulk,
                          gpu_sampling=gpu_sampling, topology=topology, topology_cache_bytes=topology_cache_bytes,
                          features=features)
 
@@ -286,14 +294,19 @@ class NeighborLoader(_Loader):
 class LayerLoader(_Loader):
     """Layer-wise sampling: LADIES (`method="ladies"`) or FastGCN (`"fastgcn"`) draws
     `layer_sizes[l]` nodes for block l; each block carries row-normalised edge `weights`
-    (self-loops included). Feature options as NeighborLoader."""
+    (self-loops included). Feature options as NeighborLoader.
+
+    `bulk=k` (k >= 1, LADIES only) samples k minibatches per call with the bulk matrix LADIES
+    sampler (on the GPU with `gpu_sampling`): its blocks have no added self-loops and weights A/P
+    row-normalised over merged parallel edges. Striding as NeighborLoader."""
 
     def __init__(self, dataset: _core.Dataset, layer_sizes: Sequence[int], batch_size: int = 1024, *,
                  method: str = "ladies", split: Optional[str] = None, ids=None, shuffle: bool = True,
                  drop_last: bool = False, seed: int = 0, batch_offset: int = 0, batch_stride: int = 1, device="cpu",
                  store=None, gpu_hot="0", gpu_cache="0",
                  cpu_buffer="100%", host_cache="0", io_depth: int = 0, window: int = 4, accumulate: bool = True,
-                 max_merge: int = 8, prefetch: int = 2, num_threads: int = 0):
+                 max_merge: int = 8, prefetch: int = 2, num_threads: int = 0, bulk: int = 0,
+                 gpu_sampling: bool = False):
         if method not in ("ladies", "fastgcn"):
             raise ValueError(f"unknown layer-wise method '{method}' (expected ladies or fastgcn)")
         super().__init__(dataset, method, layer_sizes, batch_size=batch_size, split=split, ids=ids,
@@ -301,5 +314,5 @@ class LayerLoader(_Loader):
                          batch_stride=batch_stride, replace=False, device=device,
                          store=store, gpu_hot=gpu_hot, gpu_cache=gpu_cache, cpu_buffer=cpu_buffer,
                          host_cache=host_cache, io_depth=io_depth, window=window, accumulate=accumulate,
-                         max_merge=max_merge, prefetch=prefetch, num_threads=num_threads, gpu_sampling=False,
-                         topology="device", topology_cache_bytes=0)
+                         max_merge=max_merge, prefetch=prefetch, num_threads=num_threads, bulk=bulk,
+                         gpu_sampling=gpu_sampling, topology="device", topology_cache_bytes=0)

@@ -33,7 +33,24 @@ BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> i
   num_batches_ = options.drop_last ? n / options.batch_size : (n + options.batch_size - 1) / options.batch_size;
   GRAPHTIER_EXPECTS(num_batches_ > 0, InvalidArgument, "drop_last with ", n, " ids and batch size ", options.batch_size,
                     " leaves no batch");
-  if (options.sampler == SamplerKind::kNeighbor) {
+  GRAPHTIER_EXPECTS(options.bulk >= 0, InvalidArgument, "bulk must be >= 0 (0: one minibatch at a time), got ",
+                    options.bulk);
+  if (options.bulk > 0) {
+    GRAPHTIER_EXPECTS(options.sampler != SamplerKind::kFastGcn, InvalidArgument,
+                      "bulk sampling has no FastGCN sampler (bulk with fastgcn): use neighbor or ladies, or bulk 0");
+    sample::BulkSamplerOptions o;
+    o.algorithm = options.sampler == SamplerKind::kLadies ? sample::BulkAlgorithm::kLadies
+                                                          : sample::BulkAlgorithm::kGraphSage;
+    o.fanouts = options.fanouts;
+    o.replace = options.replace;
+    o.seed = options.seed;
+    if (options.gpu_sampling) {
+      cuda_bulk_ = std::make_unique<sample::CudaBulkSampler>(graph_, o, options.topology.device, &pool_);
+      cuda_streams_.push_back(std::make_unique<OwnedCudaStream>(options.topology.device));
+    } else {
+      bulk_ = std::make_unique<sample::BulkSampler>(graph_, o, &pool_);
+    }
+  } else if (options.sampler == SamplerKind::kNeighbor) {
     sample::NeighborSamplerOptions o;
     o.fanouts = options.fanouts;
     o.replace = options.replace;
@@ -65,7 +82,7 @@ std::vector<int64_t> BatchSampler::epoch_order(int64_t epoch) const {
   return options_.shuffle ? sample::shuffled_ids(ids_, options_.seed, static_cast<uint64_t>(epoch)) : ids_;
 }
 
-int64_t BatchSampler::group_size() const noexcept { return pool_.size(); }
+int64_t BatchSampler::group_size() const noexcept { return options_.bulk > 0 ? options_.bulk : pool_.size(); }
 
 int64_t BatchSampler::num_delivered() const noexcept {
   if (options_.batch_offset >= num_batches_) return 0;
@@ -91,6 +108,20 @@ sample::MiniBatch BatchSampler::sample_one(std::span<const int64_t> seeds, uint6
 void BatchSampler::sample(const std::vector<int64_t>& order, int64_t epoch, std::span<const int64_t> batches,
                           std::vector<sample::MiniBatch>& out) {
   const auto n = static_cast<int64_t>(batches.size());
+  if (bulk_ || cuda_bulk_) {
+    // One bulk call for the whole group; each batch keeps its own stream (the group's batches need
+    // not be consecutive when striding).
+    std::vector<std::span<const int64_t>> seeds;
+    std::vector<uint64_t> streams;
+    for (const int64_t b : batches) {
+      if (options_.fault_hook) options_.fault_hook(Stage::kSample, b);
+      seeds.push_back(sample::batch_seeds(order, options_.batch_size, b));
+      streams.push_back(sample::minibatch_stream(epoch, b));
+    }
+    out = cuda_bulk_ ? cuda_bulk_->sample(seeds, streams, cuda_streams_[0]->get(), &pool_)
+                     : bulk_->sample(seeds, streams, &pool_);
+    return;
+  }
   out.resize(static_cast<std::size_t>(n));
   const auto run = [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) {

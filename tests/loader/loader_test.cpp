@@ -13,6 +13,7 @@
 #include "feature/feature_test_util.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/io/fault_injection.hpp"
+#include "graphtier/sample/bulk_sampler.hpp"
 #include "graphtier/sample/epoch.hpp"
 #include "graphtier/sample/layer_sampler.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
@@ -430,6 +431,100 @@ TEST(Loader, LayerWiseSamplerThroughThePipeline) {
     EXPECT_EQ(b.batch.blocks[0].weights, expected.blocks[0].weights);
     EXPECT_EQ(x_bytes(b), test::reference_rows(dataset_dir(), b.batch.input_nodes()));
   }
+}
+
+/// Every field of two minibatches, weights and edge ids included.
+void expect_same_minibatch(const sample::MiniBatch& a, const sample::MiniBatch& b) {
+  ASSERT_EQ(a.seeds, b.seeds);
+  ASSERT_EQ(a.blocks.size(), b.blocks.size());
+  for (std::size_t l = 0; l < a.blocks.size(); ++l) {
+    SCOPED_TRACE(l);
+    EXPECT_EQ(a.blocks[l].num_dst, b.blocks[l].num_dst);
+    EXPECT_EQ(a.blocks[l].src_nodes, b.blocks[l].src_nodes);
+    EXPECT_EQ(a.blocks[l].indptr, b.blocks[l].indptr);
+    EXPECT_EQ(a.blocks[l].indices, b.blocks[l].indices);
+    EXPECT_EQ(a.blocks[l].edge_ids, b.blocks[l].edge_ids);
+    EXPECT_EQ(a.blocks[l].weights, b.blocks[l].weights);  // bitwise
+  }
+}
+
+TEST(Loader, BulkBatchIsTheBulkSamplersBatchAloneWithItsStream) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  ThreadPool pool(2);
+  feature::FeatureStore store(d, store_options("100%", "0"), pool);
+  const std::vector<int64_t> ids = train_ids(d);
+  struct Case {
+    SamplerKind kind;
+    std::vector<int64_t> fanouts;
+    bool replace;
+  };
+  for (const Case& c : {Case{SamplerKind::kNeighbor, {5, 3}, false}, Case{SamplerKind::kNeighbor, {5, 3}, true},
+                        Case{SamplerKind::kLadies, {64, 64}, false}}) {
+    sample::BulkSamplerOptions bo;
+    bo.algorithm = c.kind == SamplerKind::kLadies ? sample::BulkAlgorithm::kLadies : sample::BulkAlgorithm::kGraphSage;
+    bo.fanouts = c.fanouts;
+    bo.replace = c.replace;
+    bo.seed = 11;
+    const sample::BulkSampler reference(sample::SampleGraph{graph::CscView::of(d), {}}, bo);
+    for (const int k : {1, 3}) {
+      for (const auto& [offset, stride] : std::vector<std::pair<int64_t, int64_t>>{{0, 1}, {1, 3}}) {
+        SCOPED_TRACE(testing::Message() << "ladies " << (c.kind == SamplerKind::kLadies) << " replace " << c.replace
+                                        << " bulk " << k << " offset " << offset << " stride " << stride);
+        LoaderOptions o = small_options();
+        o.sampler = c.kind;
+        o.fanouts = c.fanouts;
+        o.replace = c.replace;
+        o.bulk = k;
+        o.batch_offset = offset;
+        o.batch_stride = stride;
+        Loader loader(d, &store, ids, o);
+        const std::vector<LoadedBatch> got = run_epoch(loader, 2, 2);  // resumed at batch 2
+        std::vector<int64_t> expected;
+        for (int64_t b = offset; b < loader.num_batches(); b += stride) {
+          if (b >= 2) expected.push_back(b);
+        }
+        ASSERT_EQ(got.size(), expected.size());
+        const std::vector<int64_t> order = sample::shuffled_ids(ids, 11, 2);
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          const int64_t b = expected[i];
+          ASSERT_EQ(got[i].index, b);
+          const std::span<const int64_t> seeds = sample::batch_seeds(order, o.batch_size, b);
+          const std::vector<sample::MiniBatch> alone =
+              reference.sample(std::vector<std::span<const int64_t>>{seeds}, sample::minibatch_stream(2, b));
+          expect_same_minibatch(got[i].batch, alone[0]);
+          EXPECT_EQ(x_bytes(got[i]), test::reference_rows(dataset_dir(), got[i].batch.input_nodes()));
+        }
+      }
+    }
+  }
+}
+
+TEST(Loader, BadBulkIsRejectedNamingTheOption) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  const auto message = [&](const LoaderOptions& o) -> std::string {
+    try {
+      Loader(d, nullptr, {0, 1}, o);
+    } catch (const InvalidArgument& e) {
+      return e.what();
+    }
+    return "(accepted)";
+  };
+  LoaderOptions o = small_options();
+  o.bulk = -1;
+  EXPECT_NE(message(o).find("bulk"), std::string::npos) << message(o);
+  o = small_options();
+  o.sampler = SamplerKind::kFastGcn;
+  o.fanouts = {64};
+  o.bulk = 2;
+  EXPECT_NE(message(o).find("bulk with fastgcn"), std::string::npos) << message(o);
+  o.bulk = 0;
+  EXPECT_EQ(message(o), "(accepted)");
+#if !GRAPHTIER_WITH_CUDA
+  o = small_options();
+  o.bulk = 2;
+  o.gpu_sampling = true;
+  EXPECT_THROW(Loader(d, nullptr, {0, 1}, o), Unsupported);
+#endif
 }
 
 TEST(Loader, BadOptionsAndIdsAreRejected) {

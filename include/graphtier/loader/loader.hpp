@@ -4,7 +4,8 @@
 // overlap training on the current one.
 //
 //   sampler thread   batch b of epoch e = shuffled_ids(ids, seed, e)[b * B, (b + 1) * B), sampled
-//                    with stream e << 32 | b (a group of batches at once on the sampling pool);
+//                    with stream e << 32 | b (a group of batches at once on the sampling pool, or
+//                    `bulk` batches per call of a bulk matrix sampler);
 //                    with a window, announce(input_nodes) to the feature store's caches
 //   window           sampled-but-not-gathered minibatches, a queue of capacity max(W, prefetch):
 //                    with W > 0 each is announced as it enters; W = 0 announces nothing, and the
@@ -77,7 +78,14 @@ struct LoaderOptions {
   /// Where the features are gathered to: host, pinned or device memory (device/pinned need CUDA).
   MemoryKind output = MemoryKind::kHost;
   int device = 0;
-  /// Sample on the GPU (kNeighbor only): the topology placed as `topology` says. Needs CUDA.
+  /// Bulk sampling: 0 samples one minibatch at a time (NeighborSampler / LayerSampler); k >= 1
+  /// samples k minibatches per call with the bulk matrix samplers (sample/bulk_sampler.hpp:
+  /// kNeighbor -> bulk GraphSAGE, kLadies -> bulk LADIES; kFastGcn has none). Batch b still draws
+  /// from its own stream, so it does not depend on k, but bulk blocks differ from one-at-a-time
+  /// ones (docs/architecture.md, MiniBatch).
+  int bulk = 0;
+  /// Sample on the GPU (kNeighbor, or any sampler with bulk: CudaBulkSampler on topology.device):
+  /// the topology placed as `topology` says (one-at-a-time neighbour sampling). Needs CUDA.
   bool gpu_sampling = false;
   sample::TopologyOptions topology;
   /// Test seam: called by a stage before it works on minibatch `batch`; what it throws travels
