@@ -466,11 +466,14 @@ TEST(Loader, BulkBatchIsTheBulkSamplersBatchAloneWithItsStream) {
     bo.replace = c.replace;
     bo.seed = 11;
     const sample::BulkSampler reference(sample::SampleGraph{graph::CscView::of(d), {}}, bo);
-    for (const int k : {1, 3}) {
+    for (const auto& [k, gpu] : std::vector<std::pair<int, bool>>{{1, false}, {3, false}, {3, true}}) {
+      if (gpu && !cuda_available()) continue;  // CudaBulkSampler: the same batches, checked where a GPU is
       for (const auto& [offset, stride] : std::vector<std::pair<int64_t, int64_t>>{{0, 1}, {1, 3}}) {
         SCOPED_TRACE(testing::Message() << "ladies " << (c.kind == SamplerKind::kLadies) << " replace " << c.replace
-                                        << " bulk " << k << " offset " << offset << " stride " << stride);
+                                        << " bulk " << k << " gpu " << gpu << " offset " << offset << " stride "
+                                        << stride);
         LoaderOptions o = small_options();
+        o.gpu_sampling = gpu;
         o.sampler = c.kind;
         o.fanouts = c.fanouts;
         o.replace = c.replace;
