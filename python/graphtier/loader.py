@@ -122,9 +122,10 @@ def _output_memory(device: torch.device) -> str:
 class _Loader:
     def __init__(self, dataset: _core.Dataset, sampler: str, fanouts: Sequence[int], *,
                  batch_size: int, split: Optional[str], ids, shuffle: bool, drop_last: bool, seed: int,
-                 replace: bool, device, store: Optional[_core.FeatureStore], gpu_hot: str, gpu_cache: str,
+                 batch_offset: int, batch_stride: int, replace: bool, device,
+                 store: Optional[_core.FeatureStore], gpu_hot: str, gpu_cache: str,
                  cpu_buffer: str, host_cache: str, io_depth: int, window: int, accumulate: bool,
-                 max_merge: int, prefetch: int, num_threads: int, gpu_sampling: bool, topology: str,
+                 max_merge: int, prefetch: int, num_threads: int, bulk: int, gpu_sampling: bool, topology: str,
                  topology_cache_bytes: int, features: bool = True):
         if (split is None) == (ids is None):
             raise ValueError("give exactly one of split= and ids=")
@@ -146,16 +147,25 @@ class _Loader:
         # Every option by name (the binding takes keywords only, each required).
         self._loader = _core.Loader(
             dataset=dataset, store=store, ids=ids.numpy(), sampler=sampler, fanouts=[int(f) for f in fanouts],
-            replace=replace, batch_size=batch_size, shuffle=shuffle, drop_last=drop_last, seed=seed,
-            window=window, accumulate=accumulate, max_merge=max_merge, prefetch=prefetch,
-            sample_threads=num_threads, output=output, device=self.device.index or 0, gpu_sampling=gpu_sampling,
+            replace=replace, batch_size=batch_size, shuffle=shuffle, drop_last=drop_last,
+            batch_offset=batch_offset, batch_stride=batch_stride, seed=seed, window=window,
+            accumulate=accumulate, max_merge=max_merge, prefetch=prefetch,
+            sample_threads=num_threads, output=output, device=self.device.index or 0, bulk=bulk,
+            gpu_sampling=gpu_sampling,
             topology=topology, topology_cache_bytes=topology_cache_bytes)
+        self._batch_stride = int(batch_stride)
         self._position = (0, 0)
         self._start: Optional[Tuple[int, int]] = None  # set_epoch's, for the next pass only
         self._last_epoch = -1  # epoch of the last pass started
         self._pass = 0  # generation of the newest pass; older iterators compare theirs with it
 
     def __len__(self) -> int:
+        """Batches a pass delivers (with batch_offset/batch_stride, only the selected ones)."""
+        return self._loader.num_delivered
+
+    @property
+    def num_batches(self) -> int:
+        """Batches of an epoch before striding: batch indices run over [0, num_batches)."""
         return self._loader.num_batches
 
     @property
@@ -166,10 +176,11 @@ class _Loader:
         return self._position
 
     def set_epoch(self, epoch: int, first_batch: int = 0) -> None:
-        """Makes the next pass (`iter(loader)`) run `epoch` from batch `first_batch` (resume); later
-        passes follow from there."""
-        if first_batch < 0 or first_batch > len(self):
-            raise IndexError(f"first_batch {first_batch} is outside [0, {len(self)}]")
+        """Makes the next pass (`iter(loader)`) run `epoch` from batch `first_batch` (resume; a batch
+        index, with striding the pass starts at the first selected batch >= it); later passes follow
+        from there."""
+        if first_batch < 0 or first_batch > self.num_batches:
+            raise IndexError(f"first_batch {first_batch} is outside [0, {self.num_batches}]")
         self._start = (int(epoch), int(first_batch))
         self._position = self._start
 
@@ -225,9 +236,10 @@ class _Pass:
         batch = _batch_from_dict(d)
         if loader.device.type != "cpu":
             batch = batch.to(loader.device)  # x is already there: its .to() is a no-op
-        # Advanced before the batch is handed out: a checkpoint taken while it trains resumes after it.
-        if batch.index + 1 < len(loader):
-            loader._position = (self._epoch, batch.index + 1)
+        # Advanced before the batch is handed out: a checkpoint taken while it trains resumes after it
+        # (at the next batch this loader delivers).
+        if batch.index + loader._batch_stride < loader.num_batches:
+            loader._position = (self._epoch, batch.index + loader._batch_stride)
         else:
             loader._position = (self._epoch + 1, 0)
         return batch
@@ -253,19 +265,28 @@ class NeighborLoader(_Loader):
     the rest is read from SSD. `window` minibatches are sampled ahead and announced to the caches;
     `accumulate` merges their SSD reads up to the store's queue depth. `features=False` samples
     only (`x` is None).
+
+    `bulk=k` (k >= 1) samples k minibatches per call with the bulk matrix GraphSAGE sampler (on
+    the GPU with `gpu_sampling`): parallel edges merge into one entry, so a node keeps
+    min(fanout, distinct neighbours); 0 samples one minibatch at a time. `batch_offset` and
+    `batch_stride` make a pass deliver only batches offset, offset + stride, ... (rank K of P:
+    offset K, stride P), each the same minibatch as without striding.
     """
 
     def __init__(self, dataset: _core.Dataset, fanouts: Sequence[int], batch_size: int = 1024, *,
                  split: Optional[str] = None, ids=None, shuffle: bool = True, drop_last: bool = False,
-                 seed: int = 0, replace: bool = False, device="cpu", store=None, gpu_hot="0", gpu_cache="0",
+                 seed: int = 0, batch_offset: int = 0, batch_stride: int = 1, replace: bool = False, device="cpu",
+                 store=None, gpu_hot="0", gpu_cache="0",
                  cpu_buffer="100%", host_cache="0", io_depth: int = 0, window: int = 4, accumulate: bool = True,
-                 max_merge: int = 8, prefetch: int = 2, num_threads: int = 0, gpu_sampling: bool = False,
-                 topology: str = "device", topology_cache_bytes: int = 0, features: bool = True):
+                 max_merge: int = 8, prefetch: int = 2, num_threads: int = 0, bulk: int = 0,
+                 gpu_sampling: bool = False, topology: str = "device", topology_cache_bytes: int = 0,
+                 features: bool = True):
         super().__init__(dataset, "neighbor", fanouts, batch_size=batch_size, split=split, ids=ids,
-                         shuffle=shuffle, drop_last=drop_last, seed=seed, replace=replace, device=device,
+                         shuffle=shuffle, drop_last=drop_last, seed=seed, batch_offset=batch_offset,
+                         batch_stride=batch_stride, replace=replace, device=device,
                          store=store, gpu_hot=gpu_hot, gpu_cache=gpu_cache, cpu_buffer=cpu_buffer,
                          host_cache=host_cache, io_depth=io_depth, window=window, accumulate=accumulate,
-                         max_merge=max_merge, prefetch=prefetch, num_threads=num_threads,
+                         max_merge=max_merge, prefetch=prefetch, num_threads=num_threads, bulk=bulk,
                          gpu_sampling=gpu_sampling, topology=topology, topology_cache_bytes=topology_cache_bytes,
                          features=features)
 
@@ -273,18 +294,25 @@ class NeighborLoader(_Loader):
 class LayerLoader(_Loader):
     """Layer-wise sampling: LADIES (`method="ladies"`) or FastGCN (`"fastgcn"`) draws
     `layer_sizes[l]` nodes for block l; each block carries row-normalised edge `weights`
-    (self-loops included). Feature options as NeighborLoader."""
+    (self-loops included). Feature options as NeighborLoader.
+
+    `bulk=k` (k >= 1, LADIES only) samples k minibatches per call with the bulk matrix LADIES
+    sampler (on the GPU with `gpu_sampling`): its blocks have no added self-loops and weights A/P
+    row-normalised over merged parallel edges. Striding as NeighborLoader."""
 
     def __init__(self, dataset: _core.Dataset, layer_sizes: Sequence[int], batch_size: int = 1024, *,
                  method: str = "ladies", split: Optional[str] = None, ids=None, shuffle: bool = True,
-                 drop_last: bool = False, seed: int = 0, device="cpu", store=None, gpu_hot="0", gpu_cache="0",
+                 drop_last: bool = False, seed: int = 0, batch_offset: int = 0, batch_stride: int = 1, device="cpu",
+                 store=None, gpu_hot="0", gpu_cache="0",
                  cpu_buffer="100%", host_cache="0", io_depth: int = 0, window: int = 4, accumulate: bool = True,
-                 max_merge: int = 8, prefetch: int = 2, num_threads: int = 0):
+                 max_merge: int = 8, prefetch: int = 2, num_threads: int = 0, bulk: int = 0,
+                 gpu_sampling: bool = False):
         if method not in ("ladies", "fastgcn"):
             raise ValueError(f"unknown layer-wise method '{method}' (expected ladies or fastgcn)")
         super().__init__(dataset, method, layer_sizes, batch_size=batch_size, split=split, ids=ids,
-                         shuffle=shuffle, drop_last=drop_last, seed=seed, replace=False, device=device,
+                         shuffle=shuffle, drop_last=drop_last, seed=seed, batch_offset=batch_offset,
+                         batch_stride=batch_stride, replace=False, device=device,
                          store=store, gpu_hot=gpu_hot, gpu_cache=gpu_cache, cpu_buffer=cpu_buffer,
                          host_cache=host_cache, io_depth=io_depth, window=window, accumulate=accumulate,
-                         max_merge=max_merge, prefetch=prefetch, num_threads=num_threads, gpu_sampling=False,
-                         topology="device", topology_cache_bytes=0)
+                         max_merge=max_merge, prefetch=prefetch, num_threads=num_threads, bulk=bulk,
+                         gpu_sampling=gpu_sampling, topology="device", topology_cache_bytes=0)

@@ -69,6 +69,9 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
     p.add_argument("--prefetch", type=int, default=2, help="ready minibatches queued ahead of training")
     p.add_argument("--threads", type=int, default=0, help="sampling and gather threads (0: all cores)")
     p.add_argument("--gpu-sampling", action="store_true", help="sample on the GPU (CUDA builds)")
+    p.add_argument("--bulk", type=int, default=0,
+                   help="minibatches per call of the bulk matrix sampler (sage: bulk GraphSAGE, ladies: bulk LADIES; "
+                        "0: one at a time)")
     p.add_argument("--baseline", action="store_true",
                    help="the pipeline without graphtier's feature path, for comparison: graphtier's CPU sampler, "
                         "then x_cpu.index_select(0, input_nodes).to(device) in the training loop (features in RAM)")
@@ -108,7 +111,7 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
 # The lowest value of each count (argparse only checks that it is an integer); the fanouts' range
 # is the sampler's (-1 means all neighbours) and the budgets' the engine's.
 _MINIMUM = {"epochs": 0, "batch_size": 1, "eval_batch_size": 1, "hidden": 1, "mlp_layers": 1, "io_depth": 0,
-            "window": 0, "prefetch": 1, "threads": 0, "stop_after_batches": 1}
+            "window": 0, "prefetch": 1, "threads": 0, "stop_after_batches": 1, "bulk": 0}
 
 
 def _fanouts_joined(argv: List[str]) -> List[str]:
@@ -152,9 +155,11 @@ def _check_ranges(args: argparse.Namespace) -> None:
 def make_loader(args, ds, store, split: str, train: bool):
     common = dict(batch_size=args.batch_size if train else args.eval_batch_size, split=split, shuffle=train,
                   seed=args.seed, device=args.device, store=store, window=args.window,
-                  accumulate=not args.no_accumulate, prefetch=args.prefetch, num_threads=args.threads)
+                  accumulate=not args.no_accumulate, prefetch=args.prefetch, num_threads=args.threads, bulk=args.bulk)
     if args.model in ("ladies", "fastgcn"):
-        return graphtier.LayerLoader(ds, args.fanout_list, method=args.model, **common)
+        # The GPU samples layer-wise only in bulk (CudaBulkSampler).
+        return graphtier.LayerLoader(ds, args.fanout_list, method=args.model,
+                                     gpu_sampling=args.gpu_sampling and args.bulk > 0, **common)
     if args.baseline:
         common["device"] = "cpu"
     return graphtier.NeighborLoader(ds, args.fanout_list, gpu_sampling=args.gpu_sampling and not args.baseline,

@@ -72,8 +72,9 @@ void bind_loader(nb::module_& m) {
           "__init__",
           [](LoaderHandle* self, const DatasetHandle& dataset, FeatureStoreHandle* store, const IdArray& ids,
              const std::string& sampler, std::vector<int64_t> fanouts, bool replace, int64_t batch_size, bool shuffle,
-             bool drop_last, uint64_t seed, int window, bool accumulate, int max_merge, int prefetch,
-             int sample_threads, const std::string& output, int device, bool gpu_sampling,
+             bool drop_last, int64_t batch_offset, int64_t batch_stride, uint64_t seed, int window, bool accumulate,
+             int max_merge, int prefetch, int sample_threads, const std::string& output, int device, int bulk,
+             bool gpu_sampling,
              const std::string& topology, int64_t topology_cache_bytes) {
             loader::LoaderOptions o;
             o.sampler = loader::parse_sampler_kind(sampler);
@@ -82,6 +83,8 @@ void bind_loader(nb::module_& m) {
             o.batch_size = batch_size;
             o.shuffle = shuffle;
             o.drop_last = drop_last;
+            o.batch_offset = batch_offset;
+            o.batch_stride = batch_stride;
             o.seed = seed;
             o.window = window;
             o.accumulate = accumulate;
@@ -90,6 +93,7 @@ void bind_loader(nb::module_& m) {
             o.sample_threads = sample_threads;
             o.output = parse_output(output);
             o.device = device;
+            o.bulk = bulk;
             o.gpu_sampling = gpu_sampling;
             o.topology.placement = parse_topology(topology);
             o.topology.cache_bytes = topology_cache_bytes;
@@ -102,11 +106,12 @@ void bind_loader(nb::module_& m) {
           // option is a TypeError, and no reordering can bind one option's value to another.
           nb::kw_only(), nb::arg("dataset"), nb::arg("store").none(), nb::arg("ids").noconvert(), nb::arg("sampler"),
           nb::arg("fanouts"), nb::arg("replace"), nb::arg("batch_size"), nb::arg("shuffle"), nb::arg("drop_last"),
-          nb::arg("seed"), nb::arg("window"), nb::arg("accumulate"), nb::arg("max_merge"), nb::arg("prefetch"),
-          nb::arg("sample_threads"), nb::arg("output"), nb::arg("device"), nb::arg("gpu_sampling"),
-          nb::arg("topology"), nb::arg("topology_cache_bytes"),
+          nb::arg("batch_offset"), nb::arg("batch_stride"), nb::arg("seed"), nb::arg("window"), nb::arg("accumulate"),
+          nb::arg("max_merge"), nb::arg("prefetch"), nb::arg("sample_threads"), nb::arg("output"), nb::arg("device"),
+          nb::arg("bulk"), nb::arg("gpu_sampling"), nb::arg("topology"), nb::arg("topology_cache_bytes"),
           nb::keep_alive<1, 3>())  // the store outlives the loader that gathers from it
       .def_prop_ro("num_batches", [](const LoaderHandle& l) { return l.loader->num_batches(); })
+      .def_prop_ro("num_delivered", [](const LoaderHandle& l) { return l.loader->num_delivered(); })
       .def(
           "start",
           [](LoaderHandle& l, int64_t epoch, int64_t first_batch) {

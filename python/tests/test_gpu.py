@@ -61,3 +61,18 @@ def test_same_loss_curve_on_the_gpu_from_every_tier(synthetic):
     }
     for name, extra in variants.items():
         assert train.run(train.parse_args([*short, *extra]))["losses"] == reference, name
+
+
+@pytest.mark.parametrize("cls,sizes", [(graphtier.NeighborLoader, [10, 5]), (graphtier.LayerLoader, [128, 128])])
+def test_gpu_bulk_sampling_equals_the_cpu_bulk_sampler(synthetic, cls, sizes):
+    ds = graphtier.Dataset(synthetic)
+    common = dict(batch_size=256, split="train", seed=5, bulk=3, batch_offset=1, batch_stride=2)
+    cpu = list(cls(ds, sizes, **common))
+    gpu = list(cls(ds, sizes, gpu_sampling=True, **common))
+    assert [b.index for b in cpu] == [b.index for b in gpu] == list(range(1, 5, 2))
+    for a, b in zip(cpu, gpu):
+        assert torch.equal(a.seeds, b.seeds) and torch.equal(a.x, b.x)
+        for block_a, block_b in zip(a.blocks, b.blocks):
+            for name in ("src_nodes", "indptr", "indices", "edge_ids", "weights"):
+                x, y = getattr(block_a, name), getattr(block_b, name)
+                assert (x is None and y is None) or torch.equal(x, y), name

@@ -59,6 +59,14 @@ def test_cora_graphsage_reaches_planetoid_accuracy_over_five_seeds(cora):
     assert statistics.mean(accs) >= 0.78, accs
 
 
+def test_cora_graphsage_with_bulk_sampling_reaches_planetoid_accuracy_over_five_seeds(cora):
+    # Bulk GraphSAGE (4 minibatches per sampler call): its blocks differ from NeighborSampler's
+    # (docs/architecture.md, MiniBatch); the accuracy target is the same.
+    accs = [train.run(train.parse_args([cora, "--epochs", "30", "--batch-size", "64", "--seed", str(s), "--bulk", "4",
+                                        "--threads", "2", "--quiet"]))["test_acc"] for s in range(5)]
+    assert statistics.mean(accs) >= 0.78, accs
+
+
 def test_graphtier_train_runs_the_same_job(synthetic, tmp_path):
     """`graphtier train` hands its arguments to this package's job in the interpreter named by
     GRAPHTIER_PYTHON: the same loss curve as train.run, written to --json."""

@@ -23,13 +23,34 @@ BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> i
     : options_(options), ids_(std::move(ids)), graph_{graph::CscView::of(dataset), {}},
       pool_(options.gpu_sampling && options.sample_threads <= 0 ? kGpuSamplingStreams : options.sample_threads) {
   GRAPHTIER_EXPECTS(options.batch_size >= 1, InvalidArgument, "batch size must be >= 1, got ", options.batch_size);
+  GRAPHTIER_EXPECTS(options.batch_offset >= 0, InvalidArgument, "batch_offset must be >= 0, got ",
+                    options.batch_offset);
+  GRAPHTIER_EXPECTS(options.batch_stride >= 1, InvalidArgument, "batch_stride must be >= 1, got ",
+                    options.batch_stride);
   GRAPHTIER_EXPECTS(!ids_.empty(), InvalidArgument, "the loader needs at least one node id to iterate");
   sample::check_seeds(ids_, dataset.num_nodes());
   const auto n = static_cast<int64_t>(ids_.size());
   num_batches_ = options.drop_last ? n / options.batch_size : (n + options.batch_size - 1) / options.batch_size;
   GRAPHTIER_EXPECTS(num_batches_ > 0, InvalidArgument, "drop_last with ", n, " ids and batch size ", options.batch_size,
                     " leaves no batch");
-  if (options.sampler == SamplerKind::kNeighbor) {
+  GRAPHTIER_EXPECTS(options.bulk >= 0, InvalidArgument, "bulk must be >= 0 (0: one minibatch at a time), got ",
+                    options.bulk);
+  if (options.bulk > 0) {
+    GRAPHTIER_EXPECTS(options.sampler != SamplerKind::kFastGcn, InvalidArgument,
+                      "bulk sampling has no FastGCN sampler (bulk with fastgcn): use neighbor or ladies, or bulk 0");
+    sample::BulkSamplerOptions o;
+    o.algorithm = options.sampler == SamplerKind::kLadies ? sample::BulkAlgorithm::kLadies
+                                                          : sample::BulkAlgorithm::kGraphSage;
+    o.fanouts = options.fanouts;
+    o.replace = options.replace;
+    o.seed = options.seed;
+    if (options.gpu_sampling) {
+      cuda_bulk_ = std::make_unique<sample::CudaBulkSampler>(graph_, o, options.topology.device, &pool_);
+      cuda_streams_.push_back(std::make_unique<OwnedCudaStream>(options.topology.device));
+    } else {
+      bulk_ = std::make_unique<sample::BulkSampler>(graph_, o, &pool_);
+    }
+  } else if (options.sampler == SamplerKind::kNeighbor) {
     sample::NeighborSamplerOptions o;
     o.fanouts = options.fanouts;
     o.replace = options.replace;
@@ -61,7 +82,22 @@ std::vector<int64_t> BatchSampler::epoch_order(int64_t epoch) const {
   return options_.shuffle ? sample::shuffled_ids(ids_, options_.seed, static_cast<uint64_t>(epoch)) : ids_;
 }
 
-int64_t BatchSampler::group_size() const noexcept { return pool_.size(); }
+int64_t BatchSampler::group_size() const noexcept { return options_.bulk > 0 ? options_.bulk : pool_.size(); }
+
+int64_t BatchSampler::num_delivered() const noexcept {
+  if (options_.batch_offset >= num_batches_) return 0;
+  return (num_batches_ - options_.batch_offset + options_.batch_stride - 1) / options_.batch_stride;
+}
+
+std::vector<int64_t> BatchSampler::delivered_from(int64_t first) const {
+  const int64_t offset = options_.batch_offset, stride = options_.batch_stride;
+  // The first b >= first with b = offset (mod stride), b >= offset.
+  int64_t b = offset;
+  if (first > offset) b = offset + (first - offset + stride - 1) / stride * stride;
+  std::vector<int64_t> out;
+  for (; b < num_batches_; b += stride) out.push_back(b);
+  return out;
+}
 
 sample::MiniBatch BatchSampler::sample_one(std::span<const int64_t> seeds, uint64_t stream, int64_t slot) const {
   if (cuda_neighbor_) return cuda_neighbor_->sample(seeds, stream, cuda_streams_[static_cast<std::size_t>(slot)]->get());
@@ -69,20 +105,36 @@ sample::MiniBatch BatchSampler::sample_one(std::span<const int64_t> seeds, uint6
   return layer_->sample(seeds, stream);
 }
 
-void BatchSampler::sample(const std::vector<int64_t>& order, int64_t epoch, int64_t first, int64_t last,
+void BatchSampler::sample(const std::vector<int64_t>& order, int64_t epoch, std::span<const int64_t> batches,
                           std::vector<sample::MiniBatch>& out) {
-  out.resize(static_cast<std::size_t>(last - first));
-  const auto run = [&](int64_t lo, int64_t hi) {
-    for (int64_t b = lo; b < hi; ++b) {
+  const auto n = static_cast<int64_t>(batches.size());
+  if (bulk_ || cuda_bulk_) {
+    // One bulk call for the whole group; each batch keeps its own stream (the group's batches need
+    // not be consecutive when striding).
+    std::vector<std::span<const int64_t>> seeds;
+    std::vector<uint64_t> streams;
+    for (const int64_t b : batches) {
       if (options_.fault_hook) options_.fault_hook(Stage::kSample, b);
-      out[b - first] = sample_one(sample::batch_seeds(order, options_.batch_size, b), sample::minibatch_stream(epoch, b),
-                                  b - first);
+      seeds.push_back(sample::batch_seeds(order, options_.batch_size, b));
+      streams.push_back(sample::minibatch_stream(epoch, b));
+    }
+    out = cuda_bulk_ ? cuda_bulk_->sample(seeds, streams, cuda_streams_[0]->get(), &pool_)
+                     : bulk_->sample(seeds, streams, &pool_);
+    return;
+  }
+  out.resize(static_cast<std::size_t>(n));
+  const auto run = [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      const int64_t b = batches[static_cast<std::size_t>(i)];
+      if (options_.fault_hook) options_.fault_hook(Stage::kSample, b);
+      out[static_cast<std::size_t>(i)] =
+          sample_one(sample::batch_seeds(order, options_.batch_size, b), sample::minibatch_stream(epoch, b), i);
     }
   };
-  if (last - first == 1) {
-    run(first, last);
+  if (n == 1) {
+    run(0, n);
   } else {
-    pool_.parallel_for(first, last, 1, run);
+    pool_.parallel_for(0, n, 1, run);
   }
 }
 

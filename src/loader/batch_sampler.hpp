@@ -10,6 +10,7 @@
 #include "graphtier/core/thread_pool.hpp"
 #include "graphtier/graph/dataset.hpp"
 #include "graphtier/loader/loader.hpp"
+#include "graphtier/sample/bulk_sampler.hpp"
 #include "graphtier/sample/layer_sampler.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
 
@@ -22,13 +23,17 @@ class BatchSampler {
   ~BatchSampler();
 
   int64_t num_batches() const noexcept { return num_batches_; }
+  /// Batches an epoch delivers with the options' striding.
+  int64_t num_delivered() const noexcept;
+  /// The delivered batch indices >= `first`, in order.
+  std::vector<int64_t> delivered_from(int64_t first) const;
   /// Seed order of `epoch`: shuffled_ids(ids, seed, epoch), or the ids as given without shuffling.
   std::vector<int64_t> epoch_order(int64_t epoch) const;
-  /// Samples batches [first, last) of `order` in `epoch` into out[0 .. last - first), in parallel
-  /// on the pool (one batch per task; on the GPU, batch b on stream b - first).
-  void sample(const std::vector<int64_t>& order, int64_t epoch, int64_t first, int64_t last,
+  /// Samples the batches `batches` (global indices) of `order` in `epoch` into out[0 .. size), in
+  /// parallel on the pool (one batch per task; on the GPU, batches[i] on stream i).
+  void sample(const std::vector<int64_t>& order, int64_t epoch, std::span<const int64_t> batches,
               std::vector<sample::MiniBatch>& out);
-  /// Batches worth sampling at once: enough to keep the pool busy.
+  /// Batches worth sampling at once: enough to keep the pool busy (with bulk, one bulk call).
   int64_t group_size() const noexcept;
 
  private:
@@ -44,6 +49,8 @@ class BatchSampler {
   std::unique_ptr<sample::LayerSampler> layer_;
   std::unique_ptr<sample::DeviceTopology> topology_;
   std::unique_ptr<sample::CudaNeighborSampler> cuda_neighbor_;
+  std::unique_ptr<sample::BulkSampler> bulk_;
+  std::unique_ptr<sample::CudaBulkSampler> cuda_bulk_;
   std::vector<std::unique_ptr<OwnedCudaStream>> cuda_streams_;  // one per pool thread
 };
 

@@ -66,27 +66,30 @@ struct Loader::Impl {
 void Loader::Impl::run_sampler(int64_t epoch, int64_t first) {
   try {
     const std::vector<int64_t> order = sampler.epoch_order(epoch);
+    const std::vector<int64_t> batches = sampler.delivered_from(first);
+    const auto total = static_cast<int64_t>(batches.size());
     std::vector<sample::MiniBatch> group;
-    for (int64_t b = first; b < sampler.num_batches();) {
-      const int64_t last = std::min(b + sampler.group_size(), sampler.num_batches());
+    for (int64_t g = 0; g < total;) {
+      const int64_t last = std::min(g + sampler.group_size(), total);
+      const std::span<const int64_t> indices(batches.data() + g, static_cast<std::size_t>(last - g));
       const auto t0 = std::chrono::steady_clock::now();
-      sampler.sample(order, epoch, b, last, group);
+      sampler.sample(order, epoch, indices, group);
       {
         const std::lock_guard lock(stats_mutex);
         stats.sample_seconds += seconds_since(t0);
       }
-      for (int64_t i = b; i < last; ++i) {
-        sample::MiniBatch& mb = group[static_cast<std::size_t>(i - b)];
+      for (std::size_t i = 0; i < indices.size(); ++i) {
+        sample::MiniBatch& mb = group[i];
         // Announced before it enters the window, so the gather never sees an unannounced batch; a
         // push refused by a cancelled queue gives the announcement back at once.
         announce(mb);
-        Sampled s{i, std::move(mb)};
+        Sampled s{indices[i], std::move(mb)};
         if (!window->push(std::move(s))) {
           consume(s.batch);
           return;
         }
       }
-      b = last;
+      g = last;
     }
     window->close();
   } catch (...) {
@@ -209,6 +212,7 @@ Loader::Loader(const graph::Dataset& dataset, feature::FeatureStore* store, std:
 Loader::~Loader() { stop(); }
 
 int64_t Loader::num_batches() const noexcept { return impl_->sampler.num_batches(); }
+int64_t Loader::num_delivered() const noexcept { return impl_->sampler.num_delivered(); }
 const LoaderOptions& Loader::options() const noexcept { return impl_->options; }
 
 void Loader::start(int64_t epoch, int64_t first_batch) {

@@ -6,10 +6,12 @@
 
 namespace graphtier::sample::bulk {
 
-std::vector<MiniBatch> run_layers(std::span<const std::span<const int64_t>> batches_of_seeds, uint64_t first_stream,
-                                  const BulkSamplerOptions& options, int64_t num_nodes,
-                                  const LayerSampler& sample_layer, ThreadPool* pool) {
+std::vector<MiniBatch> run_layers(std::span<const std::span<const int64_t>> batches_of_seeds,
+                                  std::span<const uint64_t> streams, const BulkSamplerOptions& options,
+                                  int64_t num_nodes, const LayerSampler& sample_layer, ThreadPool* pool) {
   const auto k = static_cast<int64_t>(batches_of_seeds.size());
+  GRAPHTIER_EXPECTS(streams.size() == batches_of_seeds.size(), InvalidArgument, "bulk sampling of ", k,
+                    " batches got ", streams.size(), " streams (one per batch)");
   std::vector<MiniBatch> batches(static_cast<std::size_t>(k));
   for (int64_t b = 0; b < k; ++b) {
     check_seeds(batches_of_seeds[b], num_nodes);
@@ -28,7 +30,7 @@ std::vector<MiniBatch> run_layers(std::span<const std::span<const int64_t>> batc
                         kMaxLadiesFrontier, " keep the probabilities exact");
       frontier.nodes.insert(frontier.nodes.end(), dst.begin(), dst.end());
       frontier.offsets.push_back(frontier.rows());
-      frontier.layer_streams.push_back(layer_stream(first_stream + static_cast<uint64_t>(b), static_cast<int>(l)));
+      frontier.layer_streams.push_back(layer_stream(streams[static_cast<std::size_t>(b)], static_cast<int>(l)));
     }
     const StackedDraws draws = sample_layer(frontier, static_cast<int>(l));
     const auto compact = [&](int64_t b) {

@@ -32,8 +32,10 @@ struct StackedDraws {
 
 using LayerSampler = std::function<StackedDraws(const StackedFrontier& frontier, int layer)>;
 
-/// Checks the seeds of every batch, runs `sample_layer` for each layer and builds the MiniBatches.
-std::vector<MiniBatch> run_layers(std::span<const std::span<const int64_t>> batches_of_seeds, uint64_t first_stream,
+/// Checks the seeds of every batch, runs `sample_layer` for each layer and builds the MiniBatches;
+/// batch b draws from streams[b] (one stream per batch).
+std::vector<MiniBatch> run_layers(std::span<const std::span<const int64_t>> batches_of_seeds,
+                                  std::span<const uint64_t> streams,
                                   const BulkSamplerOptions& options, int64_t num_nodes,
                                   const LayerSampler& sample_layer, ThreadPool* pool);
 

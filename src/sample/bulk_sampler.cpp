@@ -42,6 +42,13 @@ bulk::LayerSampler host_layers(const BulkMatrices& m, const BulkSamplerOptions& 
   };
 }
 
+/// first_stream, first_stream + 1, ...: the streams of k consecutive batches.
+std::vector<uint64_t> consecutive_streams(std::size_t k, uint64_t first_stream) {
+  std::vector<uint64_t> streams(k);
+  for (std::size_t b = 0; b < k; ++b) streams[b] = first_stream + b;
+  return streams;
+}
+
 }  // namespace
 
 BulkSampler::BulkSampler(SampleGraph graph, BulkSamplerOptions options, ThreadPool* pool)
@@ -57,7 +64,12 @@ BulkSampler& BulkSampler::operator=(BulkSampler&&) noexcept = default;
 
 std::vector<MiniBatch> BulkSampler::sample(std::span<const std::span<const int64_t>> batches_of_seeds,
                                            uint64_t first_stream, ThreadPool* pool) const {
-  return bulk::run_layers(batches_of_seeds, first_stream, options_, graph_.csc.num_nodes(),
+  return sample(batches_of_seeds, consecutive_streams(batches_of_seeds.size(), first_stream), pool);
+}
+
+std::vector<MiniBatch> BulkSampler::sample(std::span<const std::span<const int64_t>> batches_of_seeds,
+                                           std::span<const uint64_t> streams, ThreadPool* pool) const {
+  return bulk::run_layers(batches_of_seeds, streams, options_, graph_.csc.num_nodes(),
                           host_layers(*matrices_, options_, pool), pool);
 }
 
@@ -88,6 +100,12 @@ CudaBulkSampler& CudaBulkSampler::operator=(CudaBulkSampler&&) noexcept = defaul
 
 std::vector<MiniBatch> CudaBulkSampler::sample(std::span<const std::span<const int64_t>> batches_of_seeds,
                                                uint64_t first_stream, CudaStream cuda_stream, ThreadPool* pool) const {
+  return sample(batches_of_seeds, consecutive_streams(batches_of_seeds.size(), first_stream), cuda_stream, pool);
+}
+
+std::vector<MiniBatch> CudaBulkSampler::sample(std::span<const std::span<const int64_t>> batches_of_seeds,
+                                               std::span<const uint64_t> streams, CudaStream cuda_stream,
+                                               ThreadPool* pool) const {
 #if GRAPHTIER_WITH_CUDA
   const cuda::BulkDevice& device = *impl_->device;
   const BulkSamplerOptions& o = options_;
@@ -96,10 +114,10 @@ std::vector<MiniBatch> CudaBulkSampler::sample(std::span<const std::span<const i
     return o.algorithm == BulkAlgorithm::kLadies ? device.ladies_layer(frontier, f, o.seed, o.edge_ids, cuda_stream)
                                                  : device.graphsage_layer(frontier, f, o.replace, o.seed, o.edge_ids, cuda_stream);
   };
-  return bulk::run_layers(batches_of_seeds, first_stream, options_, graph_.csc.num_nodes(), layers, pool);
+  return bulk::run_layers(batches_of_seeds, streams, options_, graph_.csc.num_nodes(), layers, pool);
 #else
   (void)batches_of_seeds;
-  (void)first_stream;
+  (void)streams;
   (void)cuda_stream;
   (void)pool;
   throw Unsupported("CudaBulkSampler: this build has no CUDA backend");

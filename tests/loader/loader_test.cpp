@@ -13,6 +13,7 @@
 #include "feature/feature_test_util.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/io/fault_injection.hpp"
+#include "graphtier/sample/bulk_sampler.hpp"
 #include "graphtier/sample/epoch.hpp"
 #include "graphtier/sample/layer_sampler.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
@@ -253,6 +254,71 @@ TEST(Loader, ResumeAtABatchContinuesTheSameStream) {
   EXPECT_THROW(loader.start(2, loader.num_batches() + 1), OutOfRange);
 }
 
+TEST(Loader, StridedBatchesAreTheUnstridedBatchesOfTheSameIndex) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  ThreadPool pool(2);
+  feature::FeatureStore store(d, store_options("100%", "0"), pool);
+  Loader whole(d, &store, train_ids(d), small_options());
+  const std::vector<LoadedBatch> full = run_epoch(whole, 2);
+  const auto n = static_cast<int64_t>(full.size());
+  ASSERT_EQ(whole.num_delivered(), n);
+  const std::vector<std::pair<int64_t, int64_t>> strides{{0, 1}, {0, 3}, {2, 3}, {1, 4}, {3, 2}};
+  for (const auto& [offset, stride] : strides) {
+    LoaderOptions o = small_options();
+    o.batch_offset = offset;
+    o.batch_stride = stride;
+    o.sample_threads = 3;  // groups that do not line up with the stride
+    Loader strided(d, &store, train_ids(d), o);
+    ASSERT_EQ(strided.num_batches(), n);
+    std::vector<int64_t> expected;
+    for (int64_t b = offset; b < n; b += stride) expected.push_back(b);
+    ASSERT_EQ(strided.num_delivered(), static_cast<int64_t>(expected.size()));
+    const std::vector<LoadedBatch> got = run_epoch(strided, 2);
+    ASSERT_EQ(got.size(), expected.size()) << "offset " << offset << " stride " << stride;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].epoch, 2);
+      expect_same_batch(got[i], full[static_cast<std::size_t>(expected[i])]);
+      EXPECT_EQ(got[i].batch.blocks[0].edge_ids, full[static_cast<std::size_t>(expected[i])].batch.blocks[0].edge_ids);
+    }
+    // first_batch stays a global index: the epoch resumes at the first delivered batch >= it.
+    const std::vector<LoadedBatch> tail = run_epoch(strided, 2, 5);
+    std::vector<int64_t> tail_expected;
+    for (const int64_t b : expected) {
+      if (b >= 5) tail_expected.push_back(b);
+    }
+    ASSERT_EQ(tail.size(), tail_expected.size());
+    for (std::size_t i = 0; i < tail.size(); ++i) EXPECT_EQ(tail[i].index, tail_expected[i]);
+    EXPECT_TRUE(run_epoch(strided, 2, n).empty());
+  }
+  LoaderOptions beyond = small_options();
+  beyond.batch_offset = n;  // more ranks than batches: this one gets none
+  Loader none(d, &store, train_ids(d), beyond);
+  EXPECT_EQ(none.num_delivered(), 0);
+  EXPECT_TRUE(run_epoch(none, 0).empty());
+}
+
+TEST(Loader, BadBatchStridingIsRejectedNamingTheOption) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  LoaderOptions o = small_options();
+  o.batch_offset = -1;
+  try {
+    Loader(d, nullptr, {0, 1}, o);
+    FAIL() << "batch_offset -1 accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("batch_offset"), std::string::npos) << e.what();
+  }
+  o = small_options();
+  for (const int64_t stride : {int64_t{0}, int64_t{-2}}) {
+    o.batch_stride = stride;
+    try {
+      Loader(d, nullptr, {0, 1}, o);
+      FAIL() << "batch_stride " << stride << " accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("batch_stride"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Loader, BackPressureBoundsHowFarSamplingRunsAhead) {
   const graph::Dataset d = graph::Dataset::open(dataset_dir());
   LoaderOptions o = small_options();
@@ -365,6 +431,103 @@ TEST(Loader, LayerWiseSamplerThroughThePipeline) {
     EXPECT_EQ(b.batch.blocks[0].weights, expected.blocks[0].weights);
     EXPECT_EQ(x_bytes(b), test::reference_rows(dataset_dir(), b.batch.input_nodes()));
   }
+}
+
+/// Every field of two minibatches, weights and edge ids included.
+void expect_same_minibatch(const sample::MiniBatch& a, const sample::MiniBatch& b) {
+  ASSERT_EQ(a.seeds, b.seeds);
+  ASSERT_EQ(a.blocks.size(), b.blocks.size());
+  for (std::size_t l = 0; l < a.blocks.size(); ++l) {
+    SCOPED_TRACE(l);
+    EXPECT_EQ(a.blocks[l].num_dst, b.blocks[l].num_dst);
+    EXPECT_EQ(a.blocks[l].src_nodes, b.blocks[l].src_nodes);
+    EXPECT_EQ(a.blocks[l].indptr, b.blocks[l].indptr);
+    EXPECT_EQ(a.blocks[l].indices, b.blocks[l].indices);
+    EXPECT_EQ(a.blocks[l].edge_ids, b.blocks[l].edge_ids);
+    EXPECT_EQ(a.blocks[l].weights, b.blocks[l].weights);  // bitwise
+  }
+}
+
+TEST(Loader, BulkBatchIsTheBulkSamplersBatchAloneWithItsStream) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  ThreadPool pool(2);
+  feature::FeatureStore store(d, store_options("100%", "0"), pool);
+  const std::vector<int64_t> ids = train_ids(d);
+  struct Case {
+    SamplerKind kind;
+    std::vector<int64_t> fanouts;
+    bool replace;
+  };
+  for (const Case& c : {Case{SamplerKind::kNeighbor, {5, 3}, false}, Case{SamplerKind::kNeighbor, {5, 3}, true},
+                        Case{SamplerKind::kLadies, {64, 64}, false}}) {
+    sample::BulkSamplerOptions bo;
+    bo.algorithm = c.kind == SamplerKind::kLadies ? sample::BulkAlgorithm::kLadies : sample::BulkAlgorithm::kGraphSage;
+    bo.fanouts = c.fanouts;
+    bo.replace = c.replace;
+    bo.seed = 11;
+    const sample::BulkSampler reference(sample::SampleGraph{graph::CscView::of(d), {}}, bo);
+    for (const auto& [k, gpu] : std::vector<std::pair<int, bool>>{{1, false}, {3, false}, {3, true}}) {
+      if (gpu && !cuda_available()) continue;  // CudaBulkSampler: the same batches, checked where a GPU is
+      for (const auto& [offset, stride] : std::vector<std::pair<int64_t, int64_t>>{{0, 1}, {1, 3}}) {
+        SCOPED_TRACE(testing::Message() << "ladies " << (c.kind == SamplerKind::kLadies) << " replace " << c.replace
+                                        << " bulk " << k << " gpu " << gpu << " offset " << offset << " stride "
+                                        << stride);
+        LoaderOptions o = small_options();
+        o.gpu_sampling = gpu;
+        o.sampler = c.kind;
+        o.fanouts = c.fanouts;
+        o.replace = c.replace;
+        o.bulk = k;
+        o.batch_offset = offset;
+        o.batch_stride = stride;
+        Loader loader(d, &store, ids, o);
+        const std::vector<LoadedBatch> got = run_epoch(loader, 2, 2);  // resumed at batch 2
+        std::vector<int64_t> expected;
+        for (int64_t b = offset; b < loader.num_batches(); b += stride) {
+          if (b >= 2) expected.push_back(b);
+        }
+        ASSERT_EQ(got.size(), expected.size());
+        const std::vector<int64_t> order = sample::shuffled_ids(ids, 11, 2);
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          const int64_t b = expected[i];
+          ASSERT_EQ(got[i].index, b);
+          const std::span<const int64_t> seeds = sample::batch_seeds(order, o.batch_size, b);
+          const std::vector<sample::MiniBatch> alone =
+              reference.sample(std::vector<std::span<const int64_t>>{seeds}, sample::minibatch_stream(2, b));
+          expect_same_minibatch(got[i].batch, alone[0]);
+          EXPECT_EQ(x_bytes(got[i]), test::reference_rows(dataset_dir(), got[i].batch.input_nodes()));
+        }
+      }
+    }
+  }
+}
+
+TEST(Loader, BadBulkIsRejectedNamingTheOption) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  const auto message = [&](const LoaderOptions& o) -> std::string {
+    try {
+      Loader(d, nullptr, {0, 1}, o);
+    } catch (const InvalidArgument& e) {
+      return e.what();
+    }
+    return "(accepted)";
+  };
+  LoaderOptions o = small_options();
+  o.bulk = -1;
+  EXPECT_NE(message(o).find("bulk"), std::string::npos) << message(o);
+  o = small_options();
+  o.sampler = SamplerKind::kFastGcn;
+  o.fanouts = {64};
+  o.bulk = 2;
+  EXPECT_NE(message(o).find("bulk with fastgcn"), std::string::npos) << message(o);
+  o.bulk = 0;
+  EXPECT_EQ(message(o), "(accepted)");
+#if !GRAPHTIER_WITH_CUDA
+  o = small_options();
+  o.bulk = 2;
+  o.gpu_sampling = true;
+  EXPECT_THROW(Loader(d, nullptr, {0, 1}, o), Unsupported);
+#endif
 }
 
 TEST(Loader, BadOptionsAndIdsAreRejected) {

@@ -363,6 +363,29 @@ TEST_P(BulkSamplerProperties, OneBatchAtATimeEqualsEightInBulk) {
   }
 }
 
+TEST_P(BulkSamplerProperties, PerBatchStreamsEqualEachBatchAlone) {
+  const Config c = GetParam();
+  const OwnedGraph g = OwnedGraph::random(3000, 10, 5);
+  const BulkSamplerOptions o = c.algorithm == BulkAlgorithm::kLadies ? ladies({48, 48}) : sage({8, 4}, c.replace);
+  const BulkSampler s(g.sample_graph(), o);
+  const auto seeds = batches_of(g, 4, 40, 9);
+  const std::vector<std::span<const int64_t>> spans(seeds.begin(), seeds.end());
+  // Not consecutive (every third batch of an epoch, say), one repeated.
+  const std::vector<uint64_t> streams{(uint64_t{2} << 32) | 1, (uint64_t{2} << 32) | 4, 7, 7};
+  ThreadPool pool(2);
+  const std::vector<MiniBatch> bulk = s.sample(spans, streams, &pool);
+  ASSERT_EQ(bulk.size(), seeds.size());
+  for (std::size_t b = 0; b < seeds.size(); ++b) {
+    SCOPED_TRACE(b);
+    expect_same(bulk[b], run(s, {seeds[b]}, streams[b])[0]);
+  }
+  const std::vector<uint64_t> consecutive{50, 51, 52, 53};
+  const std::vector<MiniBatch> first_stream = run(s, seeds, 50, &pool);
+  const std::vector<MiniBatch> listed = s.sample(spans, consecutive, &pool);
+  for (std::size_t b = 0; b < seeds.size(); ++b) expect_same(first_stream[b], listed[b]);
+  EXPECT_THROW(s.sample(spans, std::span<const uint64_t>(streams).first(3)), InvalidArgument);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, BulkSamplerProperties,
                          ::testing::Values(Config{BulkAlgorithm::kGraphSage, false}, Config{BulkAlgorithm::kGraphSage, true},
                                            Config{BulkAlgorithm::kLadies, false}),
@@ -461,6 +484,11 @@ TEST(BulkSampler, CudaMatchesCpu) {
     const std::vector<MiniBatch> gpu = CudaBulkSampler(g.sample_graph(), o).sample(spans, 77);
     ASSERT_EQ(cpu.size(), gpu.size());
     for (std::size_t b = 0; b < cpu.size(); ++b) expect_same(cpu[b], gpu[b]);
+    std::vector<uint64_t> streams(spans.size());
+    for (std::size_t b = 0; b < streams.size(); ++b) streams[b] = 1000 + 3 * b;  // one stream per batch
+    const std::vector<MiniBatch> cpu_listed = BulkSampler(g.sample_graph(), o).sample(spans, streams);
+    const std::vector<MiniBatch> gpu_listed = CudaBulkSampler(g.sample_graph(), o).sample(spans, streams);
+    for (std::size_t b = 0; b < cpu.size(); ++b) expect_same(cpu_listed[b], gpu_listed[b]);
   }
 }
 

@@ -4,7 +4,8 @@
 // overlap training on the current one.
 //
 //   sampler thread   batch b of epoch e = shuffled_ids(ids, seed, e)[b * B, (b + 1) * B), sampled
-//                    with stream e << 32 | b (a group of batches at once on the sampling pool);
+//                    with stream e << 32 | b (a group of batches at once on the sampling pool, or
+//                    `bulk` batches per call of a bulk matrix sampler);
 //                    with a window, announce(input_nodes) to the feature store's caches
 //   window           sampled-but-not-gathered minibatches, a queue of capacity max(W, prefetch):
 //                    with W > 0 each is announced as it enters; W = 0 announces nothing, and the
@@ -56,6 +57,11 @@ struct LoaderOptions {
   int64_t batch_size = 1024;
   bool shuffle = true;     // false: ids in the given order every epoch
   bool drop_last = false;  // drop the last batch when it is smaller than batch_size
+  /// Batch striding: an epoch delivers only batches b = batch_offset, batch_offset + batch_stride,
+  /// ... < num_batches (rank K of P takes offset K, stride P). A batch is the same with or without
+  /// striding (its seeds and stream follow its global index b, sample/epoch.hpp).
+  int64_t batch_offset = 0;  // >= 0
+  int64_t batch_stride = 1;  // >= 1
   uint64_t seed = 0;
   /// Look-ahead window W: sampled minibatches whose input nodes are announced to the caches
   /// (window buffering); 0 turns announcing off (the sampler still runs `prefetch` ahead).
@@ -72,7 +78,14 @@ struct LoaderOptions {
   /// Where the features are gathered to: host, pinned or device memory (device/pinned need CUDA).
   MemoryKind output = MemoryKind::kHost;
   int device = 0;
-  /// Sample on the GPU (kNeighbor only): the topology placed as `topology` says. Needs CUDA.
+  /// Bulk sampling: 0 samples one minibatch at a time (NeighborSampler / LayerSampler); k >= 1
+  /// samples k minibatches per call with the bulk matrix samplers (sample/bulk_sampler.hpp:
+  /// kNeighbor -> bulk GraphSAGE, kLadies -> bulk LADIES; kFastGcn has none). Batch b still draws
+  /// from its own stream, so it does not depend on k, but bulk blocks differ from one-at-a-time
+  /// ones (docs/architecture.md, MiniBatch).
+  int bulk = 0;
+  /// Sample on the GPU (kNeighbor, or any sampler with bulk: CudaBulkSampler on topology.device):
+  /// the topology placed as `topology` says (one-at-a-time neighbour sampling). Needs CUDA.
   bool gpu_sampling = false;
   sample::TopologyOptions topology;
   /// Test seam: called by a stage before it works on minibatch `batch`; what it throws travels
@@ -84,7 +97,7 @@ struct LoaderOptions {
 /// minibatches of the same merged gather.
 struct LoadedBatch {
   int64_t epoch = 0;
-  int64_t index = 0;  // batch position within the epoch
+  int64_t index = 0;  // batch position within the epoch (the global index b, also when striding)
   sample::MiniBatch batch;
   std::vector<int64_t> labels;  // [num_seeds] labels of the seeds (-1 unlabeled); empty without labels
   std::shared_ptr<Buffer> x_buffer;
@@ -121,11 +134,14 @@ class Loader {
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
 
+  /// Batches of an epoch before striding (the range of batch indices).
   int64_t num_batches() const noexcept;
+  /// Batches an epoch delivers: those of num_batches() that batch_offset/batch_stride select.
+  int64_t num_delivered() const noexcept;
   const LoaderOptions& options() const noexcept;
 
-  /// Starts the pipeline for `epoch` at batch `first_batch` (0 .. num_batches), stopping a running
-  /// one first.
+  /// Starts the pipeline for `epoch` at batch `first_batch` (0 .. num_batches, a global batch
+  /// index: with striding, the first delivered batch >= first_batch), stopping a running one first.
   void start(int64_t epoch, int64_t first_batch = 0);
   /// The next minibatch of the running epoch in order; nullopt after its last. Rethrows the first
   /// failure of any stage. Throws InvalidArgument when no epoch was started.

@@ -102,6 +102,10 @@ class BulkSampler {
   /// NeighborSampler checks them (OutOfRange, InvalidArgument for repeats).
   std::vector<MiniBatch> sample(std::span<const std::span<const int64_t>> batches_of_seeds, uint64_t first_stream,
                                 ThreadPool* pool = nullptr) const;
+  /// The same with one stream per batch: batch b draws from streams[b] (the batches need not be
+  /// consecutive, e.g. every P-th batch of an epoch); InvalidArgument unless the sizes agree.
+  std::vector<MiniBatch> sample(std::span<const std::span<const int64_t>> batches_of_seeds,
+                                std::span<const uint64_t> streams, ThreadPool* pool = nullptr) const;
 
   const BulkSamplerOptions& options() const noexcept { return options_; }
   const BulkMatrices& matrices() const noexcept { return *matrices_; }
@@ -128,6 +132,10 @@ class CudaBulkSampler {
   /// returns when the results are on the host. `pool` serves the host-side compaction.
   std::vector<MiniBatch> sample(std::span<const std::span<const int64_t>> batches_of_seeds, uint64_t first_stream,
                                 CudaStream cuda_stream = {}, ThreadPool* pool = nullptr) const;
+  /// As BulkSampler::sample with one stream per batch.
+  std::vector<MiniBatch> sample(std::span<const std::span<const int64_t>> batches_of_seeds,
+                                std::span<const uint64_t> streams, CudaStream cuda_stream = {},
+                                ThreadPool* pool = nullptr) const;
 
   const BulkSamplerOptions& options() const noexcept { return options_; }
 
