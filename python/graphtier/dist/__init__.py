@@ -1,0 +1,15 @@
+"""graphtier.dist: training across processes and machines on torch.distributed.
+
+P ranks form a (P/c) x c process grid (docs/architecture.md, Scale-out): process row i holds feature
+block i (and, with the graph partitioned, topology block row i) on its c ranks; process column j
+holds one rank of every row, so it holds the whole graph and every feature row between them. A rank
+fetches what it lacks from its own column with all-to-allv. `graphtier partition` writes what each
+rank needs (docs/format.md, Partition directory); collectives are torch.distributed's (Gloo on CPUs,
+NCCL on GPUs, launched by torchrun), never a transport of our own.
+"""
+
+from graphtier.dist.comm import CommStats, alltoallv
+from graphtier.dist.grid import ProcessGrid, grid_groups
+from graphtier.dist.partition import Partition
+
+__all__ = ["CommStats", "Partition", "ProcessGrid", "alltoallv", "grid_groups"]

@@ -1,0 +1,226 @@
+"""A rank's view of a partition directory written by `graphtier partition` (docs/format.md,
+Partition directory): which block it holds, where its datasets are, and which rank of its process
+column owns any other id. Everything here is checked before the first collective, so a wrong
+directory is an error on every rank at once rather than a hang."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from typing import List, Tuple
+
+import torch
+
+PARTITION_FORMAT = "graphtier-partition"
+PARTITION_VERSION = 1
+
+
+def rank_dir_name(rank: int) -> str:
+    return f"rank-{rank:04d}"
+
+
+def is_partition_dir(path: str) -> bool:
+    """True for a partition directory (its partition.json) or one rank's directory of it."""
+    return os.path.isfile(os.path.join(path, "partition.json"))
+
+
+def _field(manifest: dict, name: str, kind, where: str):
+    if name not in manifest:
+        raise ValueError(f"{where}: field {name} is missing")
+    value = manifest[name]
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ValueError(f"{where}: field {name}: expected an integer, got {type(value).__name__}")
+    if kind is not int and not isinstance(value, kind):
+        raise ValueError(f"{where}: field {name}: expected {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def _bounds(manifest: dict, name: str, count: int, n: int, where: str) -> List[int]:
+    bounds = _field(manifest, name, list, where)
+    if len(bounds) != count + 1 or any(isinstance(b, bool) or not isinstance(b, int) for b in bounds):
+        raise ValueError(f"{where}: field {name}: expected {count + 1} integers")
+    if bounds[0] != 0 or bounds[-1] != n or any(a > b for a, b in zip(bounds, bounds[1:])):
+        raise ValueError(f"{where}: field {name}: {bounds} does not split [0, {n}) in order")
+    return bounds
+
+
+@dataclass
+class Partition:
+    """Rank `rank`'s share of a partition: its directory (`rank_path`, holding graph/ and features/),
+    the manifest, and the id arithmetic of the grid. Open with Partition.open."""
+
+    rank_path: str
+    manifest: dict
+    rank: int
+
+    @staticmethod
+    def open(path: str, rank: int) -> "Partition":
+        """Opens rank `rank`'s directory: `path` is the partition directory (holding rank-KKKK/, as
+        written or as copied to this machine) or that rank's directory itself. Raises
+        FileNotFoundError for a missing directory or file, ValueError for a manifest that is not a
+        partition's, names another rank, or is inconsistent."""
+        if not os.path.isdir(path):
+            raise FileNotFoundError(f"{path}: no such partition directory")
+        candidate = os.path.join(path, rank_dir_name(rank))
+        rank_path = candidate if os.path.isdir(candidate) else path
+        where = os.path.join(rank_path, "partition.json")
+        if not os.path.isfile(where):
+            raise FileNotFoundError(f"{path}: not a partition directory (no partition.json; write one with "
+                                    "`graphtier partition`)")
+        try:
+            with open(where, "rb") as f:
+                manifest = json.loads(f.read())
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise ValueError(f"{where}: not JSON ({e})") from None
+        if rank_path == path and isinstance(manifest, dict) and "rank" not in manifest:
+            # The partition's top directory without this rank's: it was not copied to this machine.
+            raise FileNotFoundError(f"{path}: partition directory has no {rank_dir_name(rank)}/ for rank {rank} "
+                                    "(copy that rank's directory here)")
+        if not isinstance(manifest, dict) or manifest.get("format") != PARTITION_FORMAT:
+            raise ValueError(f"{where}: not a graphtier partition manifest (format is not '{PARTITION_FORMAT}')")
+        version = _field(manifest, "version", int, where)
+        if version != PARTITION_VERSION:
+            raise ValueError(f"{where}: partition format version {version}, this graphtier reads version "
+                             f"{PARTITION_VERSION}")
+        found = _field(manifest, "rank", int, where)
+        if found != rank:
+            raise ValueError(f"{where}: this directory is rank {found}'s, this process is rank {rank}")
+        part = Partition(rank_path, manifest, rank)
+        part._check(where)
+        return part
+
+    def _check(self, where: str) -> None:
+        m = self.manifest
+        ranks = _field(m, "ranks", int, where)
+        c = _field(m, "replication", int, where)
+        rows = _field(m, "process_rows", int, where)
+        n = _field(m, "num_nodes", int, where)
+        if ranks < 1 or c < 1 or rows * c != ranks:
+            raise ValueError(f"{where}: {ranks} ranks do not form {rows} process rows of {c}")
+        if not 0 <= self.rank < ranks:
+            raise ValueError(f"{where}: rank {self.rank} is outside [0, {ranks})")
+        mode = _field(m, "graph", str, where)
+        if mode not in ("replicated", "partitioned"):
+            raise ValueError(f"{where}: field graph: expected 'replicated' or 'partitioned', got '{mode}'")
+        _field(m, "num_edges", int, where)
+        hot = _field(m, "hot_rows", int, where)
+        if not 0 <= hot <= n:
+            raise ValueError(f"{where}: field hot_rows: {hot} is outside [0, {n}]")
+        _bounds(m, "feature_bounds", rows, n, where)
+        _bounds(m, "topology_bounds", rows if mode == "partitioned" else 1, n, where)
+        offsets = _field(m, "edge_offsets", list, where)
+        if len(offsets) != len(m["topology_bounds"]) - 1:
+            raise ValueError(f"{where}: field edge_offsets: expected one per topology block")
+        ranges = _field(m, "local_ranges", list, where)
+        if len(ranges) != rows:
+            raise ValueError(f"{where}: field local_ranges: expected {rows} lists, one per process row")
+        expected = [[0, hot], [max(self.feature_bounds[self.row], hot), max(self.feature_bounds[self.row + 1], hot)]]
+        if ranges[self.row] != expected:
+            raise ValueError(f"{where}: field local_ranges: row {self.row} holds {ranges[self.row]}, the bounds "
+                             f"and hot_rows say {expected}")
+        for sub in ("graph", "features"):
+            if not os.path.isfile(os.path.join(self.rank_path, sub, "manifest.json")):
+                raise FileNotFoundError(f"{self.rank_path}: {sub}/ dataset is missing")
+
+    # --- the grid and the blocks ---
+    @property
+    def ranks(self) -> int:
+        return self.manifest["ranks"]
+
+    @property
+    def replication(self) -> int:
+        return self.manifest["replication"]
+
+    @property
+    def rows(self) -> int:
+        return self.manifest["process_rows"]
+
+    @property
+    def row(self) -> int:
+        return self.rank // self.replication
+
+    @property
+    def graph_mode(self) -> str:
+        return self.manifest["graph"]
+
+    @property
+    def num_nodes(self) -> int:
+        return self.manifest["num_nodes"]
+
+    @property
+    def hot_rows(self) -> int:
+        return self.manifest["hot_rows"]
+
+    @property
+    def feature_bounds(self) -> List[int]:
+        return self.manifest["feature_bounds"]
+
+    @property
+    def topology_bounds(self) -> List[int]:
+        return self.manifest["topology_bounds"]
+
+    @property
+    def edge_offset(self) -> int:
+        """Global CSC position of this rank's topology block's first edge (0 when replicated)."""
+        return self.manifest["edge_offsets"][self.row if self.graph_mode == "partitioned" else 0]
+
+    @property
+    def local_ranges(self) -> List[Tuple[int, int]]:
+        """The global id ranges of this rank's feature rows, in local row order."""
+        return [tuple(r) for r in self.manifest["local_ranges"][self.row]]
+
+    @property
+    def graph_path(self) -> str:
+        return os.path.join(self.rank_path, "graph")
+
+    @property
+    def features_path(self) -> str:
+        return os.path.join(self.rank_path, "features")
+
+    def identity(self) -> str:
+        """A digest of the manifest without the rank: equal on every rank of one partition, so ranks
+        can check that they were handed directories of the same partition of the same source."""
+        common = {k: v for k, v in self.manifest.items() if k != "rank"}
+        return hashlib.sha256(json.dumps(common, sort_keys=True).encode()).hexdigest()[:16]
+
+    def feature_owner_row(self, ids: torch.Tensor) -> torch.Tensor:
+        """The process row holding the features of each global id (int64 tensor in [0, N))."""
+        bounds = torch.tensor(self.feature_bounds[1:-1], dtype=torch.int64)
+        return torch.bucketize(ids, bounds, right=True)
+
+    def topology_owner_row(self, ids: torch.Tensor) -> torch.Tensor:
+        """The process row holding the in-edges of each global id (0 when the graph is replicated)."""
+        bounds = torch.tensor(self.topology_bounds[1:-1], dtype=torch.int64)
+        return torch.bucketize(ids, bounds, right=True)
+
+    def holds_features(self, ids: torch.Tensor) -> torch.Tensor:
+        """Whether this rank's features/ dataset holds each global id (bool tensor)."""
+        held = torch.zeros(ids.shape, dtype=torch.bool)
+        for lo, hi in self.local_ranges:
+            held |= (ids >= lo) & (ids < hi)
+        return held
+
+    def local_rows(self, ids: torch.Tensor) -> torch.Tensor:
+        """The local row of each global id this rank holds; ValueError naming the first id it does
+        not hold."""
+        out = torch.full(ids.shape, -1, dtype=torch.int64)
+        base = 0
+        for lo, hi in self.local_ranges:
+            inside = (ids >= lo) & (ids < hi)
+            out[inside] = ids[inside] - lo + base
+            base += hi - lo
+        missing = (out < 0).nonzero()
+        if missing.numel():
+            bad = int(ids.reshape(-1)[missing[0, 0]]) if ids.dim() == 1 else int(ids[tuple(missing[0])])
+            raise ValueError(f"rank {self.rank}: id {bad} is not among this rank's feature rows "
+                             f"{self.local_ranges}")
+        return out
+
+    def check_world(self, world_size: int) -> None:
+        """ValueError unless the job has as many ranks as the partition."""
+        if world_size != self.ranks:
+            raise ValueError(f"{self.rank_path}: the partition is for {self.ranks} ranks, the job has "
+                             f"{world_size} (torchrun --nproc-per-node x --nnodes must equal --ranks of "
+                             "`graphtier partition`)")
