@@ -116,7 +116,8 @@ void bind_sampling(nb::module_& m) {
         sample::Block block;
         {
           nb::gil_scoped_release release;
-          block = sample::sample_neighbor_layer(rows, d, fanout, replace, true, seed, sample::layer_stream(stream, layer));
+          block = sample::sample_neighbor_layer(rows, d, fanout, replace, /*edge_ids=*/true, seed,
+                                                sample::layer_stream(stream, layer));
         }
         return block_dict(std::move(block));
       },

@@ -19,8 +19,8 @@ FetchedRows::FetchedRows(const NeighborRows& rows) : rows_(rows), slot_(static_c
   const auto n = static_cast<int64_t>(rows.nodes.size());
   GRAPHTIER_EXPECTS(static_cast<int64_t>(rows.indptr.size()) == n + 1 && rows.indptr.front() == 0, InvalidArgument,
                     "neighbour rows: indptr has ", rows.indptr.size(), " entries, expected ", n + 1, " starting at 0");
-  GRAPHTIER_EXPECTS(static_cast<int64_t>(rows.first_edge.size()) == n, InvalidArgument, "neighbour rows: first_edge has ",
-                    rows.first_edge.size(), " entries, expected ", n);
+  GRAPHTIER_EXPECTS(static_cast<int64_t>(rows.first_edge.size()) == n, InvalidArgument,
+                    "neighbour rows: first_edge has ", rows.first_edge.size(), " entries, expected ", n);
   GRAPHTIER_EXPECTS(static_cast<int64_t>(rows.indices.size()) == rows.indptr.back(), InvalidArgument,
                     "neighbour rows: ", rows.indices.size(), " indices, indptr says ", rows.indptr.back());
   const auto check_id = [&](int64_t id, const char* what) {

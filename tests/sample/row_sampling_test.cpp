@@ -145,8 +145,9 @@ TEST(RowSampling, NeighborLayersOnFetchedRowsEqualNeighborSampler) {
         std::vector<int64_t> dst = seeds;
         for (std::size_t l = 0; l < fanouts.size(); ++l) {
           const NeighborRows rows = fetch(blocks, dst, b * 10 + l);
-          got.blocks.push_back(sample_neighbor_layer(rows, dst, fanouts[l], replace, true, o.seed,
-                                                     layer_stream(stream, static_cast<int>(l)), b % 2 ? &pool : nullptr));
+          const uint64_t ls = layer_stream(stream, static_cast<int>(l));
+          got.blocks.push_back(sample_neighbor_layer(rows, dst, fanouts[l], replace, true, o.seed, ls,
+                                                     b % 2 ? &pool : nullptr));
           dst = got.blocks.back().src_nodes;
         }
         expect_same(got, want);
@@ -211,7 +212,9 @@ TEST(RowSampling, ExtractRowsFromABlockRowGivesTheGlobalRows) {
     const int64_t v = upper[k];
     EXPECT_EQ(b.first_edge[k], g.indptr[v]);
     ASSERT_EQ(b.indptr[k + 1] - b.indptr[k], g.indptr[v + 1] - g.indptr[v]);
-    for (int64_t p = 0; p < g.indptr[v + 1] - g.indptr[v]; ++p) EXPECT_EQ(b.indices[b.indptr[k] + p], g.indices[g.indptr[v] + p]);
+    for (int64_t p = 0; p < g.indptr[v + 1] - g.indptr[v]; ++p) {
+      EXPECT_EQ(b.indices[b.indptr[k] + p], g.indices[g.indptr[v] + p]);
+    }
   }
 }
 
