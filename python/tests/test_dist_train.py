@@ -25,12 +25,15 @@ OPTIONS = ["--epochs", "2", "--batch-size", "64", "--fanouts", "5,5", "--hidden"
            "--no-eval", "--seed", "7"]
 
 
-@pytest.fixture(scope="module")
-def partition2(synthetic, tmp_path_factory) -> str:
-    out = tmp_path_factory.mktemp("train-partition") / "p2"
-    run_cli("partition", "-d", synthetic, "-o", str(out), "--ranks", "2", "--replication", "1",
+def _partition(source: str, out: Path, graph: str = "replicated") -> str:
+    run_cli("partition", "-d", source, "-o", str(out), "--ranks", "2", "--replication", "1", "--graph", graph,
             "--hot-replicated", "5%")
     return str(out)
+
+
+@pytest.fixture(scope="module")
+def partition2(synthetic, tmp_path_factory) -> str:
+    return _partition(synthetic, tmp_path_factory.mktemp("train-partition") / "p2")
 
 
 def _run(partition: str, json_path: Path, *extra: str) -> dict:
@@ -66,8 +69,9 @@ def _accumulated_reference(source: str, ranks: int) -> list:
     return losses
 
 
-def test_loss_curve_equals_one_process_accumulating_two_minibatches(synthetic, partition2, tmp_path):
-    _run(partition2, tmp_path / "run.json")
+@pytest.mark.parametrize("graph", ["replicated", "partitioned"])
+def test_loss_curve_equals_one_process_accumulating_two_minibatches(synthetic, partition2, tmp_path, graph):
+    _run(partition2 if graph == "replicated" else _partition(synthetic, tmp_path / "p2", graph), tmp_path / "run.json")
     got = json.loads((tmp_path / "run.json").read_text())
     want = _accumulated_reference(synthetic, 2)
     assert got["steps_per_epoch"] * 2 * 2 == len(want) == len(got["losses"])

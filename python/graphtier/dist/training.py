@@ -34,7 +34,10 @@ import torch.nn.functional as F
 import graphtier
 from graphtier import train as single
 from graphtier.dist import failure
+from graphtier import _core
+from graphtier.dist.comm import CommStats
 from graphtier.dist.features import DistFeatureFetcher
+from graphtier.dist.sampler import DistSampler
 from graphtier.dist.grid import ProcessGrid, grid_groups
 from graphtier.dist.partition import Partition, rank_dir_name
 
@@ -61,14 +64,23 @@ def _env_int(name: str) -> int:
 
 
 class _RankBatches:
-    """This rank's minibatches of one split: batch b = s * P + rank at step s, sampled by the
-    ordinary loader over the rank's graph/ dataset (graph replicated: the whole topology), which
-    skips the other ranks' batches."""
+    """This rank's minibatches of one split: batch b = s * P + rank at step s, sampled by
+    graphtier.dist.DistSampler (graph replicated: alone; graph partitioned: with the rank's
+    process column, a collective on `groups`). Training uses the epoch's first
+    (num_batches // P) * P batches; evaluation all of them, the last step's missing ones as None
+    (a rank without a batch still takes part in the exchanges)."""
 
-    def __init__(self, args, graph_ds, split: str, train: bool, rank: int, world: int):
-        self.loader = single.make_loader(args, graph_ds, None, split, train)
-        self.rank, self.world = rank, world
-        self.num_batches = len(self.loader)
+    def __init__(self, args, partition, grid, groups, split: str, train: bool, stats):
+        if args.model == "fastgcn":
+            raise NotImplementedError("--model fastgcn: distributed training samples GraphSAGE (sage, mlp) and LADIES")
+        method = "ladies" if args.model == "ladies" else "neighbor"
+        self.sampler = DistSampler(partition, grid, method, args.fanout_list,
+                                   args.batch_size if train else args.eval_batch_size, args.seed, split=split,
+                                   shuffle=train, groups=groups, stats=stats)
+        self.rank, self.world = grid.rank, grid.world
+        self.num_batches = self.sampler.num_batches
+        self.batch_size = self.sampler.batch_size
+        self.shuffle = train
 
     def steps(self, train: bool) -> int:
         return self.num_batches // self.world if train else math.ceil(self.num_batches / self.world)
@@ -76,25 +88,20 @@ class _RankBatches:
     def iterate(self, epoch: int, first_step: int, end_step: int):
         """(step, batch) for steps [first_step, end_step) of `epoch`; a step without a batch of this
         rank (the last evaluation step) yields None."""
-        first = first_step * self.world + self.rank
-        if first >= self.num_batches:
-            for s in range(first_step, end_step):
-                yield s, None
-            return
-        self.loader.set_epoch(epoch, first)
-        it = iter(self.loader)
-        try:
-            for s in range(first_step, end_step):
-                b = s * self.world + self.rank
-                if b >= self.num_batches:
-                    yield s, None
-                    continue
-                batch = next(it)
-                while batch.index < b:
-                    batch = next(it)
-                yield s, batch
-        finally:
-            it.close()
+        sampler = self.sampler
+        order = _core.shuffled_ids(sampler.ids, sampler.seed, epoch) if self.shuffle else sampler.ids
+        for s in range(first_step, end_step):
+            b = s * self.world + self.rank
+            seeds = [order[b * self.batch_size:(b + 1) * self.batch_size].contiguous()] if b < self.num_batches else []
+            streams = [_core.minibatch_stream(epoch, b)] if seeds else []
+            if sampler.partitioned:
+                blocks = sampler._sample_partitioned(seeds, streams)  # an exchange per layer, even without seeds
+            else:
+                blocks = [sampler._sample_local(seeds[0], streams[0])] if seeds else []
+            batch = sampler._batch(epoch, b, seeds[0], blocks[0]) if seeds else None
+            if batch is not None:
+                batch.y = batch.y.long()  # the dataset's int32 labels; cross_entropy takes int64, as the loader gives
+            yield s, batch
 
 
 class _Prefetcher:
@@ -221,13 +228,13 @@ def _train(args, prog: str, partition, rank: int, world: int, device: torch.devi
         torch.use_deterministic_algorithms(True, warn_only=True)
     torch.manual_seed(args.seed)
     m = partition.manifest
-    if partition.graph_mode != "replicated":
-        raise NotImplementedError(f"{args.dataset}: training on a partition with the graph partitioned needs the "
-                                  "distributed sampler (graphtier.dist.sampler); write it with --graph replicated")
     grid = ProcessGrid(world, partition.replication, rank)
-    # The fetches run on the prefetch thread only (training and evaluation alike), on a column
-    # group of their own; the training thread's collectives (DDP, figures) use the default group.
-    fetch_group = grid_groups(grid, timedelta(seconds=args.dist_timeout)).column
+    # Sampling exchanges and fetches run on the prefetch thread only (training and evaluation
+    # alike), one after the other, on grid groups of their own; the training thread's collectives
+    # (DDP, figures) use the default group.
+    groups = grid_groups(grid, timedelta(seconds=args.dist_timeout))
+    fetch_group = groups.column
+    sample_stats = CommStats()
     graph_ds = graphtier.Dataset(partition.graph_path)
     comm_device = device if backend == "nccl" else torch.device("cpu")
     fetcher = DistFeatureFetcher(partition, grid, group=fetch_group, device=device, comm_device=comm_device,
@@ -240,9 +247,9 @@ def _train(args, prog: str, partition, rank: int, world: int, device: torch.devi
                 "feature_dim": fetcher.dim, "num_classes": graph_ds.num_classes}
     shape = SimpleNamespace(feature_dim=fetcher.dim, num_classes=graph_ds.num_classes, path=args.dataset, **{
         k: v for k, v in identity.items() if k not in ("feature_dim", "num_classes")})
-    train_batches = _RankBatches(args, graph_ds, "train", True, rank, world)
-    valid_batches = _RankBatches(args, graph_ds, "valid", False, rank, world)
-    test_batches = _RankBatches(args, graph_ds, "test", False, rank, world)
+    train_batches = _RankBatches(args, partition, grid, groups, "train", True, sample_stats)
+    valid_batches = _RankBatches(args, partition, grid, groups, "valid", False, sample_stats)
+    test_batches = _RankBatches(args, partition, grid, groups, "test", False, sample_stats)
     steps = train_batches.steps(True)
     if steps == 0:
         raise ValueError(f"{args.dataset}: {train_batches.num_batches} training minibatches cannot give each of "
@@ -314,6 +321,7 @@ def _train(args, prog: str, partition, rank: int, world: int, device: torch.devi
         model.train()
         start = time.perf_counter()
         fetcher.reset_counters()
+        sampled_before = sample_stats.as_dict()
         compute = 0.0
         prefetch = _Prefetcher(train_batches, fetcher, epoch, first, end)
         for step, batch, x in prefetch:
@@ -340,10 +348,13 @@ def _train(args, prog: str, partition, rank: int, world: int, device: torch.devi
             steps_this_run += 1
         seconds = time.perf_counter() - start
         sent = fetcher.counters()
+        sampled = {k: v - sampled_before[k] for k, v in sample_stats.as_dict().items()}
+        # Bytes sent/received: the feature fetch's and, with the graph partitioned, the sampler's.
         figures = {"rank": rank, "sample_seconds": prefetch.sample_seconds, "fetch_seconds": sent["seconds"],
                    "wait_seconds": prefetch.wait_seconds, "compute_seconds": compute, "seconds": seconds,
-                   "bytes_sent": sent["bytes_sent"], "bytes_received": sent["bytes_received"],
-                   "fetch": sent, "loss_sum": partial["loss_sum"], "correct": partial["correct"],
+                   "bytes_sent": sent["bytes_sent"] + sampled["bytes_sent"],
+                   "bytes_received": sent["bytes_received"] + sampled["bytes_received"],
+                   "fetch": sent, "sample_exchange": sampled, "loss_sum": partial["loss_sum"], "correct": partial["correct"],
                    "seen": partial["seen"], "losses": partial["losses"]}
         everyone: list = [None] * world
         dist.all_gather_object(everyone, figures)
