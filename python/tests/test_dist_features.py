@@ -24,7 +24,12 @@ def _gather_on_rank(rank: int, world: int, partition_dir: str) -> dict:
         torch.arange(n) if rank == 0 else torch.randint(0, n, (3,), generator=g),  # one rank asks for everything
         torch.full((5,), n - 1),  # the last row, five times
     ]
-    return {"ids": requests, "rows": [fetcher.gather(ids) for ids in requests], "counters": fetcher.counters()}
+    rows = [fetcher.gather(ids) for ids in requests]
+    # Plain bytes and lists back to the parent: torch 2.x would pass tensors as file descriptors
+    # that die with this process.
+    return {"ids": [ids.tolist() for ids in requests], "rows": [r.numpy().tobytes() for r in rows],
+            "shapes": [tuple(r.shape) for r in rows], "dtypes": [str(r.dtype) for r in rows],
+            "counters": fetcher.counters()}
 
 
 @pytest.mark.parametrize("ranks, replication, hot", [(2, 1, "0"), (2, 2, "0"), (4, 1, "5%"), (4, 2, "5%")])
@@ -36,10 +41,10 @@ def test_gather_is_the_single_process_gather(synthetic, tmp_path, ranks, replica
     store = graphtier.FeatureStore(graphtier.Dataset(synthetic))
     sent = received = remote = 0
     for rank, saved in enumerate(results):
-        for ids, rows in zip(saved["ids"], saved["rows"]):
-            want = store.gather(ids)
-            assert rows.dtype == want.dtype and rows.shape == want.shape
-            assert torch.equal(rows.view(torch.uint8), want.view(torch.uint8)), (rank, ids[:10])
+        for ids, rows, shape, dtype in zip(saved["ids"], saved["rows"], saved["shapes"], saved["dtypes"]):
+            want = store.gather(torch.tensor(ids, dtype=torch.int64))
+            assert (dtype, shape) == (str(want.dtype), tuple(want.shape))
+            assert rows == want.numpy().tobytes(), (rank, ids[:10])
         c = saved["counters"]
         sent, received, remote = sent + c["bytes_sent"], received + c["bytes_received"], remote + c["remote_rows"]
         assert c["gathers"] == 4
