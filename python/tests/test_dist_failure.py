@@ -68,6 +68,19 @@ def test_a_missing_rank_directory_is_an_error_on_every_rank(partitions, tmp_path
         assert r.returncode == 2 and "rank 1: " in r.stderr and "rank-0001" in r.stderr, describe(result)
 
 
+def test_a_rank_directory_of_another_partition_is_an_error_on_every_rank(partitions, synthetic, tmp_path):
+    other = tmp_path / "other"
+    run_cli("partition", "-d", synthetic, "-o", str(other), "--ranks", "2", "--replication", "1",
+            "--hot-replicated", "1%")
+    part = tmp_path / "p"
+    shutil.copytree(partitions[2], part)
+    shutil.rmtree(part / "rank-0001")
+    shutil.copytree(other / "rank-0001", part / "rank-0001")
+    result = launch(2, [*TRAIN, str(part), *OPTIONS], timeout=60)
+    for r in result:
+        assert r.returncode == 2 and "rank 1 differs from rank 0: partition" in r.stderr, describe(result)
+
+
 def test_mixed_versions_are_an_error_on_every_rank(partitions):
     # Rank 1 runs another graphtier version (its __version__ changed before the job starts).
     code = ("import os, sys, graphtier; from graphtier import train\n"
