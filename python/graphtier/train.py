@@ -85,8 +85,9 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
                    help="checkpoint and stop after this many training batches in this run (interruption tests; "
                         "distributed: steps of P minibatches)")
     p.add_argument("--dist-timeout", type=float, default=60.0,
-                   help="distributed: seconds after which a collective that does not complete is an error; a rank "
-                        "that dies or raises makes every rank exit within this time")
+                   help="distributed: seconds after which a collective that does not complete is an error (more "
+                        "than any stretch one rank works alone, e.g. rank 0 writing a checkpoint); a rank that dies "
+                        "or raises makes every rank exit within this time")
     p.add_argument("--json", default=None, help="write the per-epoch metrics and per-batch losses to this file")
     p.add_argument("--plot", default=None,
                    help="draw loss, accuracy and per-tier rows/s per epoch into this PNG (needs matplotlib)")
