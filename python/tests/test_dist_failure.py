@@ -53,6 +53,14 @@ def test_a_killed_rank_stops_every_rank(partitions):
         assert "no heartbeat" in r.stderr, describe(result)
 
 
+def test_a_killed_rank_0_stops_every_rank(partitions):
+    # Launched without torchrun, rank 0 hosts the rendezvous store: the others lose it at once.
+    result = launch(2, [*TRAIN, partitions[2], *OPTIONS], timeout=90, env={"GRAPHTIER_DIST_TEST_FAIL": "kill:0:2"})
+    assert result[0].returncode == -9, describe(result)
+    _assert_all_fail_naming(result, failed=0, since=result[0].seconds)
+    assert "lost the rendezvous store" in result[1].stderr, describe(result)
+
+
 def test_world_size_other_than_the_partition_is_an_error(partitions):
     result = launch(2, [*TRAIN, partitions[4], *OPTIONS], timeout=60)
     for r in result:
