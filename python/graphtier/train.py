@@ -40,9 +40,9 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
     p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("dataset", help="dataset directory (graphtier format, with features, labels and splits), or a "
-                                   "partition directory (graphtier partition) to train on its P ranks under torchrun: each step "
-                                   "trains P minibatches, one per rank (rank K: batch s * P + K at step s), so an "
-                                   "epoch has num_batches // P steps")
+                                   "partition directory (graphtier partition) to train on its P ranks under "
+                                   "torchrun: each step trains P minibatches, one per rank (rank K: batch s * P + K "
+                                   "at step s), so an epoch has num_batches // P steps")
     p.add_argument("--model", choices=["sage", "ladies", "fastgcn", "mlp"], default="sage", help="the model")
     p.add_argument("--fanouts", default=argparse.SUPPRESS,
                    help="per-layer fanouts, comma-separated, seeds' hop first; sage: neighbours per node, -1 = all "

@@ -354,8 +354,8 @@ def _train(args, prog: str, partition, rank: int, world: int, device: torch.devi
                    "wait_seconds": prefetch.wait_seconds, "compute_seconds": compute, "seconds": seconds,
                    "bytes_sent": sent["bytes_sent"] + sampled["bytes_sent"],
                    "bytes_received": sent["bytes_received"] + sampled["bytes_received"],
-                   "fetch": sent, "sample_exchange": sampled, "loss_sum": partial["loss_sum"], "correct": partial["correct"],
-                   "seen": partial["seen"], "losses": partial["losses"]}
+                   "fetch": sent, "sample_exchange": sampled, "loss_sum": partial["loss_sum"],
+                   "correct": partial["correct"], "seen": partial["seen"], "losses": partial["losses"]}
         everyone: list = [None] * world
         dist.all_gather_object(everyone, figures)
         total = merged(everyone)
