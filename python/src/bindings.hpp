@@ -40,6 +40,7 @@ inline MemoryKind parse_output(const std::string& text) {
 void bind_feature_store(nb::module_& m);
 void bind_loader(nb::module_& m);
 void bind_convert(nb::module_& m);
+void bind_sampling(nb::module_& m);
 
 /// {"rows", "seconds", "gpu_hot": {"rows", "bytes", "seconds"}, ..., "io": {...}}
 nb::dict gather_stats_dict(const feature::GatherStats& s);

@@ -78,4 +78,5 @@ NB_MODULE(_core, m) {
   gp::bind_feature_store(m);
   gp::bind_loader(m);
   gp::bind_convert(m);
+  gp::bind_sampling(m);
 }

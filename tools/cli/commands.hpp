@@ -62,6 +62,7 @@ inline const CLI::Validator kDType = parsed_by([](const std::string& t) { return
 void register_convert(CLI::App& app, const GlobalOptions& global);
 void register_generate(CLI::App& app, const GlobalOptions& global);
 void register_prepare(CLI::App& app, const GlobalOptions& global);
+void register_partition(CLI::App& app, const GlobalOptions& global);
 void register_info(CLI::App& app, const GlobalOptions& global);
 void register_verify(CLI::App& app, const GlobalOptions& global);
 void register_sample(CLI::App& app, const GlobalOptions& global);

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   cli::register_convert(app, global);
   cli::register_generate(app, global);
   cli::register_prepare(app, global);
+  cli::register_partition(app, global);
   cli::register_info(app, global);
   cli::register_verify(app, global);
   cli::register_sample(app, global);

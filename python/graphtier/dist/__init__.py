@@ -11,5 +11,6 @@ NCCL on GPUs, launched by torchrun), never a transport of our own.
 from graphtier.dist.comm import CommStats, alltoallv
 from graphtier.dist.grid import ProcessGrid, grid_groups
 from graphtier.dist.partition import Partition
+from graphtier.dist.sampler import DistSampler
 
-__all__ = ["CommStats", "Partition", "ProcessGrid", "alltoallv", "grid_groups"]
+__all__ = ["CommStats", "DistSampler", "Partition", "ProcessGrid", "alltoallv", "grid_groups"]

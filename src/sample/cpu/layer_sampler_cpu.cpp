@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "cpu/compact_cpu.hpp"
+#include "cpu/row_access.hpp"
 #include "layer_draws.hpp"
 
 namespace graphtier::sample::cpu {
@@ -43,20 +44,19 @@ int64_t position_of(const std::vector<int64_t>& ids, int64_t id) {
 
 }  // namespace
 
-WeightedNodes ladies_candidates(const graph::CscView& csc, std::span<const int64_t> dst) {
-  const std::span<const int64_t> indptr = csc.indptr;
+namespace {
+
+template <typename Rows>
+WeightedNodes candidates_of(const Rows& rows, std::span<const int64_t> dst) {
   // (column, contribution) per nonzero, sorted by column: one sort instead of a search per nonzero.
   std::vector<std::pair<int64_t, uint64_t>> nonzeros;
-  std::visit(
-      [&](auto indices) {
-        for (const int64_t v : dst) {
-          const uint64_t q = layer::row_contribution(indptr[v + 1] - indptr[v]);
-          for (int64_t p = indptr[v]; p < indptr[v + 1]; ++p) nonzeros.emplace_back(static_cast<int64_t>(indices[p]), q);
-          nonzeros.emplace_back(v, q);
-        }
-      },
-      csc.indices);
-  sort_by_node(nonzeros, csc.num_nodes());
+  for (const int64_t v : dst) {
+    const auto row = rows.row(v);
+    const uint64_t q = layer::row_contribution(row.degree);
+    for (int64_t p = 0; p < row.degree; ++p) nonzeros.emplace_back(static_cast<int64_t>(row.ids[p]), q);
+    nonzeros.emplace_back(v, q);
+  }
+  sort_by_node(nonzeros, rows.id_bound());
   WeightedNodes out;
   std::vector<layer::U128> sums;
   for (const auto& [u, q] : nonzeros) {
@@ -68,6 +68,23 @@ WeightedNodes ladies_candidates(const graph::CscView& csc, std::span<const int64
   }
   out.weights = to_draw_weights(sums);
   return out;
+}
+
+/// `f(rows)` with the CscRows of the CSC's index type.
+template <typename F>
+auto with_csc_rows(const graph::CscView& csc, F&& f) {
+  return std::visit(
+      [&](auto indices) {
+        using Index = std::remove_const_t<typename decltype(indices)::element_type>;
+        return f(CscRows<Index>{csc.indptr, indices});
+      },
+      csc.indices);
+}
+
+}  // namespace
+
+WeightedNodes ladies_candidates(const graph::CscView& csc, std::span<const int64_t> dst) {
+  return with_csc_rows(csc, [&](const auto& rows) { return candidates_of(rows, dst); });
 }
 
 std::vector<uint64_t> fastgcn_weights(const graph::CscView& csc) {
@@ -139,9 +156,12 @@ std::vector<int64_t> draw_positions(std::span<const uint64_t> weights, std::span
   return chosen;
 }
 
-WeightedNodes ladies_columns(const graph::CscView& csc, std::span<const int64_t> dst, int64_t size, uint64_t seed,
-                             uint64_t layer_stream) {
-  WeightedNodes candidates = ladies_candidates(csc, dst);
+namespace {
+
+template <typename Rows>
+WeightedNodes columns_of(const Rows& rows, std::span<const int64_t> dst, int64_t size, uint64_t seed,
+                         uint64_t layer_stream) {
+  WeightedNodes candidates = candidates_of(rows, dst);
   std::vector<char> in_src(candidates.ids.size(), 0);
   for (const int64_t k : draw_positions(candidates.weights, {}, size, seed, layer_stream)) in_src[k] = 1;
   for (const int64_t v : dst) in_src[position_of(candidates.ids, v)] = 1;
@@ -152,6 +172,18 @@ WeightedNodes ladies_columns(const graph::CscView& csc, std::span<const int64_t>
     columns.weights.push_back(candidates.weights[k]);
   }
   return columns;
+}
+
+}  // namespace
+
+WeightedNodes ladies_columns(const graph::CscView& csc, std::span<const int64_t> dst, int64_t size, uint64_t seed,
+                             uint64_t layer_stream) {
+  return with_csc_rows(csc, [&](const auto& rows) { return columns_of(rows, dst, size, seed, layer_stream); });
+}
+
+WeightedNodes ladies_columns(const FetchedRows& rows, std::span<const int64_t> dst, int64_t size, uint64_t seed,
+                             uint64_t layer_stream) {
+  return columns_of(rows, dst, size, seed, layer_stream);
 }
 
 WeightedNodes fastgcn_columns(std::span<const uint64_t> weights, std::span<const uint64_t> tree,
@@ -166,10 +198,11 @@ WeightedNodes fastgcn_columns(std::span<const uint64_t> weights, std::span<const
   return columns;
 }
 
-Block build_layer_block(const graph::CscView& csc, std::span<const int64_t> dst, const WeightedNodes& columns,
-                        ThreadPool* pool) {
+namespace {
+
+template <typename Rows>
+Block layer_block(const Rows& rows, std::span<const int64_t> dst, const WeightedNodes& columns, ThreadPool* pool) {
   const auto n = static_cast<int64_t>(dst.size());
-  const std::span<const int64_t> indptr = csc.indptr;
   Block block;
   block.num_dst = n;
   block.indptr.assign(static_cast<std::size_t>(n + 1), 0);
@@ -182,28 +215,25 @@ Block build_layer_block(const graph::CscView& csc, std::span<const int64_t> dst,
   for (std::size_t k = 0; k < columns.ids.size(); ++k) column_of.find_or_insert(columns.ids[k], static_cast<int64_t>(k));
   const auto build_rows = [&](int64_t lo, int64_t hi, Part& part) {
     std::vector<double> inverse;
-    std::visit(
-        [&](auto indices) {
-          for (int64_t i = lo; i < hi; ++i) {
-            const int64_t v = dst[i];
-            const std::size_t first = part.neighbours.size();
-            inverse.clear();
-            const auto keep = [&](int64_t u) {
-              const int64_t k = column_of.find(u);
-              if (k < 0) return;
-              part.neighbours.push_back(u);
-              inverse.push_back(1.0 / static_cast<double>(columns.weights[k]));
-            };
-            for (int64_t p = indptr[v]; p < indptr[v + 1]; ++p) keep(static_cast<int64_t>(indices[p]));
-            keep(v);  // the self-loop of A + I, last
-            // Left to right in row order: the CUDA backend sums each row the same way.
-            double sum = 0;
-            for (const double x : inverse) sum += x;
-            for (const double x : inverse) part.weights.push_back(static_cast<float>(x / sum));
-            block.indptr[i + 1] = static_cast<int64_t>(part.neighbours.size() - first);
-          }
-        },
-        csc.indices);
+    for (int64_t i = lo; i < hi; ++i) {
+      const int64_t v = dst[i];
+      const auto row = rows.row(v);
+      const std::size_t first = part.neighbours.size();
+      inverse.clear();
+      const auto keep = [&](int64_t u) {
+        const int64_t k = column_of.find(u);
+        if (k < 0) return;
+        part.neighbours.push_back(u);
+        inverse.push_back(1.0 / static_cast<double>(columns.weights[k]));
+      };
+      for (int64_t p = 0; p < row.degree; ++p) keep(static_cast<int64_t>(row.ids[p]));
+      keep(v);  // the self-loop of A + I, last
+      // Left to right in row order: the CUDA backend sums each row the same way.
+      double sum = 0;
+      for (const double x : inverse) sum += x;
+      for (const double x : inverse) part.weights.push_back(static_cast<float>(x / sum));
+      block.indptr[i + 1] = static_cast<int64_t>(part.neighbours.size() - first);
+    }
   };
   const int parts = pool == nullptr || n < 256 ? 1 : pool->size();
   std::vector<Part> chunks(static_cast<std::size_t>(parts));
@@ -222,6 +252,18 @@ Block build_layer_block(const graph::CscView& csc, std::span<const int64_t> dst,
   }
   compact_layer(dst, neighbours, block.src_nodes, block.indices);
   return block;
+}
+
+}  // namespace
+
+Block build_layer_block(const graph::CscView& csc, std::span<const int64_t> dst, const WeightedNodes& columns,
+                        ThreadPool* pool) {
+  return with_csc_rows(csc, [&](const auto& rows) { return layer_block(rows, dst, columns, pool); });
+}
+
+Block build_layer_block(const FetchedRows& rows, std::span<const int64_t> dst, const WeightedNodes& columns,
+                        ThreadPool* pool) {
+  return layer_block(rows, dst, columns, pool);
 }
 
 }  // namespace graphtier::sample::cpu

@@ -1,11 +1,13 @@
 // Layer-wise sampling on the host, step by step as layer_sampler.hpp defines it: column weights,
-// draws, and the block of one layer.
+// draws, and the block of one layer. LADIES reads the dst rows from a whole CSC or from fetched
+// rows (row_sampling.hpp) with the same code.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "cpu/row_access.hpp"
 #include "graphtier/core/thread_pool.hpp"
 #include "graphtier/graph/csc_view.hpp"
 #include "graphtier/sample/minibatch.hpp"
@@ -37,12 +39,16 @@ std::vector<int64_t> draw_positions(std::span<const uint64_t> weights, std::span
 /// The src set of a block (dst ∪ drawn), ascending, with the w_u its weights use.
 WeightedNodes ladies_columns(const graph::CscView& csc, std::span<const int64_t> dst, int64_t size, uint64_t seed,
                              uint64_t layer_stream);
+WeightedNodes ladies_columns(const FetchedRows& rows, std::span<const int64_t> dst, int64_t size, uint64_t seed,
+                             uint64_t layer_stream);
 WeightedNodes fastgcn_columns(std::span<const uint64_t> weights, std::span<const uint64_t> tree,
                               std::span<const int64_t> dst, int64_t size, uint64_t seed, uint64_t layer_stream);
 
 /// Block of the rows `dst` over the src set `columns`: edges, row-normalised weights, compaction.
 /// With a pool, rows are processed in parallel parts concatenated in order.
 Block build_layer_block(const graph::CscView& csc, std::span<const int64_t> dst, const WeightedNodes& columns,
+                        ThreadPool* pool);
+Block build_layer_block(const FetchedRows& rows, std::span<const int64_t> dst, const WeightedNodes& columns,
                         ThreadPool* pool);
 
 }  // namespace graphtier::sample::cpu

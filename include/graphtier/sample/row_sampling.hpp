@@ -1,0 +1,46 @@
+// Sampling one layer on fetched neighbour rows (docs/architecture.md, Scale-out): a rank whose
+// topology holds only a block row of the graph fetches the in-neighbour lists of a layer's dst
+// nodes from their owners and samples the layer from them. The result is bit-identical to the
+// single-process samplers' block of that layer (NeighborSampler, LayerSampler with LADIES): the
+// draws depend only on the node, its degree and the global CSC position of its first edge, which
+// the rows carry. Unweighted graphs only (the dataset format has no edge weights).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "graphtier/core/thread_pool.hpp"
+#include "graphtier/graph/csc_view.hpp"
+#include "graphtier/sample/minibatch.hpp"
+
+namespace graphtier::sample {
+
+/// The in-neighbour lists of some nodes, in any order. Host memory, owned.
+struct NeighborRows {
+  std::vector<int64_t> nodes;       // [n] global ids, distinct
+  std::vector<int64_t> indptr;      // [n + 1], 0 .. num_edges
+  std::vector<int64_t> indices;     // [indptr[n]] global neighbour ids, in CSC position order
+  std::vector<int64_t> first_edge;  // [n] global CSC position of each node's first in-edge
+};
+
+/// The rows of `nodes` (distinct, in [0, csc.num_nodes())) in that order. `csc` may be a block
+/// row of the graph (only some nodes keep their in-edges) whose position p is the global position
+/// p + edge_offset. Throws OutOfRange for a node outside the graph, InvalidArgument for a repeat.
+NeighborRows extract_rows(const graph::CscView& csc, std::span<const int64_t> nodes, int64_t edge_offset);
+
+/// Block l of NeighborSampler::sample for the dst nodes `dst` (the seeds, or the previous block's
+/// src nodes): `fanout` (-1 = all, 0 = none, < 2^24), `replace`, `edge_ids` and `seed` as in
+/// NeighborSamplerOptions, `layer_stream` = layer_stream(minibatch_stream(epoch, b), l) as the
+/// samplers derive it. The dst nodes are distinct and each needs its row in `rows` (InvalidArgument
+/// naming the first one missing or repeated); rows may hold other nodes too. With a pool, dst nodes
+/// are sampled in parallel; the result does not depend on the pool.
+Block sample_neighbor_layer(const NeighborRows& rows, std::span<const int64_t> dst, int64_t fanout, bool replace,
+                            bool edge_ids, uint64_t seed, uint64_t layer_stream, ThreadPool* pool = nullptr);
+
+/// Block l of LayerSampler::sample with LayerMethod::kLadies: `layer_size` nodes drawn
+/// (-1 = every candidate, 0 = none, < 2^24); the other arguments as sample_neighbor_layer's.
+Block sample_ladies_layer(const NeighborRows& rows, std::span<const int64_t> dst, int64_t layer_size, uint64_t seed,
+                          uint64_t layer_stream, ThreadPool* pool = nullptr);
+
+}  // namespace graphtier::sample

@@ -1,0 +1,185 @@
+"""Distributed minibatch sampling (docs/architecture.md, Scale-out): every rank samples its own
+minibatches of each step, and minibatch b of epoch e is bit-identical to the single-process loader's
+(NeighborLoader / LayerLoader with the same seed and batch size), whatever P and c.
+
+Step s of an epoch trains P minibatches: rank K samples global batch b = s * P + K, with the seeds
+and the sampler stream of the epoch/batch contract (graphtier/sample/epoch.hpp), so the ranks
+together cover the epoch's first (num_batches // P) * P batches, each once.
+
+- Graph replicated: a rank's graph/ dataset is the whole graph; it samples alone.
+- Graph partitioned (1.5D): a rank's graph/ holds only the in-edges of its block row. Per layer, the
+  union of the frontiers of the rank's next `bulk` minibatches goes to the owners of those rows in
+  its process column (ids out, all-to-allv), the owners reply with the rows (degree, global position
+  of the first edge, neighbour ids), and each minibatch's layer is drawn locally on the fetched
+  rows: the draws depend only on the node, its degree and that position, so they equal the
+  single-process draws.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, List, Optional, Sequence
+
+import torch
+
+from graphtier import _core
+from graphtier.dist.comm import CommStats, alltoallv
+from graphtier.dist.grid import GridGroups, ProcessGrid, grid_groups
+from graphtier.dist.partition import Partition
+from graphtier.loader import Batch, Block
+
+_METHODS = ("neighbor", "ladies")
+
+
+def _block(d: dict) -> Block:
+    return Block(d["num_dst"], d["src_nodes"], d["indptr"], d["indices"], d["edge_ids"], d["weights"])
+
+
+class DistSampler:
+    """This rank's minibatches of every step of an epoch, sampled without features (`x` is None: the
+    distributed feature fetch fills it).
+
+    `method` "neighbor" (GraphSAGE, `fanouts[l]` neighbours per dst node, -1 = all, `replace`) or
+    "ladies" (`fanouts[l]` nodes drawn per layer); `batch_size`, `seed`, `shuffle` and `drop_last`
+    as the loaders' (the same values give the loader's batches). `bulk` = k: with the graph
+    partitioned, the rows of k minibatches are fetched in one exchange per layer (fewer, larger
+    messages; the batches are the same for every k). `groups`: this rank's grid groups when the
+    caller made them already (grid_groups is collective); else the constructor makes them, on every
+    rank, when the graph is partitioned. `stats` counts the bytes exchanged.
+
+    Every rank of a process column must iterate the same epochs, to the end or abandoning them at
+    the same step: with the graph partitioned, each bulk of each layer is a collective.
+    """
+
+    def __init__(self, partition: Partition, grid: ProcessGrid, method: str = "neighbor",
+                 fanouts: Sequence[int] = (10, 5), batch_size: int = 1024, seed: int = 0, bulk: int = 1,
+                 split: str = "train", *, replace: bool = False, shuffle: bool = True, drop_last: bool = False,
+                 groups: Optional[GridGroups] = None, stats: Optional[CommStats] = None):
+        if method not in _METHODS:
+            raise ValueError(f"unknown sampling method '{method}' (expected neighbor or ladies)")
+        if method == "ladies" and replace:
+            raise ValueError("replace applies to the neighbor method only")
+        if not fanouts:
+            raise ValueError("fanouts: at least one layer is needed")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if bulk < 1:
+            raise ValueError(f"bulk must be >= 1, got {bulk}")
+        if (grid.world, grid.replication, grid.rank) != (partition.ranks, partition.replication, partition.rank):
+            raise ValueError(f"{partition.rank_path}: the partition is rank {partition.rank} of {partition.ranks} "
+                             f"with replication {partition.replication}, the process grid is rank {grid.rank} of "
+                             f"{grid.world} with replication {grid.replication}")
+        self.partition = partition
+        self.grid = grid
+        self.method = method
+        self.fanouts = [int(f) for f in fanouts]
+        self.batch_size = int(batch_size)
+        self.seed = int(seed)
+        self.bulk = int(bulk)
+        self.replace = bool(replace)
+        self.shuffle = bool(shuffle)
+        self.dataset = _core.Dataset(partition.graph_path)
+        self.ids = self.dataset.split(split).clone()
+        n = int(self.ids.numel())
+        if n == 0:
+            raise ValueError(f"{partition.graph_path}: the {split} split is empty")
+        self.num_batches = n // self.batch_size if drop_last else -(-n // self.batch_size)
+        try:
+            self._labels: Optional[torch.Tensor] = self.dataset.labels()
+        except ValueError:
+            self._labels = None
+        self.partitioned = partition.graph_mode == "partitioned"
+        self.stats = stats if stats is not None else CommStats()
+        self.groups = groups
+        if self.partitioned and self.groups is None:
+            self.groups = grid_groups(grid)
+        self._epoch = -1
+
+    @property
+    def steps(self) -> int:
+        """Steps per epoch: each trains P minibatches, one per rank; the last num_batches mod P
+        minibatches of an epoch are not used (every rank must take part in every step)."""
+        return self.num_batches // self.grid.world
+
+    def __len__(self) -> int:
+        return self.steps
+
+    def batch_index(self, step: int) -> int:
+        """The global minibatch this rank samples at `step`."""
+        return step * self.grid.world + self.grid.rank
+
+    def __iter__(self) -> Iterator[Batch]:
+        """The next epoch (epoch 0 first), as the loaders count them."""
+        self._epoch += 1
+        return self.epoch(self._epoch)
+
+    def epoch(self, epoch: int) -> Iterator[Batch]:
+        """This rank's minibatches of `epoch`, step by step."""
+        order = _core.shuffled_ids(self.ids, self.seed, epoch) if self.shuffle else self.ids
+        for first in range(0, self.steps, self.bulk):
+            steps = range(first, min(first + self.bulk, self.steps))
+            indices = [self.batch_index(s) for s in steps]
+            seeds = [order[b * self.batch_size:(b + 1) * self.batch_size].contiguous() for b in indices]
+            streams = [_core.minibatch_stream(epoch, b) for b in indices]
+            if self.partitioned:
+                blocks = self._sample_partitioned(seeds, streams)
+            else:
+                blocks = [self._sample_local(s, t) for s, t in zip(seeds, streams)]
+            for b, s, bl in zip(indices, seeds, blocks):
+                yield self._batch(epoch, b, s, bl)
+
+    def _batch(self, epoch: int, index: int, seeds: torch.Tensor, blocks: List[Block]) -> Batch:
+        input_nodes = blocks[-1].src_nodes if blocks else seeds
+        y = self._labels[seeds] if self._labels is not None else torch.full_like(seeds, -1)
+        return Batch(epoch, index, seeds, input_nodes, None, y, blocks)
+
+    def _sample_local(self, seeds: torch.Tensor, stream: int) -> List[Block]:
+        d = _core.sample_minibatch(self.dataset, self.method, seeds, self.fanouts, self.replace, self.seed, stream)
+        return [_block(b) for b in d["blocks"]]
+
+    def _fetch_rows(self, wanted: torch.Tensor):
+        """The rows of the distinct ids `wanted` (ascending) from their owners in this rank's process
+        column: (nodes, indptr, indices, first_edge). Collective over the column."""
+        group = self.groups.column
+        rows = self.grid.rows
+        owner = self.partition.topology_owner_row(wanted)
+        counts = torch.bincount(owner, minlength=rows).tolist()
+        requests = list(torch.split(wanted, counts))  # ascending ids: each owner's are contiguous
+        asked = alltoallv(requests, group, self.stats)
+        lo, hi = self.partition.topology_bounds[self.grid.row], self.partition.topology_bounds[self.grid.row + 1]
+        heads, edges = [], []
+        for member, part in enumerate(asked):  # two members may ask for one row: one extract each
+            if part.numel() and (int(part.min()) < lo or int(part.max()) >= hi):
+                # Outside the block row a node has no edges here: a silent empty row otherwise.
+                raise ValueError(f"rank {self.grid.rank}: process row {member} asked for rows outside this block "
+                                 f"row [{lo}, {hi})")
+            indptr, indices, first_edge = _core.extract_rows(self.dataset, part.contiguous(),
+                                                             self.partition.edge_offset)
+            heads.append(torch.stack([indptr[1:] - indptr[:-1], first_edge], dim=1))
+            edges.append(indices)
+        got_heads = torch.cat(alltoallv(heads, group, self.stats))
+        got_edges = torch.cat(alltoallv(edges, group, self.stats))
+        nodes = torch.cat(requests)
+        got_indptr = torch.zeros(nodes.numel() + 1, dtype=torch.int64)
+        got_indptr[1:] = torch.cumsum(got_heads[:, 0], dim=0)
+        return nodes, got_indptr, got_edges.contiguous(), got_heads[:, 1].contiguous()
+
+    def _sample_partitioned(self, seeds: List[torch.Tensor], streams: List[int]) -> List[List[Block]]:
+        blocks: List[List[Block]] = [[] for _ in seeds]
+        dst = list(seeds)
+        for layer, fanout in enumerate(self.fanouts):
+            wanted = torch.unique(torch.cat(dst)) if dst else torch.empty(0, dtype=torch.int64)
+            nodes, indptr, indices, first_edge = self._fetch_rows(wanted)
+            for i, stream in enumerate(streams):
+                if self.method == "neighbor":
+                    d = _core.sample_neighbor_layer(nodes, indptr, indices, first_edge, dst[i], fanout, self.replace,
+                                                    self.seed, stream, layer)
+                else:
+                    d = _core.sample_ladies_layer(nodes, indptr, indices, first_edge, dst[i], fanout, self.seed,
+                                                  stream, layer)
+                block = _block(d)
+                blocks[i].append(block)
+                dst[i] = block.src_nodes
+        return blocks
+
+
+__all__ = ["DistSampler"]

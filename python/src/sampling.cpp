@@ -1,0 +1,145 @@
+// Sampling by pieces, for the distributed sampler (python/graphtier/dist): the epoch order, the
+// single-process samplers one minibatch at a time, and one layer on fetched neighbour rows
+// (graphtier/sample/row_sampling.hpp). Blocks come back as the loader's block dicts.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "arrays.hpp"
+#include "bindings.hpp"
+#include "graphtier/sample/epoch.hpp"
+#include "graphtier/sample/layer_sampler.hpp"
+#include "graphtier/sample/neighbor_sampler.hpp"
+#include "graphtier/sample/random.hpp"
+#include "graphtier/sample/row_sampling.hpp"
+
+namespace graphtier::python {
+namespace {
+
+template <typename T>
+TorchArray owned_tensor(std::vector<T>&& values) {
+  auto owned = std::make_shared<std::vector<T>>(std::move(values));
+  const nb::capsule owner = owner_capsule(owned);
+  return torch_view(std::span<const T>(*owned), owner);
+}
+
+/// The keys of a loader batch's block dict (python/src/loader.cpp), viewing `block`'s memory.
+nb::dict block_dict(const std::shared_ptr<const sample::Block>& block, nb::handle owner) {
+  const sample::Block& b = *block;
+  nb::dict d;
+  d["num_dst"] = b.num_dst;
+  d["src_nodes"] = torch_view(std::span<const int64_t>(b.src_nodes), owner);
+  d["indptr"] = torch_view(std::span<const int64_t>(b.indptr), owner);
+  d["indices"] = torch_view(std::span<const int64_t>(b.indices), owner);
+  d["edge_ids"] = b.edge_ids.empty() ? nb::none() : nb::cast(torch_view(std::span<const int64_t>(b.edge_ids), owner));
+  d["weights"] = b.weights.empty() ? nb::none() : nb::cast(torch_view(std::span<const float>(b.weights), owner));
+  return d;
+}
+
+nb::dict block_dict(sample::Block&& block) {
+  auto owned = std::make_shared<const sample::Block>(std::move(block));
+  return block_dict(owned, owner_capsule(owned));
+}
+
+sample::NeighborRows to_rows(const IdArray& nodes, const IdArray& indptr, const IdArray& indices,
+                             const IdArray& first_edge) {
+  return {to_vector(nodes), to_vector(indptr), to_vector(indices), to_vector(first_edge)};
+}
+
+}  // namespace
+
+void bind_sampling(nb::module_& m) {
+  m.def(
+      "shuffled_ids",
+      [](const IdArray& ids, uint64_t seed, uint64_t epoch) {
+        return owned_tensor(sample::shuffled_ids(to_vector(ids), seed, epoch));
+      },
+      nb::arg("ids").noconvert(), nb::arg("seed"), nb::arg("epoch"));
+  m.def("minibatch_stream", &sample::minibatch_stream, nb::arg("epoch"), nb::arg("batch"));
+  m.def(
+      "sample_minibatch",
+      [](const DatasetHandle& dataset, const std::string& method, const IdArray& seeds, std::vector<int64_t> fanouts,
+         bool replace, uint64_t seed, uint64_t stream) {
+        const sample::SampleGraph graph{graph::CscView::of(*dataset.dataset), {}};
+        const std::vector<int64_t> s = to_vector(seeds);
+        auto batch = std::make_shared<sample::MiniBatch>();
+        {
+          nb::gil_scoped_release release;
+          if (method == "neighbor") {
+            sample::NeighborSamplerOptions o;
+            o.fanouts = std::move(fanouts);
+            o.replace = replace;
+            o.seed = seed;
+            *batch = sample::NeighborSampler(graph, std::move(o)).sample(s, stream);
+          } else if (method == "ladies") {
+            GRAPHTIER_EXPECTS(!replace, InvalidArgument, "replace applies to the neighbor sampler only");
+            sample::LayerSamplerOptions o;
+            o.layer_sizes = std::move(fanouts);
+            o.method = sample::LayerMethod::kLadies;
+            o.seed = seed;
+            *batch = sample::LayerSampler(graph, std::move(o)).sample(s, stream);
+          } else {
+            throw InvalidArgument("unknown sampling method '" + method + "' (expected neighbor or ladies)");
+          }
+        }
+        const nb::capsule owner = owner_capsule(batch);
+        nb::dict d;
+        d["seeds"] = torch_view(std::span<const int64_t>(batch->seeds), owner);
+        d["input_nodes"] = torch_view(batch->input_nodes(), owner);
+        nb::list blocks;
+        for (const sample::Block& b : batch->blocks) {
+          blocks.append(block_dict(std::shared_ptr<const sample::Block>(batch, &b), owner));
+        }
+        d["blocks"] = blocks;
+        return d;
+      },
+      nb::arg("dataset"), nb::arg("method"), nb::arg("seeds").noconvert(), nb::arg("fanouts"), nb::arg("replace"),
+      nb::arg("seed"), nb::arg("stream"));
+  m.def(
+      "extract_rows",
+      [](const DatasetHandle& dataset, const IdArray& nodes, int64_t edge_offset) {
+        sample::NeighborRows rows;
+        {
+          const std::vector<int64_t> n = to_vector(nodes);
+          nb::gil_scoped_release release;
+          rows = sample::extract_rows(graph::CscView::of(*dataset.dataset), n, edge_offset);
+        }
+        return nb::make_tuple(owned_tensor(std::move(rows.indptr)), owned_tensor(std::move(rows.indices)),
+                              owned_tensor(std::move(rows.first_edge)));
+      },
+      nb::arg("dataset"), nb::arg("nodes").noconvert(), nb::arg("edge_offset"));
+  m.def(
+      "sample_neighbor_layer",
+      [](const IdArray& nodes, const IdArray& indptr, const IdArray& indices, const IdArray& first_edge,
+         const IdArray& dst, int64_t fanout, bool replace, uint64_t seed, uint64_t stream, int layer) {
+        const sample::NeighborRows rows = to_rows(nodes, indptr, indices, first_edge);
+        const std::vector<int64_t> d = to_vector(dst);
+        sample::Block block;
+        {
+          nb::gil_scoped_release release;
+          block = sample::sample_neighbor_layer(rows, d, fanout, replace, /*edge_ids=*/true, seed,
+                                                sample::layer_stream(stream, layer));
+        }
+        return block_dict(std::move(block));
+      },
+      nb::arg("nodes").noconvert(), nb::arg("indptr").noconvert(), nb::arg("indices").noconvert(),
+      nb::arg("first_edge").noconvert(), nb::arg("dst").noconvert(), nb::arg("fanout"), nb::arg("replace"),
+      nb::arg("seed"), nb::arg("stream"), nb::arg("layer"));
+  m.def(
+      "sample_ladies_layer",
+      [](const IdArray& nodes, const IdArray& indptr, const IdArray& indices, const IdArray& first_edge,
+         const IdArray& dst, int64_t layer_size, uint64_t seed, uint64_t stream, int layer) {
+        const sample::NeighborRows rows = to_rows(nodes, indptr, indices, first_edge);
+        const std::vector<int64_t> d = to_vector(dst);
+        sample::Block block;
+        {
+          nb::gil_scoped_release release;
+          block = sample::sample_ladies_layer(rows, d, layer_size, seed, sample::layer_stream(stream, layer));
+        }
+        return block_dict(std::move(block));
+      },
+      nb::arg("nodes").noconvert(), nb::arg("indptr").noconvert(), nb::arg("indices").noconvert(),
+      nb::arg("first_edge").noconvert(), nb::arg("dst").noconvert(), nb::arg("layer_size"), nb::arg("seed"),
+      nb::arg("stream"), nb::arg("layer"));
+}
+
+}  // namespace graphtier::python

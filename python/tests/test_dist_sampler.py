@@ -1,0 +1,129 @@
+"""graphtier.dist.DistSampler: every rank's minibatch b of an epoch equals the single-process
+loader's minibatch b, field by field, for P in {1, 2, 4} Gloo processes, replication c in {1, 2},
+the graph replicated or partitioned into block rows, GraphSAGE and LADIES, bulk 1 and 3."""
+
+import pytest
+import torch
+
+from graphtier import LayerLoader, NeighborLoader, _core
+from graphtier.dist import CommStats, DistSampler, Partition, ProcessGrid, grid_groups
+
+from conftest import run_cli
+from dist_util import spawn
+
+BATCH = 10  # Cora's 140 training nodes: 14 minibatches, 7 steps on 2 ranks, 3 on 4
+SEED = 5
+EPOCH = 1
+# (method, fanouts, replace): -1 (all neighbours) and with replacement included.
+SAMPLERS = [("neighbor", [4, -1], False), ("neighbor", [3, 2], True), ("ladies", [24, 12], False)]
+MODES = ("replicated", "partitioned")
+
+
+@pytest.fixture(scope="module")
+def partitions(cora, tmp_path_factory):
+    root = tmp_path_factory.mktemp("partitions")
+    out = {}
+    for world in (1, 2, 4):
+        for c in (1, 2):
+            if world % c:
+                continue
+            for mode in MODES:
+                path = root / f"p{world}-c{c}-{mode}"
+                run_cli("partition", "-d", cora, "-o", str(path), "--ranks", str(world), "--replication", str(c),
+                        "--graph", mode)
+                out[(world, c, mode)] = str(path)
+    return out
+
+
+def _plain(batch):
+    blocks = [(b.num_dst, b.src_nodes.tolist(), b.indptr.tolist(), b.indices.tolist(),
+               None if b.edge_ids is None else b.edge_ids.tolist(),
+               None if b.weights is None else b.weights.view(torch.int32).tolist())  # float bits
+              for b in batch.blocks]
+    return (batch.epoch, batch.index, batch.seeds.tolist(), batch.input_nodes.tolist(), batch.y.tolist(), blocks)
+
+
+def _reference(cora, method, fanouts, replace):
+    dataset = _core.Dataset(cora)
+    if method == "neighbor":
+        loader = NeighborLoader(dataset, fanouts, BATCH, split="train", seed=SEED, replace=replace, features=False,
+                                num_threads=1)
+    else:
+        loader = LayerLoader(dataset, fanouts, BATCH, split="train", seed=SEED, num_threads=1)
+    loader.set_epoch(EPOCH)
+    return {b.index: _plain(b) for b in loader}
+
+
+def _sample_everywhere(rank, world, configs):
+    """Every (c, mode) partition of this world, every sampler, bulk 1 and 3: {key: [batches]}."""
+    out = {}
+    groups = {}
+    for c, mode, path in configs:
+        grid = ProcessGrid(world, c, rank)
+        if c not in groups:
+            groups[c] = grid_groups(grid)  # collective: the same order on every rank
+        part = Partition.open(path, rank)
+        for method, fanouts, replace in SAMPLERS:
+            for bulk in (1, 3):
+                stats = CommStats()
+                sampler = DistSampler(part, grid, method, fanouts, BATCH, SEED, bulk=bulk, replace=replace,
+                                      groups=groups[c], stats=stats)
+                loaded = list(sampler.epoch(EPOCH))
+                assert all(b.x is None for b in loaded)  # the feature fetch fills x
+                batches = [_plain(b) for b in loaded]
+                out[(c, mode, method, replace, bulk)] = (batches, len(sampler), stats.as_dict())
+    return out
+
+
+@pytest.mark.parametrize("world", [1, 2, 4])
+def test_every_ranks_batch_equals_the_single_process_loaders(cora, partitions, world):
+    configs = [(c, mode, partitions[(world, c, mode)]) for c in (1, 2) if world % c == 0 for mode in MODES]
+    per_rank = spawn(_sample_everywhere, world, configs, timeout=120)
+    references = {(m, r): _reference(cora, m, f, r) for m, f, r in SAMPLERS}
+    for (m, f, r) in SAMPLERS:
+        steps = len(references[(m, r)]) // world
+        for c, mode, _ in configs:
+            for bulk in (1, 3):
+                seen = set()
+                for rank, results in enumerate(per_rank):
+                    batches, length, stats = results[(c, mode, m, r, bulk)]
+                    assert length == steps
+                    assert [b[1] for b in batches] == [s * world + rank for s in range(steps)]
+                    for b in batches:
+                        assert b == references[(m, r)][b[1]], (c, mode, m, r, bulk, rank, b[1])
+                        seen.add(b[1])
+                    # Rows cross the network only when the topology is split over several rows.
+                    if mode == "replicated" or world // c == 1:
+                        assert stats["bytes_received"] == 0 and stats["bytes_sent"] == 0
+                    else:
+                        assert stats["bytes_received"] > 0
+                assert seen == set(range(steps * world))
+
+
+def test_replicated_single_rank_runs_without_a_process_group(partitions):
+    part = Partition.open(partitions[(1, 1, "replicated")], 0)
+    grid = ProcessGrid(1, 1, 0)
+    sampler = DistSampler(part, grid, "neighbor", [2, 2], BATCH, SEED)
+    first = [b.index for b in sampler]  # epoch 0, as the loaders count
+    assert first == list(range(len(sampler)))
+    with pytest.raises(ValueError, match="unknown sampling method"):
+        DistSampler(part, grid, "fastgcn", [2], BATCH)
+    with pytest.raises(ValueError, match="bulk must be"):
+        DistSampler(part, grid, "neighbor", [2], BATCH, bulk=0)
+    with pytest.raises(ValueError, match="process grid is rank 0 of 2"):
+        DistSampler(part, ProcessGrid(2, 1, 0), "neighbor", [2], BATCH)
+
+
+def test_layer_on_fetched_rows_rejects_a_dst_without_its_row(cora):
+    dataset = _core.Dataset(cora)
+    nodes = torch.tensor([3, 7, 11])
+    indptr, indices, first_edge = _core.extract_rows(dataset, nodes, 0)
+    with pytest.raises(ValueError, match="dst node 8 has no row"):
+        _core.sample_neighbor_layer(nodes, indptr, indices, first_edge, torch.tensor([7, 8]), 2, False, 0, 0, 0)
+    with pytest.raises(ValueError, match="dst node 8 has no row"):
+        _core.sample_ladies_layer(nodes, indptr, indices, first_edge, torch.tensor([8]), 2, 0, 0, 0)
+    with pytest.raises(IndexError, match="outside"):
+        _core.extract_rows(dataset, torch.tensor([dataset.num_nodes]), 0)
+    block = _core.sample_neighbor_layer(nodes, indptr, indices, first_edge, torch.tensor([7, 3]), -1, False, 0, 0, 0)
+    assert set(block) == {"num_dst", "src_nodes", "indptr", "indices", "edge_ids", "weights"}
+    assert block["weights"] is None and block["edge_ids"] is not None

@@ -1,0 +1,86 @@
+#include "cpu/neighbor_sampler_cpu.hpp"
+
+#include <variant>
+#include <vector>
+
+#include "cpu/compact_cpu.hpp"
+
+namespace graphtier::sample::cpu {
+namespace {
+
+/// Sampled edges of one layer before compaction: per dst node its chosen edge positions.
+struct LayerDraws {
+  std::vector<int64_t> indptr;     // [num_dst + 1]
+  std::vector<int64_t> positions;  // global edge positions
+};
+
+// The draws see a row as its global position range, so a fetched row draws exactly what the
+// whole CSC does (uniform draws depend on the node and its degree only).
+template <typename Rows>
+LayerDraws draw_layer(const Rows& rows, std::span<const int64_t> dst, const DrawContext& ctx, ThreadPool* pool) {
+  const auto n = static_cast<int64_t>(dst.size());
+  LayerDraws draws;
+  draws.indptr.assign(static_cast<std::size_t>(n + 1), 0);
+  const auto draw_range = [&](int64_t lo, int64_t hi, std::vector<int64_t>& out) {
+    std::vector<double> scratch;
+    for (int64_t i = lo; i < hi; ++i) {
+      const int64_t v = dst[i];
+      const auto row = rows.row(v);
+      const std::size_t before = out.size();
+      draw_neighbours(ctx, v, row.first, row.first + row.degree, out, scratch);
+      draws.indptr[i + 1] = static_cast<int64_t>(out.size() - before);
+    }
+  };
+  // Per-part buffers concatenated in part order: the result is the same for any pool size.
+  const int parts = pool == nullptr || n < 256 ? 1 : pool->size();
+  if (parts == 1) {
+    draw_range(0, n, draws.positions);
+  } else {
+    std::vector<std::vector<int64_t>> chunks(static_cast<std::size_t>(parts));
+    pool->parallel_parts(0, n, [&](int part, int64_t lo, int64_t hi) { draw_range(lo, hi, chunks[part]); });
+    std::size_t total = 0;
+    for (const auto& c : chunks) total += c.size();
+    draws.positions.reserve(total);
+    for (const auto& c : chunks) draws.positions.insert(draws.positions.end(), c.begin(), c.end());
+  }
+  for (int64_t i = 0; i < n; ++i) draws.indptr[i + 1] += draws.indptr[i];
+  return draws;
+}
+
+template <typename Rows>
+Block layer_block(const Rows& rows, std::span<const int64_t> dst, const DrawContext& ctx, bool edge_ids,
+                  ThreadPool* pool) {
+  LayerDraws draws = draw_layer(rows, dst, ctx, pool);
+  std::vector<int64_t> ids(draws.positions.size());
+  for (std::size_t i = 0; i < dst.size(); ++i) {
+    const auto row = rows.row(dst[i]);
+    for (int64_t e = draws.indptr[i]; e < draws.indptr[i + 1]; ++e) {
+      ids[e] = static_cast<int64_t>(row.ids[draws.positions[e] - row.first]);
+    }
+  }
+  Block block;
+  block.num_dst = static_cast<int64_t>(dst.size());
+  block.indptr = std::move(draws.indptr);
+  compact_layer(dst, ids, block.src_nodes, block.indices);
+  if (edge_ids) block.edge_ids = std::move(draws.positions);
+  return block;
+}
+
+}  // namespace
+
+Block neighbor_layer(const graph::CscView& csc, std::span<const int64_t> dst, const DrawContext& ctx, bool edge_ids,
+                     ThreadPool* pool) {
+  return std::visit(
+      [&](auto indices) {
+        using Index = typename decltype(indices)::element_type;
+        return layer_block(CscRows<std::remove_const_t<Index>>{csc.indptr, indices}, dst, ctx, edge_ids, pool);
+      },
+      csc.indices);
+}
+
+Block neighbor_layer(const FetchedRows& rows, std::span<const int64_t> dst, const DrawContext& ctx, bool edge_ids,
+                     ThreadPool* pool) {
+  return layer_block(rows, dst, ctx, edge_ids, pool);
+}
+
+}  // namespace graphtier::sample::cpu

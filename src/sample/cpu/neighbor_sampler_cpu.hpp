@@ -1,0 +1,25 @@
+// One layer of neighbour sampling on the host (neighbor_sampler.hpp defines the draws): the draws
+// of every dst node, then the compaction into a Block. The same code reads a whole CSC
+// (NeighborSampler) or fetched rows (row_sampling.hpp).
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "cpu/neighbor_draws.hpp"
+#include "cpu/row_access.hpp"
+#include "graphtier/core/thread_pool.hpp"
+#include "graphtier/graph/csc_view.hpp"
+#include "graphtier/sample/minibatch.hpp"
+
+namespace graphtier::sample::cpu {
+
+/// The block of the dst nodes `dst` drawn with `ctx`; edge_ids (global CSC positions) when
+/// `edge_ids`. With a pool, dst nodes are drawn in parallel parts concatenated in order.
+Block neighbor_layer(const graph::CscView& csc, std::span<const int64_t> dst, const DrawContext& ctx, bool edge_ids,
+                     ThreadPool* pool);
+/// The same from fetched rows (unweighted: ctx.weights must be empty); every dst has its row.
+Block neighbor_layer(const FetchedRows& rows, std::span<const int64_t> dst, const DrawContext& ctx, bool edge_ids,
+                     ThreadPool* pool);
+
+}  // namespace graphtier::sample::cpu
