@@ -122,7 +122,8 @@ PartitionManifest parse_partition_json(const std::string& text, const std::strin
   l.process_rows = integer(j, "process_rows", path);
   expect(l.ranks >= 1 && l.replication >= 1 && l.process_rows >= 1, path,
          "\"ranks\", \"replication\" and \"process_rows\" must be >= 1");
-  expect(l.ranks == l.process_rows * l.replication, path,
+  // Compared by division: hostile counts must not overflow the product.
+  expect(l.ranks % l.replication == 0 && l.ranks / l.replication == l.process_rows, path,
          detail::concat("\"ranks\" (", l.ranks, ") must equal process_rows x replication (", l.process_rows, " x ",
                         l.replication, ")"));
   try {
