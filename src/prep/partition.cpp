@@ -325,7 +325,10 @@ PartitionReport write_partition(const std::string& source_dir, const std::string
   for (int64_t k = 0; k < layout.ranks; ++k) manifest.rank_dirs.push_back(impl::rank_dir_name(k));
 
   impl::StagedDirectory staged(output_dir, options.overwrite, kPartitionManifestName);
-  const double needed = output_bytes(source, layout);
+  const std::string top_manifest = impl::partition_json(manifest);
+  // Every rank's manifest holds the whole grid: P + 1 copies, each growing with P.
+  const double manifest_bytes = static_cast<double>(layout.ranks + 1) * static_cast<double>(top_manifest.size() + 32);
+  const double needed = output_bytes(source, layout) + manifest_bytes;
   const int64_t free_bytes = staged.free_bytes();
   if (free_bytes >= 0 && needed > static_cast<double>(free_bytes)) {
     throw IoError(ENOSPC, detail::concat("--out ", staged.dir(), ": the partition needs ", format_bytes(needed),
@@ -333,7 +336,7 @@ PartitionReport write_partition(const std::string& source_dir, const std::string
                                          " free"));
   }
 
-  Progress progress("partition", static_cast<int64_t>(needed), "B");
+  Progress progress("partition", static_cast<int64_t>(needed - manifest_bytes), "B");
   pool.parallel_for(0, layout.ranks, 1, [&](int64_t begin, int64_t end) {
     for (int64_t k = begin; k < end; ++k) {
       const int64_t row = k / layout.replication;
@@ -347,10 +350,10 @@ PartitionReport write_partition(const std::string& source_dir, const std::string
       fsync_directory(dir);
     }
   });
-  write_text(staged.temp_dir() + "/" + kPartitionManifestName, impl::partition_json(manifest));
+  write_text(staged.temp_dir() + "/" + kPartitionManifestName, top_manifest);
   progress.finish();
   staged.commit();
-  report.bytes_written = static_cast<int64_t>(needed);
+  report.bytes_written = static_cast<int64_t>(needed - manifest_bytes);
   report.seconds = seconds_since(start);
   return report;
 }

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "graphtier/core/error.hpp"
@@ -98,7 +99,14 @@ std::string partition_json(const PartitionManifest& m) {
                  {"files", files}};
   j["rank_dirs"] = m.rank_dirs;
   if (m.rank) j["rank"] = *m.rank;
-  return j.dump(2) + "\n";
+  // One key a line, each value compact: readable, and linear in the ranks (indented arrays would
+  // spend a line on every bound and every rank directory).
+  std::string text = "{\n";
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    text += "  " + Json(it.key()).dump() + ": " + it.value().dump(-1, ' ', false, Json::error_handler_t::replace);
+    text += std::next(it) == j.end() ? "\n" : ",\n";
+  }
+  return text + "}\n";
 }
 
 PartitionManifest parse_partition_json(const std::string& text, const std::string& path) {
