@@ -348,6 +348,7 @@ PartitionReport write_partition(const std::string& source_dir, const std::string
       own.rank = k;
       write_text(dir + "/" + kPartitionManifestName, impl::partition_json(own));
       fsync_directory(dir);
+      park_point("partition.rank_written");  // test hook: some ranks written, the directory not staged
     }
   });
   write_text(staged.temp_dir() + "/" + kPartitionManifestName, top_manifest);
