@@ -113,6 +113,29 @@ put("manifest", "path-escape.json", json.dumps(m))
 put("manifest", "truncated.json", json.dumps(manifest)[:200])
 put("manifest", "binary.json", b'{"format": "graphtier-dataset", "name": "\xff\xfe\x00"}')
 
+# --- partition_manifest -----------------------------------------------------------------------
+partition = {
+    "format": "graphtier-partition", "version": 1, "ranks": 4, "replication": 2, "process_rows": 2,
+    "graph": "partitioned", "balance": "bytes", "num_nodes": 8, "num_edges": 14, "hot_rows": 2,
+    "feature_bounds": [0, 5, 8], "topology_bounds": [0, 5, 8], "edge_offsets": [0, 9],
+    "local_ranges": [[[0, 2], [2, 5]], [[0, 2], [5, 8]]],
+    "source": {"name": "golden", "path": "/data/golden", "manifest_xxh3": "0123456789abcdef",
+               "files": {"indptr.bin": "fedcba9876543210", "indices.bin": "00000000000000ff"}},
+    "rank_dirs": ["rank-0000", "rank-0001", "rank-0002", "rank-0003"],
+}
+put("partition_manifest", "partitioned.json", json.dumps(partition, indent=2))
+m = json.loads(json.dumps(partition))
+m.update({"graph": "replicated", "topology_bounds": [0, 8], "edge_offsets": [0], "rank": 3})
+put("partition_manifest", "replicated-rank.json", json.dumps(m))
+for i, (field, value) in enumerate([("ranks", 2 ** 63 - 1), ("replication", 2 ** 62), ("hot_rows", 9),
+                                    ("feature_bounds", [0, 9, 8]), ("edge_offsets", [0, 15]),
+                                    ("local_ranges", [[[0, 2], [2, 5]]]), ("rank_dirs", ["rank-0000"]),
+                                    ("graph", "sharded"), ("version", 2), ("num_nodes", -1)]):
+    m = json.loads(json.dumps(partition))
+    m[field] = value
+    put("partition_manifest", f"wrong-{i}-{field}.json", json.dumps(m))
+put("partition_manifest", "truncated.json", json.dumps(partition)[:150])
+
 # --- npy headers and arrays -------------------------------------------------------------------
 arrays = {
     "features-f4": citeseer_x, "labels-i8": cora_labels, "mask-b1": cora_labels > 3,

@@ -1,16 +1,10 @@
 // Writer of dataset format v1: everything goes into a temporary directory beside the target,
 // which is validated and then renamed into place, so readers see the old dataset or the new one,
-// never a mix, and a killed writer leaves at most a hidden temporary directory behind.
-#include <dirent.h>
-#include <fcntl.h>
-#include <signal.h>
+// never a mix, and a killed writer leaves at most a hidden temporary directory behind (the steps
+// in graph/staged_directory.hpp).
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <unistd.h>
 
-#include <atomic>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
 
 #include "graphtier/core/error.hpp"
@@ -18,6 +12,7 @@
 #include "graphtier/core/log.hpp"
 #include "graphtier/core/test_hook.hpp"
 #include "graphtier/graph/dataset.hpp"
+#include "graphtier/graph/staged_directory.hpp"
 
 namespace graphtier::graph {
 namespace {
@@ -37,23 +32,6 @@ std::string base_of(const std::string& dir) {
 bool exists(const std::string& path) {
   struct stat st {};
   return ::lstat(path.c_str(), &st) == 0;
-}
-
-/// Removes `.<name>.tmp-<pid>-<n>` directories left by writers that are no longer running
-/// (killed with SIGKILL, or the machine went down).
-void remove_stale_temporaries(const std::string& parent, const std::string& name) {
-  DIR* d = ::opendir(parent.c_str());
-  if (d == nullptr) return;
-  const std::string prefix = "." + name + ".tmp-";
-  while (dirent* entry = ::readdir(d)) {
-    const std::string entry_name = entry->d_name;
-    if (entry_name.rfind(prefix, 0) != 0) continue;
-    const long pid = std::strtol(entry_name.c_str() + prefix.size(), nullptr, 10);
-    if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
-      remove_tree(parent + "/" + entry_name);
-    }
-  }
-  ::closedir(d);
 }
 
 }  // namespace
@@ -77,17 +55,7 @@ DatasetWriter::DatasetWriter(std::string dir, bool overwrite) : dir_(std::move(d
   const std::string parent = parent_of(dir_);
   GRAPHTIER_EXPECTS(std::filesystem::is_directory(parent), InvalidArgument, "parent directory ", parent,
                     " of the output does not exist");
-  remove_stale_temporaries(parent, base_of(dir_));
-  static std::atomic<int> counter{0};
-  temp_dir_ = detail::concat(parent, "/.", base_of(dir_), ".tmp-", ::getpid(), "-", counter++);
-  // Registered before it exists, so that an interrupt never finds it unregistered (docs/architecture.md, Errors).
-  register_temporary(temp_dir_, dir_);
-  if (::mkdir(temp_dir_.c_str(), 0755) != 0) {
-    const int err = errno;
-    unregister_temporary(temp_dir_);
-    errno = err;
-    GRAPHTIER_THROW_ERRNO(temp_dir_, ": cannot create temporary directory: ", std::strerror(errno));
-  }
+  temp_dir_ = make_staging_directory(dir_);
 }
 
 DatasetWriter::~DatasetWriter() {
@@ -139,30 +107,7 @@ void DatasetWriter::commit(Manifest manifest) {
   fsync_directory(temp_dir_);
   park_point("dataset_writer.staged");  // test hook: complete, validated, not yet in place
 
-  // The rename happens with the interrupt registry held, so a cleanup runs wholly before it (and
-  // removes the new dataset, leaving the old one) or wholly after it (and finds the temporary
-  // gone, or holding the previous dataset, which it removes).
-  if (exists(dir_)) {
-    {
-      const auto held = lock_interrupt_registry();
-      if (::renameat2(AT_FDCWD, temp_dir_.c_str(), AT_FDCWD, dir_.c_str(), RENAME_EXCHANGE) != 0) {
-        GRAPHTIER_THROW_ERRNO("cannot replace ", dir_, " with ", temp_dir_, ": ", std::strerror(errno));
-      }
-      committed_ = true;
-      register_temporary(temp_dir_, "", held);  // now the previous dataset: no output is lost with it
-    }
-    park_point("dataset_writer.swapped");  // test hook: the new dataset in place, the old one not yet removed
-    remove_tree(temp_dir_);
-    unregister_temporary(temp_dir_);
-  } else {
-    const auto held = lock_interrupt_registry();
-    if (::rename(temp_dir_.c_str(), dir_.c_str()) != 0) {
-      GRAPHTIER_THROW_ERRNO("cannot rename ", temp_dir_, " to ", dir_, ": ", std::strerror(errno));
-    }
-    committed_ = true;
-    unregister_temporary(temp_dir_, held);
-  }
-  fsync_directory(parent_of(dir_));
+  publish_staging_directory(temp_dir_, dir_, committed_, "dataset_writer.swapped");
 }
 
 }  // namespace graphtier::graph

@@ -10,14 +10,15 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/file.hpp"
 #include "graphtier/core/log.hpp"
 #include "graphtier/core/test_hook.hpp"
 #include "graphtier/core/units.hpp"
+#include "graphtier/graph/staged_directory.hpp"
 #include "partition_manifest.hpp"
-#include "staged_directory.hpp"
 
 namespace graphtier::prep {
 namespace {
@@ -137,6 +138,27 @@ void write_features(const graph::Dataset& source, const PartitionLayout& layout,
   out.source = detail::concat("partition ", layout.ranks, "x", layout.replication, ": feature rows of process row ",
                               row);
   writer.commit(out);
+}
+
+/// `dir` without trailing slashes, checked as the dataset writer checks its output: an existing
+/// directory is replaced only with --overwrite, and only if it is empty or holds a partition.json
+/// (a typo must not swap away a home directory).
+std::string checked_output(std::string dir, bool overwrite) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  GRAPHTIER_EXPECTS(!dir.empty(), InvalidArgument, "--out must not be empty");
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::symlink_status(dir, ec))) {
+    GRAPHTIER_EXPECTS(overwrite, InvalidArgument, "--out ", dir, " already exists (pass --overwrite to replace it)");
+    const bool empty = std::filesystem::is_directory(dir, ec) && std::filesystem::is_empty(dir, ec);
+    GRAPHTIER_EXPECTS(empty || std::filesystem::exists(dir + "/" + kPartitionManifestName, ec), InvalidArgument,
+                      "--out ", dir, " exists and has no ", kPartitionManifestName, "; refusing to replace it");
+  }
+  const std::string parent = std::filesystem::path(dir).parent_path().empty()
+                                 ? std::string(".")
+                                 : std::filesystem::path(dir).parent_path().string();
+  GRAPHTIER_EXPECTS(std::filesystem::is_directory(parent, ec), InvalidArgument, "--out: parent directory ", parent,
+                    " does not exist");
+  return dir;
 }
 
 void write_text(const std::string& path, const std::string& text) {
@@ -324,8 +346,11 @@ PartitionReport write_partition(const std::string& source_dir, const std::string
   manifest.source = impl::describe_source(source);
   for (int64_t k = 0; k < layout.ranks; ++k) manifest.rank_dirs.push_back(impl::rank_dir_name(k));
 
-  impl::StagedDirectory staged(output_dir, options.overwrite, kPartitionManifestName);
-  const double needed = output_bytes(source, layout);
+  graph::StagedDirectory staged(checked_output(output_dir, options.overwrite));
+  const std::string top_manifest = impl::partition_json(manifest);
+  // Every rank's manifest holds the whole grid: P + 1 copies, each growing with P.
+  const double manifest_bytes = static_cast<double>(layout.ranks + 1) * static_cast<double>(top_manifest.size() + 32);
+  const double needed = output_bytes(source, layout) + manifest_bytes;
   const int64_t free_bytes = staged.free_bytes();
   if (free_bytes >= 0 && needed > static_cast<double>(free_bytes)) {
     throw IoError(ENOSPC, detail::concat("--out ", staged.dir(), ": the partition needs ", format_bytes(needed),
@@ -333,7 +358,7 @@ PartitionReport write_partition(const std::string& source_dir, const std::string
                                          " free"));
   }
 
-  Progress progress("partition", static_cast<int64_t>(needed), "B");
+  Progress progress("partition", static_cast<int64_t>(needed - manifest_bytes), "B");
   pool.parallel_for(0, layout.ranks, 1, [&](int64_t begin, int64_t end) {
     for (int64_t k = begin; k < end; ++k) {
       const int64_t row = k / layout.replication;
@@ -345,12 +370,13 @@ PartitionReport write_partition(const std::string& source_dir, const std::string
       own.rank = k;
       write_text(dir + "/" + kPartitionManifestName, impl::partition_json(own));
       fsync_directory(dir);
+      park_point("partition.rank_written");  // test hook: some ranks written, the directory not staged
     }
   });
-  write_text(staged.temp_dir() + "/" + kPartitionManifestName, impl::partition_json(manifest));
+  write_text(staged.temp_dir() + "/" + kPartitionManifestName, top_manifest);
   progress.finish();
-  staged.commit();
-  report.bytes_written = static_cast<int64_t>(needed);
+  staged.commit("partition.staged", "partition.swapped");
+  report.bytes_written = static_cast<int64_t>(needed - manifest_bytes);
   report.seconds = seconds_since(start);
   return report;
 }

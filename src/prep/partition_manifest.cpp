@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "graphtier/core/error.hpp"
@@ -98,7 +99,14 @@ std::string partition_json(const PartitionManifest& m) {
                  {"files", files}};
   j["rank_dirs"] = m.rank_dirs;
   if (m.rank) j["rank"] = *m.rank;
-  return j.dump(2) + "\n";
+  // One key a line, each value compact: readable, and linear in the ranks (indented arrays would
+  // spend a line on every bound and every rank directory).
+  std::string text = "{\n";
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    text += "  " + Json(it.key()).dump() + ": " + it.value().dump(-1, ' ', false, Json::error_handler_t::replace);
+    text += std::next(it) == j.end() ? "\n" : ",\n";
+  }
+  return text + "}\n";
 }
 
 PartitionManifest parse_partition_json(const std::string& text, const std::string& path) {
@@ -122,7 +130,8 @@ PartitionManifest parse_partition_json(const std::string& text, const std::strin
   l.process_rows = integer(j, "process_rows", path);
   expect(l.ranks >= 1 && l.replication >= 1 && l.process_rows >= 1, path,
          "\"ranks\", \"replication\" and \"process_rows\" must be >= 1");
-  expect(l.ranks == l.process_rows * l.replication, path,
+  // Compared by division: hostile counts must not overflow the product.
+  expect(l.ranks % l.replication == 0 && l.ranks / l.replication == l.process_rows, path,
          detail::concat("\"ranks\" (", l.ranks, ") must equal process_rows x replication (", l.process_rows, " x ",
                         l.replication, ")"));
   try {

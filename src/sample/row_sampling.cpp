@@ -39,8 +39,12 @@ FetchedRows::FetchedRows(const NeighborRows& rows) : rows_(rows), slot_(static_c
 }
 
 void FetchedRows::require(std::span<const int64_t> dst) const {
-  for (const int64_t v : dst) {
+  IdMap seen(static_cast<int64_t>(dst.size()));
+  for (std::size_t i = 0; i < dst.size(); ++i) {
+    const int64_t v = dst[i];
     GRAPHTIER_EXPECTS(v >= 0 && slot_.find(v) >= 0, InvalidArgument, "dst node ", v, " has no row in the fetched rows");
+    GRAPHTIER_EXPECTS(seen.find_or_insert(v, static_cast<int64_t>(i)) == static_cast<int64_t>(i), InvalidArgument,
+                      "dst node ", v, " appears more than once");
   }
 }
 

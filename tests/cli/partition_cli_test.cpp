@@ -129,19 +129,24 @@ TEST_F(PartitionCliTest, VerifyCatchesACorruptedRankFileAndAForeignSource) {
 }
 
 TEST_F(PartitionCliTest, InterruptedPartitionLeavesNothing) {
-  // SIGTERM while the finished directory waits to be renamed into place: exit 143, no output.
+  // SIGTERM after the first rank is written, and while the finished directory waits to be
+  // renamed into place: exit 143, no output.
   const std::string marker = dir_ / "parked";
+  const std::string args = " -q -j 1 partition -d " + dir_ / "g" + " -o " + dir_ / "out" + " --ranks 4 --replication 2";
+  for (const std::string point : {"partition.rank_written", "partition.staged"}) {
+    const std::string env = "GRAPHTIER_TEST_PARK_AT=" + point + " GRAPHTIER_TEST_PARK_MARKER='" + marker + "' ";
+    const auto r = test::run_shell(env + cli() + args + " & pid=$!; i=0; while [ ! -e '" + marker +
+                                   "' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done; kill -TERM $pid; wait $pid");
+    EXPECT_EQ(r.exit_code, 128 + 15) << point << "\n" << r.err;
+    EXPECT_NE(r.err.find("parked at " + point), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("partition"), std::string::npos) << r.err;
+    fs::remove(marker);
+    EXPECT_EQ(entries(), (std::vector<std::string>{"g"})) << point;
+  }
   const std::string env = "GRAPHTIER_TEST_PARK_AT=partition.staged GRAPHTIER_TEST_PARK_MARKER='" + marker + "' ";
-  const std::string args = " -q partition -d " + dir_ / "g" + " -o " + dir_ / "out" + " --ranks 4 --replication 2";
-  auto r = test::run_shell(env + cli() + args + " & pid=$!; i=0; while [ ! -e '" + marker +
-                           "' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done; kill -TERM $pid; wait $pid");
-  EXPECT_EQ(r.exit_code, 128 + 15) << r.err;
-  EXPECT_NE(r.err.find("partition"), std::string::npos) << r.err;
-  fs::remove(marker);
-  EXPECT_EQ(entries(), (std::vector<std::string>{"g"}));
   // SIGKILL leaves the temporary, which the next partition of the same output sweeps.
-  r = test::run_shell(env + cli() + args + " & pid=$!; i=0; while [ ! -e '" + marker +
-                      "' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done; kill -KILL $pid; wait $pid");
+  auto r = test::run_shell(env + cli() + args + " & pid=$!; i=0; while [ ! -e '" + marker +
+                           "' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done; kill -KILL $pid; wait $pid");
   EXPECT_EQ(r.exit_code, 128 + 9) << r.err;
   fs::remove(marker);
   EXPECT_EQ(entries().size(), 2u);  // g and the dead writer's .out.tmp-*

@@ -4,8 +4,10 @@
 #include "graphtier/prep/partition.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -333,6 +335,39 @@ TEST(Partition, GeneratedGraphWithPaddedRows) {
       expect_partition_matches(tmp / "gen", tmp / "out");
     }
   }
+}
+
+// An output larger than the free space of its file system is refused before anything is written,
+// saying how much is needed and how much is free. The source's feature table is a sparse file
+// (opening a dataset checks sizes, not checksums), so the test needs no disk space itself.
+TEST(Partition, OutputLargerThanTheFreeSpaceIsRefusedAtOnce) {
+  test::TempDir tmp;
+  const std::string src = write_golden(tmp);
+  struct statvfs st {};
+  ASSERT_EQ(::statvfs(tmp.path().c_str(), &st), 0);
+  const double free_bytes = static_cast<double>(st.f_bavail) * static_cast<double>(st.f_frsize);
+  // Each feature row is held by the c = 2 ranks of its process row: 2 x 0.6 of the free space.
+  const auto dim = static_cast<int64_t>(0.6 * free_bytes / (8 * 4)) + 1;
+  const int64_t stride = dim * 4;
+  Json m = read_json(src + "/manifest.json");
+  m["features"]["dim"] = dim;
+  m["features"]["row_stride"] = stride;
+  m["files"]["features"]["bytes"] = 8 * stride;
+  test::write_file(src + "/manifest.json", m.dump(2));
+  fs::resize_file(src + "/features.bin", static_cast<uintmax_t>(8 * stride));
+  ThreadPool pool(1);
+  try {
+    write_partition(src, tmp / "out", grid(4, 2), pool);
+    FAIL() << "no error";
+  } catch (const IoError& e) {
+    EXPECT_EQ(e.code().value(), ENOSPC);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("--out " + tmp / "out" + ": the partition needs "), std::string::npos) << what;
+    EXPECT_NE(what.find(" free"), std::string::npos) << what;
+  }
+  std::vector<std::string> entries;
+  for (const auto& e : fs::directory_iterator(tmp.path())) entries.push_back(e.path().filename());
+  EXPECT_EQ(entries, (std::vector<std::string>{"golden"}));
 }
 
 /// The message of the InvalidArgument `fn` throws ("" when it throws nothing).

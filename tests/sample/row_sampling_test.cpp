@@ -230,6 +230,7 @@ TEST(RowSampling, RejectsMissingRowsAndBadInput) {
     EXPECT_NE(std::string(e.what()).find("dst node 34"), std::string::npos) << e.what();
   }
   EXPECT_THROW(sample_ladies_layer(rows, dst, 3, 1, 2), InvalidArgument);
+  EXPECT_THROW(sample_neighbor_layer(rows, std::vector<int64_t>{5, 17, 5}, 3, false, true, 1, 2), InvalidArgument);
   EXPECT_THROW(sample_neighbor_layer(rows, nodes, -2, false, true, 1, 2), InvalidArgument);
   EXPECT_THROW(sample_ladies_layer(rows, nodes, kMaxDraws, 1, 2), InvalidArgument);
   NeighborRows twice = rows;

@@ -32,9 +32,9 @@ NeighborRows extract_rows(const graph::CscView& csc, std::span<const int64_t> no
 /// Block l of NeighborSampler::sample for the dst nodes `dst` (the seeds, or the previous block's
 /// src nodes): `fanout` (-1 = all, 0 = none, < 2^24), `replace`, `edge_ids` and `seed` as in
 /// NeighborSamplerOptions, `layer_stream` = layer_stream(minibatch_stream(epoch, b), l) as the
-/// samplers derive it. Every dst node needs its row in `rows` (InvalidArgument naming the first one
-/// missing); rows may hold other nodes too. With a pool, dst nodes are sampled in parallel; the
-/// result does not depend on the pool.
+/// samplers derive it. The dst nodes are distinct and each needs its row in `rows` (InvalidArgument
+/// naming the first one missing or repeated); rows may hold other nodes too. With a pool, dst nodes
+/// are sampled in parallel; the result does not depend on the pool.
 Block sample_neighbor_layer(const NeighborRows& rows, std::span<const int64_t> dst, int64_t fanout, bool replace,
                             bool edge_ids, uint64_t seed, uint64_t layer_stream, ThreadPool* pool = nullptr);
 

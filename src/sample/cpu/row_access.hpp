@@ -36,7 +36,7 @@ struct CscRows {
 class FetchedRows {
  public:
   explicit FetchedRows(const NeighborRows& rows);
-  /// Throws InvalidArgument naming the first node of `dst` without a row.
+  /// Throws InvalidArgument naming the first node of `dst` without a row, or repeated.
   void require(std::span<const int64_t> dst) const;
 
   RowOf<int64_t> row(int64_t v) const {

@@ -1,0 +1,124 @@
+// The steps every atomic directory writer shares: the temporary's name, its registration, the
+// sweep of dead writers' temporaries, and the rename protocol (docs/architecture.md, Errors).
+#include "graphtier/graph/staged_directory.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>  // renameat2
+#include <cstring>
+
+#include "graphtier/core/error.hpp"
+#include "graphtier/core/file.hpp"
+#include "graphtier/core/interrupt.hpp"
+#include "graphtier/core/test_hook.hpp"
+#include "graphtier/graph/dataset.hpp"
+
+namespace graphtier::graph {
+namespace {
+
+std::string parent_of(const std::string& dir) {
+  const auto slash = dir.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return dir.substr(0, slash);
+}
+
+std::string base_of(const std::string& dir) {
+  const auto slash = dir.find_last_of('/');
+  return slash == std::string::npos ? dir : dir.substr(slash + 1);
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+/// Removes `.<name>.tmp-<pid>-<n>` directories left by writers that are no longer running
+/// (killed with SIGKILL, or the machine went down).
+void remove_stale_temporaries(const std::string& parent, const std::string& name) {
+  DIR* d = ::opendir(parent.c_str());
+  if (d == nullptr) return;
+  const std::string prefix = "." + name + ".tmp-";
+  while (dirent* entry = ::readdir(d)) {
+    const std::string entry_name = entry->d_name;
+    if (entry_name.rfind(prefix, 0) != 0) continue;
+    const long pid = std::strtol(entry_name.c_str() + prefix.size(), nullptr, 10);
+    if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
+      remove_tree(parent + "/" + entry_name);
+    }
+  }
+  ::closedir(d);
+}
+
+}  // namespace
+
+std::string make_staging_directory(const std::string& dir) {
+  const std::string parent = parent_of(dir);
+  remove_stale_temporaries(parent, base_of(dir));
+  static std::atomic<int> counter{0};
+  const std::string temp_dir = detail::concat(parent, "/.", base_of(dir), ".tmp-", ::getpid(), "-", counter++);
+  // Registered before it exists, so that an interrupt never finds it unregistered.
+  register_temporary(temp_dir, dir);
+  if (::mkdir(temp_dir.c_str(), 0755) != 0) {
+    const int err = errno;
+    unregister_temporary(temp_dir);
+    errno = err;
+    GRAPHTIER_THROW_ERRNO(temp_dir, ": cannot create temporary directory: ", std::strerror(errno));
+  }
+  return temp_dir;
+}
+
+void publish_staging_directory(const std::string& temp_dir, const std::string& dir, bool& committed,
+                               std::string_view swapped_point) {
+  if (exists(dir)) {
+    {
+      const auto held = lock_interrupt_registry();
+      if (::renameat2(AT_FDCWD, temp_dir.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) != 0) {
+        GRAPHTIER_THROW_ERRNO("cannot replace ", dir, " with ", temp_dir, ": ", std::strerror(errno));
+      }
+      committed = true;
+      register_temporary(temp_dir, "", held);  // now the previous tree: no output is lost with it
+    }
+    park_point(swapped_point);  // test hook: the new tree in place, the old one not yet removed
+    remove_tree(temp_dir);
+    unregister_temporary(temp_dir);
+  } else {
+    const auto held = lock_interrupt_registry();
+    if (::rename(temp_dir.c_str(), dir.c_str()) != 0) {
+      GRAPHTIER_THROW_ERRNO("cannot rename ", temp_dir, " to ", dir, ": ", std::strerror(errno));
+    }
+    committed = true;
+    unregister_temporary(temp_dir, held);
+  }
+  fsync_directory(parent_of(dir));
+}
+
+StagedDirectory::StagedDirectory(std::string dir) : dir_(std::move(dir)), temp_dir_(make_staging_directory(dir_)) {}
+
+StagedDirectory::~StagedDirectory() {
+  if (!committed_) remove_tree(temp_dir_);
+  unregister_temporary(temp_dir_);
+}
+
+int64_t StagedDirectory::free_bytes() const {
+  struct statvfs fs {};
+  if (::statvfs(temp_dir_.c_str(), &fs) != 0) return -1;
+  const uint64_t bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  return bytes > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(bytes);
+}
+
+void StagedDirectory::commit(std::string_view staged_point, std::string_view swapped_point) {
+  GRAPHTIER_EXPECTS(!committed_, InvalidArgument, dir_, " is already committed");
+  fsync_directory(temp_dir_);
+  park_point(staged_point);
+  publish_staging_directory(temp_dir_, dir_, committed_, swapped_point);
+}
+
+}  // namespace graphtier::graph
