@@ -112,6 +112,8 @@ def test_replicated_single_rank_runs_without_a_process_group(partitions):
     sampler = DistSampler(part, grid, "neighbor", [2, 2], BATCH, SEED)
     first = [b.index for b in sampler]  # epoch 0, as the loaders count
     assert first == list(range(len(sampler)))
+    for bulk in (0, 2):  # a call without minibatches (a rank without a batch at an evaluation's end)
+        assert DistSampler(part, grid, "neighbor", [2, 2], BATCH, SEED, bulk=bulk).sample_blocks([], []) == []
     with pytest.raises(ValueError, match="unknown sampling method"):
         DistSampler(part, grid, "fastgcn", [2], BATCH)
     with pytest.raises(ValueError, match="bulk must be"):

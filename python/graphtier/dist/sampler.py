@@ -52,9 +52,9 @@ class DistSampler:
     with the graph partitioned, each layer's rows of the k minibatches are fetched in one exchange.
     `group` (bulk 0 only): with the graph partitioned, the rows of `group` minibatches are fetched in
     one exchange per layer (fewer, larger messages; the batches are the same for every group).
-    `groups`: this rank's grid groups when the
-    caller made them already (grid_groups is collective); else the constructor makes them, on every
-    rank, when the graph is partitioned. `stats` counts the bytes exchanged.
+    `groups`: this rank's grid groups when the caller made them already (grid_groups is
+    collective); else the constructor makes them, on every rank, when the graph is partitioned.
+    `stats` counts the bytes exchanged.
 
     Every rank of a process column must iterate the same epochs, to the end or abandoning them at
     the same step: with the graph partitioned, each bulk of each layer is a collective.
