@@ -1,11 +1,13 @@
 // Sampling by pieces, for the distributed sampler (python/graphtier/dist): the epoch order, the
 // single-process samplers one minibatch at a time, and one layer on fetched neighbour rows
-// (graphtier/sample/row_sampling.hpp). Blocks come back as the loader's block dicts.
+// (graphtier/sample/row_sampling.hpp), one batch at a time or k at once with the bulk matrix
+// samplers. Blocks come back as the loader's block dicts.
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "arrays.hpp"
 #include "bindings.hpp"
+#include "graphtier/sample/bulk_sampler.hpp"
 #include "graphtier/sample/epoch.hpp"
 #include "graphtier/sample/layer_sampler.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
@@ -140,6 +142,36 @@ void bind_sampling(nb::module_& m) {
       nb::arg("nodes").noconvert(), nb::arg("indptr").noconvert(), nb::arg("indices").noconvert(),
       nb::arg("first_edge").noconvert(), nb::arg("dst").noconvert(), nb::arg("layer_size"), nb::arg("seed"),
       nb::arg("stream"), nb::arg("layer"));
+  m.def(
+      "sample_bulk_layer",
+      [](const IdArray& nodes, const IdArray& indptr, const IdArray& indices, const IdArray& first_edge,
+         const std::vector<IdArray>& dsts, const std::vector<uint64_t>& streams, const std::string& method,
+         std::vector<int64_t> fanouts, bool replace, uint64_t seed, int layer) {
+        const sample::NeighborRows rows = to_rows(nodes, indptr, indices, first_edge);
+        std::vector<std::vector<int64_t>> d;
+        for (const IdArray& dst : dsts) d.push_back(to_vector(dst));
+        sample::BulkSamplerOptions o;
+        if (method == "ladies") {
+          o.algorithm = sample::BulkAlgorithm::kLadies;
+        } else if (method != "neighbor") {
+          throw InvalidArgument("unknown sampling method '" + method + "' (expected neighbor or ladies)");
+        }
+        o.fanouts = std::move(fanouts);
+        o.replace = replace;
+        o.seed = seed;
+        std::vector<sample::Block> blocks;
+        {
+          nb::gil_scoped_release release;
+          const std::vector<std::span<const int64_t>> spans(d.begin(), d.end());
+          blocks = sample::sample_bulk_layer(rows, spans, streams, o, layer);
+        }
+        nb::list out;
+        for (sample::Block& block : blocks) out.append(block_dict(std::move(block)));
+        return out;
+      },
+      nb::arg("nodes").noconvert(), nb::arg("indptr").noconvert(), nb::arg("indices").noconvert(),
+      nb::arg("first_edge").noconvert(), nb::arg("dsts"), nb::arg("streams"), nb::arg("method"), nb::arg("fanouts"),
+      nb::arg("replace"), nb::arg("seed"), nb::arg("layer"));
 }
 
 }  // namespace graphtier::python

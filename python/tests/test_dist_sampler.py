@@ -1,6 +1,8 @@
 """graphtier.dist.DistSampler: every rank's minibatch b of an epoch equals the single-process
 loader's minibatch b, field by field, for P in {1, 2, 4} Gloo processes, replication c in {1, 2},
-the graph replicated or partitioned into block rows, GraphSAGE and LADIES, bulk 1 and 3."""
+the graph replicated or partitioned into block rows, GraphSAGE and LADIES: the one-at-a-time samplers
+(bulk 0, rows fetched for 1 or 3 minibatches at once) against the loader with bulk 0, and the bulk
+matrix samplers (bulk 3) against the loader with bulk 3."""
 
 import pytest
 import torch
@@ -17,6 +19,8 @@ EPOCH = 1
 # (method, fanouts, replace): -1 (all neighbours) and with replacement included.
 SAMPLERS = [("neighbor", [4, -1], False), ("neighbor", [3, 2], True), ("ladies", [24, 12], False)]
 MODES = ("replicated", "partitioned")
+# (bulk, group): the DistSampler variants, each compared with the loader of the same bulk.
+VARIANTS = [(0, 1), (0, 3), (3, 1)]
 
 
 @pytest.fixture(scope="module")
@@ -43,19 +47,19 @@ def _plain(batch):
     return (batch.epoch, batch.index, batch.seeds.tolist(), batch.input_nodes.tolist(), batch.y.tolist(), blocks)
 
 
-def _reference(cora, method, fanouts, replace):
+def _reference(cora, method, fanouts, replace, bulk):
     dataset = _core.Dataset(cora)
     if method == "neighbor":
         loader = NeighborLoader(dataset, fanouts, BATCH, split="train", seed=SEED, replace=replace, features=False,
-                                num_threads=1)
+                                num_threads=1, bulk=bulk)
     else:
-        loader = LayerLoader(dataset, fanouts, BATCH, split="train", seed=SEED, num_threads=1)
+        loader = LayerLoader(dataset, fanouts, BATCH, split="train", seed=SEED, num_threads=1, bulk=bulk)
     loader.set_epoch(EPOCH)
     return {b.index: _plain(b) for b in loader}
 
 
 def _sample_everywhere(rank, world, configs):
-    """Every (c, mode) partition of this world, every sampler, bulk 1 and 3: {key: [batches]}."""
+    """Every (c, mode) partition of this world, every sampler, every variant: {key: [batches]}."""
     out = {}
     groups = {}
     for c, mode, path in configs:
@@ -64,14 +68,14 @@ def _sample_everywhere(rank, world, configs):
             groups[c] = grid_groups(grid)  # collective: the same order on every rank
         part = Partition.open(path, rank)
         for method, fanouts, replace in SAMPLERS:
-            for bulk in (1, 3):
+            for bulk, group in VARIANTS:
                 stats = CommStats()
                 sampler = DistSampler(part, grid, method, fanouts, BATCH, SEED, bulk=bulk, replace=replace,
-                                      groups=groups[c], stats=stats)
+                                      group=group, groups=groups[c], stats=stats)
                 loaded = list(sampler.epoch(EPOCH))
                 assert all(b.x is None for b in loaded)  # the feature fetch fills x
                 batches = [_plain(b) for b in loaded]
-                out[(c, mode, method, replace, bulk)] = (batches, len(sampler), stats.as_dict())
+                out[(c, mode, method, replace, bulk, group)] = (batches, len(sampler), stats.as_dict())
     return out
 
 
@@ -79,18 +83,20 @@ def _sample_everywhere(rank, world, configs):
 def test_every_ranks_batch_equals_the_single_process_loaders(cora, partitions, world):
     configs = [(c, mode, partitions[(world, c, mode)]) for c in (1, 2) if world % c == 0 for mode in MODES]
     per_rank = spawn(_sample_everywhere, world, configs, timeout=120)
-    references = {(m, r): _reference(cora, m, f, r) for m, f, r in SAMPLERS}
+    references = {(m, r, bulk): _reference(cora, m, f, r, bulk) for m, f, r in SAMPLERS for bulk in (0, 3)}
     for (m, f, r) in SAMPLERS:
-        steps = len(references[(m, r)]) // world
+        # The bulk matrix samplers draw other blocks: comparing with the wrong loader would fail.
+        assert references[(m, r, 0)] != references[(m, r, 3)]
+        steps = len(references[(m, r, 0)]) // world
         for c, mode, _ in configs:
-            for bulk in (1, 3):
+            for bulk, group in VARIANTS:
                 seen = set()
                 for rank, results in enumerate(per_rank):
-                    batches, length, stats = results[(c, mode, m, r, bulk)]
+                    batches, length, stats = results[(c, mode, m, r, bulk, group)]
                     assert length == steps
                     assert [b[1] for b in batches] == [s * world + rank for s in range(steps)]
                     for b in batches:
-                        assert b == references[(m, r)][b[1]], (c, mode, m, r, bulk, rank, b[1])
+                        assert b == references[(m, r, bulk)][b[1]], (c, mode, m, r, bulk, group, rank, b[1])
                         seen.add(b[1])
                     # Rows cross the network only when the topology is split over several rows.
                     if mode == "replicated" or world // c == 1:
@@ -106,10 +112,18 @@ def test_replicated_single_rank_runs_without_a_process_group(partitions):
     sampler = DistSampler(part, grid, "neighbor", [2, 2], BATCH, SEED)
     first = [b.index for b in sampler]  # epoch 0, as the loaders count
     assert first == list(range(len(sampler)))
+    for bulk in (0, 2):  # a call without minibatches (a rank without a batch at an evaluation's end)
+        assert DistSampler(part, grid, "neighbor", [2, 2], BATCH, SEED, bulk=bulk).sample_blocks([], []) == []
     with pytest.raises(ValueError, match="unknown sampling method"):
         DistSampler(part, grid, "fastgcn", [2], BATCH)
     with pytest.raises(ValueError, match="bulk must be"):
-        DistSampler(part, grid, "neighbor", [2], BATCH, bulk=0)
+        DistSampler(part, grid, "neighbor", [2], BATCH, bulk=-1)
+    with pytest.raises(ValueError, match="group must be"):
+        DistSampler(part, grid, "neighbor", [2], BATCH, group=0)
+    with pytest.raises(ValueError, match="group applies to bulk 0 only"):
+        DistSampler(part, grid, "neighbor", [2], BATCH, bulk=2, group=2)
+    with pytest.raises(ValueError, match="bulk LADIES takes layer sizes >= 0"):
+        DistSampler(part, grid, "ladies", [-1], BATCH, bulk=2)
     with pytest.raises(ValueError, match="process grid is rank 0 of 2"):
         DistSampler(part, ProcessGrid(2, 1, 0), "neighbor", [2], BATCH)
 
@@ -127,3 +141,13 @@ def test_layer_on_fetched_rows_rejects_a_dst_without_its_row(cora):
     block = _core.sample_neighbor_layer(nodes, indptr, indices, first_edge, torch.tensor([7, 3]), -1, False, 0, 0, 0)
     assert set(block) == {"num_dst", "src_nodes", "indptr", "indices", "edge_ids", "weights"}
     assert block["weights"] is None and block["edge_ids"] is not None
+    with pytest.raises(ValueError, match="dst node 8 has no row"):
+        _core.sample_bulk_layer(nodes, indptr, indices, first_edge, [torch.tensor([7]), torch.tensor([8])], [0, 1],
+                                "neighbor", [2], False, 0, 0)
+    with pytest.raises(ValueError, match="unknown sampling method"):
+        _core.sample_bulk_layer(nodes, indptr, indices, first_edge, [torch.tensor([7])], [0], "fastgcn", [2], False,
+                                0, 0)
+    blocks = _core.sample_bulk_layer(nodes, indptr, indices, first_edge, [torch.tensor([7, 3]), torch.tensor([11])],
+                                     [0, 1], "ladies", [2], False, 0, 0)
+    assert len(blocks) == 2 and set(blocks[0]) == set(block)
+    assert blocks[0]["weights"] is not None and blocks[1]["num_dst"] == 1

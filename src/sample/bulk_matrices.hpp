@@ -1,4 +1,5 @@
-// The step-1 right-hand matrices of bulk sampling (bulk_sampler.hpp), built once from the CSC.
+// The step-1 right-hand matrices of bulk sampling (bulk_sampler.hpp), built once from the CSC, or
+// per layer from fetched neighbour rows (row_sampling.hpp).
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,7 @@
 
 #include "graphtier/core/thread_pool.hpp"
 #include "graphtier/sample/bulk_sampler.hpp"
+#include "graphtier/sample/row_sampling.hpp"
 
 namespace graphtier::sample {
 
@@ -21,7 +23,7 @@ struct CsrMatrix {
 };
 
 struct BulkMatrices {
-  int64_t num_nodes = 0;
+  int64_t num_nodes = 0;  // every column (node id) is below this
   /// A: vals = edge multiplicity; first_position[i] = the lowest CSC position of entry i's edges.
   CsrMatrix a;
   std::vector<int64_t> first_position;
@@ -38,5 +40,10 @@ struct BulkMatrices {
 };
 
 BulkMatrices build_bulk_matrices(const SampleGraph& graph, BulkAlgorithm algorithm, ThreadPool* pool);
+
+/// The same rows for the fetched nodes only: matrix row k is the row of rows.nodes[k], with its
+/// global first CSC positions (rows.first_edge); columns (neighbour ids) are below `num_cols`.
+BulkMatrices build_bulk_matrices(const NeighborRows& rows, int64_t num_cols, BulkAlgorithm algorithm,
+                                 ThreadPool* pool);
 
 }  // namespace graphtier::sample

@@ -21,6 +21,10 @@ void check_bulk_inputs(const SampleGraph& graph, const BulkSamplerOptions& optio
   check_sample_graph(graph, "bulk sampler graph");
   GRAPHTIER_EXPECTS(graph.edge_weights.empty(), InvalidArgument,
                     "bulk sampling draws by edge multiplicity; edge weights are not supported");
+  check_bulk_options(options);
+}
+
+void check_bulk_options(const BulkSamplerOptions& options) {
   GRAPHTIER_EXPECTS(!options.fanouts.empty(), InvalidArgument, "fanouts: at least one layer is needed");
   const bool ladies = options.algorithm == BulkAlgorithm::kLadies;
   GRAPHTIER_EXPECTS(!(ladies && options.replace), InvalidArgument, "LADIES samples without replacement");

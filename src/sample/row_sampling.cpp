@@ -1,5 +1,6 @@
 // Front door of sampling on fetched rows: argument checks, then the same layer code as the
-// single-process samplers (cpu/neighbor_sampler_cpu.cpp, cpu/layer_sampler_cpu.cpp) over the rows.
+// single-process samplers (cpu/neighbor_sampler_cpu.cpp, cpu/layer_sampler_cpu.cpp,
+// cpu/bulk_sampler_cpu.cpp) over the rows.
 #include "graphtier/sample/row_sampling.hpp"
 
 #include <algorithm>
@@ -7,6 +8,9 @@
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/sample/random.hpp"
+#include "bulk_layers.hpp"
+#include "bulk_matrices.hpp"
+#include "cpu/bulk_sampler_cpu.hpp"
 #include "cpu/layer_sampler_cpu.hpp"
 #include "cpu/neighbor_sampler_cpu.hpp"
 #include "cpu/row_access.hpp"
@@ -104,6 +108,36 @@ Block sample_ladies_layer(const NeighborRows& rows, std::span<const int64_t> dst
   const cpu::FetchedRows fetched(rows);
   fetched.require(dst);
   return cpu::build_layer_block(fetched, dst, cpu::ladies_columns(fetched, dst, layer_size, seed, layer_stream), pool);
+}
+
+std::vector<Block> sample_bulk_layer(const NeighborRows& rows, std::span<const std::span<const int64_t>> dsts_per_batch,
+                                     std::span<const uint64_t> streams, const BulkSamplerOptions& options, int layer,
+                                     ThreadPool* pool) {
+  check_bulk_options(options);
+  GRAPHTIER_EXPECTS(layer >= 0 && static_cast<std::size_t>(layer) < options.fanouts.size(), InvalidArgument,
+                    "bulk layer ", layer, " is outside the ", options.fanouts.size(), " layers of the fanouts");
+  GRAPHTIER_EXPECTS(streams.size() == dsts_per_batch.size(), InvalidArgument, "bulk layer of ", dsts_per_batch.size(),
+                    " batches got ", streams.size(), " streams (one per batch)");
+  const cpu::FetchedRows fetched(rows);
+  for (const std::span<const int64_t> dst : dsts_per_batch) fetched.require(dst);
+  bulk::StackedFrontier frontier = bulk::stack_frontier(dsts_per_batch, streams, options, layer);
+  frontier.matrix_rows.resize(frontier.nodes.size());
+  for (std::size_t r = 0; r < frontier.nodes.size(); ++r) frontier.matrix_rows[r] = fetched.slot(frontier.nodes[r]);
+
+  BulkMatrices m = build_bulk_matrices(rows, fetched.id_bound(), options.algorithm, pool);
+  const int64_t f = options.fanouts[static_cast<std::size_t>(layer)];
+  bulk::StackedDraws draws;
+  if (options.algorithm == BulkAlgorithm::kLadies) {
+    draws = cpu::ladies_layer(m, frontier, f, options.seed, options.edge_ids, pool);
+  } else {
+    cpu::add_row_units(m, rows.indptr, pool);
+    draws = cpu::graphsage_layer(m, frontier, f, options.replace, options.seed, options.edge_ids, pool);
+  }
+  std::vector<Block> blocks(dsts_per_batch.size());
+  std::vector<Block*> out(blocks.size());
+  for (std::size_t b = 0; b < blocks.size(); ++b) out[b] = &blocks[b];
+  bulk::compact_blocks(frontier, draws, options.edge_ids, out, pool);
+  return blocks;
 }
 
 }  // namespace graphtier::sample

@@ -1,6 +1,7 @@
 // Sampling on fetched rows: chaining extract_rows and sample_*_layer over the layers gives the
-// single-process samplers' MiniBatch, bit for bit, whether the rows come from the whole CSC or
-// from block rows of it (the graph-partitioned distributed mode).
+// single-process samplers' MiniBatch (NeighborSampler, LayerSampler, BulkSampler), bit for bit,
+// whether the rows come from the whole CSC or from block rows of it (the graph-partitioned
+// distributed mode).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <random>
 
 #include "graphtier/core/error.hpp"
+#include "graphtier/sample/bulk_sampler.hpp"
 #include "graphtier/sample/epoch.hpp"
 #include "graphtier/sample/layer_sampler.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
@@ -183,6 +185,111 @@ TEST(RowSampling, LadiesLayersOnFetchedRowsEqualLayerSampler) {
       expect_same(got, want);
     }
   }
+}
+
+/// Chains sample_bulk_layer over the layers for the batches `seeds` (streams[b] each), the rows of
+/// each layer fetched once for the union of the batches' frontiers, as BulkSampler::sample would
+/// sample them.
+std::vector<MiniBatch> bulk_on_fetched_rows(const BlockRows& blocks, const std::vector<std::vector<int64_t>>& seeds,
+                                            const std::vector<uint64_t>& streams, const BulkSamplerOptions& o,
+                                            ThreadPool* pool) {
+  std::vector<MiniBatch> got(seeds.size());
+  for (std::size_t b = 0; b < seeds.size(); ++b) got[b].seeds = seeds[b];
+  for (std::size_t l = 0; l < o.fanouts.size(); ++l) {
+    std::vector<std::span<const int64_t>> dsts;
+    std::vector<int64_t> all;
+    for (const MiniBatch& batch : got) {
+      const std::vector<int64_t>& dst = l == 0 ? batch.seeds : batch.blocks[l - 1].src_nodes;
+      dsts.emplace_back(dst);
+      all.insert(all.end(), dsts.back().begin(), dsts.back().end());
+    }
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    const NeighborRows rows = fetch(blocks, all, 100 + l);
+    std::vector<Block> layer = sample_bulk_layer(rows, dsts, streams, o, static_cast<int>(l), pool);
+    EXPECT_EQ(layer.size(), seeds.size());
+    for (std::size_t b = 0; b < seeds.size(); ++b) got[b].blocks.push_back(std::move(layer[b]));
+  }
+  return got;
+}
+
+TEST(RowSampling, BulkLayersOnFetchedRowsEqualBulkSampler) {
+  const OwnedGraph g = random_graph(kNodes, 15);
+  const BlockRows blocks(g, {0, 150, 151, 420, kNodes});
+  ThreadPool pool(3);
+  struct Case {
+    BulkAlgorithm algorithm;
+    bool replace;
+    std::vector<int64_t> fanouts;
+  };
+  const std::vector<Case> cases = {
+      {BulkAlgorithm::kGraphSage, false, {5, 3}},      {BulkAlgorithm::kGraphSage, false, {-1, 2, 0}},
+      {BulkAlgorithm::kGraphSage, true, {5, 3}},       {BulkAlgorithm::kGraphSage, true, {0, 4}},
+      {BulkAlgorithm::kGraphSage, true, {2, -1, 3}},   {BulkAlgorithm::kGraphSage, false, {25, 25}},
+      {BulkAlgorithm::kLadies, false, {20, 20}},       {BulkAlgorithm::kLadies, false, {0, 30}},
+      {BulkAlgorithm::kLadies, false, {7, 0, 1000}},   {BulkAlgorithm::kLadies, false, {1000, 3}},
+  };
+  for (const Case& c : cases) {
+    BulkSamplerOptions o;
+    o.algorithm = c.algorithm;
+    o.fanouts = c.fanouts;
+    o.replace = c.replace;
+    o.seed = 42;
+    const BulkSampler sampler(g.sample_graph(), o, &pool);
+    // Three batches of epoch 2 that are not consecutive (every 4th, as a rank of 4 takes them),
+    // one of 300 seeds so that the pool splits the rows.
+    std::vector<std::vector<int64_t>> seeds;
+    std::vector<uint64_t> streams;
+    for (const int64_t b : {1, 5, 9}) {
+      seeds.push_back(b == 5 ? seeds_of(2, 0, 300) : seeds_of(2, b, 37));
+      streams.push_back(minibatch_stream(2, b));
+    }
+    std::vector<std::span<const int64_t>> spans(seeds.begin(), seeds.end());
+    const std::vector<MiniBatch> want = sampler.sample(spans, streams, &pool);
+    for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      const std::vector<MiniBatch> got = bulk_on_fetched_rows(blocks, seeds, streams, o, p);
+      ASSERT_EQ(got.size(), want.size());
+      for (std::size_t b = 0; b < want.size(); ++b) {
+        SCOPED_TRACE((c.algorithm == BulkAlgorithm::kLadies ? "LADIES" : "GraphSAGE") + std::string(" replace ") +
+                     std::to_string(c.replace) + " fanouts[0] " + std::to_string(c.fanouts[0]) + " batch " +
+                     std::to_string(b) + (p ? " pool" : ""));
+        expect_same(got[b], want[b]);
+      }
+    }
+    // One batch alone gives that batch's blocks too (a batch does not depend on the others).
+    const std::vector<MiniBatch> alone = bulk_on_fetched_rows(blocks, {seeds[1]}, {streams[1]}, o, nullptr);
+    expect_same(alone[0], want[1]);
+  }
+}
+
+TEST(RowSampling, BulkLayerRejectsMissingRowsAndBadInput) {
+  const OwnedGraph g = random_graph(kNodes, 14);
+  const std::vector<int64_t> nodes = {5, 17, 33};
+  const NeighborRows rows = extract_rows(g.csc(), nodes, 0);
+  BulkSamplerOptions o;
+  o.fanouts = {3, 2};
+  const std::vector<int64_t> ok = {17, 5}, missing = {33, 34};
+  const std::vector<std::span<const int64_t>> dsts = {ok, missing};
+  const std::vector<uint64_t> streams = {1, 2};
+  try {
+    sample_bulk_layer(rows, dsts, streams, o, 0);
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("dst node 34"), std::string::npos) << e.what();
+  }
+  const std::vector<std::span<const int64_t>> good = {ok, nodes};
+  EXPECT_EQ(sample_bulk_layer(rows, good, streams, o, 1).size(), 2u);
+  EXPECT_THROW(sample_bulk_layer(rows, good, streams, o, 2), InvalidArgument);
+  EXPECT_THROW(sample_bulk_layer(rows, good, std::vector<uint64_t>{1}, o, 0), InvalidArgument);
+  o.algorithm = BulkAlgorithm::kLadies;
+  o.replace = true;
+  EXPECT_THROW(sample_bulk_layer(rows, good, streams, o, 0), InvalidArgument);
+  o.replace = false;
+  o.fanouts = {-1};
+  EXPECT_THROW(sample_bulk_layer(rows, good, streams, o, 0), InvalidArgument);
+  // No batch at all: no block.
+  o.fanouts = {3};
+  EXPECT_TRUE(sample_bulk_layer(rows, {}, {}, o, 0).empty());
 }
 
 TEST(RowSampling, ExtractRowsFromABlockRowGivesTheGlobalRows) {

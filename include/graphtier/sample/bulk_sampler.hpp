@@ -82,6 +82,8 @@ uint64_t round_stream(uint64_t layer_stream, int64_t round);
 /// Throws InvalidArgument for bad options or a graph the sampler cannot take (weights given,
 /// 2^40 nodes or more).
 void check_bulk_inputs(const SampleGraph& graph, const BulkSamplerOptions& options);
+/// The options part of check_bulk_inputs.
+void check_bulk_options(const BulkSamplerOptions& options);
 
 /// The matrices of step 1 built from the graph once (host memory, owned).
 struct BulkMatrices;

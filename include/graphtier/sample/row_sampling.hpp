@@ -1,7 +1,8 @@
 // Sampling one layer on fetched neighbour rows (docs/architecture.md, Scale-out): a rank whose
 // topology holds only a block row of the graph fetches the in-neighbour lists of a layer's dst
 // nodes from their owners and samples the layer from them. The result is bit-identical to the
-// single-process samplers' block of that layer (NeighborSampler, LayerSampler with LADIES): the
+// single-process samplers' block of that layer (NeighborSampler, LayerSampler with LADIES, and
+// the bulk matrix samplers, BulkSampler): the
 // draws depend only on the node, its degree and the global CSC position of its first edge, which
 // the rows carry. Unweighted graphs only (the dataset format has no edge weights).
 #pragma once
@@ -12,6 +13,7 @@
 
 #include "graphtier/core/thread_pool.hpp"
 #include "graphtier/graph/csc_view.hpp"
+#include "graphtier/sample/bulk_sampler.hpp"
 #include "graphtier/sample/minibatch.hpp"
 
 namespace graphtier::sample {
@@ -42,5 +44,18 @@ Block sample_neighbor_layer(const NeighborRows& rows, std::span<const int64_t> d
 /// (-1 = every candidate, 0 = none, < 2^24); the other arguments as sample_neighbor_layer's.
 Block sample_ladies_layer(const NeighborRows& rows, std::span<const int64_t> dst, int64_t layer_size, uint64_t seed,
                           uint64_t layer_stream, ThreadPool* pool = nullptr);
+
+/// Layer `layer` of BulkSampler::sample (the bulk matrix samplers, bulk_sampler.hpp) for k
+/// batches at once: batch b's dst nodes dsts_per_batch[b] (its seeds, or the src nodes of its
+/// block layer - 1), drawn from layer_stream(streams[b], layer) as BulkSampler draws batch b with
+/// stream streams[b]. Returns one block per batch, bit-identical to block `layer` of that batch's
+/// BulkSampler MiniBatch: the matrices are built from the fetched rows (edge ids = the global
+/// first CSC position of each merged entry, from rows.first_edge) and drawn from by the same code.
+/// `options` as BulkSampler's (InvalidArgument as check_bulk_options, or for a layer outside the
+/// fanouts, or streams and batches of different counts); the rows must hold every dst node of every
+/// batch (InvalidArgument naming the first one missing, or repeated within a batch).
+std::vector<Block> sample_bulk_layer(const NeighborRows& rows, std::span<const std::span<const int64_t>> dsts_per_batch,
+                                     std::span<const uint64_t> streams, const BulkSamplerOptions& options, int layer,
+                                     ThreadPool* pool = nullptr);
 
 }  // namespace graphtier::sample

@@ -6,13 +6,19 @@ Step s of an epoch trains P minibatches: rank K samples global batch b = s * P +
 and the sampler stream of the epoch/batch contract (graphtier/sample/epoch.hpp), so the ranks
 together cover the epoch's first (num_batches // P) * P batches, each once.
 
-- Graph replicated: a rank's graph/ dataset is the whole graph; it samples alone.
+`bulk` picks the samplers as the loaders' `bulk` does: 0 = the one-at-a-time samplers
+(NeighborSampler, LayerSampler with LADIES); k >= 1 = the bulk matrix samplers (bulk GraphSAGE, bulk
+LADIES: parallel edges merged, other blocks than one-at-a-time), k minibatches per call, each still
+drawn from its own stream, so the batches equal NeighborLoader / LayerLoader(bulk=k)'s.
+
+- Graph replicated: a rank's graph/ dataset is the whole graph; it samples alone (bulk: per layer,
+  the rows of the k minibatches' frontiers are read from it and drawn from as below).
 - Graph partitioned (1.5D): a rank's graph/ holds only the in-edges of its block row. Per layer, the
-  union of the frontiers of the rank's next `bulk` minibatches goes to the owners of those rows in
-  its process column (ids out, all-to-allv), the owners reply with the rows (degree, global position
-  of the first edge, neighbour ids), and each minibatch's layer is drawn locally on the fetched
-  rows: the draws depend only on the node, its degree and that position, so they equal the
-  single-process draws.
+  union of the frontiers of the rank's next k minibatches (k = `bulk`, or `group` with bulk 0) goes
+  to the owners of those rows in its process column (ids out, all-to-allv), the owners reply with
+  the rows (degree, global position of the first edge, neighbour ids), and the layer is drawn
+  locally on the fetched rows: the draws depend only on the node, its row and the global position
+  of its first edge, so they equal the single-process draws.
 """
 
 from __future__ import annotations
@@ -40,20 +46,24 @@ class DistSampler:
 
     `method` "neighbor" (GraphSAGE, `fanouts[l]` neighbours per dst node, -1 = all, `replace`) or
     "ladies" (`fanouts[l]` nodes drawn per layer); `batch_size`, `seed`, `shuffle` and `drop_last`
-    as the loaders' (the same values give the loader's batches). `bulk` = k: with the graph
-    partitioned, the rows of k minibatches are fetched in one exchange per layer (fewer, larger
-    messages; the batches are the same for every k). `groups`: this rank's grid groups when the
-    caller made them already (grid_groups is collective); else the constructor makes them, on every
-    rank, when the graph is partitioned. `stats` counts the bytes exchanged.
+    as the loaders' (the same values give the loader's batches). `bulk` as the loaders': 0 (the
+    default) samples one minibatch at a time, k >= 1 samples k minibatches per call with the bulk
+    matrix samplers (the batches of NeighborLoader / LayerLoader with bulk=k, for every k >= 1);
+    with the graph partitioned, each layer's rows of the k minibatches are fetched in one exchange.
+    `group` (bulk 0 only): with the graph partitioned, the rows of `group` minibatches are fetched in
+    one exchange per layer (fewer, larger messages; the batches are the same for every group).
+    `groups`: this rank's grid groups when the caller made them already (grid_groups is
+    collective); else the constructor makes them, on every rank, when the graph is partitioned.
+    `stats` counts the bytes exchanged.
 
     Every rank of a process column must iterate the same epochs, to the end or abandoning them at
     the same step: with the graph partitioned, each bulk of each layer is a collective.
     """
 
     def __init__(self, partition: Partition, grid: ProcessGrid, method: str = "neighbor",
-                 fanouts: Sequence[int] = (10, 5), batch_size: int = 1024, seed: int = 0, bulk: int = 1,
+                 fanouts: Sequence[int] = (10, 5), batch_size: int = 1024, seed: int = 0, bulk: int = 0,
                  split: str = "train", *, replace: bool = False, shuffle: bool = True, drop_last: bool = False,
-                 groups: Optional[GridGroups] = None, stats: Optional[CommStats] = None):
+                 group: int = 1, groups: Optional[GridGroups] = None, stats: Optional[CommStats] = None):
         if method not in _METHODS:
             raise ValueError(f"unknown sampling method '{method}' (expected neighbor or ladies)")
         if method == "ladies" and replace:
@@ -62,8 +72,14 @@ class DistSampler:
             raise ValueError("fanouts: at least one layer is needed")
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        if bulk < 1:
-            raise ValueError(f"bulk must be >= 1, got {bulk}")
+        if bulk < 0:
+            raise ValueError(f"bulk must be >= 0 (0: one minibatch at a time), got {bulk}")
+        if group < 1:
+            raise ValueError(f"group must be >= 1, got {group}")
+        if bulk and group != 1:
+            raise ValueError("group applies to bulk 0 only (bulk k fetches the rows of its k minibatches at once)")
+        if bulk and method == "ladies" and min(fanouts) < 0:
+            raise ValueError(f"fanouts {list(fanouts)}: bulk LADIES takes layer sizes >= 0")
         if (grid.world, grid.replication, grid.rank) != (partition.ranks, partition.replication, partition.rank):
             raise ValueError(f"{partition.rank_path}: the partition is rank {partition.rank} of {partition.ranks} "
                              f"with replication {partition.replication}, the process grid is rank {grid.rank} of "
@@ -75,6 +91,7 @@ class DistSampler:
         self.batch_size = int(batch_size)
         self.seed = int(seed)
         self.bulk = int(bulk)
+        self.group = int(group)
         self.replace = bool(replace)
         self.shuffle = bool(shuffle)
         self.dataset = _core.Dataset(partition.graph_path)
@@ -115,19 +132,30 @@ class DistSampler:
     def epoch(self, epoch: int) -> Iterator[Batch]:
         """This rank's minibatches of `epoch`, step by step."""
         order = _core.shuffled_ids(self.ids, self.seed, epoch) if self.shuffle else self.ids
-        for first in range(0, self.steps, self.bulk):
-            steps = range(first, min(first + self.bulk, self.steps))
+        per_call = self.bulk or self.group
+        for first in range(0, self.steps, per_call):
+            steps = range(first, min(first + per_call, self.steps))
             indices = [self.batch_index(s) for s in steps]
             seeds = [order[b * self.batch_size:(b + 1) * self.batch_size].contiguous() for b in indices]
             streams = [_core.minibatch_stream(epoch, b) for b in indices]
-            if self.partitioned:
-                blocks = self._sample_partitioned(seeds, streams)
-            else:
-                blocks = [self._sample_local(s, t) for s, t in zip(seeds, streams)]
+            blocks = self.sample_blocks(seeds, streams)
             for b, s, bl in zip(indices, seeds, blocks):
-                yield self._batch(epoch, b, s, bl)
+                yield self.batch(epoch, b, s, bl)
 
-    def _batch(self, epoch: int, index: int, seeds: torch.Tensor, blocks: List[Block]) -> Batch:
+    def sample_blocks(self, seeds: List[torch.Tensor], streams: List[int]) -> List[List[Block]]:
+        """The blocks of the minibatches `seeds` (seeds[i] drawn from streams[i] =
+        minibatch_stream(epoch, b)) with this sampler's samplers (`bulk`), all in one call (with the
+        graph partitioned, one row exchange per layer: collective over the process column, even for
+        no minibatch, as every rank of the column must take part)."""
+        if self.bulk:
+            return self._sample_bulk(seeds, streams)
+        if self.partitioned:
+            return self._sample_partitioned(seeds, streams)
+        return [self._sample_local(s, t) for s, t in zip(seeds, streams)]
+
+    def batch(self, epoch: int, index: int, seeds: torch.Tensor, blocks: List[Block]) -> Batch:
+        """Minibatch `index` of `epoch` from its seeds and the blocks `sample_blocks` drew for them
+        (x None; y the seeds' labels, -1 without labels)."""
         input_nodes = blocks[-1].src_nodes if blocks else seeds
         y = self._labels[seeds] if self._labels is not None else torch.full_like(seeds, -1)
         return Batch(epoch, index, seeds, input_nodes, None, y, blocks)
@@ -162,6 +190,30 @@ class DistSampler:
         got_indptr = torch.zeros(nodes.numel() + 1, dtype=torch.int64)
         got_indptr[1:] = torch.cumsum(got_heads[:, 0], dim=0)
         return nodes, got_indptr, got_edges.contiguous(), got_heads[:, 1].contiguous()
+
+    def _rows(self, wanted: torch.Tensor):
+        """The rows of the distinct ids `wanted` (ascending): fetched from the process column with the
+        graph partitioned (collective), else read from this rank's whole graph."""
+        if self.partitioned:
+            return self._fetch_rows(wanted)
+        indptr, indices, first_edge = _core.extract_rows(self.dataset, wanted, 0)
+        return wanted, indptr, indices, first_edge
+
+    def _sample_bulk(self, seeds: List[torch.Tensor], streams: List[int]) -> List[List[Block]]:
+        """The bulk matrix samplers' blocks of the minibatches `seeds` (BulkSampler with one stream per
+        batch), layer by layer on the rows of the union of their frontiers."""
+        blocks: List[List[Block]] = [[] for _ in seeds]
+        dst = list(seeds)
+        for layer in range(len(self.fanouts)):
+            wanted = torch.unique(torch.cat(dst)) if dst else torch.empty(0, dtype=torch.int64)
+            nodes, indptr, indices, first_edge = self._rows(wanted)
+            layer_blocks = _core.sample_bulk_layer(nodes, indptr, indices, first_edge, dst, streams, self.method,
+                                                   self.fanouts, self.replace, self.seed, layer)
+            for i, d in enumerate(layer_blocks):
+                block = _block(d)
+                blocks[i].append(block)
+                dst[i] = block.src_nodes
+        return blocks
 
     def _sample_partitioned(self, seeds: List[torch.Tensor], streams: List[int]) -> List[List[Block]]:
         blocks: List[List[Block]] = [[] for _ in seeds]

@@ -76,7 +76,7 @@ class _RankBatches:
         method = "ladies" if args.model == "ladies" else "neighbor"
         self.sampler = DistSampler(partition, grid, method, args.fanout_list,
                                    args.batch_size if train else args.eval_batch_size, args.seed, split=split,
-                                   shuffle=train, groups=groups, stats=stats)
+                                   bulk=args.bulk, shuffle=train, groups=groups, stats=stats)
         self.rank, self.world = grid.rank, grid.world
         self.num_batches = self.sampler.num_batches
         self.batch_size = self.sampler.batch_size
@@ -94,11 +94,8 @@ class _RankBatches:
             b = s * self.world + self.rank
             seeds = [order[b * self.batch_size:(b + 1) * self.batch_size].contiguous()] if b < self.num_batches else []
             streams = [_core.minibatch_stream(epoch, b)] if seeds else []
-            if sampler.partitioned:
-                blocks = sampler._sample_partitioned(seeds, streams)  # an exchange per layer, even without seeds
-            else:
-                blocks = [sampler._sample_local(seeds[0], streams[0])] if seeds else []
-            batch = sampler._batch(epoch, b, seeds[0], blocks[0]) if seeds else None
+            blocks = sampler.sample_blocks(seeds, streams)  # partitioned: an exchange per layer, even without seeds
+            batch = sampler.batch(epoch, b, seeds[0], blocks[0]) if seeds else None
             if batch is not None:
                 batch.y = batch.y.long()  # the dataset's int32 labels; cross_entropy takes int64, as the loader gives
             yield s, batch

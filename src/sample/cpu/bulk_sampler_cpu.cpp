@@ -185,8 +185,8 @@ bulk::StackedDraws graphsage_layer(const BulkMatrices& m, const bulk::StackedFro
   d.indptr.assign(static_cast<std::size_t>(rows + 1), 0);
   run_parts(pool, rows, 4096, [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
-      const int64_t v = frontier.nodes[r];
-      d.indptr[r + 1] = bulk::sampled_count(m.a.rowptr[v + 1] - m.a.rowptr[v], fanout, replace);
+      const int64_t row = frontier.matrix_row(r);
+      d.indptr[r + 1] = bulk::sampled_count(m.a.rowptr[row + 1] - m.a.rowptr[row], fanout, replace);
     }
   });
   std::partial_sum(d.indptr.begin(), d.indptr.end(), d.indptr.begin());
@@ -197,12 +197,12 @@ bulk::StackedDraws graphsage_layer(const BulkMatrices& m, const bulk::StackedFro
     int64_t b = batch_of(frontier, lo);
     for (int64_t r = lo; r < hi; ++r) {
       while (r >= frontier.offsets[b + 1]) ++b;
-      const int64_t v = frontier.nodes[r];
-      const int64_t begin = m.a.rowptr[v];
+      const int64_t v = frontier.nodes[r], row = frontier.matrix_row(r);
+      const int64_t begin = m.a.rowptr[row];
       const int64_t out = d.indptr[r], count = d.indptr[r + 1] - out;
       if (count == 0) continue;
       if (static_cast<int64_t>(picks.size()) < count) picks.resize(static_cast<std::size_t>(count));
-      sample_row_units(unit_row(m, v), fanout, replace, seed, frontier.layer_streams[b], v, scratch, picks.data());
+      sample_row_units(unit_row(m, row), fanout, replace, seed, frontier.layer_streams[b], v, scratch, picks.data());
       for (int64_t i = 0; i < count; ++i) {
         d.nodes[out + i] = m.a.cols[begin + picks[i]];
         if (edge_ids) d.edge_ids[out + i] = m.first_position[begin + picks[i]];
@@ -217,7 +217,7 @@ bulk::StackedDraws ladies_layer(const BulkMatrices& m, const bulk::StackedFronti
   const int64_t k = frontier.num_batches();
   CsrMatrix q;
   q.rowptr = frontier.offsets;
-  q.cols = frontier.nodes;
+  q.cols = frontier.matrix_rows.empty() ? frontier.nodes : frontier.matrix_rows;
   q.vals.assign(frontier.nodes.size(), 1.0);
   const CsrMatrix p = spgemm(q, m.ladies_squares, m.num_nodes, pool);
 
@@ -240,10 +240,10 @@ bulk::StackedDraws ladies_layer(const BulkMatrices& m, const bulk::StackedFronti
       bulk::StackedDraws& d = per_batch[b];
       d.indptr.push_back(0);
       for (int64_t r = frontier.offsets[b]; r < frontier.offsets[b + 1]; ++r) {
-        const int64_t v = frontier.nodes[r];
+        const int64_t row = frontier.matrix_row(r);
         mult.clear();
         prob.clear();
-        for (int64_t i = m.a.rowptr[v]; i < m.a.rowptr[v + 1]; ++i) {
+        for (int64_t i = m.a.rowptr[row]; i < m.a.rowptr[row + 1]; ++i) {
           const int64_t u = m.a.cols[i];
           if (!std::binary_search(kept.begin(), kept.end(), u)) continue;
           d.nodes.push_back(u);

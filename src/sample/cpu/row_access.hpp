@@ -44,6 +44,8 @@ class FetchedRows {
     return {rows_.first_edge[k], rows_.indptr[k + 1] - rows_.indptr[k], rows_.indices.data() + rows_.indptr[k]};
   }
   int64_t id_bound() const { return id_bound_; }
+  /// The index of v's row in the NeighborRows, or -1.
+  int64_t slot(int64_t v) const { return slot_.find(v); }
 
  private:
   const NeighborRows& rows_;
