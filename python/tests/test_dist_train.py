@@ -42,10 +42,10 @@ def _run(partition: str, json_path: Path, *extra: str) -> dict:
     return result
 
 
-def _accumulated_reference(source: str, ranks: int) -> list:
+def _accumulated_reference(source: str, ranks: int, *extra: str) -> list:
     """One process: per step, the mean loss of minibatches s * ranks .. s * ranks + ranks - 1,
     backward, one optimiser step. Per-minibatch losses in batch order."""
-    args = train.parse_args([source, *OPTIONS])
+    args = train.parse_args([source, *OPTIONS, *extra])
     torch.manual_seed(args.seed)
     ds = graphtier.Dataset(source)
     loader = train.make_loader(args, ds, None, "train", train=True)
@@ -69,11 +69,12 @@ def _accumulated_reference(source: str, ranks: int) -> list:
     return losses
 
 
-@pytest.mark.parametrize("graph", ["replicated", "partitioned"])
-def test_loss_curve_equals_one_process_accumulating_two_minibatches(synthetic, partition2, tmp_path, graph):
-    _run(partition2 if graph == "replicated" else _partition(synthetic, tmp_path / "p2", graph), tmp_path / "run.json")
+@pytest.mark.parametrize("graph,extra", [("replicated", []), ("partitioned", []), ("partitioned", ["--bulk", "2"])])
+def test_loss_curve_equals_one_process_accumulating_two_minibatches(synthetic, partition2, tmp_path, graph, extra):
+    part = partition2 if graph == "replicated" else _partition(synthetic, tmp_path / "p2", graph)
+    _run(part, tmp_path / "run.json", *extra)
     got = json.loads((tmp_path / "run.json").read_text())
-    want = _accumulated_reference(synthetic, 2)
+    want = _accumulated_reference(synthetic, 2, *extra)
     assert got["steps_per_epoch"] * 2 * 2 == len(want) == len(got["losses"])
     assert [b for b, _ in got["batch_losses"][: got["steps_per_epoch"] * 2]] == list(range(got["steps_per_epoch"] * 2))
     assert torch.allclose(torch.tensor(got["losses"], dtype=torch.float64), torch.tensor(want, dtype=torch.float64),
