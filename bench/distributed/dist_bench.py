@@ -74,7 +74,7 @@ def _worker(rank, world, port, part_dir, args, queue):
             t2 = time.perf_counter()
             f1 = fetcher.counters()
             out = model(x, batch.blocks)
-            loss = F.cross_entropy(out, batch.y.clamp(min=0) % 16)
+            loss = F.cross_entropy(out, batch.y.long().clamp(min=0) % 16)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -160,8 +160,9 @@ def main(argv=None) -> int:
             if not os.path.isdir(part):
                 _run([a.cli, "-q", "partition", "-d", data, "-o", part, "--ranks", str(world), "--replication", str(c),
                       "--graph", mode])
-            summary = summarise(measure(part, world, args))
-            summary.update(P=world, c=c, graph=mode)
+            per_rank = measure(part, world, args)
+            summary = summarise(per_rank)
+            summary.update(P=world, c=c, graph=mode, per_rank_steps=per_rank)
             rows.append(summary)
             print(f"P={world} c={c} {mode}: done", file=sys.stderr)
     ratio = lambda m, p: "n/a" if p == 0 else f"{m / p:.2f}"  # noqa: E731

@@ -54,7 +54,8 @@ class DistSampler:
     one exchange per layer (fewer, larger messages; the batches are the same for every group).
     `groups`: this rank's grid groups when the caller made them already (grid_groups is
     collective); else the constructor makes them, on every rank, when the graph is partitioned.
-    `stats` counts the bytes exchanged.
+    `stats` counts the bytes exchanged; `comm_device` is where they cross (the backend's: the CPU for
+    Gloo, the rank's GPU for NCCL).
 
     Every rank of a process column must iterate the same epochs, to the end or abandoning them at
     the same step: with the graph partitioned, each bulk of each layer is a collective.
@@ -63,7 +64,8 @@ class DistSampler:
     def __init__(self, partition: Partition, grid: ProcessGrid, method: str = "neighbor",
                  fanouts: Sequence[int] = (10, 5), batch_size: int = 1024, seed: int = 0, bulk: int = 0,
                  split: str = "train", *, replace: bool = False, shuffle: bool = True, drop_last: bool = False,
-                 group: int = 1, groups: Optional[GridGroups] = None, stats: Optional[CommStats] = None):
+                 group: int = 1, groups: Optional[GridGroups] = None, stats: Optional[CommStats] = None,
+                 comm_device="cpu"):
         if method not in _METHODS:
             raise ValueError(f"unknown sampling method '{method}' (expected neighbor or ladies)")
         if method == "ladies" and replace:
@@ -105,6 +107,7 @@ class DistSampler:
         except ValueError:
             self._labels = None
         self.partitioned = partition.graph_mode == "partitioned"
+        self.comm_device = torch.device(comm_device)
         self.stats = stats if stats is not None else CommStats()
         self.groups = groups
         if self.partitioned and self.groups is None:
@@ -172,7 +175,8 @@ class DistSampler:
         owner = self.partition.topology_owner_row(wanted)
         counts = torch.bincount(owner, minlength=rows).tolist()
         requests = list(torch.split(wanted, counts))  # ascending ids: each owner's are contiguous
-        asked = alltoallv(requests, group, self.stats)
+        # Tensors cross on the backend's device (CUDA for NCCL) and are used on the host.
+        asked = [t.cpu() for t in alltoallv(requests, group, self.stats, self.comm_device)]
         lo, hi = self.partition.topology_bounds[self.grid.row], self.partition.topology_bounds[self.grid.row + 1]
         heads, edges = [], []
         for member, part in enumerate(asked):  # two members may ask for one row: one extract each
@@ -184,8 +188,8 @@ class DistSampler:
                                                              self.partition.edge_offset)
             heads.append(torch.stack([indptr[1:] - indptr[:-1], first_edge], dim=1))
             edges.append(indices)
-        got_heads = torch.cat(alltoallv(heads, group, self.stats))
-        got_edges = torch.cat(alltoallv(edges, group, self.stats))
+        got_heads = torch.cat([t.cpu() for t in alltoallv(heads, group, self.stats, self.comm_device)])
+        got_edges = torch.cat([t.cpu() for t in alltoallv(edges, group, self.stats, self.comm_device)])
         nodes = torch.cat(requests)
         got_indptr = torch.zeros(nodes.numel() + 1, dtype=torch.int64)
         got_indptr[1:] = torch.cumsum(got_heads[:, 0], dim=0)

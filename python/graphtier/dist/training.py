@@ -70,13 +70,14 @@ class _RankBatches:
     (num_batches // P) * P batches; evaluation all of them, the last step's missing ones as None
     (a rank without a batch still takes part in the exchanges)."""
 
-    def __init__(self, args, partition, grid, groups, split: str, train: bool, stats):
+    def __init__(self, args, partition, grid, groups, split: str, train: bool, stats, comm_device):
         if args.model == "fastgcn":
             raise NotImplementedError("--model fastgcn: distributed training samples GraphSAGE (sage, mlp) and LADIES")
         method = "ladies" if args.model == "ladies" else "neighbor"
         self.sampler = DistSampler(partition, grid, method, args.fanout_list,
                                    args.batch_size if train else args.eval_batch_size, args.seed, split=split,
-                                   bulk=args.bulk, shuffle=train, groups=groups, stats=stats)
+                                   bulk=args.bulk, shuffle=train, groups=groups, stats=stats,
+                                   comm_device=comm_device)
         self.rank, self.world = grid.rank, grid.world
         self.num_batches = self.sampler.num_batches
         self.batch_size = self.sampler.batch_size
@@ -244,9 +245,9 @@ def _train(args, prog: str, partition, rank: int, world: int, device: torch.devi
                 "feature_dim": fetcher.dim, "num_classes": graph_ds.num_classes}
     shape = SimpleNamespace(feature_dim=fetcher.dim, num_classes=graph_ds.num_classes, path=args.dataset, **{
         k: v for k, v in identity.items() if k not in ("feature_dim", "num_classes")})
-    train_batches = _RankBatches(args, partition, grid, groups, "train", True, sample_stats)
-    valid_batches = _RankBatches(args, partition, grid, groups, "valid", False, sample_stats)
-    test_batches = _RankBatches(args, partition, grid, groups, "test", False, sample_stats)
+    train_batches = _RankBatches(args, partition, grid, groups, "train", True, sample_stats, comm_device)
+    valid_batches = _RankBatches(args, partition, grid, groups, "valid", False, sample_stats, comm_device)
+    test_batches = _RankBatches(args, partition, grid, groups, "test", False, sample_stats, comm_device)
     steps = train_batches.steps(True)
     if steps == 0:
         raise ValueError(f"{args.dataset}: {train_batches.num_batches} training minibatches cannot give each of "
