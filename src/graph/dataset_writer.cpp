@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "graphtier/core/error.hpp"
+#include "graphtier/core/file.hpp"
 #include "graphtier/core/interrupt.hpp"
 #include "graphtier/core/log.hpp"
 #include "graphtier/core/test_hook.hpp"
@@ -15,27 +16,6 @@
 #include "graphtier/graph/staged_directory.hpp"
 
 namespace graphtier::graph {
-namespace {
-
-std::string parent_of(const std::string& dir) {
-  const auto slash = dir.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return dir.substr(0, slash);
-}
-
-std::string base_of(const std::string& dir) {
-  const auto slash = dir.find_last_of('/');
-  return slash == std::string::npos ? dir : dir.substr(slash + 1);
-}
-
-bool exists(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0;
-}
-
-}  // namespace
-
 void remove_tree(const std::string& path) noexcept {
   std::error_code ec;
   std::filesystem::remove_all(path, ec);
@@ -44,15 +24,15 @@ void remove_tree(const std::string& path) noexcept {
 DatasetWriter::DatasetWriter(std::string dir, bool overwrite) : dir_(std::move(dir)), overwrite_(overwrite) {
   while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
   GRAPHTIER_EXPECTS(!dir_.empty(), InvalidArgument, "output directory must not be empty");
-  if (exists(dir_)) {
+  if (path_exists(dir_)) {
     GRAPHTIER_EXPECTS(overwrite_, InvalidArgument, dir_, " already exists (pass --overwrite to replace it)");
     // Never replace something that is not a dataset: a typo must not swap away a home directory.
     std::error_code ec;
     const bool empty = std::filesystem::is_directory(dir_, ec) && std::filesystem::is_empty(dir_, ec);
-    GRAPHTIER_EXPECTS(empty || exists(dir_ + "/" + kManifestName), InvalidArgument, dir_,
+    GRAPHTIER_EXPECTS(empty || path_exists(dir_ + "/" + kManifestName), InvalidArgument, dir_,
                       " exists and is not a graphtier dataset; refusing to replace it");
   }
-  const std::string parent = parent_of(dir_);
+  const std::string parent = parent_directory(dir_);
   GRAPHTIER_EXPECTS(std::filesystem::is_directory(parent), InvalidArgument, "parent directory ", parent,
                     " of the output does not exist");
   temp_dir_ = make_staging_directory(dir_);
@@ -84,7 +64,7 @@ void DatasetWriter::require_free_space(std::string_view what, int64_t rows, int6
   if (static_cast<uint64_t>(rows) <= free_bytes / static_cast<uint64_t>(row_bytes)) return;
   const double needed = static_cast<double>(rows) * static_cast<double>(row_bytes);
   throw IoError(ENOSPC, detail::concat(dir_, ": ", what, " need ", format_bytes(needed), " (",
-                                       rows, " x ", row_bytes, " B) but the file system of ", parent_of(dir_), " has ",
+                                       rows, " x ", row_bytes, " B) but the file system of ", parent_directory(dir_), " has ",
                                        format_bytes(static_cast<double>(free_bytes)), " free"));
 }
 
@@ -95,7 +75,7 @@ void DatasetWriter::commit(Manifest manifest) {
     const std::size_t bytes = file->close();
     manifest.files[array] = FileEntry{array + ".bin", bytes, file->checksum_hex()};
   }
-  if (manifest.name.empty()) manifest.name = base_of(dir_);
+  if (manifest.name.empty()) manifest.name = base_name(dir_);
   {
     OutputFile out(temp_dir_ + "/" + kManifestName);
     const std::string text = manifest.to_json();

@@ -23,23 +23,6 @@
 namespace graphtier::graph {
 namespace {
 
-std::string parent_of(const std::string& dir) {
-  const auto slash = dir.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return dir.substr(0, slash);
-}
-
-std::string base_of(const std::string& dir) {
-  const auto slash = dir.find_last_of('/');
-  return slash == std::string::npos ? dir : dir.substr(slash + 1);
-}
-
-bool exists(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0;
-}
-
 /// Removes `.<name>.tmp-<pid>-<n>` directories left by writers that are no longer running
 /// (killed with SIGKILL, or the machine went down).
 void remove_stale_temporaries(const std::string& parent, const std::string& name) {
@@ -60,10 +43,10 @@ void remove_stale_temporaries(const std::string& parent, const std::string& name
 }  // namespace
 
 std::string make_staging_directory(const std::string& dir) {
-  const std::string parent = parent_of(dir);
-  remove_stale_temporaries(parent, base_of(dir));
+  const std::string parent = parent_directory(dir);
+  remove_stale_temporaries(parent, base_name(dir));
   static std::atomic<int> counter{0};
-  const std::string temp_dir = detail::concat(parent, "/.", base_of(dir), ".tmp-", ::getpid(), "-", counter++);
+  const std::string temp_dir = detail::concat(parent, "/.", base_name(dir), ".tmp-", ::getpid(), "-", counter++);
   // Registered before it exists, so that an interrupt never finds it unregistered.
   register_temporary(temp_dir, dir);
   if (::mkdir(temp_dir.c_str(), 0755) != 0) {
@@ -77,7 +60,7 @@ std::string make_staging_directory(const std::string& dir) {
 
 void publish_staging_directory(const std::string& temp_dir, const std::string& dir, bool& committed,
                                std::string_view swapped_point) {
-  if (exists(dir)) {
+  if (path_exists(dir)) {
     {
       const auto held = lock_interrupt_registry();
       if (::renameat2(AT_FDCWD, temp_dir.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) != 0) {
@@ -97,7 +80,7 @@ void publish_staging_directory(const std::string& temp_dir, const std::string& d
     committed = true;
     unregister_temporary(temp_dir, held);
   }
-  fsync_directory(parent_of(dir));
+  fsync_directory(parent_directory(dir));
 }
 
 StagedDirectory::StagedDirectory(std::string dir) : dir_(std::move(dir)), temp_dir_(make_staging_directory(dir_)) {}

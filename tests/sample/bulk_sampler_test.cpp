@@ -46,20 +46,6 @@ std::vector<MiniBatch> run(const BulkSampler& s, const std::vector<std::vector<i
   return s.sample(spans, stream, pool);
 }
 
-void expect_same(const MiniBatch& a, const MiniBatch& b) {
-  ASSERT_EQ(a.seeds, b.seeds);
-  ASSERT_EQ(a.blocks.size(), b.blocks.size());
-  for (std::size_t l = 0; l < a.blocks.size(); ++l) {
-    SCOPED_TRACE(l);
-    EXPECT_EQ(a.blocks[l].num_dst, b.blocks[l].num_dst);
-    EXPECT_EQ(a.blocks[l].src_nodes, b.blocks[l].src_nodes);
-    EXPECT_EQ(a.blocks[l].indptr, b.blocks[l].indptr);
-    EXPECT_EQ(a.blocks[l].indices, b.blocks[l].indices);
-    EXPECT_EQ(a.blocks[l].edge_ids, b.blocks[l].edge_ids);
-    EXPECT_EQ(a.blocks[l].weights, b.blocks[l].weights);  // bitwise: floats compared with ==
-  }
-}
-
 // ---- Naive reference of the specification -------------------------------------------------
 
 struct Entry {
@@ -229,7 +215,7 @@ TEST(BulkSampler, GoldenLadiesByHand) {
   EXPECT_LE(kept_neighbours, 3);
   EXPECT_EQ(block.num_src(), 1 + kept_neighbours);
   for (float w : block.weights) EXPECT_FLOAT_EQ(w, 1.0f / static_cast<float>(kept_neighbours));
-  expect_same(b[0], reference_bulk(g, {0}, o, 5));
+  test::expect_same_minibatch(b[0], reference_bulk(g, {0}, o, 5));
   // Size >= candidates keeps the whole aggregated neighbourhood: every in-edge of the seeds.
   const std::vector<MiniBatch> full = run(BulkSampler(g.sample_graph(), ladies({10})), {{0, 1}}, 0);
   EXPECT_EQ(full[0].blocks[0].indptr, (std::vector<int64_t>{0, 3, 5}));
@@ -344,7 +330,7 @@ TEST_P(BulkSamplerProperties, MatchReferenceAndContract) {
   for (std::size_t b = 0; b < seeds.size(); ++b) {
     SCOPED_TRACE(b);
     check_properties(g, got[b], o);
-    expect_same(got[b], reference_bulk(g, seeds[b], o, 100 + b));
+    test::expect_same_minibatch(got[b], reference_bulk(g, seeds[b], o, 100 + b));
   }
 }
 
@@ -359,7 +345,7 @@ TEST_P(BulkSamplerProperties, OneBatchAtATimeEqualsEightInBulk) {
   for (std::size_t b = 0; b < seeds.size(); ++b) {
     SCOPED_TRACE(b);
     const std::vector<MiniBatch> alone = run(s, {seeds[b]}, 40 + b);
-    expect_same(bulk[b], alone[0]);
+    test::expect_same_minibatch(bulk[b], alone[0]);
   }
 }
 
@@ -377,12 +363,12 @@ TEST_P(BulkSamplerProperties, PerBatchStreamsEqualEachBatchAlone) {
   ASSERT_EQ(bulk.size(), seeds.size());
   for (std::size_t b = 0; b < seeds.size(); ++b) {
     SCOPED_TRACE(b);
-    expect_same(bulk[b], run(s, {seeds[b]}, streams[b])[0]);
+    test::expect_same_minibatch(bulk[b], run(s, {seeds[b]}, streams[b])[0]);
   }
   const std::vector<uint64_t> consecutive{50, 51, 52, 53};
   const std::vector<MiniBatch> first_stream = run(s, seeds, 50, &pool);
   const std::vector<MiniBatch> listed = s.sample(spans, consecutive, &pool);
-  for (std::size_t b = 0; b < seeds.size(); ++b) expect_same(first_stream[b], listed[b]);
+  for (std::size_t b = 0; b < seeds.size(); ++b) test::expect_same_minibatch(first_stream[b], listed[b]);
   EXPECT_THROW(s.sample(spans, std::span<const uint64_t>(streams).first(3)), InvalidArgument);
 }
 
@@ -483,12 +469,12 @@ TEST(BulkSampler, CudaMatchesCpu) {
     const std::vector<MiniBatch> cpu = BulkSampler(g.sample_graph(), o).sample(spans, 77);
     const std::vector<MiniBatch> gpu = CudaBulkSampler(g.sample_graph(), o).sample(spans, 77);
     ASSERT_EQ(cpu.size(), gpu.size());
-    for (std::size_t b = 0; b < cpu.size(); ++b) expect_same(cpu[b], gpu[b]);
+    for (std::size_t b = 0; b < cpu.size(); ++b) test::expect_same_minibatch(cpu[b], gpu[b]);
     std::vector<uint64_t> streams(spans.size());
     for (std::size_t b = 0; b < streams.size(); ++b) streams[b] = 1000 + 3 * b;  // one stream per batch
     const std::vector<MiniBatch> cpu_listed = BulkSampler(g.sample_graph(), o).sample(spans, streams);
     const std::vector<MiniBatch> gpu_listed = CudaBulkSampler(g.sample_graph(), o).sample(spans, streams);
-    for (std::size_t b = 0; b < cpu.size(); ++b) expect_same(cpu_listed[b], gpu_listed[b]);
+    for (std::size_t b = 0; b < cpu.size(); ++b) test::expect_same_minibatch(cpu_listed[b], gpu_listed[b]);
   }
 }
 

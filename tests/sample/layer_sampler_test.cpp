@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <numeric>
 #include <set>
@@ -39,23 +38,6 @@ OwnedGraph chain() { return OwnedGraph::from_edges(4, {{1, 0}, {2, 0}, {3, 1}});
 void expect_weights(const Block& b, const std::vector<double>& expected) {
   ASSERT_EQ(b.weights.size(), expected.size());
   for (std::size_t e = 0; e < expected.size(); ++e) EXPECT_NEAR(b.weights[e], expected[e], 1e-6) << "edge " << e;
-}
-
-void expect_same(const MiniBatch& a, const MiniBatch& b) {
-  ASSERT_EQ(a.seeds, b.seeds);
-  ASSERT_EQ(a.blocks.size(), b.blocks.size());
-  for (std::size_t l = 0; l < a.blocks.size(); ++l) {
-    const Block& x = a.blocks[l];
-    const Block& y = b.blocks[l];
-    EXPECT_EQ(x.num_dst, y.num_dst) << "block " << l;
-    EXPECT_EQ(x.src_nodes, y.src_nodes) << "block " << l;
-    EXPECT_EQ(x.indptr, y.indptr) << "block " << l;
-    EXPECT_EQ(x.indices, y.indices) << "block " << l;
-    EXPECT_EQ(x.edge_ids, y.edge_ids) << "block " << l;
-    ASSERT_EQ(x.weights.size(), y.weights.size()) << "block " << l;
-    // Bit for bit, not within a tolerance.
-    EXPECT_EQ(0, std::memcmp(x.weights.data(), y.weights.data(), x.weights.size() * sizeof(float))) << "block " << l;
-  }
 }
 
 TEST(LayerSampler, GoldenLadiesAllCandidatesByHand) {
@@ -248,7 +230,7 @@ TEST_P(LayerSamplerProperties, MatchReferenceAndContract) {
       const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 16, stream + 100 * graph_seed);
       const MiniBatch b = sampler.sample(seeds, stream);
       check_layer_properties(g, b, o);
-      expect_same(b, test::reference_layer_sample(g, seeds, o, stream));
+      test::expect_same_minibatch(b, test::reference_layer_sample(g, seeds, o, stream));
     }
   }
 }
@@ -270,7 +252,7 @@ TEST(LayerSampler, PoolSizeDoesNotChangeTheSample) {
   ThreadPool pool(3);
   for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
     const LayerSampler sampler(g.sample_graph(), layers({400, 400}, m));
-    expect_same(sampler.sample(seeds, 2), sampler.sample(seeds, 2, &pool));
+    test::expect_same_minibatch(sampler.sample(seeds, 2), sampler.sample(seeds, 2, &pool));
   }
 }
 
@@ -288,7 +270,7 @@ TEST(LayerSampler, IndexWidthDoesNotChangeTheSample) {
   for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
     const LayerSampler narrow_sampler(g.sample_graph(), layers({10, 10}, m));
     const LayerSampler wide_sampler(wide_graph, layers({10, 10}, m));
-    expect_same(narrow_sampler.sample(seeds, 4), wide_sampler.sample(seeds, 4));
+    test::expect_same_minibatch(narrow_sampler.sample(seeds, 4), wide_sampler.sample(seeds, 4));
   }
 }
 
@@ -299,7 +281,7 @@ TEST(LayerSampler, DifferentStreamsAndSeedsDiffer) {
   const LayerSampler b(g.sample_graph(), layers({16}, LayerMethod::kLadies, 2));
   EXPECT_NE(a.sample(seeds, 0).blocks[0].src_nodes, a.sample(seeds, 1).blocks[0].src_nodes);
   EXPECT_NE(a.sample(seeds, 0).blocks[0].src_nodes, b.sample(seeds, 0).blocks[0].src_nodes);
-  expect_same(a.sample(seeds, 5), a.sample(seeds, 5));
+  test::expect_same_minibatch(a.sample(seeds, 5), a.sample(seeds, 5));
 }
 
 // Seeds 0, 1, 2 with 0 <- 3, 4, 5;  1 <- 3, 6;  2 <- 3: Â^2 per row 1/16, 1/9, 1/4. The new-node
@@ -402,7 +384,7 @@ TEST(LayerSampler, CudaMatchesCpu) {
           const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 300, stream);
           SCOPED_TRACE(::testing::Message() << "method " << static_cast<int>(m) << " sizes[0] " << sizes[0]
                                             << " graph " << graph_seed << " stream " << stream);
-          expect_same(gpu_sampler.sample(seeds, stream), cpu_sampler.sample(seeds, stream));
+          test::expect_same_minibatch(gpu_sampler.sample(seeds, stream), cpu_sampler.sample(seeds, stream));
         }
       }
     }
@@ -415,14 +397,14 @@ TEST(LayerSampler, CudaMatchesCpu) {
   for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
     const CudaLayerSampler gpu_wide(wide_graph, layers({64, 64}, m));
     const LayerSampler cpu_narrow(big.sample_graph(), layers({64, 64}, m));
-    expect_same(gpu_wide.sample(some, 9), cpu_narrow.sample(some, 9));
+    test::expect_same_minibatch(gpu_wide.sample(some, 9), cpu_narrow.sample(some, 9));
   }
   // Zero-degree seeds and an empty seed list.
   const OwnedGraph g = chain();
   const CudaLayerSampler gpu_sampler(g.sample_graph(), layers({2, 2}));
   const LayerSampler cpu_sampler(g.sample_graph(), layers({2, 2}));
   for (const std::vector<int64_t>& seeds : {std::vector<int64_t>{3, 2}, std::vector<int64_t>{}}) {
-    expect_same(gpu_sampler.sample(seeds, 1), cpu_sampler.sample(seeds, 1));
+    test::expect_same_minibatch(gpu_sampler.sample(seeds, 1), cpu_sampler.sample(seeds, 1));
   }
 }
 

@@ -99,22 +99,6 @@ NeighborRows fetch(const BlockRows& blocks, std::span<const int64_t> dst, uint64
   return rows;
 }
 
-void expect_same(const MiniBatch& got, const MiniBatch& want) {
-  EXPECT_EQ(got.seeds, want.seeds);
-  ASSERT_EQ(got.blocks.size(), want.blocks.size());
-  for (std::size_t l = 0; l < want.blocks.size(); ++l) {
-    SCOPED_TRACE("block " + std::to_string(l));
-    const Block& a = got.blocks[l];
-    const Block& b = want.blocks[l];
-    EXPECT_EQ(a.num_dst, b.num_dst);
-    EXPECT_EQ(a.src_nodes, b.src_nodes);
-    EXPECT_EQ(a.indptr, b.indptr);
-    EXPECT_EQ(a.indices, b.indices);
-    EXPECT_EQ(a.edge_ids, b.edge_ids);
-    EXPECT_EQ(a.weights, b.weights);  // bit for bit: no NaN in a block's weights
-  }
-}
-
 constexpr int64_t kNodes = 600;
 
 std::vector<int64_t> seeds_of(int64_t epoch, int64_t b, int64_t batch_size) {
@@ -152,7 +136,7 @@ TEST(RowSampling, NeighborLayersOnFetchedRowsEqualNeighborSampler) {
                                                      b % 2 ? &pool : nullptr));
           dst = got.blocks.back().src_nodes;
         }
-        expect_same(got, want);
+        test::expect_same_minibatch(got, want);
       }
     }
   }
@@ -182,7 +166,7 @@ TEST(RowSampling, LadiesLayersOnFetchedRowsEqualLayerSampler) {
                                                  b % 2 ? &pool : nullptr));
         dst = got.blocks.back().src_nodes;
       }
-      expect_same(got, want);
+      test::expect_same_minibatch(got, want);
     }
   }
 }
@@ -253,12 +237,12 @@ TEST(RowSampling, BulkLayersOnFetchedRowsEqualBulkSampler) {
         SCOPED_TRACE((c.algorithm == BulkAlgorithm::kLadies ? "LADIES" : "GraphSAGE") + std::string(" replace ") +
                      std::to_string(c.replace) + " fanouts[0] " + std::to_string(c.fanouts[0]) + " batch " +
                      std::to_string(b) + (p ? " pool" : ""));
-        expect_same(got[b], want[b]);
+        test::expect_same_minibatch(got[b], want[b]);
       }
     }
     // One batch alone gives that batch's blocks too (a batch does not depend on the others).
     const std::vector<MiniBatch> alone = bulk_on_fetched_rows(blocks, {seeds[1]}, {streams[1]}, o, nullptr);
-    expect_same(alone[0], want[1]);
+    test::expect_same_minibatch(alone[0], want[1]);
   }
 }
 

@@ -1,7 +1,10 @@
 #include "sample_test_util.hpp"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <random>
 
@@ -9,6 +12,23 @@
 #include "graphtier/sample/random.hpp"
 
 namespace graphtier::sample::test {
+
+void expect_same_minibatch(const MiniBatch& got, const MiniBatch& want) {
+  EXPECT_EQ(got.seeds, want.seeds);
+  ASSERT_EQ(got.blocks.size(), want.blocks.size());
+  for (std::size_t l = 0; l < want.blocks.size(); ++l) {
+    SCOPED_TRACE("block " + std::to_string(l));
+    const Block& a = got.blocks[l];
+    const Block& b = want.blocks[l];
+    EXPECT_EQ(a.num_dst, b.num_dst);
+    EXPECT_EQ(a.src_nodes, b.src_nodes);
+    EXPECT_EQ(a.indptr, b.indptr);
+    EXPECT_EQ(a.indices, b.indices);
+    EXPECT_EQ(a.edge_ids, b.edge_ids);
+    ASSERT_EQ(a.weights.size(), b.weights.size());
+    EXPECT_EQ(0, std::memcmp(a.weights.data(), b.weights.data(), a.weights.size() * sizeof(float)));  // bitwise
+  }
+}
 
 OwnedGraph OwnedGraph::from_edges(int64_t num_nodes, const std::vector<std::pair<int64_t, int64_t>>& edges) {
   OwnedGraph g;

@@ -13,6 +13,10 @@
 
 namespace graphtier::sample::test {
 
+/// Expects every field of two minibatches equal, weights bit for bit (gtest failures naming the
+/// block). For samplers that must agree exactly: CPU and CUDA, fetched rows and the whole graph.
+void expect_same_minibatch(const MiniBatch& got, const MiniBatch& want);
+
 /// An owned CSC graph (int32 indices) built from (src, dst) edges: node dst's in-neighbours are
 /// the srcs of its edges, in the order given.
 struct OwnedGraph {

@@ -141,4 +141,10 @@ void pwrite_exact(int fd, const void* buf, std::size_t bytes, uint64_t offset, c
 /// fsync of a directory, so that a rename inside it is durable.
 void fsync_directory(const std::string& path);
 
+/// The directory holding `path` ("." for a bare name, "/" for a child of the root) and its last
+/// component, split at the last '/'; whether anything (a dangling link too) is at `path`.
+std::string parent_directory(const std::string& path);
+std::string base_name(const std::string& path);
+bool path_exists(const std::string& path);
+
 }  // namespace graphtier
