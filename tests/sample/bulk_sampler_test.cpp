@@ -478,6 +478,24 @@ TEST(BulkSampler, CudaMatchesCpu) {
   }
 }
 
+TEST(BulkSampler, CudaEmptyProductsMatchCpu) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: CUDA bulk sampling of empty products not checked";
+  // Nodes 0..9 have no in-edges, 10..19 one each from 0..9: a frontier of 0..9 gives an empty
+  // product P = Q * A (no entries at all), and the second layer of seeds 10..19 too.
+  std::vector<std::pair<int64_t, int64_t>> edges;
+  for (int64_t v = 10; v < 20; ++v) edges.emplace_back(v - 10, v);
+  const OwnedGraph g = OwnedGraph::from_edges(20, edges);
+  const std::vector<std::vector<int64_t>> seeds{{0, 1, 2}, {10, 11, 12, 13}, {}};
+  const std::vector<std::span<const int64_t>> spans(seeds.begin(), seeds.end());
+  for (const BulkSamplerOptions& o : {sage({3, 2}), sage({-1, 1}, true), ladies({4, 4})}) {
+    const std::vector<MiniBatch> cpu = BulkSampler(g.sample_graph(), o).sample(spans, 5);
+    const std::vector<MiniBatch> gpu = CudaBulkSampler(g.sample_graph(), o).sample(spans, 5);
+    ASSERT_EQ(cpu.size(), gpu.size());
+    for (std::size_t b = 0; b < cpu.size(); ++b) test::expect_same_minibatch(gpu[b], cpu[b]);
+    EXPECT_EQ(cpu[0].num_edges(), 0);  // the first batch's products are empty on both
+  }
+}
+
 TEST(BulkSampler, CudaSamplerNeedsCuda) {
   if (cuda_available()) GTEST_SKIP() << "CUDA present: the Unsupported path is not reachable";
   const OwnedGraph g = tiny();

@@ -261,8 +261,10 @@ struct BulkDevice::State {
       GRAPHTIER_EXPECTS(nnz < std::numeric_limits<int32_t>::max(), Unsupported, "CUDA bulk sampling: the product has ", nnz,
                         " entries, beyond 32-bit indices; sample fewer batches at once");
       p.nnz = nnz;
-      DeviceArray<int32_t> cols_unsorted(static_cast<std::size_t>(nnz));
-      DeviceArray<double> vals_unsorted(static_cast<std::size_t>(nnz));
+      // At least one element: an empty product (frontiers whose rows are all empty) would hand
+      // null column and value pointers to cusparseCsrSetPointers and SpGEMM_copy.
+      DeviceArray<int32_t> cols_unsorted(static_cast<std::size_t>(std::max<int64_t>(nnz, 1)));
+      DeviceArray<double> vals_unsorted(static_cast<std::size_t>(std::max<int64_t>(nnz, 1)));
       GRAPHTIER_CUSPARSE_CHECK(cusparseCsrSetPointers(mp, p.rowptr.data(), cols_unsorted.data(), vals_unsorted.data()));
       GRAPHTIER_CUSPARSE_CHECK(cusparseSpGEMM_copy(handle, kOp, kOp, &alpha, mq, mm, &beta, mp, CUDA_R_64F, kAlg, desc));
       release();
