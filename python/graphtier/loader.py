@@ -296,9 +296,11 @@ class LayerLoader(_Loader):
     `layer_sizes[l]` nodes for block l; each block carries row-normalised edge `weights`
     (self-loops included). Feature options as NeighborLoader.
 
-    `bulk=k` (k >= 1, LADIES only) samples k minibatches per call with the bulk matrix LADIES
-    sampler (on the GPU with `gpu_sampling`): its blocks have no added self-loops and weights A/P
-    row-normalised over merged parallel edges. Striding as NeighborLoader."""
+    Sampling runs on the GPU with `gpu_sampling` (None, the default: when `device` is a CUDA
+    device), with the same minibatches as on the CPU (CudaLayerSampler: the topology is copied to
+    the GPU once). `bulk=k` (k >= 1, LADIES only) samples k minibatches per call with the bulk
+    matrix LADIES sampler (CudaBulkSampler with GPU sampling): its blocks have no added self-loops
+    and weights A/P row-normalised over merged parallel edges. Striding as NeighborLoader."""
 
     def __init__(self, dataset: _core.Dataset, layer_sizes: Sequence[int], batch_size: int = 1024, *,
                  method: str = "ladies", split: Optional[str] = None, ids=None, shuffle: bool = True,
@@ -306,9 +308,11 @@ class LayerLoader(_Loader):
                  store=None, gpu_hot="0", gpu_cache="0",
                  cpu_buffer="100%", host_cache="0", io_depth: int = 0, window: int = 4, accumulate: bool = True,
                  max_merge: int = 8, prefetch: int = 2, num_threads: int = 0, bulk: int = 0,
-                 gpu_sampling: bool = False):
+                 gpu_sampling: Optional[bool] = None):
         if method not in ("ladies", "fastgcn"):
             raise ValueError(f"unknown layer-wise method '{method}' (expected ladies or fastgcn)")
+        if gpu_sampling is None:
+            gpu_sampling = torch.device(device).type == "cuda"
         super().__init__(dataset, method, layer_sizes, batch_size=batch_size, split=split, ids=ids,
                          shuffle=shuffle, drop_last=drop_last, seed=seed, batch_offset=batch_offset,
                          batch_stride=batch_stride, replace=False, device=device,

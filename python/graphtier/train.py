@@ -158,9 +158,7 @@ def make_loader(args, ds, store, split: str, train: bool):
                   seed=args.seed, device=args.device, store=store, window=args.window,
                   accumulate=not args.no_accumulate, prefetch=args.prefetch, num_threads=args.threads, bulk=args.bulk)
     if args.model in ("ladies", "fastgcn"):
-        # The GPU samples layer-wise only in bulk (CudaBulkSampler).
-        return graphtier.LayerLoader(ds, args.fanout_list, method=args.model,
-                                     gpu_sampling=args.gpu_sampling and args.bulk > 0, **common)
+        return graphtier.LayerLoader(ds, args.fanout_list, method=args.model, gpu_sampling=args.gpu_sampling, **common)
     if args.baseline:
         common["device"] = "cpu"
     return graphtier.NeighborLoader(ds, args.fanout_list, gpu_sampling=args.gpu_sampling and not args.baseline,

@@ -76,3 +76,18 @@ def test_gpu_bulk_sampling_equals_the_cpu_bulk_sampler(synthetic, cls, sizes):
             for name in ("src_nodes", "indptr", "indices", "edge_ids", "weights"):
                 x, y = getattr(block_a, name), getattr(block_b, name)
                 assert (x is None and y is None) or torch.equal(x, y), name
+
+
+@pytest.mark.parametrize("method", ["ladies", "fastgcn"])
+def test_layer_loader_on_cuda_samples_on_the_gpu_as_on_the_cpu(synthetic, method):
+    ds = graphtier.Dataset(synthetic)
+    common = dict(method=method, batch_size=256, split="train", seed=5)
+    cpu = graphtier.LayerLoader(ds, [128, 64], **common)
+    gpu = graphtier.LayerLoader(ds, [128, 64], device="cuda", **common)  # samples on the GPU by default
+    pairs = list(zip(cpu, gpu))
+    assert len(pairs) == len(cpu) == len(gpu)
+    for a, b in pairs:
+        assert b.x.is_cuda and torch.equal(a.x, b.x.cpu())
+        for block_a, block_b in zip(a.blocks, b.blocks):
+            for name in ("src_nodes", "indptr", "indices", "weights"):
+                assert torch.equal(getattr(block_a, name), getattr(block_b, name).cpu()), name

@@ -66,13 +66,20 @@ BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> i
     }
   } else {
     GRAPHTIER_EXPECTS(!options.replace, InvalidArgument, "replace applies to the neighbor sampler only");
-    GRAPHTIER_EXPECTS(!options.gpu_sampling, Unsupported,
-                      "the loader samples layer-wise on the CPU only (gpu_sampling is for the neighbor sampler)");
     sample::LayerSamplerOptions o;
     o.layer_sizes = options.fanouts;
     o.method = options.sampler == SamplerKind::kLadies ? sample::LayerMethod::kLadies : sample::LayerMethod::kFastGcn;
     o.seed = options.seed;
-    layer_ = std::make_unique<sample::LayerSampler>(graph_, o);
+    if (options.gpu_sampling) {
+      // The sampler copies the topology to the device (a DeviceTopology of its own); each pool
+      // thread samples on a stream of its own, as with the neighbour sampler.
+      cuda_layer_ = std::make_unique<sample::CudaLayerSampler>(graph_, o, options.topology.device);
+      for (int t = 0; t < pool_.size(); ++t) {
+        cuda_streams_.push_back(std::make_unique<OwnedCudaStream>(options.topology.device));
+      }
+    } else {
+      layer_ = std::make_unique<sample::LayerSampler>(graph_, o);
+    }
   }
 }
 
@@ -102,6 +109,7 @@ std::vector<int64_t> BatchSampler::delivered_from(int64_t first) const {
 sample::MiniBatch BatchSampler::sample_one(std::span<const int64_t> seeds, uint64_t stream, int64_t slot) const {
   if (cuda_neighbor_) return cuda_neighbor_->sample(seeds, stream, cuda_streams_[static_cast<std::size_t>(slot)]->get());
   if (neighbor_) return neighbor_->sample(seeds, stream);
+  if (cuda_layer_) return cuda_layer_->sample(seeds, stream, cuda_streams_[static_cast<std::size_t>(slot)]->get());
   return layer_->sample(seeds, stream);
 }
 

@@ -47,6 +47,7 @@ class BatchSampler {
   ThreadPool pool_;
   std::unique_ptr<sample::NeighborSampler> neighbor_;
   std::unique_ptr<sample::LayerSampler> layer_;
+  std::unique_ptr<sample::CudaLayerSampler> cuda_layer_;
   std::unique_ptr<sample::DeviceTopology> topology_;
   std::unique_ptr<sample::CudaNeighborSampler> cuda_neighbor_;
   std::unique_ptr<sample::BulkSampler> bulk_;

@@ -217,6 +217,30 @@ TEST(Loader, DeviceOutputAndGpuSamplingMatchTheCpuPipeline) {
   }
 }
 
+TEST(Loader, GpuLayerWiseSamplingMatchesTheCpuLoader) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: layer-wise GPU sampling through the loader not checked";
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  const std::vector<int64_t> ids = train_ids(d);
+  for (const SamplerKind kind : {SamplerKind::kLadies, SamplerKind::kFastGcn}) {
+    SCOPED_TRACE(kind == SamplerKind::kLadies ? "ladies" : "fastgcn");
+    LoaderOptions o = small_options();
+    o.sampler = kind;
+    o.fanouts = {64, 32};
+    Loader cpu(d, nullptr, ids, o);
+    o.gpu_sampling = true;  // four pool threads, each on a stream of its own
+    o.sample_threads = 0;
+    Loader gpu(d, nullptr, ids, o);
+    const std::vector<LoadedBatch> want = run_epoch(cpu, 1), got = run_epoch(gpu, 1);
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t b = 0; b < got.size(); ++b) {
+      expect_same_batch(got[b], want[b]);
+      for (std::size_t l = 0; l < want[b].batch.blocks.size(); ++l) {
+        EXPECT_EQ(got[b].batch.blocks[l].weights, want[b].batch.blocks[l].weights) << "batch " << b << " block " << l;
+      }
+    }
+  }
+}
+
 TEST(Loader, AccumulatorMergesWaitingBatchesWhenStorageReadsAreFew) {
   const graph::Dataset d = graph::Dataset::open(dataset_dir());
   ThreadPool pool(2);
@@ -550,6 +574,8 @@ TEST(Loader, BadOptionsAndIdsAreRejected) {
   o = small_options();
   o.gpu_sampling = true;
   EXPECT_THROW(Loader(d, nullptr, {0, 1}, o), Unsupported);
+  o.sampler = SamplerKind::kLadies;
+  EXPECT_THROW(Loader(d, nullptr, {0, 1}, o), Unsupported) << "layer-wise GPU sampling without CUDA";
 #endif
 }
 

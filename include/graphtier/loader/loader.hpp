@@ -84,8 +84,9 @@ struct LoaderOptions {
   /// from its own stream, so it does not depend on k, but bulk blocks differ from one-at-a-time
   /// ones (docs/architecture.md, MiniBatch).
   int bulk = 0;
-  /// Sample on the GPU (kNeighbor, or any sampler with bulk: CudaBulkSampler on topology.device):
-  /// the topology placed as `topology` says (one-at-a-time neighbour sampling). Needs CUDA.
+  /// Sample on the GPU of topology.device: CudaNeighborSampler (the topology placed as `topology`
+  /// says), CudaLayerSampler for LADIES and FastGCN (the topology in device memory), or
+  /// CudaBulkSampler with bulk; the same minibatches as on the CPU. Needs CUDA.
   bool gpu_sampling = false;
   sample::TopologyOptions topology;
   /// Test seam: called by a stage before it works on minibatch `batch`; what it throws travels
