@@ -330,41 +330,6 @@ TEST(FeatureStoreTest, EveryLinePinnedStillServesTheMinibatch) {
   EXPECT_GT(store.last_gather().cache_bypasses, 0);
 }
 
-// A device in front of another that holds every read back while its gate is shut, so a test can
-// keep a gather inside its storage reads for as long as it needs (never longer than 20 s).
-class GatedDevice final : public io::ReadDevice {
- public:
-  explicit GatedDevice(io::ReadDevice& inner) : inner_(inner) {}
-  int max_in_flight() const noexcept override { return inner_.max_in_flight(); }
-  std::string_view name() const noexcept override { return "gated"; }
-  std::size_t submit_and_wait(std::span<const io::DeviceRead> reads, std::span<io::DeviceCompletion> out,
-                              std::size_t min_complete) override {
-    {
-      std::unique_lock lock(mutex_);
-      entered_ = true;
-      cv_.notify_all();
-      cv_.wait_for(lock, std::chrono::seconds(20), [this] { return open_; });
-    }
-    return inner_.submit_and_wait(reads, out, min_complete);
-  }
-  bool wait_entered(std::chrono::seconds limit) {
-    std::unique_lock lock(mutex_);
-    return cv_.wait_for(lock, limit, [this] { return entered_; });
-  }
-  void open() {
-    const std::lock_guard lock(mutex_);
-    open_ = true;
-    cv_.notify_all();
-  }
-
- private:
-  io::ReadDevice& inner_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool entered_ = false;
-  bool open_ = false;
-};
-
 // The sampler's announce and the gather thread's consume take only the cache policy's short lock,
 // never the one a gather holds through its reads (docs/architecture.md, "Feature store and
 // tiers"): with a gather parked inside its storage reads, both return at once.
@@ -373,7 +338,7 @@ TEST(FeatureStoreTest, AnnounceAndConsumeDoNotWaitForAGatherInItsReads) {
   ThreadPool pool(2);
   const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
   const std::unique_ptr<io::ReadDevice> inner = io::make_read_device(io::IoBackend::kAuto, 16);
-  GatedDevice gated(*inner);
+  test::GatedDevice gated(*inner);
   FeatureStoreOptions options;
   options.budgets.host_cache = Budget::percent(10);
   options.read_device = &gated;
