@@ -9,11 +9,9 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
-#include <future>
-#include <mutex>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
