@@ -194,8 +194,9 @@ class _Loader:
         return _Pass(self, self._pass, epoch)
 
     def stats(self) -> dict:
-        """The running or last epoch: stage busy/wait seconds, gathers, queue fill, per-tier rows,
-        bytes and seconds (features), storage reads and IOPS (features.io)."""
+        """The running or last epoch: stage busy/wait seconds, the time the window's announce/consume
+        waited for the feature caches' lock (window_wait_seconds), gathers, queue fill, per-tier
+        rows, bytes and seconds (features), storage reads and IOPS (features.io)."""
         return self._loader.stats()
 
 

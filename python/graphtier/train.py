@@ -525,6 +525,7 @@ def run(args: argparse.Namespace, prog: str = "python -m graphtier.train") -> di
             print(f"epoch {epoch:3d}  loss {record['loss']:.4f}  train {record['train_acc']:.3f}  "
                   f"val {val_acc:.3f}  {record['batches_per_second']:.1f} batches/s  "
                   f"busy {100 * record['busy_fraction']:.0f}%  sample {stats['sample_seconds']:.2f}s "
+                  f"(window wait {stats['window_wait_seconds']:.2f}s) "
                   f"gather {stats['gather_seconds']:.2f}s ({stats['gathers']} gathers)  tiers: {_tier_summary(stats)}",
                   flush=True)
         checkpoint()

@@ -56,6 +56,7 @@ nb::dict epoch_stats_dict(const loader::EpochStats& s) {
   d["sample_seconds"] = s.sample_seconds;
   d["gather_seconds"] = s.gather_seconds;
   d["wait_seconds"] = s.wait_seconds;
+  d["window_wait_seconds"] = s.window_wait_seconds;
   d["gathers"] = s.gathers;
   d["window_fill"] = s.window_fill;
   d["ready_fill"] = s.ready_fill;

@@ -92,6 +92,7 @@ def test_loader_epoch_covers_every_id_with_exact_features(synthetic, cpu_buffer,
         assert loader.position == (epoch + 1, 0)
     stats = loader.stats()
     assert stats["batches"] == 5 and stats["features"]["rows"] > 0
+    assert 0 <= stats["window_wait_seconds"] < stats["seconds"]
     if cpu_buffer == "0":
         assert stats["features"]["storage"]["rows"] > 0 and stats["features"]["io"]["reads"] > 0
 

@@ -1,9 +1,12 @@
 #include "graphtier/feature/feature_store.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <mutex>
 
 #include "feature_store_impl.hpp"
 #include "graphtier/core/error.hpp"
+#include "graphtier/core/log.hpp"
 #include "graphtier/core/memory.hpp"
 
 #if GRAPHTIER_WITH_CUDA
@@ -69,12 +72,12 @@ int64_t FeatureStore::num_nodes() const noexcept { return impl_->num_nodes; }
 const TierLayout& FeatureStore::tiers() const noexcept { return impl_->tiers; }
 int FeatureStore::io_depth() const noexcept { return impl_->storage->depth(); }
 GatherStats FeatureStore::last_gather() const {
-  const std::lock_guard lock(impl_->mutex);
+  const std::lock_guard lock(impl_->stats_mutex);
   return impl_->last;
 }
 
 GatherStats FeatureStore::total() const {
-  const std::lock_guard lock(impl_->mutex);
+  const std::lock_guard lock(impl_->stats_mutex);
   return impl_->total;
 }
 
@@ -92,8 +95,10 @@ std::span<const int64_t> ids_from(std::span<const int64_t> ids, int64_t begin, i
 
 }  // namespace
 
-void FeatureStore::announce(std::span<const int64_t> ids) {
-  const std::lock_guard lock(impl_->mutex);
+double FeatureStore::announce(std::span<const int64_t> ids) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::lock_guard lock(impl_->policy_mutex);  // never held across a gather's I/O
+  const double waited = seconds_since(start);
   Impl& s = *impl_;
   if (s.host_cache->num_lines() > 0) {
     s.host_cache->policy().announce(ids_from(ids, s.tiers.ranges.cpu_end, s.num_nodes, s.window_scratch));
@@ -101,10 +106,13 @@ void FeatureStore::announce(std::span<const int64_t> ids) {
 #if GRAPHTIER_WITH_CUDA
   if (s.gpu) cuda::announce(*s.gpu, ids_from(ids, s.tiers.ranges.gpu_end, s.num_nodes, s.window_scratch));
 #endif
+  return waited;
 }
 
-void FeatureStore::consume(std::span<const int64_t> ids) {
-  const std::lock_guard lock(impl_->mutex);
+double FeatureStore::consume(std::span<const int64_t> ids) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::lock_guard lock(impl_->policy_mutex);  // never held across a gather's I/O
+  const double waited = seconds_since(start);
   Impl& s = *impl_;
   if (s.host_cache->num_lines() > 0) {
     s.host_cache->policy().consume(ids_from(ids, s.tiers.ranges.cpu_end, s.num_nodes, s.window_scratch));
@@ -112,6 +120,7 @@ void FeatureStore::consume(std::span<const int64_t> ids) {
 #if GRAPHTIER_WITH_CUDA
   if (s.gpu) cuda::consume(*s.gpu, ids_from(ids, s.tiers.ranges.gpu_end, s.num_nodes, s.window_scratch));
 #endif
+  return waited;
 }
 
 }  // namespace graphtier::feature

@@ -55,11 +55,19 @@ struct FeatureStore::Impl {
   HostTier host;
   std::unique_ptr<HostCache> host_cache;
   std::unique_ptr<cuda::GpuTiers, cuda::GpuTiersDeleter> gpu;  // null in CPU-only mode
-  GatherStats last;   // guarded by mutex
-  GatherStats total;  // guarded by mutex
-  std::mutex mutex;
-  HostGatherScratch scratch;
-  std::vector<int64_t> window_scratch;
+  // Locking (docs/architecture.md, "Feature store and tiers"). A gather holds gather_mutex from
+  // start to end: one gather at a time owns the scratch, the staging, the GPU tiers' buffers and
+  // the cache lines, so no other gather can evict or read a line it is filling. policy_mutex
+  // guards both caches' policies and is held only for their short steps (lookup, erase_fills,
+  // announce, consume), never across reads or copies, so announce/consume never wait for a
+  // gather's I/O. Order: gather_mutex before policy_mutex, never the reverse.
+  std::mutex gather_mutex;
+  std::mutex policy_mutex;
+  mutable std::mutex stats_mutex;
+  GatherStats last;   // guarded by stats_mutex
+  GatherStats total;  // guarded by stats_mutex
+  HostGatherScratch scratch;           // guarded by gather_mutex
+  std::vector<int64_t> window_scratch; // guarded by policy_mutex
 };
 
 }  // namespace graphtier::feature

@@ -27,28 +27,30 @@ GatherStats FeatureStore::gather(std::span<const int64_t> ids, TensorView out) {
     GRAPHTIER_EXPECTS(ids[k] >= 0 && ids[k] < s.num_nodes, OutOfRange, "feature id ", ids[k], " at position ", k,
                       " is outside [0, ", s.num_nodes, ")");
   }
-  const std::lock_guard lock(s.mutex);
+  const std::lock_guard lock(s.gather_mutex);
   const auto start = std::chrono::steady_clock::now();
-  s.last = GatherStats{};
+  GatherStats stats;
   if (n > 0) {
 #if GRAPHTIER_WITH_CUDA
     const bool gpu_rows = s.tiers.ranges.gpu_end > 0 || s.tiers.gpu_cache_rows > 0;
     if (out.memory == MemoryKind::kDevice || gpu_rows) {
       GRAPHTIER_EXPECTS(s.gpu != nullptr, Unsupported, "gather into device memory needs a GPU (none is visible)");
-      cuda::gather(s, ids, out, s.last);
+      cuda::gather(s, ids, out, stats);
     } else {
-      cpu::gather_host(s, ids, static_cast<std::byte*>(out.data), s.last);
+      cpu::gather_host(s, ids, static_cast<std::byte*>(out.data), stats);
     }
 #else
     GRAPHTIER_EXPECTS(out.memory != MemoryKind::kDevice, Unsupported,
                       "gather into device memory needs a CUDA build (this one is CPU-only)");
-    cpu::gather_host(s, ids, static_cast<std::byte*>(out.data), s.last);
+    cpu::gather_host(s, ids, static_cast<std::byte*>(out.data), stats);
 #endif
   }
-  s.last.rows = n;
-  s.last.seconds = seconds_since(start);
-  s.total += s.last;
-  return s.last;
+  stats.rows = n;
+  stats.seconds = seconds_since(start);
+  const std::lock_guard stats_lock(s.stats_mutex);
+  s.last = stats;
+  s.total += stats;
+  return stats;
 }
 
 }  // namespace graphtier::feature

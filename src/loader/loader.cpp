@@ -55,10 +55,14 @@ struct Loader::Impl {
   void gather_group(int64_t epoch, std::vector<Sampled>& group);
   LoadedBatch make_loaded(int64_t epoch, Sampled&& s) const;
   void announce(const sample::MiniBatch& b) {
-    if (store != nullptr && options.window > 0) store->announce(b.input_nodes());
+    if (store != nullptr && options.window > 0) add_window_wait(store->announce(b.input_nodes()));
   }
   void consume(const sample::MiniBatch& b) {
-    if (store != nullptr && options.window > 0) store->consume(b.input_nodes());
+    if (store != nullptr && options.window > 0) add_window_wait(store->consume(b.input_nodes()));
+  }
+  void add_window_wait(double seconds) {
+    const std::lock_guard lock(stats_mutex);
+    stats.window_wait_seconds += seconds;
   }
   void stop() noexcept;
 };

@@ -8,7 +8,10 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -323,6 +326,119 @@ TEST(FeatureStoreTest, EveryLinePinnedStillServesTheMinibatch) {
   const std::vector<int64_t> ids = uniform_ids(400, kNodes, 5);
   EXPECT_EQ(gather(store, ids), reference_rows(dir, ids));
   EXPECT_GT(store.last_gather().cache_bypasses, 0);
+}
+
+// The sampler's announce and the gather thread's consume take only the cache policy's short lock,
+// never the one a gather holds through its reads (docs/architecture.md, "Feature store and
+// tiers"): with a gather parked inside its storage reads, both return at once.
+TEST(FeatureStoreTest, AnnounceAndConsumeDoNotWaitForAGatherInItsReads) {
+  const Watchdog watchdog(60);
+  ThreadPool pool(2);
+  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  const std::unique_ptr<io::ReadDevice> inner = io::make_read_device(io::IoBackend::kAuto, 16);
+  test::GatedDevice gated(*inner);
+  FeatureStoreOptions options;
+  options.budgets.host_cache = Budget::percent(10);
+  options.read_device = &gated;
+  options.io_depth = 8;
+  FeatureStore store(graph::Dataset::open(dir), options, pool);
+  const std::vector<int64_t> ids = uniform_ids(200, kNodes, 3);
+  std::vector<std::byte> out;
+  std::thread gatherer([&] { out = gather(store, ids); });
+  ASSERT_TRUE(gated.wait_entered(std::chrono::seconds(10))) << "the gather never reached its reads";
+  const std::vector<int64_t> next = uniform_ids(100, kNodes, 4);
+  auto window = std::async(std::launch::async, [&] {
+    store.announce(next);
+    store.consume(next);
+    store.announce(next);
+  });
+  const bool returned = window.wait_for(std::chrono::seconds(2)) == std::future_status::ready;
+  gated.open();
+  gatherer.join();
+  window.get();
+  EXPECT_TRUE(returned) << "announce/consume waited for a gather's storage reads";
+  EXPECT_EQ(out, reference_rows(dir, ids));
+  // The window counts taken during the gather hold: `next` stays cached under pressure.
+  gather(store, next);
+  for (uint64_t b = 0; b < 5; ++b) gather(store, uniform_ids(200, kNodes, 40 + b));
+  const GatherStats again = store.gather(next, TensorView::contiguous(out.data(), store.layout().dtype,
+                                                                       {static_cast<int64_t>(next.size()), 24}));
+  EXPECT_EQ(again.host_cache.rows, static_cast<int64_t>(next.size())) << "announced rows were evicted";
+}
+
+// Gathers, announces and consumes from several threads on a tiny cache: every row exact, and the
+// rows one thread keeps announced are served from the cache by every one of its gathers (a pinned
+// line is never evicted, whatever the others do in between). Seeded, bounded to about 3 s.
+TEST(FeatureStoreTest, ConcurrentGathersAnnouncesAndConsumesOnATinyCache) {
+  const Watchdog watchdog(60);
+  ThreadPool pool(2);
+  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  const auto table = [&] {
+    const std::vector<int64_t> all = [] {
+      std::vector<int64_t> v(kNodes);
+      for (int64_t i = 0; i < kNodes; ++i) v[static_cast<std::size_t>(i)] = i;
+      return v;
+    }();
+    return reference_rows(dir, all);
+  }();
+  constexpr std::size_t kRow = 96;
+  FeatureStoreOptions options;
+  options.budgets.cpu = Budget::percent(10);
+  options.budgets.host_cache = Budget::bytes(32 * 96);  // 32 lines
+  options.io_depth = 4;
+  FeatureStore store(graph::Dataset::open(dir), options, pool);
+  const int64_t cpu_end = store.tiers().ranges.cpu_end;
+  // Three threads each keep at most 8 ids announced (24 lines pinned at most), so the pinned set's
+  // 4 rows always find lines when they first enter.
+  const std::vector<int64_t> pinned{cpu_end + 5, cpu_end + 17, cpu_end + 400, kNodes - 1};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  std::atomic<int> mismatches{0};
+  std::atomic<int> evicted{0};
+  std::atomic<int64_t> gathers{0};
+  const auto exact = [&](std::span<const int64_t> ids, const std::vector<std::byte>& out) {
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      if (std::memcmp(out.data() + k * kRow, table.data() + static_cast<std::size_t>(ids[k]) * kRow, kRow) != 0) {
+        return false;
+      }
+    }
+    return true;
+  };
+  std::vector<std::thread> threads;
+  for (uint64_t c = 0; c < 3; ++c) {
+    threads.emplace_back([&, c] {
+      for (uint64_t b = 0; b < 20000 && std::chrono::steady_clock::now() < deadline; ++b) {
+        const auto size = static_cast<std::size_t>(1 + philox_u64(c, 9, b) % 8);
+        const std::vector<int64_t> ids = uniform_ids(size, kNodes, 100000 * (c + 1) + b);
+        store.announce(ids);
+        // Sometimes the announced batch is gathered later as part of a bigger request.
+        std::vector<int64_t> request = ids;
+        if (b % 3 == 0) {
+          const std::vector<int64_t> extra = uniform_ids(40, kNodes, 900000 * (c + 1) + b);
+          request.insert(request.end(), extra.begin(), extra.end());
+        }
+        if (!exact(request, gather(store, request))) ++mismatches;
+        store.consume(ids);
+        ++gathers;
+      }
+    });
+  }
+  threads.emplace_back([&] {
+    store.announce(pinned);
+    std::vector<std::byte> out(pinned.size() * kRow);
+    const TensorView view = TensorView::contiguous(out.data(), DType::kFloat32, {4, 24});
+    store.gather(pinned, view);
+    while (std::chrono::steady_clock::now() < deadline) {
+      const GatherStats s = store.gather(pinned, view);
+      if (s.host_cache.rows != 4) ++evicted;
+      if (!exact(pinned, out)) ++mismatches;
+      std::this_thread::yield();
+    }
+    store.consume(pinned);
+  });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_EQ(evicted.load(), 0) << "a line with announced future use was evicted";
+  EXPECT_GT(gathers.load(), 30);
 }
 
 class FeatureFaultTest : public ::testing::TestWithParam<io::IoBackend> {

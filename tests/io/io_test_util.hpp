@@ -1,5 +1,5 @@
 // Helpers for the io tests: seeded random files, reference rows by pread, and a watchdog that
-// turns a hang into a failure.
+// turns a hang into a failure, and a read device whose reads a test can hold back.
 #pragma once
 
 #include <fcntl.h>
@@ -21,6 +21,7 @@
 
 #include "graphtier/core/file.hpp"
 #include "graphtier/core/rng.hpp"
+#include "graphtier/io/read_device.hpp"
 
 namespace graphtier::test {
 
@@ -89,6 +90,41 @@ class Watchdog {
   std::condition_variable done_cv_;
   bool done_ = false;
   std::thread thread_;  // last: starts once the members it uses exist
+};
+
+// A device in front of another that holds every read back while its gate is shut, so a test can
+// keep a gather inside its storage reads for as long as it needs (never longer than 20 s).
+class GatedDevice final : public io::ReadDevice {
+ public:
+  explicit GatedDevice(io::ReadDevice& inner) : inner_(inner) {}
+  int max_in_flight() const noexcept override { return inner_.max_in_flight(); }
+  std::string_view name() const noexcept override { return "gated"; }
+  std::size_t submit_and_wait(std::span<const io::DeviceRead> reads, std::span<io::DeviceCompletion> out,
+                              std::size_t min_complete) override {
+    {
+      std::unique_lock lock(mutex_);
+      entered_ = true;
+      cv_.notify_all();
+      cv_.wait_for(lock, std::chrono::seconds(20), [this] { return open_; });
+    }
+    return inner_.submit_and_wait(reads, out, min_complete);
+  }
+  bool wait_entered(std::chrono::seconds limit) {
+    std::unique_lock lock(mutex_);
+    return cv_.wait_for(lock, limit, [this] { return entered_; });
+  }
+  void open() {
+    const std::lock_guard lock(mutex_);
+    open_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  io::ReadDevice& inner_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool entered_ = false;
+  bool open_ = false;
 };
 
 }  // namespace graphtier::test

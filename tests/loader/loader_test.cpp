@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "feature/feature_test_util.hpp"
+#include "io/io_test_util.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/io/fault_injection.hpp"
 #include "graphtier/sample/bulk_sampler.hpp"
@@ -341,6 +342,51 @@ TEST(Loader, BadBatchStridingIsRejectedNamingTheOption) {
       EXPECT_NE(std::string(e.what()).find("batch_stride"), std::string::npos) << e.what();
     }
   }
+}
+
+// The sampler keeps filling the window while a gather is parked inside its storage reads: its
+// announce takes only the caches' policy lock, never the one the gather holds through its I/O
+// (docs/architecture.md, "Feature store and tiers"). What announce/consume waited is reported.
+TEST(Loader, SamplerFillsTheWindowWhileAGatherIsInItsReads) {
+  const test::Watchdog watchdog(60);
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  ThreadPool pool(2);
+  const std::unique_ptr<io::ReadDevice> inner = io::make_read_device(io::IoBackend::kAuto, 16);
+  test::GatedDevice gated(*inner);
+  feature::FeatureStoreOptions so = store_options("0", "10%");
+  so.read_device = &gated;
+  so.io_depth = 8;
+  feature::FeatureStore store(d, so, pool);
+  LoaderOptions o = small_options();
+  o.batch_size = 10;
+  o.window = 4;
+  o.prefetch = 1;
+  o.max_merge = 1;
+  o.sample_threads = 2;  // groups of 2
+  std::atomic<int64_t> sampled{0};
+  // From the second group on, sampling waits for the first gather to be parked in its reads, so
+  // the sampler cannot run ahead before the gather holds its lock.
+  o.fault_hook = [&](Stage stage, int64_t b) {
+    if (stage != Stage::kSample) return;
+    ++sampled;
+    if (b >= 2) gated.wait_entered(std::chrono::seconds(10));
+  };
+  Loader loader(d, &store, train_ids(d), o);
+  loader.start(0);
+  ASSERT_TRUE(gated.wait_entered(std::chrono::seconds(10))) << "no gather reached its reads";
+  // Batches 0-5 sampled: 0 in the parked gather, 1-4 announced into the window, and 5, the other
+  // half of the group {4, 5}, waiting for room.
+  const auto deadline = std::chrono::steady_clock::now() + 2s;
+  while (sampled.load() < 6 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  const int64_t sampled_while_parked = sampled.load();
+  gated.open();
+  int64_t n = 0;
+  while (loader.next()) ++n;
+  EXPECT_GE(sampled_while_parked, 6) << "the sampler stalled behind the gather's reads";
+  const EpochStats s = loader.stats();
+  EXPECT_EQ(s.batches, n);
+  EXPECT_GE(s.window_wait_seconds, 0.0);
+  EXPECT_LT(s.window_wait_seconds, s.seconds);
 }
 
 TEST(Loader, BackPressureBoundsHowFarSamplingRunsAhead) {

@@ -83,9 +83,12 @@ struct TierLayout {
   PinnedPaths pinned_paths;
 };
 
-/// Thread-safety: gather, announce and consume are serialised by an internal mutex; the thread
-/// pool handed in must not be running another parallel_for of the caller's while gather runs
-/// (ThreadPool is not reentrant).
+/// Thread-safety: gather, announce, consume and the statistics may be called from any threads at
+/// once (docs/architecture.md, "Feature store and tiers"). Gathers run one at a time; the caches'
+/// policies have a lock of their own that a gather holds only for its short policy steps (lookup,
+/// freeing failed fills), never across its reads and copies, so announce and consume never wait
+/// for a gather's I/O. The thread pool handed in must not be running another parallel_for of the
+/// caller's while gather runs (ThreadPool is not reentrant).
 class FeatureStore {
  public:
   /// Loads the static tiers of the already-open `dataset` (which must have features). The store
@@ -115,13 +118,16 @@ class FeatureStore {
   GatherStats gather(std::span<const int64_t> ids, TensorView out);
 
   /// Window buffering for the dynamic caches: ids of one minibatch sampled ahead (announce) or
-  /// just gathered (consume). Ids outside the caches' range are ignored.
-  void announce(std::span<const int64_t> ids);
-  void consume(std::span<const int64_t> ids);
+  /// just gathered (consume). Ids outside the caches' range are ignored. Returns the seconds the
+  /// call waited for the caches' policy lock (held by other callers' announce/consume and by a
+  /// gather's lookups only, never through its I/O): the loader reports it as
+  /// EpochStats::window_wait_seconds.
+  double announce(std::span<const int64_t> ids);
+  double consume(std::span<const int64_t> ids);
 
-  /// Snapshots taken under the store's lock, so safe to call while another thread (e.g. another
-  /// loader sharing the store) gathers: the tiers' work in the latest gather of any caller, and
-  /// summed over every gather since construction.
+  /// Snapshots taken under the statistics' own lock (not the gather's), so safe to call while
+  /// another thread (e.g. another loader sharing the store) gathers: the tiers' work in the latest
+  /// completed gather of any caller, and summed over every gather since construction.
   GatherStats last_gather() const;
   GatherStats total() const;
 

@@ -114,6 +114,10 @@ struct EpochStats {
   double sample_seconds = 0;
   double gather_seconds = 0;
   double wait_seconds = 0;
+  /// Time the store's announce (sampler thread) and consume (gather thread) waited for the caches'
+  /// policy lock, which other announce/consume calls and the short policy steps of gathers (of
+  /// this loader or another sharing the store) hold; a gather's I/O never holds it.
+  double window_wait_seconds = 0;
   int64_t gathers = 0;       // gather calls (merged minibatches count once)
   int64_t window_fill = 0;   // sum over gathers of minibatches waiting in the window
   int64_t ready_fill = 0;    // sum over next() of minibatches waiting in the ready queue
@@ -122,7 +126,7 @@ struct EpochStats {
 };
 
 /// Thread-safety: one consumer thread calls start/next/stop; the store may be shared with other
-/// loaders (its gathers are serialised).
+/// loaders (its gathers are serialised; its announce/consume do not wait for them).
 class Loader {
  public:
   /// Borrows `dataset` and `store` (either may be shared; both must outlive the loader). `store`

@@ -36,6 +36,9 @@ void gather_host(FeatureStore::Impl& store, std::span<const int64_t> ids, std::b
   sc.kinds.assign(m, cache::LookupKind::kBypass);
   cache::LookupCounts counts{0, 0, static_cast<int64_t>(m)};
   if (store.host_cache && store.host_cache->num_lines() > 0 && m > 0) {
+    // The policy's lock only for the lookup: the lines it hands out are this gather's until it
+    // returns (gathers are serialised by gather_mutex; announce/consume only change counts).
+    const std::lock_guard lock(store.policy_mutex);
     counts = store.host_cache->policy().lookup(sc.keys, sc.slots, sc.kinds);
   }
   // From the lookup until every copy is done, a failure (an I/O error, or no memory for the
@@ -45,7 +48,9 @@ void gather_host(FeatureStore::Impl& store, std::span<const int64_t> ids, std::b
     const HostGatherScratch& sc;
     bool armed;
     ~FillGuard() {
-      if (armed) store.host_cache->policy().erase_fills(sc.keys, sc.kinds);
+      if (!armed) return;
+      const std::lock_guard lock(store.policy_mutex);
+      store.host_cache->policy().erase_fills(sc.keys, sc.kinds);
     }
   } fill_guard{store, sc, counts.fills > 0};
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "cuda_check.cuh"
@@ -234,7 +235,10 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
   t.slots.assign(m, -1);
   t.kinds.assign(m, cache::LookupKind::kBypass);
   cache::LookupCounts counts{0, 0, static_cast<int64_t>(m)};
-  if (t.policy.num_slots() > 0 && m > 0) counts = t.policy.lookup(t.keys, t.slots, t.kinds);
+  if (t.policy.num_slots() > 0 && m > 0) {
+    const std::lock_guard lock(store.policy_mutex);  // only for the lookup (feature_store_impl.hpp)
+    counts = t.policy.lookup(t.keys, t.slots, t.kinds);
+  }
   // From the lookup on, whatever throws must free the lines given to this gather's fills.
   try {
     std::vector<int64_t> host_miss_pos;  // misses inside the pinned tier
@@ -336,6 +340,7 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
     GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(t.stream));
   } catch (...) {
     cudaStreamSynchronize(t.stream);
+    const std::lock_guard lock(store.policy_mutex);
     t.policy.erase_fills(t.keys, t.kinds);  // no line may claim a row it never received
     throw;
   }
