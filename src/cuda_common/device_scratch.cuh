@@ -13,11 +13,17 @@
 
 namespace graphtier::cuda {
 
+/// Makes the current device's default memory pool keep what is freed into it, once per device and
+/// process: by default the pool hands its memory back to the driver at every synchronisation, and
+/// re-mapping it then costs each minibatch. Every stream-ordered allocation below calls it.
+void keep_pool_memory();
+
 /// Device memory from the stream-ordered allocator (cudaMallocAsync), freed in order on the same
 /// stream when the last owner lets go: cheap enough to allocate per minibatch, and safe to release
 /// while kernels that use it are still queued. Empty (null) for 0 bytes.
 inline std::shared_ptr<void> allocate_async(std::size_t bytes, cudaStream_t stream) {
   if (bytes == 0) return {};
+  keep_pool_memory();
   void* ptr = nullptr;
   GRAPHTIER_CUDA_CHECK(cudaMallocAsync(&ptr, bytes, stream));
   return std::shared_ptr<void>(ptr, [stream](void* p) { cudaFreeAsync(p, stream); });
@@ -60,6 +66,7 @@ class DeviceScratch {
 
  private:
   void reallocate(std::size_t n) {
+    keep_pool_memory();
     void* p = nullptr;
     GRAPHTIER_CUDA_CHECK(cudaMallocAsync(&p, n * sizeof(T), stream_));
     release();

@@ -1,9 +1,26 @@
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <cstdint>
+
 #include "cuda_check.cuh"
+#include "device_scratch.cuh"
 #include "memory_cuda.hpp"
 
 namespace graphtier::cuda {
+
+void keep_pool_memory() {
+  constexpr int kDevices = 64;
+  static std::atomic<bool> kept[kDevices];
+  int device = 0;
+  GRAPHTIER_CUDA_CHECK(cudaGetDevice(&device));
+  if (device >= kDevices || kept[device].load(std::memory_order_acquire)) return;
+  cudaMemPool_t pool = nullptr;
+  GRAPHTIER_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+  uint64_t keep = UINT64_MAX;
+  GRAPHTIER_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  kept[device].store(true, std::memory_order_release);
+}
 
 void* allocate_pinned(std::size_t bytes) {
   void* ptr = nullptr;

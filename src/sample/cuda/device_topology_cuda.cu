@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "cuda_check.cuh"
+#include "device_scratch.cuh"
 #include "cuda/device_topology_cuda.hpp"
 
 namespace graphtier::sample::cuda {
@@ -43,13 +44,7 @@ const void* to_pinned(State& state, const void* src, std::size_t bytes) {
 
 std::unique_ptr<State> upload_topology(const SampleGraph& graph, const TopologyOptions& options) {
   GRAPHTIER_CUDA_CHECK(cudaSetDevice(options.device));
-  // The samplers allocate per minibatch with cudaMallocAsync and synchronise a few times per layer;
-  // the default pool hands its memory back to the driver at every synchronisation unless told to
-  // keep it, and re-mapping it then costs each batch.
-  cudaMemPool_t pool = nullptr;
-  GRAPHTIER_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, options.device));
-  uint64_t keep = UINT64_MAX;
-  GRAPHTIER_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  ::graphtier::cuda::keep_pool_memory();
   auto state = std::make_unique<State>();
   state->placement = options.placement;
   state->device = options.device;
