@@ -1,42 +1,23 @@
 // The per-row steps of bulk sampling (bulk_sampler.hpp, steps 2 and 3), written once for the
 // host and the device so that the CPU and CUDA backends agree to the bit: both call these same
 // functions on the same exact double values (multiples of kBulkProbabilityUnit), and every
-// floating-point operation here is a single IEEE-rounded add, multiply or divide (no FMA
-// contraction on the device, none on x86-64 hosts at -std=c++20).
+// floating-point operation here is a single IEEE-rounded add, multiply or divide
+// (core/portable_math.hpp).
 //
 // Plain C++ under g++, host/device code under nvcc (like core/rng.hpp).
 #pragma once
 
 #include <cstdint>
 
+#include "graphtier/core/portable_math.hpp"
 #include "graphtier/core/rng.hpp"
 #include "graphtier/sample/random.hpp"
 
 namespace graphtier::sample::bulk {
 
-GRAPHTIER_HD double add_rn(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-
-GRAPHTIER_HD double mul_rn(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-
-GRAPHTIER_HD double div_rn(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __ddiv_rn(a, b);
-#else
-  return a / b;
-#endif
-}
+using ::graphtier::add_rn;
+using ::graphtier::div_rn;
+using ::graphtier::mul_rn;
 
 GRAPHTIER_HD uint64_t round_stream_of(uint64_t layer_stream, int64_t round) {
   return round == 0 ? layer_stream : mix64(layer_stream + 0xD1B54A32D192ED03ull * static_cast<uint64_t>(round));

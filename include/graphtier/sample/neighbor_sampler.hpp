@@ -10,7 +10,8 @@
 //   - uniform, with replacement: for i in 0 .. f-1 the offset bounded_u64(node_bits(.., v, i), d),
 //     emitted in draw order (repeats allowed); nothing when d == 0.
 //   - weighted, without replacement (Efraimidis-Spirakis): each position p with weight w > 0 gets
-//     the key -log(u) / w, u = u64_to_unit_double(edge_bits(seed, ls, p)) clamped away from 0;
+//     the key -portable_log(u) / w (core/portable_math.hpp), u = u64_to_unit_double(edge_bits(seed,
+//     ls, p)) clamped to at least 2^-60;
 //     the min(f, #positive) smallest keys (ties: lower position) are emitted in ascending order.
 //     Zero-weight edges are never sampled.
 //   - weighted, with replacement: inclusive prefix sums s_k of the weights in position order (in

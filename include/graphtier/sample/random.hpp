@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "graphtier/core/portable_math.hpp"
 #include "graphtier/core/rng.hpp"
 
 namespace graphtier::sample {
@@ -30,6 +31,14 @@ GRAPHTIER_HD uint64_t node_bits(uint64_t seed, uint64_t layer_stream, int64_t no
 
 GRAPHTIER_HD uint64_t edge_bits(uint64_t seed, uint64_t layer_stream, int64_t edge) {
   return philox_u64(seed, layer_stream ^ (uint64_t{1} << 63), static_cast<uint64_t>(edge));
+}
+
+/// The Efraimidis-Spirakis key -log(u) / w of edge `edge` with weight w > 0 (weighted sampling
+/// without replacement keeps the smallest): the same bits on the host and the device.
+GRAPHTIER_HD double es_key(uint64_t seed, uint64_t layer_stream, int64_t edge, float w) {
+  double u = u64_to_unit_double(edge_bits(seed, layer_stream, edge));
+  if (u < 0x1p-60) u = 0x1p-60;
+  return div_rn(-portable_log(u), static_cast<double>(w));
 }
 
 }  // namespace graphtier::sample

@@ -29,7 +29,8 @@ void draw_uniform_repeated(const DrawContext& ctx, int64_t v, int64_t begin, int
   }
 }
 
-// Efraimidis-Spirakis: the f smallest keys -log(u) / w among positive weights.
+// Efraimidis-Spirakis: the f smallest keys -log(u) / w among positive weights (random.hpp's
+// es_key: the device computes the same bits).
 void draw_weighted_distinct(const DrawContext& ctx, int64_t begin, int64_t end, std::vector<int64_t>& out,
                             std::vector<double>& keys) {
   const std::size_t first = out.size();
@@ -41,8 +42,7 @@ void draw_weighted_distinct(const DrawContext& ctx, int64_t begin, int64_t end, 
   if (ctx.fanout < 0 || ctx.fanout >= positive) return;  // all positive-weight edges, in order
   for (std::size_t k = first; k < out.size(); ++k) {
     const int64_t p = out[k];
-    const double u = std::max(u64_to_unit_double(edge_bits(ctx.seed, ctx.layer_stream, p)), 0x1p-60);
-    keys.push_back(-std::log(u) / static_cast<double>(ctx.weights[p]));
+    keys.push_back(es_key(ctx.seed, ctx.layer_stream, p, ctx.weights[p]));
   }
   std::vector<int64_t> order(static_cast<std::size_t>(positive));
   std::iota(order.begin(), order.end(), 0);

@@ -6,8 +6,8 @@
 //   - Floyd with fanout <= 32 runs one draw per lane (Philox is the expensive part) and resolves
 //     the collisions with ballots and shuffles; weighted lists are streamed in coalesced chunks.
 // Bit-identity with the host: integer draws are exact; the double arithmetic uses the _rn
-// intrinsics so that nvcc cannot contract it into FMAs; log() is CUDA's (max error 1 ulp) where
-// the host uses glibc's, see weighted_distinct.
+// intrinsics so that nvcc cannot contract it into FMAs, and the log is core/portable_math.hpp's,
+// the same bits on both sides.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -224,15 +224,11 @@ __device__ void weighted_repeated(const TopologyRef<Index>& g, const DrawParams&
 
 /// The Efraimidis-Spirakis key of edge p as ordered bits (keys are positive finite doubles, whose
 /// bit patterns order like their values); zero-weight edges get a key above every real one.
-/// CUDA's log() is within 1 ulp of glibc's, not always equal: a key may then differ by an ulp, and
-/// the selection changes only if two keys of one neighbour list straddle the cut within that ulp
-/// (probability about f * 2^-52 per node), so equality with the host is practical, not proven.
 template <typename Index>
 __device__ __forceinline__ uint64_t es_key(const TopologyRef<Index>& g, const DrawParams& c, int64_t p) {
   const float w = g.weight(p);
   if (!(w > 0.0f)) return ~0ull;
-  const double u = fmax(u64_to_unit_double(edge_bits(c.seed, c.layer_stream, p)), 0x1p-60);
-  return static_cast<uint64_t>(__double_as_longlong(__ddiv_rn(-log(u), static_cast<double>(w))));
+  return static_cast<uint64_t>(__double_as_longlong(::graphtier::sample::es_key(c.seed, c.layer_stream, p, w)));
 }
 
 /// Efraimidis-Spirakis without replacement: the n smallest (key, position) among the positive
