@@ -3,7 +3,8 @@ user has without it (graphtier's CPU sampler + x_cpu.index_select(0, idx).to(dev
 storage-access accumulator and the look-ahead window each turned off.
 
     .venv/bin/python bench/loader/epoch_bench.py --dataset DIR [--device cuda] \
-        [--gpu-hot 10%] [--gpu-cache 10%] [--cpu-buffer 10%] [--host-cache 0]
+        [--gpu-hot 10%] [--gpu-cache 10%] [--cpu-buffer 10%] [--host-cache 0] \
+        [--configs full,no-accumulator,no-window,both-off,baseline]
 
 Each configuration trains `--epochs` epochs (no evaluation) and reports its last, so the first
 epoch's cache warm-up is left out; busy = the share of the epoch spent in forward/backward/step
@@ -16,6 +17,10 @@ import json
 import sys
 
 from graphtier import train
+
+
+CONFIGS = ["full", "no-accumulator", "no-window", "both-off", "baseline"]
+BASELINE = "baseline: CPU sampler + index_select + copy"
 
 
 def main() -> int:
@@ -33,21 +38,27 @@ def main() -> int:
     p.add_argument("--threads", default="0")
     p.add_argument("--gpu-sampling", action="store_true")
     p.add_argument("--json", default=None)
+    p.add_argument("--configs", default=",".join(CONFIGS), help="which configurations, comma-separated")
     a = p.parse_args()
+    chosen = a.configs.split(",")
+    unknown = sorted(set(chosen) - set(CONFIGS))
+    if unknown or "baseline" not in chosen:
+        p.error(f"--configs: {', '.join(unknown) or 'baseline missing'} (choose from {', '.join(CONFIGS)}; "
+                "baseline is the reference)")
 
     common = [a.dataset, "--fanouts", a.fanouts, "--batch-size", a.batch_size, "--epochs", a.epochs,
               "--hidden", a.hidden, "--device", a.device, "--threads", a.threads, "--no-eval", "--quiet"]
     tiers = ["--gpu-hot", a.gpu_hot, "--gpu-cache", a.gpu_cache, "--cpu-buffer", a.cpu_buffer,
              "--host-cache", a.host_cache] + (["--gpu-sampling"] if a.gpu_sampling else [])
     configs = {
-        "graphtier (window 4, accumulator)": tiers,
-        "graphtier, accumulator off": tiers + ["--no-accumulate"],
-        "graphtier, window off": tiers + ["--window", "0"],
-        "graphtier, both off": tiers + ["--window", "0", "--no-accumulate"],
-        "baseline: CPU sampler + index_select + copy": ["--baseline"],
+        "full": ("graphtier (window 4, accumulator)", tiers),
+        "no-accumulator": ("graphtier, accumulator off", tiers + ["--no-accumulate"]),
+        "no-window": ("graphtier, window off", tiers + ["--window", "0"]),
+        "both-off": ("graphtier, both off", tiers + ["--window", "0", "--no-accumulate"]),
+        "baseline": (BASELINE, ["--baseline"]),
     }
     rows = {}
-    for name, extra in configs.items():
+    for name, extra in (configs[c] for c in CONFIGS if c in chosen):
         print(f"running {name} ...", file=sys.stderr, flush=True)
         result = train.run(train.parse_args(common + extra))
         last = result["epochs"][-1]
@@ -56,7 +67,7 @@ def main() -> int:
                       "busy_fraction": last["busy_fraction"], "gathers": last["loader"]["gathers"],
                       "batches": last["loader"]["batches"], "storage_rows": f["storage"]["rows"],
                       "iops": f["io"]["iops"], "io_reads": f["io"]["reads"]}
-    base = rows["baseline: CPU sampler + index_select + copy"]["seconds"]
+    base = rows[BASELINE]["seconds"]
     print(f"| configuration | epoch s | batches/s | busy | gathers/batches | storage rows | IOPS | speed-up vs baseline |")
     print("|---|---|---|---|---|---|---|---|")
     for name, r in rows.items():
