@@ -103,7 +103,7 @@ def _worker(rank, world, port, part_dir, args, queue):
 
 
 def measure(part_dir: str, world: int, args: dict) -> list:
-    from dist_port import free_port  # noqa: E402  (beside this file)
+    from graphtier.dist.comm import free_port
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     port = free_port()

@@ -4,13 +4,14 @@ status, timing and output: the multi-process tests of whole programs (train). At
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
+
+from graphtier.dist.comm import free_port
 
 
 @dataclass
@@ -20,12 +21,6 @@ class Rank:
     seconds: float  # from the start of the job until this process ended
     stdout: str
     stderr: str
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def launch(world: int, argv: Sequence[str], timeout: float, env: Optional[Dict[str, str]] = None,

@@ -9,18 +9,13 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import socket
 import traceback
 from datetime import timedelta
 from typing import Any, Callable, List
 
+from graphtier.dist.comm import free_port
+
 MAX_PROCESSES = 4  # the CI machine has 2 cores, shared
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _child(fn, rank, world, port, args, queue, collective_timeout):

@@ -4,12 +4,21 @@ payload crosses as bytes, so any dtype travels, bfloat16 included."""
 
 from __future__ import annotations
 
+import socket
 import threading
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence
 
 import torch
 import torch.distributed as dist
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1, for a process group of this machine's processes (the tests and
+    benchmarks that start their own ranks; torchrun picks its own)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 @dataclass

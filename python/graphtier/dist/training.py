@@ -40,6 +40,7 @@ from graphtier.dist.features import DistFeatureFetcher
 from graphtier.dist.sampler import DistSampler
 from graphtier.dist.grid import ProcessGrid, grid_groups
 from graphtier.dist.partition import Partition, rank_dir_name
+from graphtier.dist.partition import is_partition_dir as _has_manifest
 
 # Test hook (python/tests/test_dist_failure.py): "raise:RANK:STEP" raises in rank RANK at training
 # step STEP of its first epoch, "kill:RANK:STEP" sends itself SIGKILL there.
@@ -49,7 +50,7 @@ _TEST_FAIL = "GRAPHTIER_DIST_TEST_FAIL"
 def is_partition_dir(path: str) -> bool:
     """True when `path` is a partition directory (`graphtier partition`'s output, or one rank's
     directory of it), or holds this rank's directory (a copy on this machine of that rank's share)."""
-    if os.path.isfile(os.path.join(path, "partition.json")):
+    if _has_manifest(path):
         return True
     rank = os.environ.get("RANK", "")
     return rank.isdigit() and os.path.isfile(os.path.join(path, rank_dir_name(int(rank)), "partition.json"))
