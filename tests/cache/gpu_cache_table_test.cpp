@@ -113,6 +113,9 @@ TEST(GpuCacheTableTest, ClockClassAndWindowCount) {
   EXPECT_EQ(clock_class(0, false, 0, 0), ClockClass::kVictim);
   EXPECT_TRUE(clock_reached(2, 3));
   EXPECT_FALSE(clock_reached(3, 3));
+  EXPECT_EQ(clock_second_lap_need(10, 4, 3), 7);
+  EXPECT_EQ(clock_second_lap_need(5, 4, 3), 5);
+  EXPECT_EQ(clock_second_lap_need(5, 0, 0), 0);
   EXPECT_EQ(window_count(0, -1), 0);
   EXPECT_EQ(window_count(0, 1), 1);
   EXPECT_EQ(window_count(3, -1), 2);
@@ -160,10 +163,12 @@ class SerialDeviceCache {
     std::vector<int64_t> evict_key(static_cast<std::size_t>(m), -1);
     int64_t j = 0;
     for (; j < m && unused_ < lines_; ++j) take(fill_key, fill_slot, j, unused_++);
-    const int64_t need = m - j;
+    int64_t need = m - j;
     int64_t taken = 0;
+    int64_t cleared = 0;
     int64_t last = -1;
     for (int lap = 0; lap < 2 && taken < need && lines_ > 0; ++lap) {
+      if (lap == 1) need = clock_second_lap_need(need, taken, cleared);
       for (int64_t begin = 0; begin < lines_ && taken < need; begin += chunk_) {
         const int64_t end = std::min(lines_, begin + chunk_);
         std::vector<ClockClass> cls;
@@ -176,7 +181,10 @@ class SerialDeviceCache {
           const int64_t s = (hand_ + i) % lines_;
           const ClockClass k = cls[static_cast<std::size_t>(i - begin)];
           if (clock_reached(before, need)) {
-            if (k == ClockClass::kSecondChance) ref_[static_cast<std::size_t>(s)] = 0;
+            if (k == ClockClass::kSecondChance) {
+              ref_[static_cast<std::size_t>(s)] = 0;
+              ++cleared;
+            }
             if (k == ClockClass::kVictim) {
               evict_key[static_cast<std::size_t>(j + before)] = slot_key_[static_cast<std::size_t>(s)];
               take(fill_key, fill_slot, j + before, s);

@@ -120,6 +120,14 @@ GRAPHTIER_HD ClockClass clock_class(int lap, bool used_now, int32_t reuse, uint8
 /// line it reaches loses its reference bit; slots beyond the last victim are left as they are.
 GRAPHTIER_HD bool clock_reached(int64_t victims_before, int64_t need) { return victims_before < need; }
 
+/// Victims the sweep looks for in its second lap: a first lap that fell short reached every line,
+/// took every unreferenced evictable one and cleared the bit of every referenced evictable one
+/// (`cleared` of them), so those are exactly the second lap's victims, and it stops after the last
+/// of them instead of sweeping on (a cache of pinned lines then costs one lap, not two).
+GRAPHTIER_HD int64_t clock_second_lap_need(int64_t need, int64_t taken, int64_t cleared) {
+  return need < taken + cleared ? need : taken + cleared;
+}
+
 /// A key's announced-but-unconsumed uses after announce (+1) or consume (-1): never below zero (a
 /// minibatch that was never announced consumes nothing).
 GRAPHTIER_HD int32_t window_count(int32_t count, int32_t delta) {

@@ -153,6 +153,8 @@ __global__ void __launch_bounds__(kSweepThreads) sweep_kernel(SweepArgs a) {
   __shared__ typename Scan::TempStorage scan_temp;
   __shared__ int64_t taken;
   __shared__ int64_t last;
+  __shared__ int64_t need;
+  __shared__ unsigned long long cleared;  // second-chance lines the first lap reached
   const int tid = static_cast<int>(threadIdx.x);
   const int64_t m = *a.fill_count;
   const int64_t unused = a.state->unused;
@@ -162,13 +164,21 @@ __global__ void __launch_bounds__(kSweepThreads) sweep_kernel(SweepArgs a) {
     a.evict_key[j] = -1;
     take_line(a, j, unused + j);
   }
-  const int64_t need = m - from_unused;
   if (tid == 0) {
     taken = 0;
     last = -1;
+    need = m - from_unused;
+    cleared = 0;
   }
   __syncthreads();
   for (int lap = 0; lap < 2; ++lap) {
+    if (lap == 1) {
+      // Every thread reads the first lap's totals before one of them changes `need`.
+      const int64_t second = gpu::clock_second_lap_need(need, taken, static_cast<int64_t>(cleared));
+      __syncthreads();
+      if (tid == 0) need = second;
+      __syncthreads();
+    }
     for (int64_t begin = 0; begin < a.lines; begin += kSweepThreads) {
       if (taken >= need) break;  // uniform: read after a barrier
       const int64_t i = begin + tid;
@@ -185,7 +195,10 @@ __global__ void __launch_bounds__(kSweepThreads) sweep_kernel(SweepArgs a) {
       const int64_t before = taken + before_in_chunk;
       const int64_t after = std::min(need, taken + chunk_victims);
       if (valid && gpu::clock_reached(before, need)) {
-        if (cls == gpu::ClockClass::kSecondChance) a.referenced[s] = 0;
+        if (cls == gpu::ClockClass::kSecondChance) {
+          a.referenced[s] = 0;
+          atomicAdd(&cleared, 1ull);
+        }
         if (cls == gpu::ClockClass::kVictim) {
           const int64_t j = from_unused + before;
           a.evict_key[j] = a.slot_key[s];
