@@ -81,6 +81,7 @@ __global__ void serve_kernel(ServeRows r, Table table, const std::byte* lines, u
       slot = __shfl_sync(kFullMask, slot, 0);
     }
     if (lane == 0 && r.hit != nullptr) r.hit[k] = slot >= 0 ? 1 : 0;
+    if (route == kRouteStagedProbe) continue;  // the CPU gathered it before it could know
     if (slot >= 0) {
       warp_copy_row(lines + slot * r.row_bytes, dst, r.row_bytes, lane);
       ++hits;
@@ -98,7 +99,7 @@ __global__ void serve_kernel(ServeRows r, Table table, const std::byte* lines, u
 // A position the cache saw and missed.
 __device__ __forceinline__ bool missed(const ServeRows& r, int64_t k) {
   const uint8_t route = r.route[k];
-  return (route == kRouteZeroCopy || route == kRouteProbe) && r.hit[k] == 0;
+  return (route == kRouteZeroCopy || route == kRouteProbe || route == kRouteStagedProbe) && r.hit[k] == 0;
 }
 
 __global__ void record_misses_kernel(ServeRows r, int64_t* keys, int64_t* first, uint64_t mask) {

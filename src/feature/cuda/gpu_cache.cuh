@@ -27,6 +27,8 @@ enum Route : uint8_t {
   kRouteStaged = 2,    // the host gathers the row into staging (the pinned tier's CPU half, storage
                        // rows without a GPU cache); the cache does not see it
   kRouteProbe = 3,     // storage row with a GPU cache: a hit reads the line, a miss is staged by the host
+  kRouteStagedProbe = 4,  // the pinned tier's CPU half with a GPU cache: probed like the others (a
+                          // hit marks the line, a miss fills one), the bytes always from staging
 };
 
 /// Per-gather counters in device memory, copied back once at the end of the gather.
@@ -65,8 +67,8 @@ class DeviceCache {
   /// Queues the serve kernel: hot rows, cache hits (reference bit and use stamp `stamp` set), and
   /// zero-copy misses; counts into `counters` (device). hit[k] is written for every position.
   void serve(const ServeRows& rows, uint32_t stamp, CacheCounters* counters, cudaStream_t stream);
-  /// Queues the batched update for the misses of serve(): each distinct missed key (kRouteZeroCopy
-  /// or kRouteProbe, hit 0), in order of first position, takes a never-used line or a CLOCK
+  /// Queues the batched update for the misses of serve(): each distinct missed key (any route
+  /// but kRouteHot and kRouteStaged, hit 0), in order of first position, takes a never-used line or a CLOCK
   /// victim, or bypasses; the table is rewritten and the lines filled from `rows.out`, which must
   /// hold every row by then (queue it after the staged rows' scatter).
   void update(const ServeRows& rows, uint32_t stamp, CacheCounters* counters, cudaStream_t stream);

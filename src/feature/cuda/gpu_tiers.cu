@@ -305,13 +305,17 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
     if (id < t.gpu_end) {
       route = kRouteHot;
     } else if (id < cpu_end) {
-      if (pinned_seen++ < zero_copy_quota) route = kRouteZeroCopy;
+      if (pinned_seen++ < zero_copy_quota) {
+        route = kRouteZeroCopy;
+      } else if (cached) {
+        route = kRouteStagedProbe;
+      }
     } else if (cached) {
       route = kRouteProbe;
       ++probe_rows;
     }
     route_h[k] = route;
-    if (route == kRouteStaged) {
+    if (route == kRouteStaged || route == kRouteStagedProbe) {
       t.cpu_ids.push_back(id);
       t.cpu_pos.push_back(k);
     }
