@@ -212,6 +212,10 @@ std::unique_ptr<GpuTiers, GpuTiersDeleter> make_gpu_tiers(FeatureStore::Impl& st
     load_hot_rows(*t, store.features_path, store.layout, t->gpu_end);
   }
   t->cache = DeviceCache(store.tiers.gpu_cache_rows, t->row_bytes, t->gpu_end, store.num_nodes, t->device, t->stream);
+  if (store.tiers.gpu_cache_rows > 0 && options.eviction != cache::Eviction::kClock) {
+    log_info("GPU cache: eviction is CLOCK on the device; '", cache::eviction_name(options.eviction),
+             "' applies to the host cache only");
+  }
   t->counters_dev = Buffer(MemoryKind::kDevice, sizeof(CacheCounters), t->device);
   t->counters_host = Buffer(MemoryKind::kPinned, sizeof(CacheCounters), t->device);
   GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(t->counters_dev.data(), 0, sizeof(CacheCounters), t->stream));
