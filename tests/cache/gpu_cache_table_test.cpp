@@ -71,7 +71,8 @@ TEST(GpuCacheTableTest, InsertFindEraseMatchAMapWithTombstonesAndRebuilds) {
       // What the rebuild kernel does: clear every cell, reinsert every held key.
       Table fresh(kLines);
       for (std::size_t i = 0; i < t.keys.size(); ++i) {
-        if (t.keys[i] >= 0) table_insert(fresh.keys.data(), fresh.slots.data(), fresh.mask(), t.keys[i], t.slots[i], plain_cas);
+        if (t.keys[i] >= 0)
+          table_insert(fresh.keys.data(), fresh.slots.data(), fresh.mask(), t.keys[i], t.slots[i], plain_cas);
       }
       t = fresh;
       ++rebuilds;
@@ -127,9 +128,14 @@ TEST(GpuCacheTableTest, ClockClassAndWindowCount) {
 class SerialDeviceCache {
  public:
   SerialDeviceCache(int64_t lines, int64_t base, int64_t num_keys, int64_t chunk)
-      : lines_(lines), base_(base), chunk_(chunk), table_(lines),
-        slot_key_(static_cast<std::size_t>(lines), -1), ref_(static_cast<std::size_t>(lines), 0),
-        stamp_(static_cast<std::size_t>(lines), 0), reuse_(static_cast<std::size_t>(num_keys - base), 0) {}
+      : lines_(lines),
+        base_(base),
+        chunk_(chunk),
+        table_(lines),
+        slot_key_(static_cast<std::size_t>(lines), -1),
+        ref_(static_cast<std::size_t>(lines), 0),
+        stamp_(static_cast<std::size_t>(lines), 0),
+        reuse_(static_cast<std::size_t>(num_keys - base), 0) {}
 
   test::GpuCacheCounts gather(const std::vector<int64_t>& ids) {
     ++stamp_now_;
@@ -149,7 +155,9 @@ class SerialDeviceCache {
     std::vector<int64_t> pfirst(pkeys.size(), std::numeric_limits<int64_t>::max());
     const uint64_t pmask = pkeys.size() - 1;
     for (std::size_t k = ids.size(); k-- > 0;) {
-      if (hit[k] == 0) first_position_insert(pkeys.data(), pfirst.data(), pmask, ids[k], static_cast<int64_t>(k), plain_cas, plain_min);
+      if (hit[k] == 0)
+        first_position_insert(pkeys.data(), pfirst.data(), pmask, ids[k], static_cast<int64_t>(k), plain_cas,
+                              plain_min);
     }
     std::vector<int64_t> fill_key;
     for (std::size_t k = 0; k < ids.size(); ++k) {
@@ -174,7 +182,8 @@ class SerialDeviceCache {
         std::vector<ClockClass> cls;
         for (int64_t i = begin; i < end; ++i) {
           const auto s = static_cast<std::size_t>((hand_ + i) % lines_);
-          cls.push_back(clock_class(lap, stamp_[s] == stamp_now_, reuse_[static_cast<std::size_t>(slot_key_[s] - base_)], ref_[s]));
+          cls.push_back(clock_class(lap, stamp_[s] == stamp_now_,
+                                    reuse_[static_cast<std::size_t>(slot_key_[s] - base_)], ref_[s]));
         }
         int64_t before = taken;  // exclusive scan over the chunk
         for (int64_t i = begin; i < end; ++i) {
@@ -218,7 +227,8 @@ class SerialDeviceCache {
       Table fresh(lines_);
       for (int64_t s = 0; s < lines_; ++s) {
         if (slot_key_[static_cast<std::size_t>(s)] >= 0) {
-          table_insert(fresh.keys.data(), fresh.slots.data(), fresh.mask(), slot_key_[static_cast<std::size_t>(s)], s, plain_cas);
+          table_insert(fresh.keys.data(), fresh.slots.data(), fresh.mask(), slot_key_[static_cast<std::size_t>(s)], s,
+                       plain_cas);
         }
       }
       table_ = fresh;
@@ -230,7 +240,8 @@ class SerialDeviceCache {
     std::vector<int64_t> pkeys(table_capacity(static_cast<int64_t>(ids.size())), kEmpty);
     std::vector<int64_t> pfirst(pkeys.size(), std::numeric_limits<int64_t>::max());
     const uint64_t pmask = pkeys.size() - 1;
-    for (std::size_t k = 0; k < ids.size(); ++k) first_position_insert(pkeys.data(), pfirst.data(), pmask, ids[k], static_cast<int64_t>(k), plain_cas, plain_min);
+    for (std::size_t k = 0; k < ids.size(); ++k)
+      first_position_insert(pkeys.data(), pfirst.data(), pmask, ids[k], static_cast<int64_t>(k), plain_cas, plain_min);
     for (std::size_t k = 0; k < ids.size(); ++k) {
       if (first_position(pkeys.data(), pfirst.data(), pmask, ids[k]) != static_cast<int64_t>(k)) continue;
       int32_t& count = reuse_[static_cast<std::size_t>(ids[k] - base_)];
@@ -278,7 +289,7 @@ TEST(GpuCacheTableTest, BatchedClockSweepMatchesTheNaiveModel) {
           const uint64_t r = philox_u64(13 + lines, g, k);
           const auto span = static_cast<uint64_t>(r % 3 == 0 ? kKeys - kBase : 3 * lines + 10);
           ids[k] = k > 0 && r % 4 == 1 ? ids[bounded_u64(r >> 8, k)]
-                                      : kBase + static_cast<int64_t>(bounded_u64(philox_u64(17, g, k), span));
+                                       : kBase + static_cast<int64_t>(bounded_u64(philox_u64(17, g, k), span));
         }
         // A window of 3: announce this batch, gather the oldest, consume it.
         device.window(ids, +1);

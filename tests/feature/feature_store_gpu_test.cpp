@@ -174,7 +174,8 @@ TEST(FeatureStoreGpuTest, OutputIsCompleteForAnotherStreamWhenGatherReturns) {
     ASSERT_EQ(cudaMallocAsync(&out, bytes, producer), cudaSuccess);
     ASSERT_EQ(cudaMemsetAsync(out, 0xab, bytes, producer), cudaSuccess);
     ASSERT_EQ(cudaStreamSynchronize(producer), cudaSuccess);
-    store.gather(ids, TensorView::contiguous(out, DType::kFloat32, {static_cast<int64_t>(ids.size()), 24}, MemoryKind::kDevice));
+    store.gather(ids, TensorView::contiguous(out, DType::kFloat32, {static_cast<int64_t>(ids.size()), 24},
+                                             MemoryKind::kDevice));
     // Consumed at once on a third stream that waits for nothing.
     std::vector<std::byte> host(bytes);
     ASSERT_EQ(cudaMemcpyAsync(host.data(), out, bytes, cudaMemcpyDeviceToHost, consumer), cudaSuccess);

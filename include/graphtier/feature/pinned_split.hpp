@@ -15,9 +15,9 @@ struct PinnedPaths {
   double cpu_copy_rows_per_second = 0;   // CPU gather into pinned staging + one DMA copy
   /// Share of a request's pinned-tier rows given to zero-copy when they span the whole tier.
   double zero_copy_fraction = 0;
-  double tier_bytes = 0;                       // the whole tier's span
-  double near_span_bytes = 0;                  // the narrow span measured (0: the tier is no wider)
-  double near_zero_copy_rows_per_second = 0;   // zero-copy over rows within near_span_bytes
+  double tier_bytes = 0;                      // the whole tier's span
+  double near_span_bytes = 0;                 // the narrow span measured (0: the tier is no wider)
+  double near_zero_copy_rows_per_second = 0;  // zero-copy over rows within near_span_bytes
 };
 
 /// Above this ratio of rates the slower path is not worth the split's bookkeeping.

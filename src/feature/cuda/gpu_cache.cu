@@ -90,9 +90,11 @@ __global__ void serve_kernel(ServeRows r, Table table, const std::byte* lines, u
       ++zero_copy;
     }
   }
-  if (lane == 0 && hits > 0) atomicAdd(reinterpret_cast<unsigned long long*>(&counters->hits), static_cast<unsigned long long>(hits));
+  if (lane == 0 && hits > 0)
+    atomicAdd(reinterpret_cast<unsigned long long*>(&counters->hits), static_cast<unsigned long long>(hits));
   if (lane == 0 && zero_copy > 0) {
-    atomicAdd(reinterpret_cast<unsigned long long*>(&counters->zero_copy_rows), static_cast<unsigned long long>(zero_copy));
+    atomicAdd(reinterpret_cast<unsigned long long*>(&counters->zero_copy_rows),
+              static_cast<unsigned long long>(zero_copy));
   }
 }
 
@@ -109,7 +111,8 @@ __global__ void record_misses_kernel(ServeRows r, int64_t* keys, int64_t* first,
   }
 }
 
-__global__ void flag_first_kernel(ServeRows r, const int64_t* keys, const int64_t* first, uint64_t mask, uint8_t* flags) {
+__global__ void flag_first_kernel(ServeRows r, const int64_t* keys, const int64_t* first, uint64_t mask,
+                                  uint8_t* flags) {
   for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < r.n;
        k += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     flags[k] = missed(r, k) && gpu::first_position(keys, first, mask, r.ids[k]) == k ? 1 : 0;
@@ -236,11 +239,13 @@ __global__ void table_update_kernel(Table table, const int64_t* ids, const int64
     if (slot < 0) continue;
     int64_t tombstones = 0;
     if (evict_key[j] >= 0 && gpu::table_erase(table.keys, table.mask, evict_key[j])) ++tombstones;
-    if (gpu::table_insert(table.keys, table.slots, table.mask, ids[fill_pos[j]], slot, DeviceCas{}) == gpu::kTombstone) {
+    if (gpu::table_insert(table.keys, table.slots, table.mask, ids[fill_pos[j]], slot, DeviceCas{}) ==
+        gpu::kTombstone) {
       --tombstones;
     }
     if (tombstones != 0) {
-      atomicAdd(reinterpret_cast<unsigned long long*>(&counters->tombstones), static_cast<unsigned long long>(tombstones));
+      atomicAdd(reinterpret_cast<unsigned long long*>(&counters->tombstones),
+                static_cast<unsigned long long>(tombstones));
     }
   }
 }
@@ -285,13 +290,13 @@ __global__ void window_apply_kernel(const int64_t* ids, int64_t n, const int64_t
 }
 
 // The first-occurrence table for `n` positions, emptied on the stream.
-uint64_t reset_first_table(::graphtier::cuda::DeviceScratch<int64_t>& keys, ::graphtier::cuda::DeviceScratch<int64_t>& first,
-                           int64_t n, cudaStream_t stream) {
+uint64_t reset_first_table(::graphtier::cuda::DeviceScratch<int64_t>& keys,
+                           ::graphtier::cuda::DeviceScratch<int64_t>& first, int64_t n, cudaStream_t stream) {
   const uint64_t capacity = gpu::table_capacity(n);
   keys.grow(static_cast<int64_t>(capacity));
   first.grow(static_cast<int64_t>(capacity));
-  GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(keys.get(), 0xff, capacity * sizeof(int64_t), stream));     // kEmpty
-  GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(first.get(), 0x7f, capacity * sizeof(int64_t), stream));    // above any position
+  GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(keys.get(), 0xff, capacity * sizeof(int64_t), stream));   // kEmpty
+  GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(first.get(), 0x7f, capacity * sizeof(int64_t), stream));  // above any position
   return capacity - 1;
 }
 
@@ -350,7 +355,8 @@ void DeviceCache::update(const ServeRows& rows, uint32_t stamp, CacheCounters* c
   record_misses_kernel<<<grid, kThreads, 0, stream>>>(rows, pending_keys_.get(), pending_first_.get(), pmask);
   GRAPHTIER_CUDA_CHECK_LAUNCH("record_misses_kernel");
   flags_.grow(n);
-  flag_first_kernel<<<grid, kThreads, 0, stream>>>(rows, pending_keys_.get(), pending_first_.get(), pmask, flags_.get());
+  flag_first_kernel<<<grid, kThreads, 0, stream>>>(rows, pending_keys_.get(), pending_first_.get(), pmask,
+                                                   flags_.get());
   GRAPHTIER_CUDA_CHECK_LAUNCH("flag_first_kernel");
   if (n > iota_size_) {
     iota_.grow(n);
@@ -386,7 +392,7 @@ void DeviceCache::update(const ServeRows& rows, uint32_t stamp, CacheCounters* c
   GRAPHTIER_CUDA_CHECK_LAUNCH("sweep_kernel");
   const Table table{static_cast<int64_t*>(table_keys_.data()), static_cast<int64_t*>(table_slots_.data()), mask_};
   table_update_kernel<<<grid, kThreads, 0, stream>>>(table, rows.ids, fill_pos_.get(), fill_count_.get(),
-                                                      fill_slot_.get(), evict_key_.get(), counters);
+                                                     fill_slot_.get(), evict_key_.get(), counters);
   GRAPHTIER_CUDA_CHECK_LAUNCH("table_update_kernel");
   fill_lines_kernel<<<blocks_for(n, kThreads / kWarp), kThreads, 0, stream>>>(
       rows.out, static_cast<std::byte*>(lines_data_.data()), row_bytes_, fill_pos_.get(), fill_count_.get(),

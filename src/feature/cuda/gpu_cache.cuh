@@ -22,11 +22,11 @@ namespace graphtier::feature::cuda {
 
 /// How the serve kernel treats output position k (uploaded by the host, one byte per position).
 enum Route : uint8_t {
-  kRouteHot = 0,       // the static GPU tier (ids < gpu_end)
-  kRouteZeroCopy = 1,  // pinned tier: a cache hit reads the line, a miss reads pinned memory by zero-copy
-  kRouteStaged = 2,    // the host gathers the row into staging (the pinned tier's CPU half, storage
-                       // rows without a GPU cache); the cache does not see it
-  kRouteProbe = 3,     // storage row with a GPU cache: a hit reads the line, a miss is staged by the host
+  kRouteHot = 0,          // the static GPU tier (ids < gpu_end)
+  kRouteZeroCopy = 1,     // pinned tier: a cache hit reads the line, a miss reads pinned memory by zero-copy
+  kRouteStaged = 2,       // no GPU cache: the host gathers the row into staging (the pinned tier's CPU
+                          // half, storage rows)
+  kRouteProbe = 3,        // storage row with a GPU cache: a hit reads the line, a miss is staged by the host
   kRouteStagedProbe = 4,  // the pinned tier's CPU half with a GPU cache: probed like the others (a
                           // hit marks the line, a miss fills one), the bytes always from staging
 };
@@ -46,13 +46,13 @@ struct ServeRows {
   const int64_t* ids = nullptr;
   const uint8_t* route = nullptr;
   int64_t n = 0;
-  const std::byte* hot = nullptr;        // [gpu_end, row_bytes]
-  const std::byte* pinned = nullptr;     // the pinned tier as the GPU addresses it
-  int64_t pinned_begin = 0;              // its first id
-  int64_t pinned_pitch = 0;              // its row stride
-  std::byte* out = nullptr;              // [n, row_bytes], device
+  const std::byte* hot = nullptr;     // [gpu_end, row_bytes]
+  const std::byte* pinned = nullptr;  // the pinned tier as the GPU addresses it
+  int64_t pinned_begin = 0;           // its first id
+  int64_t pinned_pitch = 0;           // its row stride
+  std::byte* out = nullptr;           // [n, row_bytes], device
   int64_t row_bytes = 0;
-  uint8_t* hit = nullptr;                // [n]: 1 where a line served the row (device)
+  uint8_t* hit = nullptr;  // [n]: 1 where a line served the row (device)
 };
 
 class DeviceCache {

@@ -333,7 +333,8 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
   }
   GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(counters, 0, offsetof(CacheCounters, tombstones), t.stream));
   GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.events[kStart], t.stream));
-  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(t.index_dev.data(), t.index_host.data(), index_bytes, cudaMemcpyHostToDevice, t.stream));
+  GRAPHTIER_CUDA_CHECK(
+      cudaMemcpyAsync(t.index_dev.data(), t.index_host.data(), index_bytes, cudaMemcpyHostToDevice, t.stream));
   ServeRows rows;
   rows.ids = static_cast<const int64_t*>(t.index_dev.data());
   rows.route = static_cast<const uint8_t*>(t.index_dev.data()) + route_offset;
@@ -403,7 +404,8 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
     t.cache.update(rows, t.stamp, counters, t.stream);
     GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.events[kUpdateDone], t.stream));
     if (out.memory != MemoryKind::kDevice) {
-      GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(out.data, dst, static_cast<std::size_t>(n * rb), cudaMemcpyDeviceToHost, t.stream));
+      GRAPHTIER_CUDA_CHECK(
+          cudaMemcpyAsync(out.data, dst, static_cast<std::size_t>(n * rb), cudaMemcpyDeviceToHost, t.stream));
     }
     GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(t.counters_host.data(), counters, sizeof(CacheCounters), cudaMemcpyDeviceToHost,
                                          t.stream));
