@@ -57,7 +57,10 @@ struct GpuTiers {
   OwnedCudaStream owned_stream;  // declared before the buffers: destroyed after they are freed
   cudaStream_t stream = nullptr;
   cudaEvent_t events[kNumEvents] = {};
-  cudaEvent_t window_done = nullptr;  // the last announce/consume upload has left window_host
+  // announce/consume alternate between two pinned buffers: the upload from one has usually left
+  // it long before it is rewritten, so the wait on its event is rarely a wait.
+  cudaEvent_t window_done[2] = {};  // the upload from window_host[i] has left it
+  int window_next = 0;
   Buffer hot;                         // device, [gpu_end, row_bytes]
   DeviceCache cache;                  // the GPU software cache (0 lines: none)
   const std::byte* host_tier_device = nullptr;  // the pinned host tier as the GPU addresses it
@@ -72,7 +75,7 @@ struct GpuTiers {
   Buffer bounce;        // device output for a gather into host memory
   Buffer counters_dev;  // CacheCounters
   Buffer counters_host; // pinned copy, read after the final synchronisation
-  Buffer window_host;   // pinned: the ids of one announce/consume
+  Buffer window_host[2];  // pinned: the ids of one announce/consume
   Buffer window_dev;
   PinnedPaths paths;
   PinnedPath forced_path = PinnedPath::kMeasured;
@@ -86,7 +89,9 @@ struct GpuTiers {
     for (cudaEvent_t e : events) {
       if (e != nullptr) cudaEventDestroy(e);
     }
-    if (window_done != nullptr) cudaEventDestroy(window_done);
+    for (cudaEvent_t e : window_done) {
+      if (e != nullptr) cudaEventDestroy(e);
+    }
   }
 };
 
@@ -206,7 +211,7 @@ std::unique_ptr<GpuTiers, GpuTiersDeleter> make_gpu_tiers(FeatureStore::Impl& st
   t->forced_path = options.pinned_path;
   GRAPHTIER_CUDA_CHECK(cudaSetDevice(t->device));
   for (cudaEvent_t& e : t->events) GRAPHTIER_CUDA_CHECK(cudaEventCreate(&e));
-  GRAPHTIER_CUDA_CHECK(cudaEventCreateWithFlags(&t->window_done, cudaEventDisableTiming));
+  for (cudaEvent_t& e : t->window_done) GRAPHTIER_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   if (t->gpu_end > 0) {
     t->hot = Buffer(MemoryKind::kDevice, static_cast<std::size_t>(t->gpu_end * t->row_bytes), t->device);
     load_hot_rows(*t, store.features_path, store.layout, t->gpu_end);
@@ -235,17 +240,28 @@ namespace {
 // on the device in stream order with the gathers' probes and updates.
 void window(GpuTiers& t, std::span<const int64_t> ids, int32_t delta) {
   if (t.cache.lines() == 0 || ids.empty()) return;
+  // The caller's thread (a loader's sampler) may drive another device: leave its current one as it was.
+  int caller_device = 0;
+  GRAPHTIER_CUDA_CHECK(cudaGetDevice(&caller_device));
   GRAPHTIER_CUDA_CHECK(cudaSetDevice(t.device));
-  // The previous call's upload must have left window_host before it is rewritten (it has, unless
-  // the stream is still busy with an earlier gather's kernels).
-  GRAPHTIER_CUDA_CHECK(cudaEventSynchronize(t.window_done));
-  const std::size_t bytes = ids.size() * sizeof(int64_t);
-  ensure(t.window_host, MemoryKind::kPinned, bytes, t.device);
-  ensure(t.window_dev, MemoryKind::kDevice, bytes, t.device);
-  std::copy(ids.begin(), ids.end(), static_cast<int64_t*>(t.window_host.data()));
-  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(t.window_dev.data(), t.window_host.data(), bytes, cudaMemcpyHostToDevice, t.stream));
-  GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.window_done, t.stream));
-  t.cache.window(static_cast<const int64_t*>(t.window_dev.data()), static_cast<int64_t>(ids.size()), delta, t.stream);
+  try {
+    const int i = t.window_next;
+    t.window_next ^= 1;
+    // The upload from this buffer two calls ago must have left it before it is rewritten.
+    GRAPHTIER_CUDA_CHECK(cudaEventSynchronize(t.window_done[i]));
+    const std::size_t bytes = ids.size() * sizeof(int64_t);
+    ensure(t.window_host[i], MemoryKind::kPinned, bytes, t.device);
+    ensure(t.window_dev, MemoryKind::kDevice, bytes, t.device);
+    std::copy(ids.begin(), ids.end(), static_cast<int64_t*>(t.window_host[i].data()));
+    GRAPHTIER_CUDA_CHECK(
+        cudaMemcpyAsync(t.window_dev.data(), t.window_host[i].data(), bytes, cudaMemcpyHostToDevice, t.stream));
+    GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.window_done[i], t.stream));
+    t.cache.window(static_cast<const int64_t*>(t.window_dev.data()), static_cast<int64_t>(ids.size()), delta, t.stream);
+  } catch (...) {
+    cudaSetDevice(caller_device);
+    throw;
+  }
+  GRAPHTIER_CUDA_CHECK(cudaSetDevice(caller_device));
 }
 
 }  // namespace
