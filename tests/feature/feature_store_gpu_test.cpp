@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #if GRAPHTIER_WITH_CUDA
@@ -187,6 +189,37 @@ TEST(FeatureStoreGpuTest, OutputIsCompleteForAnotherStreamWhenGatherReturns) {
   cudaStreamDestroy(producer);
   cudaStreamDestroy(consumer);
 #endif
+}
+
+TEST(FeatureStoreGpuTest, WindowChangesFromAnotherThreadKeepGathersExact) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: announce/consume racing gathers not checked";
+  const test::Watchdog watchdog(120);
+  ThreadPool pool(2);
+  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  FeatureStoreOptions options;
+  options.budgets.gpu_hot = Budget::percent(5);
+  options.budgets.gpu_cache = Budget::bytes(64 * 96);
+  options.budgets.cpu = Budget::percent(40);
+  options.io_depth = 8;
+  FeatureStore store(graph::Dataset::open(dir), options, pool);
+  std::atomic<bool> stop{false};
+  // The sampler's side: announce a batch, later consume it, while the gathers below run (their
+  // probes and updates share the GPU tiers' stream with these window changes).
+  std::thread sampler([&] {
+    for (uint64_t b = 0; !stop.load(); ++b) {
+      const std::vector<int64_t> ids = test::uniform_ids(500, kNodes, 5000 + b);
+      store.announce(ids);
+      store.consume(ids);
+    }
+  });
+  for (uint64_t b = 0; b < 30; ++b) {
+    const std::vector<int64_t> ids = test::uniform_ids(2000, 400, 6000 + b);
+    const bool exact = gather_device(store, ids) == test::reference_rows(dir, ids);
+    EXPECT_TRUE(exact) << "batch " << b;
+    if (!exact) break;  // not ASSERT: the sampler thread must be joined
+  }
+  stop = true;
+  sampler.join();
 }
 
 // Bytes free for a test that needs them (MemAvailable), 0 when unknown.
