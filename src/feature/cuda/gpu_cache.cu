@@ -229,37 +229,31 @@ __global__ void __launch_bounds__(kSweepThreads) sweep_kernel(SweepArgs a) {
   }
 }
 
-// One thread per fill: the evicted key's cell becomes a tombstone, the new key takes a cell.
-__global__ void table_update_kernel(Table table, const int64_t* ids, const int64_t* fill_pos, const int64_t* fill_count,
-                                    const int64_t* fill_slot, const int64_t* evict_key, CacheCounters* counters) {
-  const int64_t m = *fill_count;
-  for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < m;
-       j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t slot = fill_slot[j];
-    if (slot < 0) continue;
-    int64_t tombstones = 0;
-    if (evict_key[j] >= 0 && gpu::table_erase(table.keys, table.mask, evict_key[j])) ++tombstones;
-    if (gpu::table_insert(table.keys, table.slots, table.mask, ids[fill_pos[j]], slot, DeviceCas{}) ==
-        gpu::kTombstone) {
-      --tombstones;
-    }
-    if (tombstones != 0) {
-      atomicAdd(reinterpret_cast<unsigned long long*>(&counters->tombstones),
-                static_cast<unsigned long long>(tombstones));
-    }
-  }
-}
-
-// One warp per fill: the row, already in the output at its first position, into its line.
-__global__ void fill_lines_kernel(const std::byte* out, std::byte* lines, int64_t row_bytes, const int64_t* fill_pos,
-                                  const int64_t* fill_count, const int64_t* fill_slot) {
+// One warp per fill: lane 0 turns the evicted key's cell into a tombstone and gives the new key a
+// cell; the warp copies the row, already in the output at its first position, into the line.
+__global__ void apply_fills_kernel(Table table, const int64_t* ids, const int64_t* fill_pos, const int64_t* fill_count,
+                                   const int64_t* fill_slot, const int64_t* evict_key, const std::byte* out,
+                                   std::byte* lines, int64_t row_bytes, CacheCounters* counters) {
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
   const int64_t first_warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
   const int64_t num_warps = static_cast<int64_t>(gridDim.x) * blockDim.x / kWarp;
   const int64_t m = *fill_count;
+  int64_t tombstones = 0;  // this lane's change to the table's count (lane 0 only)
   for (int64_t j = first_warp; j < m; j += num_warps) {
     const int64_t slot = fill_slot[j];
-    if (slot >= 0) warp_copy_row(out + fill_pos[j] * row_bytes, lines + slot * row_bytes, row_bytes, lane);
+    if (slot < 0) continue;
+    if (lane == 0) {
+      if (evict_key[j] >= 0 && gpu::table_erase(table.keys, table.mask, evict_key[j])) ++tombstones;
+      if (gpu::table_insert(table.keys, table.slots, table.mask, ids[fill_pos[j]], slot, DeviceCas{}) ==
+          gpu::kTombstone) {
+        --tombstones;
+      }
+    }
+    warp_copy_row(out + fill_pos[j] * row_bytes, lines + slot * row_bytes, row_bytes, lane);
+  }
+  // Two's complement: adding the unsigned image of a negative change subtracts it.
+  if (tombstones != 0) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(&counters->tombstones), static_cast<unsigned long long>(tombstones));
   }
 }
 
@@ -391,13 +385,10 @@ void DeviceCache::update(const ServeRows& rows, uint32_t stamp, CacheCounters* c
   sweep_kernel<<<1, kSweepThreads, 0, stream>>>(a);
   GRAPHTIER_CUDA_CHECK_LAUNCH("sweep_kernel");
   const Table table{static_cast<int64_t*>(table_keys_.data()), static_cast<int64_t*>(table_slots_.data()), mask_};
-  table_update_kernel<<<grid, kThreads, 0, stream>>>(table, rows.ids, fill_pos_.get(), fill_count_.get(),
-                                                     fill_slot_.get(), evict_key_.get(), counters);
-  GRAPHTIER_CUDA_CHECK_LAUNCH("table_update_kernel");
-  fill_lines_kernel<<<blocks_for(n, kThreads / kWarp), kThreads, 0, stream>>>(
-      rows.out, static_cast<std::byte*>(lines_data_.data()), row_bytes_, fill_pos_.get(), fill_count_.get(),
-      fill_slot_.get());
-  GRAPHTIER_CUDA_CHECK_LAUNCH("fill_lines_kernel");
+  apply_fills_kernel<<<blocks_for(n, kThreads / kWarp), kThreads, 0, stream>>>(
+      table, rows.ids, fill_pos_.get(), fill_count_.get(), fill_slot_.get(), evict_key_.get(), rows.out,
+      static_cast<std::byte*>(lines_data_.data()), row_bytes_, counters);
+  GRAPHTIER_CUDA_CHECK_LAUNCH("apply_fills_kernel");
 }
 
 void DeviceCache::window(const int64_t* ids, int64_t n, int32_t delta, cudaStream_t stream) {
