@@ -168,7 +168,13 @@ int main(int argc, char** argv) {
                                  {"over_pinned", hits.rows_per_second / r.rows_per_second}};
         }
         if (path == feature::PinnedPath::kMeasured) {
-          row["zero_copy_fraction"] = store.tiers().pinned_paths.zero_copy_fraction;
+          // The start-up calibration the per-request split uses (feature/pinned_split.hpp).
+          const feature::PinnedPaths& p = store.tiers().pinned_paths;
+          row["zero_copy_fraction"] = p.zero_copy_fraction;  // at the whole tier's span
+          row["calibrated_zero_copy_rows_per_second"] = p.zero_copy_rows_per_second;
+          row["calibrated_near_span_bytes"] = p.near_span_bytes;
+          row["calibrated_near_zero_copy_rows_per_second"] = p.near_zero_copy_rows_per_second;
+          row["calibrated_cpu_copy_rows_per_second"] = p.cpu_copy_rows_per_second;
           row["over_best_alone"] = r.bytes_per_second / best_alone;
           row["over_pinned_h2d"] = r.bytes_per_second / h2d;
         }

@@ -1,11 +1,21 @@
 // The GPU tiers (CUDA builds on a GPU machine): the same byte-exactness as the CPU tiers, for
-// device and host outputs, each pinned-tier path, GPU cache hits, fills and window pinning.
+// device and host outputs, each pinned-tier path, GPU cache hits, fills and window pinning; the
+// device cache's hits, fills, bypasses and evictions against the naive host model; rows beyond
+// 2^31 bytes of the pinned tier; the output consumed on another stream.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#if GRAPHTIER_WITH_CUDA
+#include <cuda_runtime.h>
+#endif
+
+#include "cache/gpu_cache_reference.hpp"
 #include "feature/feature_test_util.hpp"
 #include "graphtier/core/memory.hpp"
 #include "graphtier/feature/feature_store.hpp"
@@ -89,6 +99,184 @@ TEST(FeatureStoreGpuTest, WindowPinsGpuCacheLines) {
   EXPECT_EQ(gather_device(store, next), test::reference_rows(dir, next));
   EXPECT_EQ(store.last_gather().gpu_cache.rows, 4);
   store.consume(next);
+}
+
+TEST(FeatureStoreGpuTest, CacheCountsMatchTheHostModelOverAWindow) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the device cache's counts against the host model not checked";
+  const test::Watchdog watchdog(120);
+  ThreadPool pool(2);
+  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  constexpr int64_t kLines = 48;
+  // Storage rows (the probe route, with the host reading only misses) and pinned rows read by
+  // zero-copy (misses served inside the serve kernel).
+  for (const bool pinned : {false, true}) {
+    SCOPED_TRACE(pinned ? "pinned tier, zero-copy" : "storage tier");
+    FeatureStoreOptions options;
+    options.budgets.gpu_hot = Budget::bytes(100 * 96);  // ids [0, 100) hot: the cache serves [100, kNodes)
+    options.budgets.gpu_cache = Budget::bytes(kLines * 96);
+    options.budgets.cpu = pinned ? Budget::percent(100) : Budget::bytes(0);
+    options.pinned_path = PinnedPath::kZeroCopy;
+    options.io_depth = 8;
+    FeatureStore store(graph::Dataset::open(dir), options, pool);
+    ASSERT_EQ(store.tiers().gpu_cache_rows, kLines);
+    test::NaiveGpuCache model(kLines);
+    std::vector<std::vector<int64_t>> window;
+    for (uint64_t g = 0; g < 40; ++g) {
+      // Skewed to a few hundred ids so that lines are hit, evicted and pinned.
+      std::vector<int64_t> ids = test::uniform_ids(40 + g % 5 * 30, 300, 900 + g);
+      if (g % 4 == 0) ids.push_back(kNodes - 1);
+      store.announce(ids);
+      std::vector<int64_t> cached;
+      for (const int64_t id : ids) {
+        if (id >= 100) cached.push_back(id);
+      }
+      model.announce(cached);
+      window.push_back(ids);
+      if (window.size() < 3) continue;
+      const std::vector<int64_t> batch = window.front();
+      window.erase(window.begin());
+      std::vector<int64_t> batch_cached;
+      for (const int64_t id : batch) {
+        if (id >= 100) batch_cached.push_back(id);
+      }
+      ASSERT_EQ(gather_device(store, batch), test::reference_rows(dir, batch)) << "gather " << g;
+      const test::GpuCacheCounts want = model.gather(batch_cached);
+      const GatherStats s = store.last_gather();
+      EXPECT_EQ(s.gpu_cache.rows, want.hits) << "gather " << g;
+      EXPECT_EQ(s.cache_fills, want.fills) << "gather " << g;
+      EXPECT_EQ(s.cache_bypasses, want.bypasses) << "gather " << g;
+      EXPECT_EQ(s.gpu_cache_evictions, want.evictions) << "gather " << g;
+      store.consume(batch);
+      model.consume(batch_cached);
+    }
+  }
+}
+
+TEST(FeatureStoreGpuTest, OutputIsCompleteForAnotherStreamWhenGatherReturns) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: output consumed on another stream not checked";
+#if GRAPHTIER_WITH_CUDA
+  ThreadPool pool(2);
+  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  FeatureStoreOptions options;
+  options.budgets.gpu_hot = Budget::percent(10);
+  options.budgets.gpu_cache = Budget::percent(10);
+  options.budgets.cpu = Budget::percent(40);
+  options.io_depth = 8;
+  FeatureStore store(graph::Dataset::open(dir), options, pool);
+  cudaStream_t producer = nullptr;
+  cudaStream_t consumer = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&producer, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&consumer, cudaStreamNonBlocking), cudaSuccess);
+  for (uint64_t b = 0; b < 4; ++b) {
+    const std::vector<int64_t> ids = test::uniform_ids(4000, kNodes, 700 + b);
+    const auto bytes = ids.size() * 96;
+    // The output is allocated and dirtied on the caller's own non-default stream, which it
+    // finishes before the gather (the caller's part of the contract).
+    void* out = nullptr;
+    ASSERT_EQ(cudaMallocAsync(&out, bytes, producer), cudaSuccess);
+    ASSERT_EQ(cudaMemsetAsync(out, 0xab, bytes, producer), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(producer), cudaSuccess);
+    store.gather(ids, TensorView::contiguous(out, DType::kFloat32, {static_cast<int64_t>(ids.size()), 24},
+                                             MemoryKind::kDevice));
+    // Consumed at once on a third stream that waits for nothing.
+    std::vector<std::byte> host(bytes);
+    ASSERT_EQ(cudaMemcpyAsync(host.data(), out, bytes, cudaMemcpyDeviceToHost, consumer), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(consumer), cudaSuccess);
+    ASSERT_EQ(host, test::reference_rows(dir, ids)) << "batch " << b;
+    ASSERT_EQ(cudaFreeAsync(out, consumer), cudaSuccess);
+  }
+  ASSERT_EQ(cudaStreamSynchronize(consumer), cudaSuccess);
+  cudaStreamDestroy(producer);
+  cudaStreamDestroy(consumer);
+#endif
+}
+
+TEST(FeatureStoreGpuTest, WindowChangesFromAnotherThreadKeepGathersExact) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: announce/consume racing gathers not checked";
+  const test::Watchdog watchdog(120);
+  ThreadPool pool(2);
+  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  FeatureStoreOptions options;
+  options.budgets.gpu_hot = Budget::percent(5);
+  options.budgets.gpu_cache = Budget::bytes(64 * 96);
+  options.budgets.cpu = Budget::percent(40);
+  options.io_depth = 8;
+  FeatureStore store(graph::Dataset::open(dir), options, pool);
+  std::atomic<bool> stop{false};
+  // The sampler's side: announce a batch, later consume it, while the gathers below run (their
+  // probes and updates share the GPU tiers' stream with these window changes).
+  std::thread sampler([&] {
+    for (uint64_t b = 0; !stop.load(); ++b) {
+      const std::vector<int64_t> ids = test::uniform_ids(500, kNodes, 5000 + b);
+      store.announce(ids);
+      store.consume(ids);
+    }
+  });
+  for (uint64_t b = 0; b < 30; ++b) {
+    const std::vector<int64_t> ids = test::uniform_ids(2000, 400, 6000 + b);
+    const bool exact = gather_device(store, ids) == test::reference_rows(dir, ids);
+    EXPECT_TRUE(exact) << "batch " << b;
+    if (!exact) break;  // not ASSERT: the sampler thread must be joined
+  }
+  stop = true;
+  sampler.join();
+}
+
+// Bytes free for a test that needs them (MemAvailable), 0 when unknown.
+int64_t available_memory() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  int64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return 0;
+}
+
+TEST(FeatureStoreGpuTest, RowsBeyondTwoGiBOfThePinnedTierAreExact) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: byte offsets >= 2^31 in the pinned tier not checked";
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  // A 5 GiB table of 128 B rows: pinned once (5 GiB), written to disk once, read back as reference.
+  if (available_memory() < 16 * kGiB) {
+    GTEST_SKIP() << "needs 16 GiB of available memory for a 5 GiB pinned table; has " << available_memory() / kGiB
+                 << " GiB";
+  }
+  const test::Watchdog watchdog(540);
+  ThreadPool pool(8);
+  constexpr int64_t kRows = 5 * kGiB / 128 + 1000;
+  // Generated here with a wide pool and few edges: only the features matter.
+  const test::TempDir root;
+  const std::string dir = root / "big";
+  {
+    graph::GenerateOptions g;
+    g.num_nodes = kRows;
+    g.num_edges = 4096;
+    g.num_classes = 3;
+    g.feature_dim = 32;
+    g.seed = 5;
+    ThreadPool wide(16);
+    graph::generate_dataset(dir, g, wide);
+  }
+  FeatureStoreOptions options;
+  options.budgets.gpu_cache = Budget::bytes(8192 * 128);
+  options.budgets.cpu = Budget::percent(100);
+  options.pinned_path = PinnedPath::kZeroCopy;
+  FeatureStore store(graph::Dataset::open(dir), options, pool);
+  ASSERT_EQ(store.tiers().ranges.cpu_end, kRows);
+  // Rows near the end, all beyond 2^31 bytes (and beyond 2^32), a few repeated.
+  std::vector<int64_t> ids;
+  for (int64_t k = 0; k < 4096; ++k) ids.push_back(kRows - 1 - k * 977 % 3000000);
+  for (int64_t k = 0; k < 64; ++k) ids.push_back(ids[static_cast<std::size_t>(k * 13)]);
+  for (const int64_t id : ids) ASSERT_GT(id * 128, 4 * kGiB);
+  const std::vector<std::byte> want = test::reference_rows(dir, ids);
+  ASSERT_EQ(gather_device(store, ids), want);  // zero-copy reads, and fills of the cache
+  GatherStats s = store.last_gather();
+  EXPECT_GT(s.host.rows, 0);
+  EXPECT_GT(s.cache_fills, 0);
+  ASSERT_EQ(gather_device(store, ids), want);  // the same rows from the cache's lines
+  s = store.last_gather();
+  EXPECT_EQ(s.gpu_cache.rows, static_cast<int64_t>(ids.size()));
 }
 
 }  // namespace

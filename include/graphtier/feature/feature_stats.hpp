@@ -31,8 +31,9 @@ struct GatherStats {
   TierStats host;         // static range [gpu_end, cpu_end) in (pinned) host memory
   TierStats host_cache;   // dynamic cache of storage rows in host memory
   TierStats storage;      // rows read from features.bin
-  int64_t cache_fills = 0;     // storage rows copied into a cache line
-  int64_t cache_bypasses = 0;  // storage rows served without a line (every line pinned or in use)
+  int64_t cache_fills = 0;     // rows copied into a cache line (GPU cache: distinct keys)
+  int64_t cache_bypasses = 0;  // misses served without a line, every line pinned or in use (GPU cache: distinct keys)
+  int64_t gpu_cache_evictions = 0;  // GPU cache lines whose key a fill replaced
   io::IoStats io;              // the read engine's work for the storage rows
 
   GatherStats& operator+=(const GatherStats& o) {
@@ -45,6 +46,7 @@ struct GatherStats {
     storage += o.storage;
     cache_fills += o.cache_fills;
     cache_bypasses += o.cache_bypasses;
+    gpu_cache_evictions += o.gpu_cache_evictions;
     io += o.io;
     return *this;
   }

@@ -5,8 +5,10 @@
 //   [0, gpu_end)          GPU hot tier: device memory (CUDA builds)
 //   [gpu_end, cpu_end)    host tier: host memory, page-locked (pinned) when a GPU is present
 //   [cpu_end, num_nodes)  storage tier: features.bin read with O_DIRECT through io::ReadEngine
-// and two dynamic caches for rows outside them, each a cache::CachePolicy beside its own rows:
-// the GPU software cache (CUDA builds) and the host cache (storage rows in host memory). Both
+// and two dynamic caches for rows outside them: the GPU software cache (CUDA builds; its table,
+// CLOCK state and window counts on the GPU: docs/architecture.md, "GPU software cache") and the
+// host cache (storage rows in host memory, a cache::CachePolicy beside its rows; `eviction`
+// applies to it, the GPU cache is always CLOCK). Both
 // honour window buffering: announce() the ids of minibatches sampled ahead, consume() them once
 // gathered; a row with announced future use is never evicted.
 //
@@ -25,6 +27,7 @@
 #include "graphtier/core/units.hpp"
 #include "graphtier/feature/feature_stats.hpp"
 #include "graphtier/graph/dataset.hpp"
+#include "graphtier/feature/pinned_split.hpp"
 #include "graphtier/feature/tier_ranges.hpp"
 #include "graphtier/io/read_device.hpp"
 
@@ -41,7 +44,7 @@ struct FeatureBudgets {
 
 /// How the GPU reads the pinned host tier (CUDA builds).
 enum class PinnedPath : uint8_t {
-  kMeasured,  // both paths timed at start-up; each request split by their rates
+  kMeasured,  // both paths timed at start-up; each request split by its span (pinned_split.hpp)
   kZeroCopy,  // GPU threads read pinned memory
   kCpuCopy,   // CPU threads gather into pinned staging, then one DMA copy
 };
@@ -62,16 +65,6 @@ struct FeatureStoreOptions {
   int io_depth = 0;
   int max_io_depth = 64;  // ring size of a device the store makes itself
   int device = 0;         // CUDA device of the GPU tiers
-};
-
-/// The two transfer paths of the pinned host tier to the GPU, measured at start-up on random rows
-/// of the tier (CUDA builds with a host tier; zeros otherwise).
-struct PinnedPaths {
-  double zero_copy_rows_per_second = 0;  // GPU threads reading pinned memory
-  double cpu_copy_rows_per_second = 0;   // CPU gather into pinned staging + one DMA copy
-  /// Share of a request's pinned-tier rows given to zero-copy: both paths run at once, so each
-  /// gets rows in proportion to its rate (1 or 0 when one path is over 8x the other).
-  double zero_copy_fraction = 0;
 };
 
 /// Rows per tier, as resolved from the budgets.

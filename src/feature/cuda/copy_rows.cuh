@@ -10,6 +10,39 @@
 
 namespace graphtier::feature::cuda {
 
+// One warp moves one row: lane `lane` (0-31) of the warp calls it with the same arguments. Rows
+// whose source, destination and size are 16-byte aligned move as int4: the warp's loads start at
+// the 128-byte segment holding the row start (PyTorch-Direct's aligned access shift, §V-B of the
+// mini-batch training survey: docs/references.md, Mini-batch training survey), so each warp-wide
+// load covers whole segments and no PCIe or HBM transaction is split between two loads; lanes
+// before the row start load nothing. Other rows (packed layouts with odd sizes) move as 4-byte
+// words where all three allow it, else bytes. Offsets are 64-bit: rows beyond 2^31 bytes of a
+// table are addressed exactly.
+__device__ __forceinline__ void warp_copy_row(const std::byte* src, std::byte* dst, int64_t row_bytes, int lane) {
+  constexpr int kWarp = 32;
+  constexpr int64_t kVector = 16;    // bytes per lane per load: one int4
+  constexpr int64_t kSegment = 128;  // the transaction size coalesced loads should fill
+  const auto s = reinterpret_cast<uintptr_t>(src);
+  const auto d = reinterpret_cast<uintptr_t>(dst);
+  const auto n = static_cast<uintptr_t>(row_bytes);
+  if (((s | d | n) % kVector) == 0) {
+    const uintptr_t base = s / kSegment * kSegment;
+    const auto head = static_cast<int64_t>(s - base);  // a multiple of 16 below 128
+    const int64_t span = head + row_bytes;
+    for (int64_t off = static_cast<int64_t>(lane) * kVector; off < span; off += kWarp * kVector) {
+      if (off < head) continue;
+      const int4 v = *reinterpret_cast<const int4*>(base + static_cast<uintptr_t>(off));
+      *reinterpret_cast<int4*>(d + static_cast<uintptr_t>(off - head)) = v;
+    }
+  } else if (((s | d | n) % 4) == 0) {
+    const auto* src_words = reinterpret_cast<const uint32_t*>(src);
+    auto* dst_words = reinterpret_cast<uint32_t*>(dst);
+    for (int64_t w = lane; w < row_bytes / 4; w += kWarp) dst_words[w] = src_words[w];
+  } else {
+    for (int64_t b = lane; b < row_bytes; b += kWarp) dst[b] = src[b];
+  }
+}
+
 struct RowCopy {
   const std::byte* src = nullptr;
   int64_t src_pitch = 0;

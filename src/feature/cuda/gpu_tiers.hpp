@@ -14,12 +14,17 @@ namespace graphtier::feature::cuda {
 /// options.device, and measures the two paths of the pinned tier (fills store.tiers.pinned_paths).
 std::unique_ptr<GpuTiers, GpuTiersDeleter> make_gpu_tiers(FeatureStore::Impl& store, const FeatureStoreOptions& options);
 
+/// Window buffering for the GPU cache: the ids (in [gpu_end, num_nodes)) cross once through
+/// pinned memory; the counts change on the device, in stream order with the gathers.
 void announce(GpuTiers& tiers, std::span<const int64_t> ids);
 void consume(GpuTiers& tiers, std::span<const int64_t> ids);
 
 /// out[k] = X[ids[k]] into device memory (or host memory through a device bounce), every tier
-/// working at once: GPU kernels for the hot tier, cache hits and zero-copy rows are queued on the
-/// tiers' stream while the CPU gathers the rest into pinned staging. Adds to `stats`.
+/// working at once: one serve kernel for the hot rows, GPU cache hits and zero-copy rows is queued
+/// on the tiers' stream while the CPU gathers the pinned tier's CPU half (split by the rows' span)
+/// into pinned staging; storage rows the cache missed follow, then one batched cache update. One
+/// stream synchronisation at the end, one more mid-way only with a GPU cache and storage rows
+/// (docs/architecture.md, "GPU software cache"). Adds to `stats`.
 void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView out, GatherStats& stats);
 
 }  // namespace graphtier::feature::cuda

@@ -1,0 +1,102 @@
+// The GPU software cache on the GPU (docs/architecture.md, "GPU software cache"): a key-to-slot
+// hash table, the lines' reference bits and use stamps, and the window's reuse counts, all in
+// device memory; the gather's serve kernel probes it (one warp per output row), and one batched
+// update per gather (dedup of the misses, CLOCK victims, table writes, line fills) runs after
+// every output row has landed, in stream order. The decisions are the __host__ __device__
+// functions of graphtier/cache/gpu_cache_table.hpp; these kernels only launch them.
+//
+// Thread-safety: none; the feature store serialises gathers, and announce/consume (window) under
+// its policy lock. Everything is queued on the stream handed in (the GPU tiers' one stream), so a
+// probe, a window change and an update never overlap on the device.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "device_scratch.cuh"
+#include "graphtier/core/memory.hpp"
+
+namespace graphtier::feature::cuda {
+
+/// How the serve kernel treats output position k (uploaded by the host, one byte per position).
+enum Route : uint8_t {
+  kRouteHot = 0,          // the static GPU tier (ids < gpu_end)
+  kRouteZeroCopy = 1,     // pinned tier: a cache hit reads the line, a miss reads pinned memory by zero-copy
+  kRouteStaged = 2,       // no GPU cache: the host gathers the row into staging (the pinned tier's CPU
+                          // half, storage rows)
+  kRouteProbe = 3,        // storage row with a GPU cache: a hit reads the line, a miss is staged by the host
+  kRouteStagedProbe = 4,  // the pinned tier's CPU half with a GPU cache: probed like the others (a
+                          // hit marks the line, a miss fills one), the bytes always from staging
+};
+
+/// Per-gather counters in device memory, copied back once at the end of the gather.
+struct CacheCounters {
+  int64_t hits = 0;            // positions served from a line
+  int64_t zero_copy_rows = 0;  // positions served by zero-copy reads of the pinned tier
+  int64_t fills = 0;           // distinct missed keys given a line
+  int64_t bypasses = 0;        // distinct missed keys left without one (every line used or pinned)
+  int64_t evictions = 0;       // held keys whose line a fill took
+  int64_t tombstones = 0;      // table cells marked as evicted (kept across gathers)
+};
+
+/// One gather's rows as the serve kernel reads them (device pointers).
+struct ServeRows {
+  const int64_t* ids = nullptr;
+  const uint8_t* route = nullptr;
+  int64_t n = 0;
+  const std::byte* hot = nullptr;     // [gpu_end, row_bytes]
+  const std::byte* pinned = nullptr;  // the pinned tier as the GPU addresses it
+  int64_t pinned_begin = 0;           // its first id
+  int64_t pinned_pitch = 0;           // its row stride
+  std::byte* out = nullptr;           // [n, row_bytes], device
+  int64_t row_bytes = 0;
+  uint8_t* hit = nullptr;  // [n]: 1 where a line served the row (device)
+};
+
+class DeviceCache {
+ public:
+  DeviceCache() = default;
+  /// `lines` lines of `row_bytes` (0: no cache: serve() still routes the hot and zero-copy rows)
+  /// for keys in [base, num_nodes), on the current device, initialised on `stream`.
+  DeviceCache(int64_t lines, int64_t row_bytes, int64_t base, int64_t num_nodes, int device, cudaStream_t stream);
+
+  int64_t lines() const noexcept { return lines_; }
+
+  /// Queues the serve kernel: hot rows, cache hits (reference bit and use stamp `stamp` set), and
+  /// zero-copy misses; counts into `counters` (device). hit[k] is written for every position.
+  void serve(const ServeRows& rows, uint32_t stamp, CacheCounters* counters, cudaStream_t stream);
+  /// Queues the batched update for the misses of serve(): each distinct missed key (any route
+  /// but kRouteHot and kRouteStaged, hit 0), in order of first position, takes a never-used line or a CLOCK
+  /// victim, or bypasses; the table is rewritten and the lines filled from `rows.out`, which must
+  /// hold every row by then (queue it after the staged rows' scatter).
+  void update(const ServeRows& rows, uint32_t stamp, CacheCounters* counters, cudaStream_t stream);
+  /// Window buffering: each distinct id of ids[0, n) (device, in [base, num_nodes)) gains
+  /// (delta +1) or loses (-1, never below zero) one announced use.
+  void window(const int64_t* ids, int64_t n, int32_t delta, cudaStream_t stream);
+  /// Clears the table and reinserts every held line when the tombstones counted so far (the last
+  /// gather's counters) pass a quarter of the cells.
+  void rebuild_if_needed(int64_t tombstones, CacheCounters* counters, cudaStream_t stream);
+
+ private:
+  int64_t lines_ = 0;
+  int64_t row_bytes_ = 0;
+  int64_t base_ = 0;
+  uint64_t mask_ = 0;
+  Buffer lines_data_;   // [lines, row_bytes]
+  Buffer table_keys_;   // [capacity]
+  Buffer table_slots_;  // [capacity]
+  Buffer slot_key_;     // [lines], -1: never used
+  Buffer referenced_;   // [lines] CLOCK reference bits
+  Buffer stamp_;        // [lines] the gather that last used the line
+  Buffer reuse_;        // [num_nodes - base] announced uses per key
+  Buffer state_;        // CacheState: hand, never-used lines
+  // Per-gather scratch, grown on demand (stream-ordered, kept between gathers).
+  ::graphtier::cuda::DeviceScratch<int64_t> pending_keys_, pending_first_, iota_, fill_pos_, fill_slot_, evict_key_,
+      fill_count_, window_keys_, window_first_;
+  ::graphtier::cuda::DeviceScratch<uint8_t> flags_, select_temp_;
+  int64_t iota_size_ = 0;
+};
+
+}  // namespace graphtier::feature::cuda

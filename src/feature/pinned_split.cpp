@@ -1,0 +1,29 @@
+#include "graphtier/feature/pinned_split.hpp"
+
+#include <cmath>
+
+namespace graphtier::feature {
+
+double zero_copy_rate(const PinnedPaths& p, double span_bytes) {
+  const double near = p.near_span_bytes;
+  const double far = p.tier_bytes;
+  if (near <= 0 || far <= near || span_bytes >= far) return p.zero_copy_rows_per_second;
+  if (span_bytes <= near) return p.near_zero_copy_rows_per_second;
+  // The floor's figures fall roughly as a power of the span between the two.
+  const double t = std::log(span_bytes / near) / std::log(far / near);
+  return std::exp(std::log(p.near_zero_copy_rows_per_second) +
+                  t * (std::log(p.zero_copy_rows_per_second) - std::log(p.near_zero_copy_rows_per_second)));
+}
+
+double split_share(double zc, double cpu) {
+  if (zc <= 0 && cpu <= 0) return 0;
+  if (zc > kPinnedSplitRatio * cpu) return 1;
+  if (cpu > kPinnedSplitRatio * zc) return 0;
+  return zc / (zc + cpu);
+}
+
+double zero_copy_fraction(const PinnedPaths& p, double span_bytes) {
+  return split_share(zero_copy_rate(p, span_bytes), p.cpu_copy_rows_per_second);
+}
+
+}  // namespace graphtier::feature
