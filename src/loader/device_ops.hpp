@@ -12,7 +12,8 @@
 
 namespace graphtier::loader::device {
 
-/// Page-locked host memory (cudaHostAlloc, portable), for the pinned ring of input ids.
+/// Page-locked host memory (cudaHostAlloc, mapped and portable, as core's pinned Buffer), for the
+/// pinned rings (input ids, pinned outputs).
 void* allocate_pinned(std::size_t bytes);
 void free_pinned(void* ptr) noexcept;
 

@@ -30,6 +30,9 @@ struct Loader::Impl {
   std::optional<Accumulator> accumulator;
   // Device output: x is allocated (stream-ordered) and freed on this stream.
   std::shared_ptr<OwnedCudaStream> output_stream;
+  // Pinned output: page-locked buffers reused once their batches are dropped (no cudaHostAlloc /
+  // cudaFreeHost per gather).
+  std::optional<PinnedRing> pinned_output;
 
   // The running epoch.
   bool started = false;
@@ -52,6 +55,7 @@ struct Loader::Impl {
     if (store != nullptr) {
       accumulator.emplace(store->tiers().ranges.cpu_end, store->io_depth(), options.max_merge);
       if (options.output == MemoryKind::kDevice) output_stream = std::make_shared<OwnedCudaStream>(options.device);
+      if (options.output == MemoryKind::kPinned) pinned_output.emplace(device::allocate_pinned, device::free_pinned);
     }
   }
 
@@ -153,6 +157,10 @@ void Loader::Impl::gather_group(int64_t epoch, std::vector<Sampled>& group) {
       // device) when the batch dies.
       buffer = device::allocate_output(bytes, output_stream->get(), options.device);
       data = buffer.get();
+    } else if (pinned_output) {
+      auto lease = std::make_shared<PinnedRing::Lease>(pinned_output->acquire((bytes + 7) / 8));
+      data = lease->data();
+      buffer = std::shared_ptr<void>(lease, data);
     } else {
       auto host = std::make_shared<Buffer>(options.output, bytes, options.device);
       data = host->data();

@@ -1,8 +1,9 @@
-// Page-locked host buffers for the ids a GPU-sampled minibatch sends to the host (its input nodes,
-// which the feature gather routes to the host tiers), reused from minibatch to minibatch: one
-// buffer per minibatch in flight in the pipeline (sampled, waiting in the window, or being
-// gathered), so steady state allocates nothing. The allocator is handed in (cudaMallocHost in the
-// loader, plain memory in the CPU tests), so the reuse is checked without a GPU.
+// Page-locked host buffers reused from minibatch to minibatch: the ids a GPU-sampled minibatch sends
+// to the host (its input nodes, which the feature gather routes to the host tiers), one buffer per
+// minibatch in flight in the pipeline (sampled, waiting in the window, or being gathered), and
+// pinned feature outputs, one per gather whose batches are still alive. Steady state allocates
+// nothing. The allocator is handed in (cudaHostAlloc in the loader, plain memory in the CPU
+// tests), so the reuse is checked without a GPU.
 #pragma once
 
 #include <cstddef>

@@ -270,6 +270,26 @@ TEST(Loader, DeviceBatchesStayOnTheDeviceAndMatchTheCpuPipeline) {
   }
 }
 
+TEST(Loader, PinnedOutputIsTheCpuPipelinesInReusedBuffers) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: pinned output not checked";
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  const std::vector<int64_t> ids = train_ids(d);
+  const std::vector<LoadedBatch> expected = reference_epoch(d, ids);
+  ThreadPool p(2);
+  feature::FeatureStore store(d, store_options("30%", "5%"), p);
+  LoaderOptions o = small_options();
+  o.output = MemoryKind::kPinned;
+  Loader loader(d, &store, ids, o);
+  for (int pass = 0; pass < 2; ++pass) {  // the second pass writes into the first one's buffers
+    const std::vector<LoadedBatch> got = run_epoch(loader, 3);
+    ASSERT_EQ(got.size(), expected.size());
+    for (std::size_t b = 0; b < got.size(); ++b) {
+      ASSERT_EQ(got[b].x.memory, MemoryKind::kPinned);
+      expect_same_batch(got[b], expected[b]);
+    }
+  }
+}
+
 TEST(Loader, DeviceBatchesLeaveCpuSamplingOnTheHost) {
   const graph::Dataset d = graph::Dataset::open(dataset_dir());
   const std::vector<int64_t> ids = train_ids(d);

@@ -24,8 +24,9 @@
 // to read them), plus the sampler's own (cuda_neighbor_sampler.hpp). Device output x: stream-
 // ordered memory from the device's kept pool on the loader's output stream (no cudaMalloc/cudaFree
 // per batch), allocated by the gather thread with one host wait on that stream per gather; the
-// gather completes x before the batch is delivered. Device memory is freed in order on the stream
-// that made it, after the consumer's work: LoadedBatch::release_after.
+// gather completes x before the batch is delivered. Pinned output x: page-locked buffers reused
+// once their batches are dropped. Device memory is freed in order on the stream that made it,
+// after the consumer's work: LoadedBatch::release_after.
 //
 // Every minibatch is a pure function of (ids, seed, epoch, batch index): the output does not depend
 // on stage timing, merging, the window or which tiers served the features, and an epoch can start

@@ -29,7 +29,7 @@ class DeviceGuard {
 
 void* allocate_pinned(std::size_t bytes) {
   void* ptr = nullptr;
-  GRAPHTIER_CUDA_CHECK(cudaHostAlloc(&ptr, bytes, cudaHostAllocPortable));
+  GRAPHTIER_CUDA_CHECK(cudaHostAlloc(&ptr, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
   return ptr;
 }
 
