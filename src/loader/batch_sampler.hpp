@@ -21,9 +21,9 @@ namespace graphtier::loader {
 /// A sampled minibatch: the host form, or with a device form its seeds only beside the device
 /// blocks and (when the host needs them) the input node ids in a pinned ring slot.
 struct SampledBatch {
+  std::shared_ptr<const OwnedCudaStream> stream;  // the stream that frees `device` (destroyed after it)
   sample::MiniBatch batch;
   std::shared_ptr<const sample::DeviceMiniBatch> device;
-  std::shared_ptr<const OwnedCudaStream> stream;  // the stream that frees `device`
   PinnedRing::Lease input;                        // device form: the input node ids on the host
   bool copied_to_host = false;                    // GPU-sampled blocks copied to the host
 
