@@ -151,6 +151,7 @@ void Loader::Impl::gather_group(int64_t epoch, std::vector<Sampled>& group) {
     row_bytes = layout.row_bytes();
     const auto rows = static_cast<int64_t>(ids.size());
     const auto bytes = static_cast<std::size_t>(std::max<int64_t>(1, rows * row_bytes));
+    const auto t0 = std::chrono::steady_clock::now();  // the output's allocation counts as gather time
     void* data = nullptr;
     if (output_stream) {
       // Stream-ordered from the kept pool: no cudaMalloc, and no cudaFree (which waits for the whole
@@ -166,7 +167,6 @@ void Loader::Impl::gather_group(int64_t epoch, std::vector<Sampled>& group) {
       data = host->data();
       buffer = std::shared_ptr<void>(host, data);  // owns the Buffer, points at its memory
     }
-    const auto t0 = std::chrono::steady_clock::now();
     const feature::GatherStats done =
         store->gather(ids, TensorView::contiguous(data, layout.dtype, {rows, layout.dim}, options.output, options.device));
     for (Sampled& s : group) consume(s);

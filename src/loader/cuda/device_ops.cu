@@ -59,7 +59,12 @@ void order_after(CudaStream consumer, std::span<const CudaStream> waiters, int d
   if (waiters.empty()) return;
   const DeviceGuard guard(device);
   cudaEvent_t event = nullptr;
-  GRAPHTIER_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  const cudaError_t created = cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
+  if (created == cudaErrorCudartUnloading || created == cudaErrorContextIsDestroyed) {
+    (void)cudaGetLastError();
+    return;  // the process is exiting: no work is left to order, and the memory goes with the context
+  }
+  GRAPHTIER_CUDA_CHECK(created);
   GRAPHTIER_CUDA_CHECK(cudaEventRecord(event, cuda::native(consumer)));
   for (const CudaStream w : waiters) GRAPHTIER_CUDA_CHECK(cudaStreamWaitEvent(cuda::native(w), event, 0));
   // Released once the waits that use it have completed (the runtime keeps it until then).
