@@ -151,7 +151,7 @@ class _Loader:
             batch_offset=batch_offset, batch_stride=batch_stride, seed=seed, window=window,
             accumulate=accumulate, max_merge=max_merge, prefetch=prefetch,
             sample_threads=num_threads, output=output, device=self.device.index or 0, bulk=bulk,
-            gpu_sampling=gpu_sampling,
+            gpu_sampling=gpu_sampling, device_batches=self.device.type == "cuda",
             topology=topology, topology_cache_bytes=topology_cache_bytes)
         self._batch_stride = int(batch_stride)
         self._position = (0, 0)
@@ -224,8 +224,13 @@ class _Pass:
         if not self._current():
             raise RuntimeError(f"this iterator of the loader (epoch {self._epoch}) was superseded by a newer "
                                f"iter(loader): the loader runs one pass at a time")
+        # The stream that reads the batch's device tensors (torch's current one): their memory is
+        # freed after the work queued on it when the last of them dies.
+        stream = 0
+        if loader.device.type == "cuda":
+            stream = torch.cuda.current_stream(torch.device("cuda", loader.device.index or 0)).cuda_stream
         try:
-            d = loader._loader.next()
+            d = loader._loader.next(stream)
         except BaseException:
             self.close()
             raise
@@ -236,7 +241,10 @@ class _Pass:
             raise StopIteration
         batch = _batch_from_dict(d)
         if loader.device.type != "cpu":
-            batch = batch.to(loader.device)  # x is already there: its .to() is a no-op
+            # x is already there, and so are the blocks, seeds and input nodes when they were sampled
+            # on the GPU by the neighbour sampler (their .to() is a no-op); the labels come from the
+            # host.
+            batch = batch.to(loader.device)
         # Advanced before the batch is handed out: a checkpoint taken while it trains resumes after it
         # (at the next batch this loader delivers).
         if batch.index + loader._batch_stride < loader.num_batches:
@@ -266,6 +274,12 @@ class NeighborLoader(_Loader):
     the rest is read from SSD. `window` minibatches are sampled ahead and announced to the caches;
     `accumulate` merges their SSD reads up to the store's queue depth. `features=False` samples
     only (`x` is None).
+
+    With `gpu_sampling` and a CUDA `device`, the blocks, seeds and input nodes stay on the GPU
+    where they were sampled (device tensors shared through DLPack, no host round trip); a block's
+    memory returns to the sampler when its last tensor dies, after the work queued meanwhile on
+    the stream that was current when the batch was delivered (work on another stream must finish
+    first, e.g. with a synchronize, before the batch's tensors are dropped).
 
     `bulk=k` (k >= 1) samples k minibatches per call with the bulk matrix GraphSAGE sampler (on
     the GPU with `gpu_sampling`): parallel edges merge into one entry, so a node keeps

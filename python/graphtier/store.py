@@ -8,6 +8,9 @@ import torch
 from graphtier import _core
 from graphtier._ids import node_ids
 
+_TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
+                 "int32": torch.int32, "int64": torch.int64, "uint8": torch.uint8}
+
 
 class FeatureStore(_core.FeatureStore):
     __doc__ = _core.FeatureStore.__doc__
@@ -15,5 +18,20 @@ class FeatureStore(_core.FeatureStore):
     def gather(self, ids, memory: str = "host") -> torch.Tensor:
         """X[ids] as a new [len(ids), dim] tensor, byte for byte, in host, pinned or device memory
         (the store's GPU). `ids`: integer node ids (a sequence, numpy array or tensor), or a bool
-        mask with one entry per node (numpy array or tensor): the rows of its True positions."""
-        return super().gather(node_ids(ids, "ids", self.num_nodes).numpy(), memory)
+        mask with one entry per node (numpy array or tensor): the rows of its True positions.
+
+        In device memory the tensor comes from PyTorch's caching allocator (torch.empty on the
+        current stream), so freeing it costs no cudaFree."""
+        ids = node_ids(ids, "ids", self.num_nodes).numpy()
+        if memory != "device":
+            return super().gather(ids, memory)
+        device = torch.device("cuda", self.device)
+        out = torch.empty((len(ids), self.feature_dim), dtype=_TORCH_DTYPES[self.dtype], device=device)
+        # The allocator may hand out memory that work queued on the current stream still reads; the
+        # gather writes on the store's own stream, so it starts once that work is done (a host wait
+        # on an event), and it is complete when gather_into returns.
+        ready = torch.cuda.Event()
+        ready.record(torch.cuda.current_stream(device))
+        ready.synchronize()
+        super().gather_into(ids, out)
+        return out

@@ -41,17 +41,33 @@ nb::capsule owner_capsule(std::shared_ptr<T> owner) {
                      [](void* p) noexcept { delete static_cast<std::shared_ptr<T>*>(p); });
 }
 
+/// A 1-D torch tensor viewing `count` values at `data`, in host memory or (cuda) in device memory
+/// of `device`, kept alive by `owner` (DLPack: kDLCPU or kDLCUDA, contiguous).
+/// An empty view has no owner: the DLPack deleter of a tensor without elements is never run (seen
+/// with PyTorch 1.13), so its owner, the whole minibatch, would never be released.
+template <typename T>
+TorchArray torch_view(const T* data, std::size_t count, nb::handle owner, bool cuda, int device) {
+  const std::size_t shape[1] = {count};
+  if (count == 0) owner = nb::handle();
+  return TorchArray(const_cast<T*>(data), 1, shape, owner, nullptr, nb::dtype<T>(),
+                    cuda ? nb::device::cuda::value : nb::device::cpu::value, cuda ? device : 0);
+}
+
 /// A 1-D torch tensor viewing `values` (host memory), kept alive by `owner`.
 template <typename T>
 TorchArray torch_view(std::span<const T> values, nb::handle owner) {
-  const std::size_t shape[1] = {values.size()};
-  return TorchArray(const_cast<T*>(values.data()), 1, shape, owner, nullptr, nb::dtype<T>());
+  return torch_view(values.data(), values.size(), owner, false, 0);
 }
 
 /// A torch tensor viewing `view` (host, pinned or device memory), kept alive by `owner`.
 inline TorchArray torch_view(const TensorView& view, nb::handle owner) {
   std::size_t shape[TensorView::kMaxDims];
-  for (int d = 0; d < view.ndim; ++d) shape[d] = static_cast<std::size_t>(view.shape[d]);
+  bool empty = false;
+  for (int d = 0; d < view.ndim; ++d) {
+    shape[d] = static_cast<std::size_t>(view.shape[d]);
+    empty = empty || shape[d] == 0;
+  }
+  if (empty) owner = nb::handle();  // as above
   const bool device = view.memory == MemoryKind::kDevice;
   return TorchArray(view.data, static_cast<std::size_t>(view.ndim), shape, owner, view.strides.data(),
                     dlpack_dtype(view.dtype), device ? nb::device::cuda::value : nb::device::cpu::value,

@@ -117,6 +117,34 @@ void bind_feature_store(nb::module_& m) {
           nb::arg("ids").noconvert(), nb::arg("memory") = "host",
           "X[ids] as a new [len(ids), dim] tensor, byte for byte, in host, pinned or device memory (the "
           "store's GPU)")
+      .def(
+          "gather_into",
+          [](FeatureStoreHandle& s, const IdArray& ids, nb::ndarray<nb::c_contig> out) {
+            const graph::FeatureLayout& layout = s.store->layout();
+            const auto n = static_cast<int64_t>(ids.shape(0));
+            const bool cuda = out.device_type() == nb::device::cuda::value;
+            GRAPHTIER_EXPECTS(cuda || out.device_type() == nb::device::cpu::value, InvalidArgument,
+                              "gather_into: out must be in host or CUDA memory");
+            GRAPHTIER_EXPECTS(!cuda || out.device_id() == s.device, InvalidArgument, "gather_into: out is on cuda:",
+                              out.device_id(), ", the store's GPU is cuda:", s.device);
+            GRAPHTIER_EXPECTS(out.ndim() == 2 && static_cast<int64_t>(out.shape(0)) == n &&
+                                  static_cast<int64_t>(out.shape(1)) == layout.dim,
+                              InvalidArgument, "gather_into: out must be a contiguous [", n, ", ", layout.dim,
+                              "] tensor");
+            GRAPHTIER_EXPECTS(out.dtype() == dlpack_dtype(layout.dtype), InvalidArgument,
+                              "gather_into: out must have the table's dtype ", dtype_name(layout.dtype));
+            const MemoryKind kind = cuda ? MemoryKind::kDevice : MemoryKind::kHost;
+            const TensorView view = TensorView::contiguous(out.data(), layout.dtype, {n, layout.dim}, kind, s.device);
+            nb::gil_scoped_release release;
+            s.store->gather(std::span<const int64_t>(ids.data(), ids.shape(0)), view);
+          },
+          nb::arg("ids").noconvert(), nb::arg("out"),
+          "X[ids] into `out`, a contiguous [len(ids), dim] tensor of the table's dtype in host memory or "
+          "on the store's GPU (e.g. from torch.empty: PyTorch's allocator owns it). The gather is complete "
+          "when this returns; the caller orders it after the work that last used `out`'s memory.")
+      .def_prop_ro("device", [](const FeatureStoreHandle& s) { return s.device; })
+      .def_prop_ro("feature_dim", [](const FeatureStoreHandle& s) { return s.store->layout().dim; })
+      .def_prop_ro("dtype", [](const FeatureStoreHandle& s) { return std::string(dtype_name(s.store->layout().dtype)); })
       .def("stats", [](const FeatureStoreHandle& s) { return gather_stats_dict(s.store->total()); });
 }
 

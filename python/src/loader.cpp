@@ -3,8 +3,13 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <atomic>
+#include <cstdint>
+#include <string>
+
 #include "arrays.hpp"
 #include "bindings.hpp"
+#include "graphtier/core/log.hpp"
 #include "graphtier/loader/loader.hpp"
 
 namespace graphtier::python {
@@ -22,17 +27,66 @@ sample::TopologyPlacement parse_topology(const std::string& text) {
   throw InvalidArgument("unknown topology placement '" + text + "' (expected device, pinned or cached)");
 }
 
-nb::dict batch_dict(loader::LoadedBatch&& loaded) {
-  auto owned = std::make_shared<loader::LoadedBatch>(std::move(loaded));
+/// Owns a delivered minibatch for the tensors viewing it. When the last of them dies, the streams
+/// that free its device memory first wait for the work queued so far on `consumer` (PyTorch's
+/// current stream when it was delivered): an event, no host wait.
+struct Delivered {
+  Delivered(loader::LoadedBatch&& b, CudaStream c) : batch(std::move(b)), consumer(c) { live.fetch_add(1); }
+  ~Delivered() {
+    try {
+      batch.release_after(consumer);
+    } catch (const std::exception& e) {
+      // A deleter cannot throw; the memory is still freed in order on its own stream.
+      log_warn("graphtier: ordering a minibatch's release after the consumer failed: ", e.what());
+    }
+    live.fetch_sub(1);
+  }
+  Delivered(const Delivered&) = delete;
+  Delivered& operator=(const Delivered&) = delete;
+
+  loader::LoadedBatch batch;
+  CudaStream consumer;
+  static inline std::atomic<int64_t> live{0};  // for the tests: owners not yet released
+};
+
+/// The blocks of a device form as tensors on the device (`cuda`; host tensors for the tests, which
+/// fake a device form in host memory): the same code path either way.
+void device_blocks(const sample::DeviceMiniBatch& d, nb::handle owner, bool cuda, nb::dict& out) {
+  const auto view = [&](const int64_t* p, int64_t n) { return torch_view(p, static_cast<std::size_t>(n), owner, cuda, d.device); };
+  nb::list blocks;
+  for (const sample::DeviceBlock& b : d.blocks) {
+    nb::dict block;
+    block["num_dst"] = b.num_dst;
+    block["src_nodes"] = view(b.src_nodes, b.num_src);
+    block["indptr"] = view(b.indptr, b.num_dst + 1);
+    block["indices"] = view(b.indices, b.num_edges);
+    block["edge_ids"] = b.edge_ids == nullptr ? nb::none() : nb::cast(view(b.edge_ids, b.num_edges));
+    block["weights"] = nb::none();
+    blocks.append(block);
+  }
+  out["blocks"] = blocks;
+  if (d.blocks.empty()) return;  // the seeds are the input nodes, on the host
+  // The seeds are the first block's dst nodes, and the input nodes the last block's src nodes.
+  out["seeds"] = view(d.blocks.front().src_nodes, d.blocks.front().num_dst);
+  out["input_nodes"] = view(d.blocks.back().src_nodes, d.blocks.back().num_src);
+}
+
+nb::dict batch_dict(loader::LoadedBatch&& loaded, CudaStream consumer, bool cuda = true) {
+  auto owned = std::make_shared<Delivered>(std::move(loaded), consumer);
   const nb::capsule owner = owner_capsule(owned);
-  const sample::MiniBatch& mb = owned->batch;
+  const loader::LoadedBatch& lb = owned->batch;
+  const sample::MiniBatch& mb = lb.batch;
   nb::dict d;
-  d["epoch"] = owned->epoch;
-  d["index"] = owned->index;
+  d["epoch"] = lb.epoch;
+  d["index"] = lb.index;
   d["seeds"] = torch_view(std::span<const int64_t>(mb.seeds), owner);
   d["input_nodes"] = torch_view(mb.input_nodes(), owner);
-  d["labels"] = torch_view(std::span<const int64_t>(owned->labels), owner);
-  d["x"] = owned->x.data != nullptr ? nb::object(nb::cast(torch_view(owned->x, owner))) : nb::none();
+  d["labels"] = torch_view(std::span<const int64_t>(lb.labels), owner);
+  d["x"] = lb.x.data != nullptr ? nb::object(nb::cast(torch_view(lb.x, owner))) : nb::none();
+  if (lb.device) {
+    device_blocks(*lb.device, owner, cuda, d);
+    return d;
+  }
   nb::list blocks;
   for (const sample::Block& b : mb.blocks) {
     nb::dict block;
@@ -61,6 +115,7 @@ nb::dict epoch_stats_dict(const loader::EpochStats& s) {
   d["window_fill"] = s.window_fill;
   d["ready_fill"] = s.ready_fill;
   d["expected_storage_reads"] = s.expected_storage_reads;
+  d["blocks_to_host"] = s.blocks_to_host;
   d["features"] = gather_stats_dict(s.features);
   return d;
 }
@@ -75,7 +130,7 @@ void bind_loader(nb::module_& m) {
              const std::string& sampler, std::vector<int64_t> fanouts, bool replace, int64_t batch_size, bool shuffle,
              bool drop_last, int64_t batch_offset, int64_t batch_stride, uint64_t seed, int window, bool accumulate,
              int max_merge, int prefetch, int sample_threads, const std::string& output, int device, int bulk,
-             bool gpu_sampling,
+             bool gpu_sampling, bool device_batches,
              const std::string& topology, int64_t topology_cache_bytes) {
             loader::LoaderOptions o;
             o.sampler = loader::parse_sampler_kind(sampler);
@@ -96,6 +151,7 @@ void bind_loader(nb::module_& m) {
             o.device = device;
             o.bulk = bulk;
             o.gpu_sampling = gpu_sampling;
+            o.device_batches = device_batches;
             o.topology.placement = parse_topology(topology);
             o.topology.cache_bytes = topology_cache_bytes;
             o.topology.device = device;
@@ -109,7 +165,7 @@ void bind_loader(nb::module_& m) {
           nb::arg("fanouts"), nb::arg("replace"), nb::arg("batch_size"), nb::arg("shuffle"), nb::arg("drop_last"),
           nb::arg("batch_offset"), nb::arg("batch_stride"), nb::arg("seed"), nb::arg("window"), nb::arg("accumulate"),
           nb::arg("max_merge"), nb::arg("prefetch"), nb::arg("sample_threads"), nb::arg("output"), nb::arg("device"),
-          nb::arg("bulk"), nb::arg("gpu_sampling"), nb::arg("topology"), nb::arg("topology_cache_bytes"),
+          nb::arg("bulk"), nb::arg("gpu_sampling"), nb::arg("device_batches"), nb::arg("topology"), nb::arg("topology_cache_bytes"),
           nb::keep_alive<1, 3>())  // the store outlives the loader that gathers from it
       .def_prop_ro("num_batches", [](const LoaderHandle& l) { return l.loader->num_batches(); })
       .def_prop_ro("num_delivered", [](const LoaderHandle& l) { return l.loader->num_delivered(); })
@@ -120,22 +176,57 @@ void bind_loader(nb::module_& m) {
             l.loader->start(epoch, first_batch);
           },
           nb::arg("epoch"), nb::arg("first_batch") = 0)
-      .def("next",
-           [](LoaderHandle& l) -> nb::object {
-             std::optional<loader::LoadedBatch> b;
-             {
-               nb::gil_scoped_release release;
-               b = l.loader->next();
-             }
-             if (!b) return nb::none();
-             return batch_dict(std::move(*b));
-           })
+      .def(
+          "next",
+          [](LoaderHandle& l, uintptr_t stream) -> nb::object {
+            std::optional<loader::LoadedBatch> b;
+            {
+              nb::gil_scoped_release release;
+              b = l.loader->next();
+            }
+            if (!b) return nb::none();
+            return batch_dict(std::move(*b), CudaStream{reinterpret_cast<void*>(stream)});
+          },
+          nb::arg("stream") = 0,
+          "The next minibatch as a dict of tensors (None after the last). `stream`: the CUDA stream "
+          "(torch.cuda.current_stream().cuda_stream) that reads its device tensors; their memory is "
+          "freed after the work queued on it when the last tensor dies.")
       .def("stop",
            [](LoaderHandle& l) {
              nb::gil_scoped_release release;
              l.loader->stop();
            })
       .def("stats", [](const LoaderHandle& l) { return epoch_stats_dict(l.loader->stats()); });
+
+  // For the tests, without a GPU: a device form faked in host memory (blocks of the given sizes,
+  // array k of block l filled with 1000 * l + 100 * k + i) through the code path of device
+  // batches, and the count of delivered minibatches whose owner is still alive.
+  m.def("_fake_device_batch", [](std::vector<int64_t> num_dst, std::vector<int64_t> num_src,
+                                 std::vector<int64_t> num_edges, bool edge_ids) {
+    auto d = std::make_shared<sample::DeviceMiniBatch>();
+    const auto array = [&](int64_t n, int64_t base) {
+      auto v = std::make_shared<std::vector<int64_t>>(static_cast<std::size_t>(n));
+      for (int64_t i = 0; i < n; ++i) (*v)[static_cast<std::size_t>(i)] = base + i;
+      d->storage.push_back(v);
+      return v->data();
+    };
+    for (std::size_t l = 0; l < num_dst.size(); ++l) {
+      sample::DeviceBlock& b = d->blocks.emplace_back();
+      const auto base = static_cast<int64_t>(1000 * l);
+      b.num_dst = num_dst[l];
+      b.num_src = num_src[l];
+      b.num_edges = num_edges[l];
+      b.src_nodes = array(b.num_src, base);
+      b.indptr = array(b.num_dst + 1, base + 100);
+      b.indices = array(b.num_edges, base + 200);
+      if (edge_ids) b.edge_ids = array(b.num_edges, base + 300);
+    }
+    loader::LoadedBatch lb;
+    lb.device = d;
+    lb.batch.seeds.assign(d->blocks.empty() ? 0 : static_cast<std::size_t>(num_dst.front()), 0);
+    return batch_dict(std::move(lb), CudaStream{}, false);
+  });
+  m.def("_live_batches", [] { return Delivered::live.load(); });
 }
 
 }  // namespace graphtier::python

@@ -4,6 +4,7 @@
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/sample/epoch.hpp"
+#include "device_ops.hpp"
 
 namespace graphtier::loader {
 namespace {
@@ -19,7 +20,8 @@ SamplerKind parse_sampler_kind(const std::string& text) {
   throw InvalidArgument("unknown sampler '" + text + "' (expected neighbor, ladies or fastgcn)");
 }
 
-BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> ids, const LoaderOptions& options)
+BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> ids, const LoaderOptions& options,
+                           bool input_ids_to_host)
     : options_(options), ids_(std::move(ids)), graph_{graph::CscView::of(dataset), {}},
       pool_(options.gpu_sampling && options.sample_threads <= 0 ? kGpuSamplingStreams : options.sample_threads) {
   GRAPHTIER_EXPECTS(options.batch_size >= 1, InvalidArgument, "batch size must be >= 1, got ", options.batch_size);
@@ -46,7 +48,7 @@ BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> i
     o.seed = options.seed;
     if (options.gpu_sampling) {
       cuda_bulk_ = std::make_unique<sample::CudaBulkSampler>(graph_, o, options.topology.device, &pool_);
-      cuda_streams_.push_back(std::make_unique<OwnedCudaStream>(options.topology.device));
+      cuda_streams_.push_back(std::make_shared<OwnedCudaStream>(options.topology.device));
     } else {
       bulk_ = std::make_unique<sample::BulkSampler>(graph_, o, &pool_);
     }
@@ -59,7 +61,12 @@ BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> i
       topology_ = std::make_unique<sample::DeviceTopology>(graph_, options.topology);
       cuda_neighbor_ = std::make_unique<sample::CudaNeighborSampler>(*topology_, o);
       for (int t = 0; t < pool_.size(); ++t) {
-        cuda_streams_.push_back(std::make_unique<OwnedCudaStream>(topology_->device()));
+        cuda_streams_.push_back(std::make_shared<OwnedCudaStream>(topology_->device()));
+      }
+      if (options.device_batches) {
+        device_batches_ = true;
+        input_ids_to_host_ = input_ids_to_host;
+        ring_.emplace(device::allocate_pinned, device::free_pinned);
       }
     } else {
       neighbor_ = std::make_unique<sample::NeighborSampler>(graph_, o);
@@ -75,7 +82,7 @@ BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> i
       // thread samples on a stream of its own, as with the neighbour sampler.
       cuda_layer_ = std::make_unique<sample::CudaLayerSampler>(graph_, o, options.topology.device);
       for (int t = 0; t < pool_.size(); ++t) {
-        cuda_streams_.push_back(std::make_unique<OwnedCudaStream>(options.topology.device));
+        cuda_streams_.push_back(std::make_shared<OwnedCudaStream>(options.topology.device));
       }
     } else {
       layer_ = std::make_unique<sample::LayerSampler>(graph_, o);
@@ -106,15 +113,47 @@ std::vector<int64_t> BatchSampler::delivered_from(int64_t first) const {
   return out;
 }
 
-sample::MiniBatch BatchSampler::sample_one(std::span<const int64_t> seeds, uint64_t stream, int64_t slot) const {
-  if (cuda_neighbor_) return cuda_neighbor_->sample(seeds, stream, cuda_streams_[static_cast<std::size_t>(slot)]->get());
-  if (neighbor_) return neighbor_->sample(seeds, stream);
-  if (cuda_layer_) return cuda_layer_->sample(seeds, stream, cuda_streams_[static_cast<std::size_t>(slot)]->get());
-  return layer_->sample(seeds, stream);
+SampledBatch BatchSampler::sample_device(std::span<const int64_t> seeds, uint64_t stream, int64_t slot) {
+  const std::shared_ptr<OwnedCudaStream>& s = cuda_streams_[static_cast<std::size_t>(slot)];
+  SampledBatch out;
+  auto d = std::make_shared<sample::DeviceMiniBatch>(cuda_neighbor_->sample_device(seeds, stream, s->get()));
+  // The one host wait of the minibatch: after the input ids' copy (or alone), which completes every
+  // block queued before it on the stream.
+  const bool blocks = !d->blocks.empty();
+  const int64_t n = blocks ? d->blocks.back().num_src : static_cast<int64_t>(seeds.size());
+  if (input_ids_to_host_) {
+    out.input = ring_->acquire(static_cast<std::size_t>(n));
+    if (!blocks) std::copy(seeds.begin(), seeds.end(), out.input.data());
+    device::copy_ids_and_wait(out.input.data(), blocks ? d->blocks.back().src_nodes : nullptr, blocks ? n : 0,
+                              s->get(), d->device);
+  } else {
+    device::wait(s->get(), d->device);
+  }
+  out.batch.seeds = d->seeds;
+  out.device = std::move(d);
+  out.stream = s;
+  return out;
+}
+
+SampledBatch BatchSampler::sample_one(std::span<const int64_t> seeds, uint64_t stream, int64_t slot) {
+  if (cuda_neighbor_ && device_batches_) return sample_device(seeds, stream, slot);
+  SampledBatch out;
+  if (cuda_neighbor_) {
+    out.batch = cuda_neighbor_->sample(seeds, stream, cuda_streams_[static_cast<std::size_t>(slot)]->get());
+    out.copied_to_host = true;
+  } else if (neighbor_) {
+    out.batch = neighbor_->sample(seeds, stream);
+  } else if (cuda_layer_) {
+    out.batch = cuda_layer_->sample(seeds, stream, cuda_streams_[static_cast<std::size_t>(slot)]->get());
+    out.copied_to_host = true;
+  } else {
+    out.batch = layer_->sample(seeds, stream);
+  }
+  return out;
 }
 
 void BatchSampler::sample(const std::vector<int64_t>& order, int64_t epoch, std::span<const int64_t> batches,
-                          std::vector<sample::MiniBatch>& out) {
+                          std::vector<SampledBatch>& out) {
   const auto n = static_cast<int64_t>(batches.size());
   if (bulk_ || cuda_bulk_) {
     // One bulk call for the whole group; each batch keeps its own stream (the group's batches need
@@ -126,10 +165,17 @@ void BatchSampler::sample(const std::vector<int64_t>& order, int64_t epoch, std:
       seeds.push_back(sample::batch_seeds(order, options_.batch_size, b));
       streams.push_back(sample::minibatch_stream(epoch, b));
     }
-    out = cuda_bulk_ ? cuda_bulk_->sample(seeds, streams, cuda_streams_[0]->get(), &pool_)
-                     : bulk_->sample(seeds, streams, &pool_);
+    std::vector<sample::MiniBatch> sampled = cuda_bulk_ ? cuda_bulk_->sample(seeds, streams, cuda_streams_[0]->get(), &pool_)
+                                                       : bulk_->sample(seeds, streams, &pool_);
+    out.clear();
+    out.resize(sampled.size());
+    for (std::size_t i = 0; i < sampled.size(); ++i) {
+      out[i].batch = std::move(sampled[i]);
+      out[i].copied_to_host = cuda_bulk_ != nullptr;
+    }
     return;
   }
+  out.clear();
   out.resize(static_cast<std::size_t>(n));
   const auto run = [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) {

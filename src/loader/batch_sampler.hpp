@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -13,13 +14,31 @@
 #include "graphtier/sample/bulk_sampler.hpp"
 #include "graphtier/sample/layer_sampler.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
+#include "pinned_ring.hpp"
 
 namespace graphtier::loader {
+
+/// A sampled minibatch: the host form, or with a device form its seeds only beside the device
+/// blocks and (when the host needs them) the input node ids in a pinned ring slot.
+struct SampledBatch {
+  std::shared_ptr<const OwnedCudaStream> stream;  // the stream that frees `device` (destroyed after it)
+  sample::MiniBatch batch;
+  std::shared_ptr<const sample::DeviceMiniBatch> device;
+  PinnedRing::Lease input;                        // device form: the input node ids on the host
+  bool copied_to_host = false;                    // GPU-sampled blocks copied to the host
+
+  /// The ids the feature gather and the window need: the input nodes, on the host. Empty for a
+  /// device form whose ids were not asked for (a loader without features).
+  std::span<const int64_t> input_nodes() const noexcept { return device ? input.ids() : batch.input_nodes(); }
+};
 
 class BatchSampler {
  public:
   /// Checks the options and ids (InvalidArgument/OutOfRange) and builds the sampler.
-  BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> ids, const LoaderOptions& options);
+  /// `input_ids_to_host`: a device form copies its input node ids to the host (a loader with a
+  /// feature store needs them).
+  BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> ids, const LoaderOptions& options,
+               bool input_ids_to_host = true);
   ~BatchSampler();
 
   int64_t num_batches() const noexcept { return num_batches_; }
@@ -32,13 +51,17 @@ class BatchSampler {
   /// Samples the batches `batches` (global indices) of `order` in `epoch` into out[0 .. size), in
   /// parallel on the pool (one batch per task; on the GPU, batches[i] on stream i).
   void sample(const std::vector<int64_t>& order, int64_t epoch, std::span<const int64_t> batches,
-              std::vector<sample::MiniBatch>& out);
+              std::vector<SampledBatch>& out);
+  /// Whether batches come in the device form (options.device_batches with the GPU neighbour
+  /// sampler).
+  bool device_batches() const noexcept { return device_batches_; }
   /// Batches worth sampling at once: enough to keep the pool busy (with bulk, one bulk call).
   int64_t group_size() const noexcept;
 
  private:
   /// `slot`: the batch's place in its group, which picks its CUDA stream.
-  sample::MiniBatch sample_one(std::span<const int64_t> seeds, uint64_t stream, int64_t slot) const;
+  SampledBatch sample_one(std::span<const int64_t> seeds, uint64_t stream, int64_t slot);
+  SampledBatch sample_device(std::span<const int64_t> seeds, uint64_t stream, int64_t slot);
 
   LoaderOptions options_;
   std::vector<int64_t> ids_;
@@ -52,7 +75,11 @@ class BatchSampler {
   std::unique_ptr<sample::CudaNeighborSampler> cuda_neighbor_;
   std::unique_ptr<sample::BulkSampler> bulk_;
   std::unique_ptr<sample::CudaBulkSampler> cuda_bulk_;
-  std::vector<std::unique_ptr<OwnedCudaStream>> cuda_streams_;  // one per pool thread
+  // One per pool thread; shared with the device batches they free.
+  std::vector<std::shared_ptr<OwnedCudaStream>> cuda_streams_;
+  bool device_batches_ = false;
+  bool input_ids_to_host_ = true;
+  std::optional<PinnedRing> ring_;  // device form: the input ids' page-locked slots
 };
 
 }  // namespace graphtier::loader

@@ -9,13 +9,15 @@
 #include "graphtier/loader/bounded_queue.hpp"
 #include "accumulator.hpp"
 #include "batch_sampler.hpp"
+#include "device_ops.hpp"
 
 namespace graphtier::loader {
 namespace {
 
 struct Sampled {
   int64_t index = 0;
-  sample::MiniBatch batch;
+  SampledBatch batch;
+  bool announced = false;  // its input nodes are announced to the store's window
 };
 
 }  // namespace
@@ -26,6 +28,11 @@ struct Loader::Impl {
   LoaderOptions options;
   BatchSampler sampler;
   std::optional<Accumulator> accumulator;
+  // Device output: x is allocated (stream-ordered) and freed on this stream.
+  std::shared_ptr<OwnedCudaStream> output_stream;
+  // Pinned output: page-locked buffers reused once their batches are dropped (no cudaHostAlloc /
+  // cudaFreeHost per gather).
+  std::optional<PinnedRing> pinned_output;
 
   // The running epoch.
   bool started = false;
@@ -38,7 +45,7 @@ struct Loader::Impl {
   EpochStats stats;
 
   Impl(const graph::Dataset& d, feature::FeatureStore* s, std::vector<int64_t> ids, LoaderOptions o)
-      : dataset(d), store(s), options(std::move(o)), sampler(d, std::move(ids), options) {
+      : dataset(d), store(s), options(std::move(o)), sampler(d, std::move(ids), options, s != nullptr) {
     GRAPHTIER_EXPECTS(options.window >= 0 && options.prefetch >= 1 && options.max_merge >= 1, InvalidArgument,
                       "loader needs window >= 0, prefetch >= 1 and max_merge >= 1, got ", options.window, ", ",
                       options.prefetch, ", ", options.max_merge);
@@ -47,18 +54,27 @@ struct Loader::Impl {
                       dataset.num_nodes(), " nodes");
     if (store != nullptr) {
       accumulator.emplace(store->tiers().ranges.cpu_end, store->io_depth(), options.max_merge);
+      if (options.output == MemoryKind::kDevice) output_stream = std::make_shared<OwnedCudaStream>(options.device);
+      if (options.output == MemoryKind::kPinned) pinned_output.emplace(device::allocate_pinned, device::free_pinned);
     }
   }
 
   void run_sampler(int64_t epoch, int64_t first);
   void run_gather(int64_t epoch);
   void gather_group(int64_t epoch, std::vector<Sampled>& group);
-  LoadedBatch make_loaded(int64_t epoch, Sampled&& s) const;
-  void announce(const sample::MiniBatch& b) {
-    if (store != nullptr && options.window > 0) add_window_wait(store->announce(b.input_nodes()));
+  LoadedBatch make_loaded(int64_t epoch, Sampled& s) const;
+  void announce(Sampled& s) {
+    if (store != nullptr && options.window > 0) {
+      add_window_wait(store->announce(s.batch.input_nodes()));
+      s.announced = true;
+    }
   }
-  void consume(const sample::MiniBatch& b) {
-    if (store != nullptr && options.window > 0) add_window_wait(store->consume(b.input_nodes()));
+  /// Gives the announcement back, once.
+  void consume(Sampled& s) {
+    if (s.announced) {
+      s.announced = false;
+      add_window_wait(store->consume(s.batch.input_nodes()));
+    }
   }
   void add_window_wait(double seconds) {
     const std::lock_guard lock(stats_mutex);
@@ -72,7 +88,7 @@ void Loader::Impl::run_sampler(int64_t epoch, int64_t first) {
     const std::vector<int64_t> order = sampler.epoch_order(epoch);
     const std::vector<int64_t> batches = sampler.delivered_from(first);
     const auto total = static_cast<int64_t>(batches.size());
-    std::vector<sample::MiniBatch> group;
+    std::vector<SampledBatch> group;
     for (int64_t g = 0; g < total;) {
       const int64_t last = std::min(g + sampler.group_size(), total);
       const std::span<const int64_t> indices(batches.data() + g, static_cast<std::size_t>(last - g));
@@ -81,15 +97,15 @@ void Loader::Impl::run_sampler(int64_t epoch, int64_t first) {
       {
         const std::lock_guard lock(stats_mutex);
         stats.sample_seconds += seconds_since(t0);
+        for (const SampledBatch& b : group) stats.blocks_to_host += b.copied_to_host ? 1 : 0;
       }
       for (std::size_t i = 0; i < indices.size(); ++i) {
-        sample::MiniBatch& mb = group[i];
         // Announced before it enters the window, so the gather never sees an unannounced batch; a
         // push refused by a cancelled queue gives the announcement back at once.
-        announce(mb);
-        Sampled s{indices[i], std::move(mb)};
+        Sampled s{indices[i], std::move(group[i])};
+        announce(s);
         if (!window->push(std::move(s))) {
-          consume(s.batch);
+          consume(s);
           return;
         }
       }
@@ -101,11 +117,15 @@ void Loader::Impl::run_sampler(int64_t epoch, int64_t first) {
   }
 }
 
-LoadedBatch Loader::Impl::make_loaded(int64_t epoch, Sampled&& s) const {
+LoadedBatch Loader::Impl::make_loaded(int64_t epoch, Sampled& s) const {
   LoadedBatch out;
   out.epoch = epoch;
   out.index = s.index;
-  out.batch = std::move(s.batch);
+  out.batch = std::move(s.batch.batch);
+  if (s.batch.device) {
+    out.device = std::move(s.batch.device);
+    out.streams.push_back(std::move(s.batch.stream));
+  }
   if (dataset.has_labels()) {
     const auto labels = dataset.labels();
     out.labels.reserve(out.batch.seeds.size());
@@ -115,46 +135,57 @@ LoadedBatch Loader::Impl::make_loaded(int64_t epoch, Sampled&& s) const {
 }
 
 void Loader::Impl::gather_group(int64_t epoch, std::vector<Sampled>& group) {
-  // Every hook runs before any batch leaves `group`, so a throwing hook leaves the whole group for
-  // run_gather to give its window announcements back.
+  // Every hook runs before any batch is gathered, and a failure leaves the whole group for
+  // run_gather to give its window announcements back (consume gives each back once).
   if (options.fault_hook) {
     for (const Sampled& s : group) options.fault_hook(Stage::kGather, s.index);
   }
-  std::vector<LoadedBatch> loaded;
-  loaded.reserve(group.size());
-  for (Sampled& s : group) loaded.push_back(make_loaded(epoch, std::move(s)));
+  std::shared_ptr<void> buffer;
+  int64_t row_bytes = 0;
   if (store != nullptr) {
     // One gather for the whole group: the storage tier sees all of its reads at once (and reads a
     // row that several minibatches share once).
     std::vector<int64_t> ids;
-    for (const LoadedBatch& l : loaded) ids.insert(ids.end(), l.batch.input_nodes().begin(), l.batch.input_nodes().end());
+    for (const Sampled& s : group) ids.insert(ids.end(), s.batch.input_nodes().begin(), s.batch.input_nodes().end());
     const graph::FeatureLayout& layout = store->layout();
-    const int64_t row_bytes = layout.row_bytes();
-    auto buffer = std::make_shared<Buffer>(options.output, static_cast<std::size_t>(std::max<int64_t>(
-                                                               1, static_cast<int64_t>(ids.size()) * row_bytes)),
-                                           options.device);
+    row_bytes = layout.row_bytes();
     const auto rows = static_cast<int64_t>(ids.size());
-    const auto t0 = std::chrono::steady_clock::now();
-    feature::GatherStats done;
-    try {
-      done = store->gather(ids, TensorView::contiguous(buffer->data(), layout.dtype, {rows, layout.dim}, options.output,
-                                                       options.device));
-    } catch (...) {
-      for (const LoadedBatch& l : loaded) consume(l.batch);
-      throw;
+    const auto bytes = static_cast<std::size_t>(std::max<int64_t>(1, rows * row_bytes));
+    const auto t0 = std::chrono::steady_clock::now();  // the output's allocation counts as gather time
+    void* data = nullptr;
+    if (output_stream) {
+      // Stream-ordered from the kept pool: no cudaMalloc, and no cudaFree (which waits for the whole
+      // device) when the batch dies.
+      buffer = device::allocate_output(bytes, output_stream->get(), options.device);
+      data = buffer.get();
+    } else if (pinned_output) {
+      auto lease = std::make_shared<PinnedRing::Lease>(pinned_output->acquire((bytes + 7) / 8));
+      data = lease->data();
+      buffer = std::shared_ptr<void>(lease, data);
+    } else {
+      auto host = std::make_shared<Buffer>(options.output, bytes, options.device);
+      data = host->data();
+      buffer = std::shared_ptr<void>(host, data);  // owns the Buffer, points at its memory
     }
-    for (const LoadedBatch& l : loaded) consume(l.batch);
+    const feature::GatherStats done =
+        store->gather(ids, TensorView::contiguous(data, layout.dtype, {rows, layout.dim}, options.output, options.device));
+    for (Sampled& s : group) consume(s);
     if (accumulator) accumulator->record(ids, done);
-    {
-      const std::lock_guard lock(stats_mutex);
-      stats.gather_seconds += seconds_since(t0);
-      stats.features += done;
-    }
-    int64_t offset = 0;
-    for (LoadedBatch& l : loaded) {
-      const auto n = static_cast<int64_t>(l.batch.input_nodes().size());
+    const std::lock_guard lock(stats_mutex);
+    stats.gather_seconds += seconds_since(t0);
+    stats.features += done;
+  }
+  std::vector<LoadedBatch> loaded;
+  loaded.reserve(group.size());
+  int64_t offset = 0;
+  for (Sampled& s : group) {
+    const auto n = static_cast<int64_t>(s.batch.input_nodes().size());
+    LoadedBatch& l = loaded.emplace_back(make_loaded(epoch, s));
+    if (buffer) {
+      const graph::FeatureLayout& layout = store->layout();
+      if (output_stream) l.streams.push_back(output_stream);
       l.x_buffer = buffer;
-      l.x = TensorView::contiguous(static_cast<std::byte*>(buffer->data()) + offset * row_bytes, layout.dtype,
+      l.x = TensorView::contiguous(static_cast<std::byte*>(buffer.get()) + offset * row_bytes, layout.dtype,
                                    {n, layout.dim}, options.output, options.device);
       offset += n;
     }
@@ -192,7 +223,7 @@ void Loader::Impl::run_gather(int64_t epoch) {
     ready->close();
   } catch (...) {
     // Batches taken from the window but not gathered give their announcements back.
-    for (const Sampled& s : group) consume(s.batch);
+    for (Sampled& s : group) consume(s);
     ready->fail(std::current_exception());
     window->cancel();
   }
@@ -205,7 +236,7 @@ void Loader::Impl::stop() noexcept {
   if (sample_thread.joinable()) sample_thread.join();
   if (gather_thread.joinable()) gather_thread.join();
   // Sampled minibatches nobody will gather release their window pins; gathered ones were consumed.
-  for (const Sampled& s : window->take_all()) consume(s.batch);
+  for (Sampled& s : window->take_all()) consume(s);
   started = false;
 }
 
@@ -256,6 +287,13 @@ std::optional<LoadedBatch> Loader::next() {
 }
 
 void Loader::stop() noexcept { impl_->stop(); }
+
+void LoadedBatch::release_after(CudaStream consumer) const {
+  if (streams.empty()) return;
+  std::vector<CudaStream> waiters;
+  for (const auto& s : streams) waiters.push_back(s->get());
+  device::order_after(consumer, waiters, streams.front()->device());
+}
 
 EpochStats Loader::stats() const {
   const std::lock_guard lock(impl_->stats_mutex);

@@ -218,6 +218,98 @@ TEST(Loader, DeviceOutputAndGpuSamplingMatchTheCpuPipeline) {
   }
 }
 
+TEST(Loader, DeviceBatchesStayOnTheDeviceAndMatchTheCpuPipeline) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: device-resident minibatches not checked";
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  const std::vector<int64_t> ids = train_ids(d);
+  const std::vector<LoadedBatch> expected = reference_epoch(d, ids);
+  feature::FeatureStoreOptions so = store_options("30%", "5%");
+  so.budgets.gpu_hot = Budget::percent(10);
+  so.budgets.gpu_cache = Budget::percent(10);
+  ThreadPool p(2);
+  feature::FeatureStore store(d, so, p);
+  OwnedCudaStream consumer(0);
+  for (const bool features : {true, false}) {
+    SCOPED_TRACE(features ? "with features" : "without features");
+    LoaderOptions o = small_options();
+    o.output = MemoryKind::kDevice;
+    o.gpu_sampling = true;
+    o.device_batches = true;
+    Loader loader(d, features ? &store : nullptr, ids, o);
+    for (int pass = 0; pass < 2; ++pass) {  // the second reuses the pinned slots and the pool's memory
+      std::vector<LoadedBatch> got = run_epoch(loader, 3);
+      ASSERT_EQ(got.size(), expected.size());
+      EXPECT_EQ(loader.stats().blocks_to_host, 0) << "no block was copied to the host";
+      for (std::size_t b = 0; b < got.size(); ++b) {
+        LoadedBatch& lb = got[b];
+        ASSERT_NE(lb.device, nullptr);
+        EXPECT_TRUE(lb.batch.blocks.empty());
+        // The test copies the blocks back to compare them; the loader did not.
+        LoadedBatch host;
+        host.index = lb.index;
+        host.batch = lb.device->to_host();
+        host.labels = lb.labels;
+        const LoadedBatch& want = expected[b];
+        EXPECT_EQ(host.batch.seeds, want.batch.seeds);
+        ASSERT_EQ(host.batch.blocks.size(), want.batch.blocks.size());
+        for (std::size_t l = 0; l < want.batch.blocks.size(); ++l) {
+          EXPECT_EQ(host.batch.blocks[l].src_nodes, want.batch.blocks[l].src_nodes);
+          EXPECT_EQ(host.batch.blocks[l].indptr, want.batch.blocks[l].indptr);
+          EXPECT_EQ(host.batch.blocks[l].indices, want.batch.blocks[l].indices);
+        }
+        EXPECT_EQ(lb.labels, want.labels);
+        if (features) {
+          ASSERT_EQ(lb.x.memory, MemoryKind::kDevice);
+          EXPECT_EQ(x_bytes(lb), x_bytes(want));
+        } else {
+          EXPECT_EQ(lb.x.data, nullptr);
+        }
+        lb.release_after(consumer.get());  // then freed on the sampler's and the output stream
+      }
+    }
+  }
+}
+
+TEST(Loader, PinnedOutputIsTheCpuPipelinesInReusedBuffers) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: pinned output not checked";
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  const std::vector<int64_t> ids = train_ids(d);
+  const std::vector<LoadedBatch> expected = reference_epoch(d, ids);
+  ThreadPool p(2);
+  feature::FeatureStore store(d, store_options("30%", "5%"), p);
+  LoaderOptions o = small_options();
+  o.output = MemoryKind::kPinned;
+  Loader loader(d, &store, ids, o);
+  for (int pass = 0; pass < 2; ++pass) {  // the second pass writes into the first one's buffers
+    const std::vector<LoadedBatch> got = run_epoch(loader, 3);
+    ASSERT_EQ(got.size(), expected.size());
+    for (std::size_t b = 0; b < got.size(); ++b) {
+      ASSERT_EQ(got[b].x.memory, MemoryKind::kPinned);
+      expect_same_batch(got[b], expected[b]);
+    }
+  }
+}
+
+TEST(Loader, DeviceBatchesLeaveCpuSamplingOnTheHost) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  const std::vector<int64_t> ids = train_ids(d);
+  const std::vector<LoadedBatch> expected = reference_epoch(d, ids);
+  ThreadPool pool(2);
+  feature::FeatureStore store(d, store_options("100%", "0"), pool);
+  LoaderOptions o = small_options();
+  o.device_batches = true;  // only GPU sampling has a device form
+  Loader loader(d, &store, ids, o);
+  const std::vector<LoadedBatch> got = run_epoch(loader, 3);
+  ASSERT_EQ(got.size(), expected.size());
+  for (std::size_t b = 0; b < got.size(); ++b) {
+    EXPECT_EQ(got[b].device, nullptr);
+    EXPECT_TRUE(got[b].streams.empty());
+    got[b].release_after(CudaStream{});  // nothing to order: no CUDA call, also without CUDA
+    expect_same_batch(got[b], expected[b]);
+  }
+  EXPECT_EQ(loader.stats().blocks_to_host, 0);
+}
+
 TEST(Loader, GpuLayerWiseSamplingMatchesTheCpuLoader) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: layer-wise GPU sampling through the loader not checked";
   const graph::Dataset d = graph::Dataset::open(dataset_dir());
@@ -620,6 +712,9 @@ TEST(Loader, BadOptionsAndIdsAreRejected) {
   o = small_options();
   o.gpu_sampling = true;
   EXPECT_THROW(Loader(d, nullptr, {0, 1}, o), Unsupported);
+  o.device_batches = true;
+  EXPECT_THROW(Loader(d, nullptr, {0, 1}, o), Unsupported) << "device batches without CUDA";
+  o.device_batches = false;
   o.sampler = SamplerKind::kLadies;
   EXPECT_THROW(Loader(d, nullptr, {0, 1}, o), Unsupported) << "layer-wise GPU sampling without CUDA";
 #endif

@@ -16,6 +16,18 @@
 //                    serves them all; consume(input_nodes) of each; labels of the seeds
 //   ready queue      `prefetch` loaded minibatches for the consumer
 //
+// Device-resident minibatches (LoaderOptions::device_batches with GPU neighbour sampling): the
+// blocks stay in the sampler's device memory (LoadedBatch::device) and only the input node ids
+// cross to the host, once, into a page-locked buffer reused from minibatch to minibatch, for the
+// window and the feature gather. Synchronisation budget per minibatch: one host wait on the
+// sampler's stream (after that copy; it also completes every block, so a consumer needs no event
+// to read them), plus the sampler's own (cuda_neighbor_sampler.hpp). Device output x: stream-
+// ordered memory from the device's kept pool on the loader's output stream (no cudaMalloc/cudaFree
+// per batch), allocated by the gather thread with one host wait on that stream per gather; the
+// gather completes x before the batch is delivered. Pinned output x: page-locked buffers reused
+// once their batches are dropped. Device memory is freed in order on the stream that made it,
+// after the consumer's work: LoadedBatch::release_after.
+//
 // Every minibatch is a pure function of (ids, seed, epoch, batch index): the output does not depend
 // on stage timing, merging, the window or which tiers served the features, and an epoch can start
 // at any batch (resume). An exception in any stage reaches the consumer's next(); stop() and the
@@ -32,6 +44,7 @@
 #include <thread>
 #include <vector>
 
+#include "graphtier/core/cuda_stream.hpp"
 #include "graphtier/core/memory.hpp"
 #include "graphtier/core/tensor.hpp"
 #include "graphtier/feature/feature_store.hpp"
@@ -88,6 +101,10 @@ struct LoaderOptions {
   /// says), CudaLayerSampler for LADIES and FastGCN (the topology in device memory), or
   /// CudaBulkSampler with bulk; the same minibatches as on the CPU. Needs CUDA.
   bool gpu_sampling = false;
+  /// With gpu_sampling and the neighbour sampler: deliver the blocks in device memory
+  /// (LoadedBatch::device) instead of copying them to the host. The layer-wise and bulk GPU
+  /// samplers have no device form yet: their blocks come to the host as without this option.
+  bool device_batches = false;
   sample::TopologyOptions topology;
   /// Test seam: called by a stage before it works on minibatch `batch`; what it throws travels
   /// down the pipeline as any stage failure does.
@@ -99,10 +116,24 @@ struct LoaderOptions {
 struct LoadedBatch {
   int64_t epoch = 0;
   int64_t index = 0;  // batch position within the epoch (the global index b, also when striding)
+  /// The host form. With a device form (`device` set) it holds the seeds only, no blocks: the
+  /// input nodes are then device->blocks.back().src_nodes.
   sample::MiniBatch batch;
   std::vector<int64_t> labels;  // [num_seeds] labels of the seeds (-1 unlabeled); empty without labels
-  std::shared_ptr<Buffer> x_buffer;
+  /// The streams that free the device memory below (the sampler's, the loader's output stream),
+  /// kept alive while it lives. Declared first: destroyed last.
+  std::vector<std::shared_ptr<const OwnedCudaStream>> streams;
+  std::shared_ptr<void> x_buffer;  // owns x's memory (host, pinned or device)
   TensorView x;  // [input_nodes, dim] of the table's dtype, in options.output memory; empty view without features
+  /// The blocks in device memory (LoaderOptions::device_batches), complete when delivered; null
+  /// otherwise.
+  std::shared_ptr<const sample::DeviceMiniBatch> device;
+
+  /// Device memory is freed in order on the stream that made it when the batch dies. Work that
+  /// reads it on another stream (`consumer`) must be ordered before that: call this after queuing
+  /// the last such work and before dropping the batch (an event, no host wait). Nothing to do for
+  /// host batches.
+  void release_after(CudaStream consumer) const;
 };
 
 /// What one epoch's pipeline did. Busy seconds are the stages' working time; the consumer's wait is
@@ -122,6 +153,9 @@ struct EpochStats {
   int64_t window_fill = 0;   // sum over gathers of minibatches waiting in the window
   int64_t ready_fill = 0;    // sum over next() of minibatches waiting in the ready queue
   int64_t expected_storage_reads = 0;  // the accumulator's estimate, summed over gathers
+  /// Minibatches sampled on the GPU whose blocks were copied to the host (GPU sampling without
+  /// device_batches, or a sampler without a device form); 0 when every batch stayed on the device.
+  int64_t blocks_to_host = 0;
   feature::GatherStats features;       // the store's per-tier work during the epoch
 };
 

@@ -1,0 +1,79 @@
+// The loader's CUDA calls (../device_ops.hpp).
+#include <cuda_runtime.h>
+
+#include "cuda_check.cuh"
+#include "cuda_stream.cuh"
+#include "device_ops.hpp"
+#include "device_scratch.cuh"
+
+namespace graphtier::loader::device {
+namespace {
+
+/// Makes `device` current and restores the caller's on exit: these calls also run on Python's
+/// threads (a tensor's deleter), whose current device PyTorch keeps.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    GRAPHTIER_CUDA_CHECK(cudaGetDevice(&previous_));
+    if (previous_ != device) GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
+  }
+  ~DeviceGuard() { cudaSetDevice(previous_); }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+}  // namespace
+
+void* allocate_pinned(std::size_t bytes) {
+  void* ptr = nullptr;
+  GRAPHTIER_CUDA_CHECK(cudaHostAlloc(&ptr, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
+  return ptr;
+}
+
+void free_pinned(void* ptr) noexcept {
+  if (ptr != nullptr) cudaFreeHost(ptr);
+}
+
+void copy_ids_and_wait(int64_t* dst, const int64_t* src, int64_t count, CudaStream stream, int device) {
+  const DeviceGuard guard(device);
+  const cudaStream_t s = cuda::native(stream);
+  if (count > 0) {
+    GRAPHTIER_CUDA_CHECK(
+        cudaMemcpyAsync(dst, src, static_cast<std::size_t>(count) * sizeof(int64_t), cudaMemcpyDeviceToHost, s));
+  }
+  GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+std::shared_ptr<void> allocate_output(std::size_t bytes, CudaStream stream, int device) {
+  const DeviceGuard guard(device);
+  const cudaStream_t s = cuda::native(stream);
+  std::shared_ptr<void> out = cuda::allocate_async(bytes, s);
+  GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(s));
+  return out;
+}
+
+void order_after(CudaStream consumer, std::span<const CudaStream> waiters, int device) {
+  if (waiters.empty()) return;
+  const DeviceGuard guard(device);
+  cudaEvent_t event = nullptr;
+  const cudaError_t created = cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
+  if (created == cudaErrorCudartUnloading || created == cudaErrorContextIsDestroyed) {
+    (void)cudaGetLastError();
+    return;  // the process is exiting: no work is left to order, and the memory goes with the context
+  }
+  GRAPHTIER_CUDA_CHECK(created);
+  GRAPHTIER_CUDA_CHECK(cudaEventRecord(event, cuda::native(consumer)));
+  for (const CudaStream w : waiters) GRAPHTIER_CUDA_CHECK(cudaStreamWaitEvent(cuda::native(w), event, 0));
+  // Released once the waits that use it have completed (the runtime keeps it until then).
+  GRAPHTIER_CUDA_CHECK(cudaEventDestroy(event));
+}
+
+void wait(CudaStream stream, int device) {
+  const DeviceGuard guard(device);
+  GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(cuda::native(stream)));
+}
+
+}  // namespace graphtier::loader::device

@@ -1,0 +1,125 @@
+#include "pinned_ring.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace graphtier::loader {
+namespace {
+
+/// A ring over plain memory that counts what it allocates and frees.
+struct Counted {
+  int allocated = 0;
+  int freed = 0;
+  PinnedRing ring() {
+    return PinnedRing(
+        [this](std::size_t bytes) {
+          ++allocated;
+          return std::malloc(bytes);
+        },
+        [this](void* p) {
+          ++freed;
+          std::free(p);
+        });
+  }
+};
+
+TEST(PinnedRing, AReleasedSlotIsReusedWithoutAllocating) {
+  Counted c;
+  PinnedRing ring = c.ring();
+  int64_t* first = nullptr;
+  {
+    PinnedRing::Lease a = ring.acquire(100);
+    first = a.data();
+    ASSERT_NE(first, nullptr);
+    EXPECT_EQ(a.ids().size(), 100u);
+  }
+  for (int batch = 0; batch < 50; ++batch) {  // one minibatch in flight at a time: one slot
+    PinnedRing::Lease b = ring.acquire(static_cast<std::size_t>(90 + batch % 20));
+    EXPECT_EQ(b.data(), first) << batch;
+    b.data()[0] = batch;
+  }
+  EXPECT_EQ(ring.slots(), 1u);
+  EXPECT_EQ(ring.allocations(), 1u);
+  EXPECT_EQ(c.allocated, 1);
+}
+
+TEST(PinnedRing, SlotsInFlightAreDistinctAndTheRingStopsGrowingInSteadyState) {
+  Counted c;
+  PinnedRing ring = c.ring();
+  std::vector<PinnedRing::Lease> in_flight;
+  for (int step = 0; step < 200; ++step) {
+    // A pipeline of depth 4: a new minibatch enters, the oldest leaves once 4 are in flight.
+    in_flight.push_back(ring.acquire(500));
+    if (in_flight.size() > 4) in_flight.erase(in_flight.begin());
+    std::set<int64_t*> distinct;
+    for (const auto& l : in_flight) distinct.insert(l.data());
+    ASSERT_EQ(distinct.size(), in_flight.size()) << "two minibatches in flight share a slot at step " << step;
+  }
+  EXPECT_EQ(ring.slots(), 5u);
+  EXPECT_EQ(ring.allocations(), 5u);
+}
+
+TEST(PinnedRing, ASlotTooSmallGrowsAndALargeEnoughOneIsPreferred) {
+  Counted c;
+  PinnedRing ring = c.ring();
+  int64_t* large = nullptr;
+  {
+    PinnedRing::Lease small = ring.acquire(10);
+    PinnedRing::Lease big = ring.acquire(1 << 16);
+    large = big.data();
+  }  // both back; `small` returned last
+  {
+    PinnedRing::Lease again = ring.acquire(1 << 15);
+    EXPECT_EQ(again.data(), large) << "the large slot, though the small one came back last";
+  }
+  EXPECT_EQ(ring.allocations(), 2u);
+  {
+    PinnedRing::Lease a = ring.acquire(1 << 16);
+    PinnedRing::Lease b = ring.acquire(1 << 17);  // only the small slot is free: it grows
+    EXPECT_NE(b.data(), nullptr);
+    b.data()[(1 << 17) - 1] = 7;
+  }
+  EXPECT_EQ(ring.slots(), 2u);
+  EXPECT_EQ(ring.allocations(), 3u);
+  EXPECT_EQ(c.freed, 1) << "the grown slot's old buffer";
+}
+
+TEST(PinnedRing, ALeaseMayOutliveItsRingAndEveryBufferIsFreedOnce) {
+  Counted c;
+  PinnedRing::Lease kept;
+  {
+    PinnedRing ring = c.ring();
+    PinnedRing::Lease other = ring.acquire(3);
+    kept = ring.acquire(5);
+    kept.data()[4] = 1;
+  }
+  EXPECT_EQ(c.freed, 0) << "the lease keeps the ring's buffers";
+  EXPECT_EQ(kept.ids().size(), 5u);
+  kept = PinnedRing::Lease();
+  EXPECT_EQ(c.freed, 2);
+  EXPECT_EQ(c.allocated, 2);
+}
+
+TEST(PinnedRing, ConcurrentLeasesNeverShareASlot) {
+  Counted c;
+  PinnedRing ring = c.ring();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&ring, t] {
+      for (int i = 0; i < 2000; ++i) {
+        PinnedRing::Lease l = ring.acquire(64);
+        for (int k = 0; k < 64; ++k) l.data()[k] = t;
+        for (int k = 0; k < 64; ++k) ASSERT_EQ(l.data()[k], t);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_LE(ring.slots(), 4u);
+}
+
+}  // namespace
+}  // namespace graphtier::loader
