@@ -78,9 +78,9 @@ phase_test() {
   return "$rc"
 }
 
-# The package from the source tree, with the extension of this build (or a pip install).
+# The package from the source tree, with the extension of this build (or a pip install), ahead of
+# any graphtier already installed.
 python_package() {
-  python3 -c "import graphtier._core" 2>/dev/null && return 0
   if ((python_ext)); then
     local pkg=/tmp/graphtier-py
     rm -rf "$pkg" && mkdir -p "$pkg" && cp -r python/graphtier "$pkg/" &&
