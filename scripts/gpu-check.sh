@@ -71,7 +71,7 @@ phase_build() {
 }
 
 phase_test() {
-  ctest --preset cuda -j "$(nproc)" --timeout 120 2>&1 | tee "$out/gpu-tests.log" | grep -vE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed"
+  ctest --preset cuda -j "$(nproc)" --timeout 90 2>&1 | tee "$out/gpu-tests.log" | grep -vE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed"
   local rc=${PIPESTATUS[0]}
   grep -cE "Passed" "$out/gpu-tests.log" | sed 's/^/gpu-check: tests passed: /'
   grep -E "SKIPPED|Skipped" "$out/gpu-tests.log" || true
@@ -135,7 +135,7 @@ use_carried_deps
 nvidia-smi -L | tee "$out/gpu.txt"
 # Every phase needs the build; a failed build ends the run.
 phase_build || { echo "gpu-check: the CUDA build failed ($out/build.log)" >&2; exit 1; }
-declare -A budget=([test]=120 [python]=60 [bench]=120 [sample]=150 [e2e]=150)
+declare -A budget=([test]=100 [python]=60 [bench]=100 [sample]=120 [e2e]=120)
 status=0
 for p in "${phases[@]}"; do
   [ "$p" = build ] && continue
