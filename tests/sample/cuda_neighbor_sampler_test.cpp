@@ -292,6 +292,23 @@ TEST(CudaNeighborSampler, OneSynchronisationPerMinibatch) {
   EXPECT_EQ(gpu.sample_device(std::vector<int64_t>{}, 0).host_syncs, 1);
 }
 
+TEST(CudaNeighborSampler, PinnedStagingIsReusedAcrossMinibatches) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the pinned staging pool not checked";
+#if GRAPHTIER_WITH_CUDA
+  const OwnedGraph g = OwnedGraph::random(3000, 8, 51);
+  const DeviceTopology t(g.sample_graph(), {});
+  const NeighborSamplerOptions o{.fanouts = {10, 5}, .seed = 4};
+  cuda::PinnedStagingPool pool;
+  for (uint64_t stream = 0; stream < 20; ++stream) {
+    const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 200 + static_cast<int64_t>(stream % 3), stream);
+    const DeviceMiniBatch d = cuda::sample_device(t.state(), o, seeds, stream, {}, pool);
+    EXPECT_EQ(d.host_syncs, 1);
+    expect_same(d.to_host(), NeighborSampler(g.sample_graph(), o).sample(seeds, stream), "pooled staging");
+  }
+  EXPECT_EQ(pool.allocations(), 1);  // one call at a time: one buffer, allocated once
+#endif
+}
+
 TEST(CudaNeighborSampler, NonDefaultStreamConsumedOnAnother) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: non-default streams not checked";
   const OwnedGraph g = OwnedGraph::random(20000, 12, 41);
