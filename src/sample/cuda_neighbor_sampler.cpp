@@ -24,13 +24,16 @@ void check_options(const NeighborSamplerOptions& options) {
 CudaNeighborSampler::CudaNeighborSampler(const DeviceTopology& topology, NeighborSamplerOptions options)
     : topology_(&topology), options_(std::move(options)) {
   check_options(options_);
+#if GRAPHTIER_WITH_CUDA
+  staging_ = cuda::make_staging_pool();
+#endif
 }
 
 DeviceMiniBatch CudaNeighborSampler::sample_device(std::span<const int64_t> seeds, uint64_t stream,
                                                    CudaStream cuda_stream) const {
   check_seeds(seeds, topology_->num_nodes());
 #if GRAPHTIER_WITH_CUDA
-  return cuda::sample_device(topology_->state(), options_, seeds, stream, cuda_stream);
+  return cuda::sample_device(topology_->state(), options_, seeds, stream, cuda_stream, *staging_);
 #else
   throw Unsupported("CudaNeighborSampler: graphtier was built without CUDA");
 #endif

@@ -3,14 +3,23 @@
 // comparisons skip visibly.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 
+#include "graphtier/core/cuda_stream.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/memory.hpp"
+#include "graphtier/core/portable_math.hpp"
+#include "graphtier/core/rng.hpp"
+#include "graphtier/sample/random.hpp"
 #include "graphtier/sample/cuda_neighbor_sampler.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
 #include "sample_test_util.hpp"
+#if GRAPHTIER_WITH_CUDA
+#include "cuda/neighbor_sampler_cuda.hpp"
+#endif
 
 namespace graphtier::sample {
 namespace {
@@ -215,6 +224,144 @@ TEST(CudaNeighborSampler, EmptySeedsAndDeviceResult) {
   ASSERT_EQ(device.blocks.size(), 2u);
   EXPECT_EQ(device.blocks[1].num_dst, device.blocks[0].num_src);
   expect_same(device.to_host(), NeighborSampler(g.sample_graph(), gpu.options()).sample(seeds, 2), "device result");
+}
+
+/// A graph with hubs of degree 100K and 150K (nodes 0 and 1), a node just above the hub
+/// threshold, and nodes whose degrees straddle the two Floyd paths (fanouts 32 and 33).
+OwnedGraph hub_graph() {
+  std::vector<std::pair<int64_t, int64_t>> edges;
+  std::mt19937_64 rng(21);
+  const int64_t n = 3000;
+  const int64_t degrees[] = {100'000, 150'000, 10'300};
+  for (int64_t v = 0; v < n; ++v) {
+    const int64_t degree = v < 3 ? degrees[v] : 28 + static_cast<int64_t>(rng() % 12);  // 28..39
+    for (int64_t k = 0; k < degree; ++k) edges.emplace_back(static_cast<int64_t>(rng() % n), v);
+  }
+  return OwnedGraph::from_edges(n, edges);
+}
+
+TEST(CudaNeighborSampler, FloydBoundaryAndHubsMatchCpu) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: fanouts 32/33 and hubs of degree >= 1e5 not checked";
+  OwnedGraph weighted = hub_graph();
+  add_weights(weighted, 22);
+  OwnedGraph uniform = weighted;
+  uniform.weights.clear();
+  std::vector<int64_t> seeds = {1, 0, 2};
+  for (int64_t v = 3; v < 200; v += 7) seeds.push_back(v);
+  // 32 and 33: the warp Floyd and the serial one on nodes of degree 28..39; a fanout above the
+  // hubs' degree copies them whole (all_edges / positive_edges by a block); -1 likewise.
+  const std::vector<std::vector<int64_t>> fanout_sets = {{32, 3}, {33, 3}, {200'000}, {-1}, {10, 10}};
+  for (const OwnedGraph* g : {&uniform, &weighted}) {
+    const DeviceTopology t(g->sample_graph(), {});
+    for (bool replace : {false, true}) {
+      for (const auto& fanouts : fanout_sets) {
+        const NeighborSamplerOptions o{.fanouts = fanouts, .replace = replace, .edge_ids = true, .seed = 5};
+        const CudaNeighborSampler gpu(t, o);
+        const DeviceMiniBatch d = gpu.sample_device(seeds, 3);
+        int64_t minus_one = 0;
+        for (int64_t f : fanouts) minus_one += f < 0 ? 1 : 0;
+        EXPECT_LE(d.host_syncs, 1 + minus_one);
+        expect_same(d.to_host(), NeighborSampler(g->sample_graph(), o).sample(seeds, 3),
+                    std::string(g->weights.empty() ? "uniform" : "weighted") + (replace ? " replace" : " distinct") +
+                        " fanouts[0] " + std::to_string(fanouts[0]));
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+TEST(CudaNeighborSampler, OneSynchronisationPerMinibatch) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the sync budget not checked";
+  OwnedGraph g = OwnedGraph::random(5000, 10, 31);
+  const DeviceTopology t(g.sample_graph(), {});
+  struct Case {
+    std::vector<int64_t> fanouts;
+    int64_t budget;
+  };
+  for (const Case& c : {Case{{15, 10, 5}, 1}, Case{{-1, 5}, 2}, Case{{5, -1, -1}, 3}, Case{{0, 3}, 1}}) {
+    const NeighborSamplerOptions o{.fanouts = c.fanouts, .seed = 2};
+    const CudaNeighborSampler gpu(t, o);
+    for (uint64_t stream = 0; stream < 5; ++stream) {
+      const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 256, stream);
+      const DeviceMiniBatch d = gpu.sample_device(seeds, stream);
+      EXPECT_EQ(d.host_syncs, c.budget) << "fanouts[0] " << c.fanouts[0];
+      expect_same(d.to_host(), NeighborSampler(g.sample_graph(), o).sample(seeds, stream), "sync budget");
+    }
+  }
+  const CudaNeighborSampler gpu(t, NeighborSamplerOptions{.fanouts = {4, 4}});
+  EXPECT_EQ(gpu.sample_device(std::vector<int64_t>{}, 0).host_syncs, 1);
+}
+
+TEST(CudaNeighborSampler, PinnedStagingIsReusedAcrossMinibatches) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the pinned staging pool not checked";
+#if GRAPHTIER_WITH_CUDA
+  const OwnedGraph g = OwnedGraph::random(3000, 8, 51);
+  const DeviceTopology t(g.sample_graph(), {});
+  const NeighborSamplerOptions o{.fanouts = {10, 5}, .seed = 4};
+  cuda::PinnedStagingPool pool;
+  for (uint64_t stream = 0; stream < 20; ++stream) {
+    const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 200 + static_cast<int64_t>(stream % 3), stream);
+    const DeviceMiniBatch d = cuda::sample_device(t.state(), o, seeds, stream, {}, pool);
+    EXPECT_EQ(d.host_syncs, 1);
+    expect_same(d.to_host(), NeighborSampler(g.sample_graph(), o).sample(seeds, stream), "pooled staging");
+  }
+  EXPECT_EQ(pool.allocations(), 1);  // one call at a time: one buffer, allocated once
+#endif
+}
+
+TEST(CudaNeighborSampler, NonDefaultStreamConsumedOnAnother) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: non-default streams not checked";
+  const OwnedGraph g = OwnedGraph::random(20000, 12, 41);
+  const DeviceTopology t(g.sample_graph(), {.placement = TopologyPlacement::kPinned});
+  const NeighborSamplerOptions o{.fanouts = {15, 10, 5}, .seed = 8};
+  const CudaNeighborSampler gpu(t, o);
+  const OwnedCudaStream producer(0), consumer(0);  // non-blocking: no implicit ordering between them
+  for (uint64_t stream = 0; stream < 4; ++stream) {
+    const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 1024, stream);
+    DeviceMiniBatch d = gpu.sample_device(seeds, stream, producer.get());
+    EXPECT_LE(d.host_syncs, 1);
+    // The arrays are complete when sample_device returns: a reader on another stream, ordered
+    // after nothing on the producer, must see the whole minibatch.
+    d.stream = consumer.get();
+    expect_same(d.to_host(), NeighborSampler(g.sample_graph(), o).sample(seeds, stream), "consumer stream");
+    d.stream = producer.get();
+  }
+}
+
+TEST(CudaNeighborSampler, PortableLogAndKeysOnTheDeviceMatchTheHostBitForBit) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the device's portable_log and es_key not checked";
+#if GRAPHTIER_WITH_CUDA
+  std::vector<double> x = {1.0, 2.0, 0.5, 0x1.999999999999ap-4, 0x1p-60, 0x1.fffffffffffffp-1, 0x1p-1022, 3.0, 10.0};
+  for (int64_t i = 0; i < 1'000'000; ++i) {
+    double u = u64_to_unit_double(philox_u64(7, 1, static_cast<uint64_t>(i)));
+    if (i % 5 == 0) u = std::ldexp(u, -static_cast<int>(i % 60));
+    x.push_back(std::fmax(u, 0x1p-60));
+  }
+  std::vector<int64_t> edges;
+  std::vector<float> w;
+  std::mt19937_64 rng(6);
+  for (int64_t e = 0; e < 1'000'000; ++e) {
+    edges.push_back(static_cast<int64_t>(rng() % (int64_t{1} << 40)));
+    w.push_back(e % 3 == 0 ? static_cast<float>(rng() % 50 + 1) / 8.0f : std::ldexp(static_cast<float>(rng() % 1000 + 1), -static_cast<int>(rng() % 40)));
+  }
+  std::vector<double> logs, keys;
+  cuda::device_log_and_keys(x, 11, 12, edges, w, 0, logs, keys);
+  ASSERT_EQ(logs.size(), x.size());
+  ASSERT_EQ(keys.size(), edges.size());
+  const auto bits = [](double v) {
+    uint64_t b;
+    std::memcpy(&b, &v, sizeof b);
+    return b;
+  };
+  EXPECT_EQ(bits(logs[0]), bits(0.0));
+  EXPECT_EQ(bits(logs[1]), bits(0x1.62e42fefa39efp-1));
+  EXPECT_EQ(bits(logs[4]), bits(-0x1.4cb5ecf0a965p+5));
+  int64_t log_differ = 0, key_differ = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) log_differ += bits(logs[i]) != bits(portable_log(x[i])) ? 1 : 0;
+  for (std::size_t k = 0; k < edges.size(); ++k) key_differ += bits(keys[k]) != bits(es_key(11, 12, edges[k], w[k])) ? 1 : 0;
+  EXPECT_EQ(log_differ, 0);
+  EXPECT_EQ(key_differ, 0);
+#endif
 }
 
 }  // namespace

@@ -90,8 +90,8 @@ Row run_batches(const std::function<int64_t(int64_t)>& sample_batch, int64_t num
 }
 
 /// Samples batch after batch on `streams` host threads, each with a non-blocking stream of its own
-/// (the sampler waits on the host twice per layer to size its arrays, so one stream leaves the GPU
-/// idle during those waits; several overlap them): wall time over the whole run, each thread's
+/// (the sampler waits on the host once per minibatch to read its sizes, so one stream leaves the
+/// GPU idle during that wait; several overlap them): wall time over the whole run, each thread's
 /// last batch synchronised.
 Row run_gpu_batches(const sample::CudaNeighborSampler& sampler, const std::function<std::span<const int64_t>(int64_t)>& seeds_of,
                     int64_t num_batches, int64_t batch_size, double seconds, int streams) {

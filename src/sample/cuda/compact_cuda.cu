@@ -1,17 +1,31 @@
 #include "graphtier/core/rng.hpp"
 #include "cuda/compact_cuda.cuh"
 #include "cuda/cuda_util.cuh"
+#include "neighbor_steps.hpp"
 
 namespace graphtier::sample::cuda {
 namespace {
 
 constexpr unsigned long long kEmpty = ~0ull;
 
-__global__ void insert_kernel(const int64_t* dst, int64_t nd, const int64_t* neighbours, int64_t ne,
-                              CompactBuffers b) {
-  const uint64_t mask = b.capacity - 1;
-  for (int64_t q = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; q < nd + ne;
-       q += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+/// The slots the real sizes use (a power of two no larger than b.capacity).
+__device__ __forceinline__ uint64_t used_capacity(const CompactBuffers& b) {
+  const int64_t ids = b.counts->nd + b.counts->ne;
+  return nbr::compact_capacity(ids < b.num_nodes ? ids : b.num_nodes);
+}
+
+__global__ void clear_kernel(CompactBuffers b) {
+  const auto used = static_cast<int64_t>(used_capacity(b));
+  GRAPHTIER_GRID_STRIDE(i, used) {
+    b.keys[i] = kEmpty;
+    b.firsts[i] = kEmpty;
+  }
+}
+
+__global__ void insert_kernel(const int64_t* dst, const int64_t* neighbours, CompactBuffers b) {
+  const int64_t nd = b.counts->nd, ne = b.counts->ne;
+  const uint64_t mask = used_capacity(b) - 1;
+  GRAPHTIER_GRID_STRIDE(q, nd + ne) {
     const auto id = static_cast<unsigned long long>(q < nd ? dst[q] : neighbours[q - nd]);
     uint64_t slot = mix64(id) & mask;
     for (;;) {
@@ -28,45 +42,51 @@ __global__ void insert_kernel(const int64_t* dst, int64_t nd, const int64_t* nei
   }
 }
 
-__global__ void mark_kernel(int64_t nd, int64_t ne, CompactBuffers b) {
-  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < ne;
-       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    b.new_rank[e] = b.firsts[b.slot_of[nd + e]] == static_cast<unsigned long long>(nd + e) ? 1 : 0;
+__global__ void mark_kernel(CompactBuffers b) {
+  const int64_t nd = b.counts->nd, ne = b.counts->ne;
+  GRAPHTIER_GRID_STRIDE(e, b.ne_bound) {
+    // Zero past ne: the scan runs over the bound.
+    b.new_rank[e] = e < ne && nbr::first_occurrence(b.firsts[b.slot_of[nd + e]], nd + e) ? 1 : 0;
   }
 }
 
-__global__ void write_kernel(int64_t nd, const int64_t* neighbours, int64_t ne, CompactBuffers b, int64_t* src_nodes,
+__global__ void write_kernel(const int64_t* dst, const int64_t* neighbours, CompactBuffers b, int64_t* src_nodes,
                              int64_t* local) {
-  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < ne;
-       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  const int64_t nd = b.counts->nd, ne = b.counts->ne;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    const int64_t num_src = nd + (ne > 0 ? b.new_rank[ne - 1] : 0);
+    b.counts->num_src = num_src;
+    b.next->nd = num_src;
+  }
+  GRAPHTIER_GRID_STRIDE(i, nd) { src_nodes[i] = dst[i]; }
+  GRAPHTIER_GRID_STRIDE(e, ne) {
     const auto first = static_cast<int64_t>(b.firsts[b.slot_of[nd + e]]);
-    // new_rank is inclusive: the new node first seen at edge k has local id nd + new_rank[k] - 1.
-    const int64_t id = first < nd ? first : nd + b.new_rank[first - nd] - 1;
+    const int64_t id = nbr::compact_local_id(first, nd, b.new_rank);
     local[e] = id;
-    if (first == nd + e) src_nodes[id] = neighbours[e];
+    if (nbr::first_occurrence(static_cast<uint64_t>(first), nd + e)) src_nodes[id] = neighbours[e];
   }
 }
 
 }  // namespace
 
-void compact_mark(const int64_t* dst, int64_t nd, const int64_t* neighbours, int64_t ne, const CompactBuffers& b,
-                  cudaStream_t stream) {
-  GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(b.keys, 0xFF, b.capacity * sizeof(unsigned long long), stream));
-  GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(b.firsts, 0xFF, b.capacity * sizeof(unsigned long long), stream));
-  if (nd + ne > 0) {
-    insert_kernel<<<grid_for(nd + ne, kThreads), kThreads, 0, stream>>>(dst, nd, neighbours, ne, b);
+void compact_mark(const int64_t* dst, const int64_t* neighbours, const CompactBuffers& b, cudaStream_t stream) {
+  clear_kernel<<<blocks_for(static_cast<int64_t>(b.capacity)), kThreads, 0, stream>>>(b);
+  GRAPHTIER_CUDA_CHECK_LAUNCH("clear_kernel");
+  if (b.nd_bound + b.ne_bound > 0) {
+    insert_kernel<<<blocks_for(b.nd_bound + b.ne_bound), kThreads, 0, stream>>>(dst, neighbours, b);
     GRAPHTIER_CUDA_CHECK_LAUNCH("insert_kernel");
   }
-  if (ne > 0) {
-    mark_kernel<<<grid_for(ne, kThreads), kThreads, 0, stream>>>(nd, ne, b);
+  if (b.ne_bound > 0) {
+    mark_kernel<<<blocks_for(b.ne_bound), kThreads, 0, stream>>>(b);
     GRAPHTIER_CUDA_CHECK_LAUNCH("mark_kernel");
   }
 }
 
-void compact_write(int64_t nd, const int64_t* neighbours, int64_t ne, const CompactBuffers& b, int64_t* src_nodes,
+void compact_write(const int64_t* dst, const int64_t* neighbours, const CompactBuffers& b, int64_t* src_nodes,
                    int64_t* local, cudaStream_t stream) {
-  if (ne == 0) return;
-  write_kernel<<<grid_for(ne, kThreads), kThreads, 0, stream>>>(nd, neighbours, ne, b, src_nodes, local);
+  // Always launched: it writes the layer's num_src and the next layer's nd.
+  write_kernel<<<blocks_for(b.nd_bound > b.ne_bound ? b.nd_bound : b.ne_bound), kThreads, 0, stream>>>(
+      dst, neighbours, b, src_nodes, local);
   GRAPHTIER_CUDA_CHECK_LAUNCH("write_kernel");
 }
 

@@ -7,16 +7,25 @@
 //     the collisions with ballots and shuffles; weighted lists are streamed in coalesced chunks.
 // Bit-identity with the host: integer draws are exact; the double arithmetic uses the _rn
 // intrinsics so that nvcc cannot contract it into FMAs, and the log is core/portable_math.hpp's,
-// the same bits on both sides.
+// the same bits on both sides. Every decision (the sample count, the Floyd steps and collision
+// rule, the keys, the radix-select digit, the keep rule) is a function of ../neighbor_steps.hpp
+// that the CPU tests call; the code here arranges lanes and blocks around them.
+//
+// Hubs (degree >= nbr::kHubDegree) whose draw costs in proportion to the degree are sampled by a
+// whole block instead (the block_* functions below, kThreads threads).
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 
+#include "cuda/cuda_util.cuh"
 #include "cuda/topology_ref.cuh"
 #include "graphtier/core/rng.hpp"
 #include "graphtier/sample/random.hpp"
+#include "neighbor_steps.hpp"
 
 namespace graphtier::sample::cuda {
 
@@ -24,7 +33,7 @@ inline constexpr int kWarp = 32;
 inline constexpr unsigned kFullMask = 0xffffffffu;
 /// Entries of a neighbour list staged in shared memory per warp at a time (keys or prefix sums).
 inline constexpr int kChunk = 256;
-inline constexpr int kRadixBins = 256;
+inline constexpr int kRadixBins = nbr::kRadixBins;
 
 struct DrawParams {
   uint64_t seed;
@@ -45,14 +54,12 @@ struct WarpScratch {
 
 /// How many edges node v keeps: degree d, `positive` edges of positive weight (d when unweighted).
 __device__ __forceinline__ int64_t sample_count(const DrawParams& c, int64_t d, int64_t positive) {
-  if (c.fanout == 0) return 0;
-  if (c.weighted) {
-    if (c.replace && c.fanout > 0) return positive > 0 ? c.fanout : 0;
-    return c.fanout < 0 || c.fanout >= positive ? positive : c.fanout;
-  }
-  if (c.fanout < 0 || (!c.replace && c.fanout >= d)) return d;
-  if (c.replace) return d > 0 ? c.fanout : 0;
-  return c.fanout;
+  return nbr::sample_count(c.fanout, c.replace, c.weighted, d, positive);
+}
+
+/// Whether node w of degree d is a hub that a block samples (nbr::cost_grows_with_degree).
+__device__ __forceinline__ bool is_hub(const DrawParams& c, int64_t d) {
+  return d >= nbr::kHubDegree && nbr::cost_grows_with_degree(c.fanout, c.replace, c.weighted, d);
 }
 
 __device__ __forceinline__ int64_t warp_sum(int64_t x) {
@@ -106,58 +113,38 @@ __device__ void uniform_repeated(const TopologyRef<Index>& g, const DrawParams& 
   }
 }
 
-/// Floyd for f <= 32 (f < d), draw i on lane i. Draw i collides (keeps j_i = d - f + i instead of
-/// t_i) iff t_i is already kept, i.e. iff an earlier draw had the same t, or t_i = j_k for an
-/// earlier k that collided itself (kept values are t's and collided j's only). The first test is a
-/// __match_any_sync, the second a chain through earlier lanes, resolved in f shuffle steps.
+/// Floyd for f <= 32 (f < d), draw i on lane i; the collision rule is nbr::floyd_warp_collisions:
+/// the "same t as an earlier draw" test is a __match_any_sync, the chain through earlier
+/// collided lanes f shuffle steps.
 template <typename Index>
 __device__ void floyd_warp(const TopologyRef<Index>& g, const DrawParams& c, int64_t v, int64_t begin, int64_t d,
                            int f, int64_t* positions, int64_t* neighbours, int lane) {
   const bool active = lane < f;
   const int64_t j = d - f + lane;
   int64_t t = 0;
-  if (active) t = static_cast<int64_t>(bounded_u64(node_bits(c.seed, c.layer_stream, v, lane), static_cast<uint64_t>(j + 1)));
+  if (active) t = nbr::floyd_draw(c.seed, c.layer_stream, v, d, f, lane);
   // Inactive lanes get values no draw can take (draws are < 2^62).
   const unsigned long long key = active ? static_cast<unsigned long long>(t) : ~0ull - static_cast<unsigned>(lane);
   const unsigned same = __match_any_sync(kFullMask, key);
   const unsigned repeated = __ballot_sync(kFullMask, active && (same & lanes_below(lane)) != 0);
-  const int64_t k = t - (d - f);  // the earlier draw whose j equals t, when 0 <= k < lane
-  const int ref = active && k >= 0 && k < lane ? static_cast<int>(k) : -1;
-  unsigned collided = 0;
-  for (int i = 0; i < f; ++i) {
-    const int r = __shfl_sync(kFullMask, ref, i);
-    if (((repeated >> i) & 1u) != 0 || (r >= 0 && ((collided >> r) & 1u) != 0)) collided |= 1u << i;
-  }
+  const int ref = active ? nbr::floyd_warp_ref(t, lane, d, f) : -1;
+  const unsigned collided =
+      nbr::floyd_warp_collisions(repeated, f, [&](int i) { return __shfl_sync(kFullMask, ref, i); });
   const int64_t pick = ((collided >> lane) & 1u) != 0 ? j : t;
-  int rank = 0;  // picks are distinct: the rank is the output slot in ascending order
-  for (int i = 0; i < f; ++i) rank += __shfl_sync(kFullMask, pick, i) < pick ? 1 : 0;
+  // Picks are distinct: the rank is the output slot in ascending order.
+  const int rank = nbr::floyd_warp_rank(pick, f, [&](int i) { return __shfl_sync(kFullMask, pick, i); });
   if (active) emit(g, positions, neighbours, rank, begin + pick);
 }
 
-/// Floyd for f > 32, on lane 0 with the kept set sorted in the output slots (as the host does),
-/// then the neighbour ids read by the whole warp. Quadratic in f like the host: large fanouts
-/// without replacement are rare.
+/// Floyd for f > 32: nbr::floyd_step on lane 0, the kept set sorted in the output slots (as the
+/// host does), then the neighbour ids read by the whole warp. Quadratic in f like the host: large
+/// fanouts without replacement are rare.
 template <typename Index>
 __device__ void floyd_serial(const TopologyRef<Index>& g, const DrawParams& c, int64_t v, int64_t begin, int64_t d,
                              int64_t f, int64_t* positions, int64_t* neighbours, int lane) {
   if (lane == 0) {
     for (int64_t i = 0; i < f; ++i) {
-      const int64_t j = d - f + i;
-      const auto t = static_cast<int64_t>(bounded_u64(node_bits(c.seed, c.layer_stream, v, i), static_cast<uint64_t>(j + 1)));
-      int64_t lo = 0, hi = i;  // lower_bound of begin + t among the i kept
-      while (lo < hi) {
-        const int64_t mid = (lo + hi) / 2;
-        if (positions[mid] < begin + t) lo = mid + 1; else hi = mid;
-      }
-      const int64_t value = begin + (lo < i && positions[lo] == begin + t ? j : t);
-      lo = 0;
-      hi = i;
-      while (lo < hi) {
-        const int64_t mid = (lo + hi) / 2;
-        if (positions[mid] < value) lo = mid + 1; else hi = mid;
-      }
-      for (int64_t m = i; m > lo; --m) positions[m] = positions[m - 1];
-      positions[lo] = value;
+      nbr::floyd_step(positions, i, begin, d - f + i, nbr::floyd_draw(c.seed, c.layer_stream, v, d, f, i));
     }
   }
   __syncwarp();
@@ -222,13 +209,10 @@ __device__ void weighted_repeated(const TopologyRef<Index>& g, const DrawParams&
   }
 }
 
-/// The Efraimidis-Spirakis key of edge p as ordered bits (keys are positive finite doubles, whose
-/// bit patterns order like their values); zero-weight edges get a key above every real one.
+/// The Efraimidis-Spirakis key of edge p as ordered bits (nbr::es_key_bits).
 template <typename Index>
 __device__ __forceinline__ uint64_t es_key(const TopologyRef<Index>& g, const DrawParams& c, int64_t p) {
-  const float w = g.weight(p);
-  if (!(w > 0.0f)) return ~0ull;
-  return static_cast<uint64_t>(__double_as_longlong(::graphtier::sample::es_key(c.seed, c.layer_stream, p, w)));
+  return nbr::es_key_bits(c.seed, c.layer_stream, p, g.weight(p));
 }
 
 /// Efraimidis-Spirakis without replacement: the n smallest (key, position) among the positive
@@ -249,12 +233,11 @@ __device__ void weighted_distinct(const TopologyRef<Index>& g, const DrawParams&
   uint64_t prefix = 0;  // the digits of K found so far
   int64_t need = n;     // rank of K among the keys that share `prefix`
   for (int shift = 56; shift >= 0; shift -= 8) {
-    const uint64_t high = shift == 56 ? 0 : ~0ull << (shift + 8);
     for (int b = lane; b < kRadixBins; b += kWarp) s.hist[b] = 0;
     __syncwarp();
     for (int64_t p = begin + lane; p < end; p += kWarp) {
-      const uint64_t key = key_at(p);
-      if ((key & high) == prefix) atomicAdd(&s.hist[(key >> shift) & 0xFF], 1u);
+      const int bin = nbr::radix_bin(key_at(p), shift, prefix);
+      if (bin >= 0) atomicAdd(&s.hist[bin], 1u);
     }
     __syncwarp();
     // Lane l owns bins [8l, 8l + 8): an inclusive warp scan of the lane sums finds the lane whose
@@ -272,16 +255,7 @@ __device__ void weighted_distinct(const TopologyRef<Index>& g, const DrawParams&
     const int owner = __ffs(static_cast<int>(reached)) - 1;  // need <= the count, so some lane reaches it
     int digit = 0;
     int64_t below = before;
-    if (lane == owner) {
-      for (int b = 0; b < kPerLane; ++b) {
-        const unsigned h = s.hist[lane * kPerLane + b];
-        if (below + h >= need) {
-          digit = lane * kPerLane + b;
-          break;
-        }
-        below += h;
-      }
-    }
+    if (lane == owner) digit = lane * kPerLane + nbr::radix_digit(s.hist + lane * kPerLane, kPerLane, need, &below);
     digit = __shfl_sync(kFullMask, digit, owner);
     below = __shfl_sync(kFullMask, below, owner);
     prefix |= static_cast<uint64_t>(digit) << shift;
@@ -295,11 +269,184 @@ __device__ void weighted_distinct(const TopologyRef<Index>& g, const DrawParams&
     const uint64_t key = p < end ? key_at(p) : ~0ull;
     const bool equal = p < end && key == prefix;
     const unsigned equal_mask = __ballot_sync(kFullMask, equal);
-    const bool keep = p < end && (key < prefix || (equal && ties + __popc(equal_mask & lanes_below(lane)) < need));
+    const bool keep = p < end && nbr::es_keep(key, prefix, ties + __popc(equal_mask & lanes_below(lane)), need);
     const unsigned keep_mask = __ballot_sync(kFullMask, keep);
     if (keep) emit(g, positions, neighbours, written + __popc(keep_mask & lanes_below(lane)), p);
     written += __popc(keep_mask);
     ties += __popc(equal_mask);
+  }
+}
+
+// ---- Hubs: one block (kThreads threads) per node -----------------------------------------------
+
+/// Entries of a hub's list staged in shared memory per block at a time (prefix sums).
+inline constexpr int kBlockChunk = 2048;
+
+struct MaxI64 {
+  __device__ int64_t operator()(int64_t a, int64_t b) const { return a > b ? a : b; }
+};
+
+/// Per-block shared scratch of the hub paths.
+struct BlockScratch {
+  using Scan = cub::BlockScan<int64_t, kThreads>;
+  using Reduce = cub::BlockReduce<int64_t, kThreads>;
+  union {
+    typename Scan::TempStorage scan;
+    typename Reduce::TempStorage reduce;
+  };
+  double prefix[kBlockChunk];
+  unsigned hist[kRadixBins];
+  int64_t shared[4];
+};
+
+/// The positive-weight edges of [begin, end), counted by the block (the same total for every
+/// thread).
+template <typename Index>
+__device__ int64_t block_count_positive(const TopologyRef<Index>& g, int64_t begin, int64_t end, BlockScratch& s) {
+  int64_t mine = 0;
+  for (int64_t p = begin + threadIdx.x; p < end; p += kThreads) mine += g.weight(p) > 0.0f ? 1 : 0;
+  const int64_t total = typename BlockScratch::Reduce(s.reduce).Sum(mine);
+  if (threadIdx.x == 0) s.shared[0] = total;
+  __syncthreads();
+  const int64_t out = s.shared[0];
+  __syncthreads();
+  return out;
+}
+
+template <typename Index>
+__device__ void block_all_edges(const TopologyRef<Index>& g, int64_t begin, int64_t d, int64_t* positions,
+                                int64_t* neighbours) {
+  for (int64_t k = threadIdx.x; k < d; k += kThreads) emit(g, positions, neighbours, k, begin + k);
+}
+
+/// Edges of [begin, end) that pass `keep(p, ties_before)`, emitted in position order: a block
+/// scan per tile of kThreads edges numbers them. `tie(p)` marks the edges counted by ties_before
+/// (an exclusive count in position order), for the keep rule of weighted_distinct.
+template <typename Index, typename Tie, typename Keep>
+__device__ void block_ordered_keep(const TopologyRef<Index>& g, int64_t begin, int64_t end, int64_t* positions,
+                                   int64_t* neighbours, BlockScratch& s, Tie tie, Keep keep) {
+  int64_t written = 0, ties = 0;
+  for (int64_t base = begin; base < end; base += kThreads) {
+    const int64_t p = base + threadIdx.x;
+    const bool in = p < end;
+    const int64_t is_tie = in && tie(p) ? 1 : 0;
+    int64_t ties_before = 0, tile_ties = 0;
+    typename BlockScratch::Scan(s.scan).ExclusiveSum(is_tie, ties_before, tile_ties);
+    __syncthreads();
+    const int64_t kept = in && keep(p, ties + ties_before) ? 1 : 0;
+    int64_t slot = 0, tile_kept = 0;
+    typename BlockScratch::Scan(s.scan).ExclusiveSum(kept, slot, tile_kept);
+    __syncthreads();
+    if (kept != 0) emit(g, positions, neighbours, written + slot, p);
+    written += tile_kept;
+    ties += tile_ties;
+  }
+}
+
+/// positive_edges by a block.
+template <typename Index>
+__device__ void block_positive_edges(const TopologyRef<Index>& g, int64_t begin, int64_t end, int64_t* positions,
+                                     int64_t* neighbours, BlockScratch& s) {
+  block_ordered_keep(
+      g, begin, end, positions, neighbours, s, [](int64_t) { return false; },
+      [&](int64_t p, int64_t) { return g.weight(p) > 0.0f; });
+}
+
+/// weighted_distinct by a block: the same radix select (nbr::radix_bin, nbr::radix_digit) with
+/// the histogram shared by the block and the keys recomputed per pass, then the same keep rule
+/// (nbr::es_keep) in position order.
+template <typename Index>
+__device__ void block_weighted_distinct(const TopologyRef<Index>& g, const DrawParams& c, int64_t begin, int64_t end,
+                                        int64_t n, int64_t* positions, int64_t* neighbours, BlockScratch& s) {
+  uint64_t prefix = 0;
+  int64_t need = n;
+  for (int shift = 56; shift >= 0; shift -= 8) {
+    for (int b = threadIdx.x; b < kRadixBins; b += kThreads) s.hist[b] = 0;
+    __syncthreads();
+    for (int64_t p = begin + threadIdx.x; p < end; p += kThreads) {
+      const int bin = nbr::radix_bin(es_key(g, c, p), shift, prefix);
+      if (bin >= 0) atomicAdd(&s.hist[bin], 1u);
+    }
+    __syncthreads();
+    // Thread b owns bin b (kThreads == kRadixBins): the bin where the running count first
+    // reaches `need` is the one whose exclusive count is below it and whose digit step stops.
+    static_assert(kThreads == kRadixBins, "one bin per thread");
+    const int b = static_cast<int>(threadIdx.x);
+    int64_t before = 0;
+    typename BlockScratch::Scan(s.scan).ExclusiveSum(static_cast<int64_t>(s.hist[b]), before);
+    int64_t below = before;
+    if (before < need && nbr::radix_digit(s.hist + b, 1, need, &below) == 0) {
+      s.shared[0] = b;
+      s.shared[1] = below;
+    }
+    __syncthreads();
+    prefix |= static_cast<uint64_t>(s.shared[0]) << shift;
+    need -= s.shared[1];
+    __syncthreads();  // the histogram and the shared digit are rewritten next
+  }
+  block_ordered_keep(
+      g, begin, end, positions, neighbours, s, [&](int64_t p) { return es_key(g, c, p) == prefix; },
+      [&](int64_t p, int64_t ties_before) { return nbr::es_keep(es_key(g, c, p), prefix, ties_before, need); });
+}
+
+/// weighted_repeated by a block. The prefix sums must be the host's left-to-right doubles, so
+/// thread 0 still adds them one by one; the block only stages the weights (coalesced, kBlockChunk
+/// at a time) and runs the binary searches of the n draws in parallel.
+template <typename Index>
+__device__ void block_weighted_repeated(const TopologyRef<Index>& g, const DrawParams& c, int64_t v, int64_t begin,
+                                        int64_t end, int64_t n, int64_t* positions, int64_t* neighbours,
+                                        BlockScratch& s) {
+  double total = 0;  // thread 0's
+  int64_t last_positive = -1;
+  for (int64_t base = begin; base < end; base += kBlockChunk) {
+    const int len = static_cast<int>(end - base < kBlockChunk ? end - base : kBlockChunk);
+    for (int k = threadIdx.x; k < len; k += kThreads) {
+      const float w = g.weight(base + k);
+      s.prefix[k] = static_cast<double>(w);
+      if (w > 0.0f) last_positive = base + k;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (int k = 0; k < len; ++k) total = __dadd_rn(total, s.prefix[k]);
+    }
+    __syncthreads();
+  }
+  last_positive = typename BlockScratch::Reduce(s.reduce).Reduce(last_positive, MaxI64{});
+  if (threadIdx.x == 0) {
+    s.shared[0] = last_positive;
+    s.prefix[0] = total;
+  }
+  __syncthreads();
+  last_positive = s.shared[0];
+  total = s.prefix[0];
+  __syncthreads();
+  for (int64_t round = 0; round < n; round += kThreads) {
+    const int64_t i = round + threadIdx.x;
+    const bool has = i < n;
+    double target = 0;
+    if (has) target = __dmul_rn(u64_to_unit_double(node_bits(c.seed, c.layer_stream, v, i)), total);
+    int64_t pick = -1;
+    double running = 0;  // thread 0's
+    for (int64_t base = begin; base < end; base += kBlockChunk) {
+      const int len = static_cast<int>(end - base < kBlockChunk ? end - base : kBlockChunk);
+      for (int k = threadIdx.x; k < len; k += kThreads) s.prefix[k] = static_cast<double>(g.weight(base + k));
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        for (int k = 0; k < len; ++k) s.prefix[k] = running = __dadd_rn(running, s.prefix[k]);
+      }
+      __syncthreads();
+      if (has && pick < 0 && s.prefix[len - 1] > target) {
+        int lo = 0, hi = len - 1;  // the first k with prefix[k] > target; prefix[len - 1] is one
+        while (lo < hi) {
+          const int mid = (lo + hi) / 2;
+          if (s.prefix[mid] > target) hi = mid; else lo = mid + 1;
+        }
+        pick = base + lo;
+      }
+      const bool done = __syncthreads_and(!has || pick >= 0) != 0;  // also: thread 0 overwrites next
+      if (done) break;
+    }
+    if (has) emit(g, positions, neighbours, i, pick >= 0 ? pick : last_positive);
   }
 }
 

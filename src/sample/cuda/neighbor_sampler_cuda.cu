@@ -1,7 +1,22 @@
 // The layer loop of GPU neighbour sampling: count pass (edges per dst node) -> scan (CUB) -> fill
 // pass (edge positions and global neighbour ids) -> hash unique-and-compact. Twin of the host
 // loop in ../neighbor_sampler.cpp.
-#include <bit>
+//
+// One synchronisation per minibatch (cuda_neighbor_sampler.hpp): the host sizes every array by
+// the upper bounds of nbr::layer_bound and never waits for a layer's real sizes. They stay in
+// device memory (one LayerCounts per layer), the kernels read them there, launched over the
+// bounds and exiting early past the real sizes, CUB scans run over the bounds with zero tails,
+// and the host reads every layer's sizes at the end in one asynchronous copy to pinned memory.
+// A layer of fanout -1 has no bound short of the graph's edge count: the host reads its real
+// sizes once, before its fill pass (one more synchronisation per such layer).
+//
+// Hubs: the count pass appends the nodes that nbr::cost_grows_with_degree and whose degree is at
+// least nbr::kHubDegree to a device list (atomic); kernels of a fixed grid, one block per list
+// entry, read the list's length from device memory and sample those nodes (the warp kernels skip
+// them).
+#include <algorithm>
+#include <cstring>
+#include <exception>
 #include <cub/device/device_scan.cuh>
 
 #include "graphtier/core/error.hpp"
@@ -11,32 +26,78 @@
 #include "cuda/neighbor_draws_cuda.cuh"
 #include "cuda/neighbor_sampler_cuda.hpp"
 #include "cuda/topology_ref.cuh"
+#include "memory_cuda.hpp"
+#include "neighbor_steps.hpp"
 
 namespace graphtier::sample::cuda {
 namespace {
 
 constexpr int kWarpsPerBlock = kThreads / kWarp;
+/// Blocks of the hub kernels (grid-stride over the hub list, whose length only the device knows).
+constexpr int64_t kHubBlocks = 1024;
 
+__device__ __forceinline__ int64_t append(int64_t* counter) {
+  return static_cast<int64_t>(atomicAdd(reinterpret_cast<unsigned long long*>(counter), 1ull));
+}
+
+__global__ void init_counts_kernel(LayerCounts* counts, int layers, int64_t nd0) {
+  for (int l = 0; l < layers; ++l) counts[l] = LayerCounts{l == 0 ? nd0 : 0, 0, 0, 0};
+}
+
+/// counts[w] for every w < nd_bound (zero past the real nd, so the scan can run over the bound);
+/// hubs go to the hub list, and weighted hubs are counted by hub_count_kernel.
 template <typename Index>
 __global__ void __launch_bounds__(kThreads) count_kernel(TopologyRef<Index> g, DrawParams c, const int64_t* dst,
-                                                         int64_t nd, int64_t* counts) {
+                                                         LayerCounts* n, int64_t nd_bound, int64_t* counts,
+                                                         int64_t* indptr, int64_t* hubs) {
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
+  const int64_t nd = n->nd;
+  if (blockIdx.x == 0 && threadIdx.x == 0) indptr[0] = 0;
   const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarpsPerBlock;
-  for (int64_t w = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp; w < nd; w += warps) {
+  for (int64_t w = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp; w < nd_bound; w += warps) {
+    if (w >= nd) {
+      if (lane == 0) counts[w] = 0;
+      continue;
+    }
+    const int64_t v = dst[w];
+    const int64_t begin = g.indptr[v], end = g.indptr[v + 1], d = end - begin;
+    if (is_hub(c, d)) {
+      if (lane == 0) {
+        hubs[append(&n->hubs)] = w;
+        counts[w] = c.weighted ? 0 : sample_count(c, d, d);
+      }
+      continue;
+    }
+    const int64_t positive = c.weighted && c.fanout != 0 ? count_positive(g, begin, end, lane) : d;
+    if (lane == 0) counts[w] = sample_count(c, d, positive);
+  }
+}
+
+template <typename Index>
+__global__ void __launch_bounds__(kThreads) hub_count_kernel(TopologyRef<Index> g, DrawParams c, const int64_t* dst,
+                                                             const LayerCounts* n, const int64_t* hubs,
+                                                             int64_t* counts) {
+  __shared__ BlockScratch s;
+  const int64_t num_hubs = n->hubs;
+  for (int64_t h = blockIdx.x; h < num_hubs; h += gridDim.x) {
+    const int64_t w = hubs[h];
     const int64_t v = dst[w];
     const int64_t begin = g.indptr[v], end = g.indptr[v + 1];
-    const int64_t positive = c.weighted && c.fanout != 0 ? count_positive(g, begin, end, lane) : end - begin;
-    if (lane == 0) counts[w] = sample_count(c, end - begin, positive);
+    const int64_t positive = block_count_positive(g, begin, end, s);
+    if (threadIdx.x == 0) counts[w] = sample_count(c, end - begin, positive);
   }
 }
 
 template <typename Index>
 __global__ void __launch_bounds__(kThreads) fill_kernel(TopologyRef<Index> g, DrawParams c, const int64_t* dst,
-                                                        int64_t nd, const int64_t* out_indptr, int64_t* positions,
+                                                        LayerCounts* layer, int64_t nd_bound,
+                                                        const int64_t* out_indptr, int64_t* positions,
                                                         int64_t* neighbours) {
   __shared__ WarpScratch scratch[kWarpsPerBlock];
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
   WarpScratch& s = scratch[threadIdx.x / kWarp];
+  const int64_t nd = layer->nd < nd_bound ? layer->nd : nd_bound;
+  if (blockIdx.x == 0 && threadIdx.x == 0) layer->ne = out_indptr[nd];
   const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarpsPerBlock;
   for (int64_t w = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp; w < nd; w += warps) {
     const int64_t out = out_indptr[w];
@@ -44,6 +105,7 @@ __global__ void __launch_bounds__(kThreads) fill_kernel(TopologyRef<Index> g, Dr
     if (n == 0) continue;  // warp-uniform
     const int64_t v = dst[w];
     const int64_t begin = g.indptr[v], end = g.indptr[v + 1], d = end - begin;
+    if (is_hub(c, d)) continue;  // hub_fill_kernel's
     int64_t* pos = positions + out;
     int64_t* nbr = neighbours + out;
     if (!c.weighted) {
@@ -67,15 +129,47 @@ __global__ void __launch_bounds__(kThreads) fill_kernel(TopologyRef<Index> g, Dr
   }
 }
 
+/// The hubs' draws, one block per hub: the same paths as fill_kernel, block-wide.
+template <typename Index>
+__global__ void __launch_bounds__(kThreads) hub_fill_kernel(TopologyRef<Index> g, DrawParams c, const int64_t* dst,
+                                                            const LayerCounts* layer, const int64_t* hubs,
+                                                            const int64_t* out_indptr, int64_t* positions,
+                                                            int64_t* neighbours) {
+  __shared__ BlockScratch s;
+  const int64_t num_hubs = layer->hubs;
+  for (int64_t h = blockIdx.x; h < num_hubs; h += gridDim.x) {
+    const int64_t w = hubs[h];
+    const int64_t out = out_indptr[w];
+    const int64_t n = out_indptr[w + 1] - out;
+    if (n == 0) continue;  // block-uniform
+    const int64_t v = dst[w];
+    const int64_t begin = g.indptr[v], end = g.indptr[v + 1], d = end - begin;
+    int64_t* pos = positions + out;
+    int64_t* nbr = neighbours + out;
+    if (!c.weighted) {
+      block_all_edges(g, begin, d, pos, nbr);  // the only unweighted hub path
+    } else if (c.replace && c.fanout > 0) {
+      block_weighted_repeated(g, c, v, begin, end, n, pos, nbr, s);
+    } else if (n == block_count_positive(g, begin, end, s)) {
+      block_positive_edges(g, begin, end, pos, nbr, s);
+    } else {
+      block_weighted_distinct(g, c, begin, end, n, pos, nbr, s);
+    }
+    __syncthreads();  // the next hub reuses the block's scratch
+  }
+}
+
 /// Everything one call allocates once and reuses across its layers (stream-ordered).
 struct Workspace {
   explicit Workspace(cudaStream_t s)
-      : counts(s), positions(s), neighbours(s), keys(s), firsts(s), slot_of(s), new_rank(s), cub_temp(s) {}
-  DeviceScratch<int64_t> counts, positions, neighbours;
+      : counts(s), positions(s), neighbours(s), hubs(s), keys(s), firsts(s), slot_of(s), new_rank(s), cub_temp(s),
+        layers(s) {}
+  DeviceScratch<int64_t> counts, positions, neighbours, hubs;
   DeviceScratch<unsigned long long> keys, firsts;
   DeviceScratch<uint32_t> slot_of;
   DeviceScratch<int64_t> new_rank;
   DeviceScratch<unsigned char> cub_temp;
+  DeviceScratch<LayerCounts> layers;
 };
 
 /// Inclusive prefix sum of `in` into `out` (n > 0) on `stream`.
@@ -86,89 +180,203 @@ void inclusive_sum(const int64_t* in, int64_t* out, int64_t n, Workspace& ws, cu
   GRAPHTIER_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp, bytes, in, out, n, stream));
 }
 
+/// A pinned buffer of the pool for one call, given back when the call ends (after its last
+/// synchronisation, so no copy still reads or writes it).
+class StagingLease {
+ public:
+  StagingLease(PinnedStagingPool& pool, std::size_t bytes, cudaStream_t stream)
+      : pool_(pool), buffer_(pool.take(bytes)), stream_(stream) {}
+  ~StagingLease() {
+    // Thrown out of the call: a copy queued on the stream may still use the buffer.
+    if (std::uncaught_exceptions() > 0) cudaStreamSynchronize(stream_);
+    pool_.give_back(buffer_);
+  }
+  StagingLease(const StagingLease&) = delete;
+  StagingLease& operator=(const StagingLease&) = delete;
+  std::byte* data() const { return static_cast<std::byte*>(buffer_.first); }
+
+ private:
+  PinnedStagingPool& pool_;
+  std::pair<void*, std::size_t> buffer_;
+  cudaStream_t stream_;
+};
+
+constexpr std::size_t align16(std::size_t n) { return (n + 15) / 16 * 16; }
+
 template <typename Index>
 DeviceMiniBatch sample_typed(const DeviceTopology::State& topology, const NeighborSamplerOptions& options,
-                             std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream) {
+                             std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream,
+                             PinnedStagingPool& pool) {
   const cudaStream_t s = native(cuda_stream);
   const TopologyRef<Index> g = topology_ref<Index>(topology);
+  const int layers = static_cast<int>(options.fanouts.size());
   DeviceMiniBatch batch;
   batch.seeds.assign(seeds.begin(), seeds.end());
   batch.stream = cuda_stream;
   batch.device = topology.device;
   Workspace ws(s);
 
+  // Pinned staging: the seeds (uploaded), then every layer's LayerCounts (read back at the end),
+  // then one LayerCounts and one int64 for a fanout -1 layer's early read.
+  const std::size_t seeds_bytes = align16(seeds.size() * sizeof(int64_t));
+  const std::size_t counts_bytes = align16(static_cast<std::size_t>(layers + 1) * sizeof(LayerCounts));
+  const StagingLease staging(pool, seeds_bytes + counts_bytes + sizeof(LayerCounts) + sizeof(int64_t), s);
+  auto* host_seeds = reinterpret_cast<int64_t*>(staging.data());
+  auto* host_counts = reinterpret_cast<LayerCounts*>(staging.data() + seeds_bytes);
+  auto* host_early = reinterpret_cast<LayerCounts*>(staging.data() + seeds_bytes + counts_bytes);
+  auto* host_early_ne = reinterpret_cast<int64_t*>(host_early + 1);
+
   const auto alloc64 = [&](int64_t count) {
     batch.storage.push_back(allocate_async(static_cast<std::size_t>(count) * sizeof(int64_t), s));
     return static_cast<int64_t*>(batch.storage.back().get());
   };
+  const auto host_sync = [&] {
+    GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(s));
+    ++batch.host_syncs;
+  };
+
+  LayerCounts* device_counts = ws.layers.grow(layers + 1);
+  int64_t nd_bound = static_cast<int64_t>(seeds.size());
+  init_counts_kernel<<<1, 1, 0, s>>>(device_counts, layers + 1, nd_bound);
+  GRAPHTIER_CUDA_CHECK_LAUNCH("init_counts_kernel");
   // The dst nodes: the seeds for layer 0, then the previous block's src nodes.
-  int64_t nd = static_cast<int64_t>(seeds.size());
   const int64_t* dst = nullptr;
-  if (nd > 0) {
-    int64_t* d_seeds = alloc64(nd);
-    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(d_seeds, seeds.data(), static_cast<std::size_t>(nd) * sizeof(int64_t),
-                                                cudaMemcpyHostToDevice, s));
+  if (nd_bound > 0) {
+    std::memcpy(host_seeds, seeds.data(), seeds.size() * sizeof(int64_t));
+    int64_t* d_seeds = alloc64(nd_bound);
+    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(d_seeds, host_seeds, seeds.size() * sizeof(int64_t),
+                                         cudaMemcpyHostToDevice, s));
     dst = d_seeds;
   }
-  for (std::size_t l = 0; l < options.fanouts.size(); ++l) {
-    const DrawParams c{options.seed, layer_stream(stream, static_cast<int>(l)), options.fanouts[l], options.replace,
-                       topology.weighted};
+  std::vector<int64_t*> edge_positions(static_cast<std::size_t>(layers), nullptr);
+  for (int l = 0; l < layers; ++l) {
+    const int64_t fanout = options.fanouts[static_cast<std::size_t>(l)];
+    const DrawParams c{options.seed, layer_stream(stream, l), fanout, options.replace, topology.weighted};
+    LayerCounts* counts_l = device_counts + l;
     DeviceBlock& block = batch.blocks.emplace_back();
-    block.num_dst = nd;
-    int64_t* indptr = alloc64(nd + 1);
+    int64_t* indptr = alloc64(nd_bound + 1);
     block.indptr = indptr;
-    GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(indptr, 0, sizeof(int64_t), s));
-    int64_t ne = 0;
-    if (nd > 0) {
-      int64_t* counts = ws.counts.grow(nd);
-      count_kernel<Index><<<grid_for(nd, kWarpsPerBlock), kThreads, 0, s>>>(g, c, dst, nd, counts);
-      GRAPHTIER_CUDA_CHECK_LAUNCH("count_kernel");
-      inclusive_sum(counts, indptr + 1, nd, ws, s);
-      ne = read_one(indptr + nd, s);
+    if (nd_bound == 0) {  // nothing to sample: every size stays zero
+      GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(indptr, 0, sizeof(int64_t), s));
+      continue;
     }
-    block.num_edges = ne;
-    int64_t* positions = options.edge_ids ? alloc64(ne) : ws.positions.grow(ne);
-    int64_t* neighbours = ws.neighbours.grow(ne);
-    if (options.edge_ids && ne > 0) block.edge_ids = positions;
-    if (ne > 0) {
-      fill_kernel<Index><<<grid_for(nd, kWarpsPerBlock), kThreads, 0, s>>>(g, c, dst, nd, indptr, positions, neighbours);
-      GRAPHTIER_CUDA_CHECK_LAUNCH("fill_kernel");
+    // Hubs are distinct nodes of at least kHubDegree edges each.
+    const int64_t hub_bound = std::min(nd_bound, topology.num_edges / nbr::kHubDegree);
+    int64_t* hubs = ws.hubs.grow(std::max<int64_t>(hub_bound, 1));
+    const auto hub_blocks = static_cast<unsigned>(std::min(hub_bound, kHubBlocks));
+    int64_t* counts = ws.counts.grow(nd_bound);
+    count_kernel<Index><<<grid_for(nd_bound, kWarpsPerBlock), kThreads, 0, s>>>(g, c, dst, counts_l, nd_bound, counts,
+                                                                                indptr, hubs);
+    GRAPHTIER_CUDA_CHECK_LAUNCH("count_kernel");
+    if (topology.weighted && hub_bound > 0 && fanout != 0) {
+      hub_count_kernel<Index><<<hub_blocks, kThreads, 0, s>>>(g, c, dst, counts_l, hubs, counts);
+      GRAPHTIER_CUDA_CHECK_LAUNCH("hub_count_kernel");
+    }
+    inclusive_sum(counts, indptr + 1, nd_bound, ws, s);  // zero past nd: indptr[nd_bound] = ne
+
+    nbr::LayerBound b = nbr::layer_bound(nd_bound, fanout, options.replace, topology.num_nodes, topology.num_edges);
+    if (b.ne < 0) {
+      // Fanout -1: the exact sizes, read once (the layer's extra synchronisation).
+      GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(host_early, counts_l, sizeof(LayerCounts), cudaMemcpyDeviceToHost, s));
+      GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(host_early_ne, indptr + nd_bound, sizeof(int64_t), cudaMemcpyDeviceToHost, s));
+      host_sync();
+      b = nbr::layer_bound(host_early->nd, fanout, options.replace, topology.num_nodes, topology.num_edges,
+                           *host_early_ne);
+    }
+    int64_t* positions = options.edge_ids ? alloc64(b.ne) : ws.positions.grow(b.ne);
+    int64_t* neighbours = ws.neighbours.grow(b.ne);
+    edge_positions[static_cast<std::size_t>(l)] = positions;
+    // Always launched: it writes the layer's ne.
+    fill_kernel<Index><<<grid_for(b.nd, kWarpsPerBlock), kThreads, 0, s>>>(g, c, dst, counts_l, b.nd, indptr,
+                                                                           positions, neighbours);
+    GRAPHTIER_CUDA_CHECK_LAUNCH("fill_kernel");
+    if (hub_bound > 0 && fanout != 0) {
+      hub_fill_kernel<Index><<<hub_blocks, kThreads, 0, s>>>(g, c, dst, counts_l, hubs, indptr, positions, neighbours);
+      GRAPHTIER_CUDA_CHECK_LAUNCH("hub_fill_kernel");
     }
 
-    const uint64_t capacity = std::bit_ceil(static_cast<uint64_t>(2 * (nd + ne) > 64 ? 2 * (nd + ne) : 64));
-    GRAPHTIER_EXPECTS(capacity <= (uint64_t{1} << 32), InvalidArgument, "layer ", l, " has ", nd + ne,
+    GRAPHTIER_EXPECTS(b.capacity <= (uint64_t{1} << 32), InvalidArgument, "layer ", l, " may have ", b.nd + b.ne,
                       " nodes and edges: the GPU compaction addresses fewer than 2^31");
-    const CompactBuffers buffers{ws.keys.grow(static_cast<int64_t>(capacity)), ws.firsts.grow(static_cast<int64_t>(capacity)),
-                                 ws.slot_of.grow(nd + ne), ws.new_rank.grow(ne), capacity};
-    compact_mark(dst, nd, neighbours, ne, buffers, s);
-    int64_t new_nodes = 0;
-    if (ne > 0) {
-      inclusive_sum(buffers.new_rank, buffers.new_rank, ne, ws, s);  // in place: CUB allows d_in == d_out
-      new_nodes = read_one(buffers.new_rank + ne - 1, s);
-    }
-    block.num_src = nd + new_nodes;
-    int64_t* src_nodes = alloc64(block.num_src);
-    int64_t* local = alloc64(ne);
+    const CompactBuffers buffers{ws.keys.grow(static_cast<int64_t>(b.capacity)),
+                                 ws.firsts.grow(static_cast<int64_t>(b.capacity)),
+                                 ws.slot_of.grow(std::max<int64_t>(b.nd + b.ne, 1)),
+                                 ws.new_rank.grow(std::max<int64_t>(b.ne, 1)),
+                                 b.capacity,
+                                 topology.num_nodes,
+                                 b.nd,
+                                 b.ne,
+                                 counts_l,
+                                 counts_l + 1};
+    compact_mark(dst, neighbours, buffers, s);
+    if (b.ne > 0) inclusive_sum(buffers.new_rank, buffers.new_rank, b.ne, ws, s);  // in place: CUB allows it
+    int64_t* src_nodes = alloc64(b.num_src);
+    int64_t* local = alloc64(b.ne);
     block.src_nodes = src_nodes;
     block.indices = local;
-    if (nd > 0) {
-      GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(src_nodes, dst, static_cast<std::size_t>(nd) * sizeof(int64_t),
-                                                  cudaMemcpyDeviceToDevice, s));
-    }
-    compact_write(nd, neighbours, ne, buffers, src_nodes, local, s);
+    compact_write(dst, neighbours, buffers, src_nodes, local, s);
     dst = src_nodes;
-    nd = block.num_src;
+    nd_bound = b.num_src;
+  }
+  // Every layer's sizes in one copy: the minibatch's synchronisation.
+  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(host_counts, device_counts, static_cast<std::size_t>(layers + 1) * sizeof(LayerCounts),
+                                       cudaMemcpyDeviceToHost, s));
+  host_sync();
+  for (int l = 0; l < layers; ++l) {
+    DeviceBlock& block = batch.blocks[static_cast<std::size_t>(l)];
+    const LayerCounts& n = host_counts[l];
+    block.num_dst = n.nd;
+    block.num_edges = n.ne;
+    block.num_src = n.num_src;
+    if (options.edge_ids && n.ne > 0) block.edge_ids = edge_positions[static_cast<std::size_t>(l)];
   }
   return batch;
 }
 
 }  // namespace
 
+PinnedStagingPool::~PinnedStagingPool() {
+  for (const auto& buffer : free_) graphtier::cuda::free_pinned(buffer.first);
+}
+
+std::pair<void*, std::size_t> PinnedStagingPool::take(std::size_t bytes) {
+  {
+    const std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < free_.size(); ++i) {
+      if (free_[i].second >= bytes) {
+        const auto buffer = free_[i];
+        free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(i));
+        return buffer;
+      }
+    }
+    ++allocations_;
+  }
+  // Room to grow: the next minibatches of this size class reuse it.
+  const std::size_t size = std::max<std::size_t>(4096, bytes + bytes / 2);
+  return {graphtier::cuda::allocate_pinned(size), size};
+}
+
+void PinnedStagingPool::give_back(std::pair<void*, std::size_t> buffer) noexcept {
+  try {
+    const std::lock_guard lock(mutex_);
+    free_.push_back(buffer);
+  } catch (...) {
+    graphtier::cuda::free_pinned(buffer.first);
+  }
+}
+
+int64_t PinnedStagingPool::allocations() const {
+  const std::lock_guard lock(mutex_);
+  return allocations_;
+}
+
+std::shared_ptr<PinnedStagingPool> make_staging_pool() { return std::make_shared<PinnedStagingPool>(); }
+
 DeviceMiniBatch sample_device(const DeviceTopology::State& topology, const NeighborSamplerOptions& options,
-                              std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream) {
+                              std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream,
+                              PinnedStagingPool& staging) {
   GRAPHTIER_CUDA_CHECK(cudaSetDevice(topology.device));
-  return topology.index64 ? sample_typed<int64_t>(topology, options, seeds, stream, cuda_stream)
-                          : sample_typed<int32_t>(topology, options, seeds, stream, cuda_stream);
+  return topology.index64 ? sample_typed<int64_t>(topology, options, seeds, stream, cuda_stream, staging)
+                          : sample_typed<int32_t>(topology, options, seeds, stream, cuda_stream, staging);
 }
 
 void copy_to_host(int64_t* dst, const int64_t* src, int64_t count, CudaStream stream, int device) {

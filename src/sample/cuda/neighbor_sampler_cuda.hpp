@@ -2,22 +2,57 @@
 // (src/sample/cuda_neighbor_sampler.cpp). Plain C++; CUDA builds only.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <span>
+#include <vector>
 
 #include "graphtier/core/cuda_stream.hpp"
 #include "graphtier/sample/cuda_neighbor_sampler.hpp"
 
 namespace graphtier::sample::cuda {
 
+/// Pinned host buffers reused across minibatches (the seeds' upload and the sizes' read-back): a
+/// call takes one for its duration, so there are as many as calls ever ran at once (one per
+/// thread and stream), and none is allocated in steady state. Thread-safe.
+class PinnedStagingPool {
+ public:
+  PinnedStagingPool() = default;
+  ~PinnedStagingPool();
+  PinnedStagingPool(const PinnedStagingPool&) = delete;
+  PinnedStagingPool& operator=(const PinnedStagingPool&) = delete;
+
+  /// A buffer of at least `bytes`, the caller's until it gives it back.
+  std::pair<void*, std::size_t> take(std::size_t bytes);
+  void give_back(std::pair<void*, std::size_t> buffer) noexcept;
+  /// Buffers allocated so far (for tests).
+  int64_t allocations() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::pair<void*, std::size_t>> free_;
+  int64_t allocations_ = 0;
+};
+
+std::shared_ptr<PinnedStagingPool> make_staging_pool();
+
 /// The layer loop on the GPU; inputs already validated.
 DeviceMiniBatch sample_device(const DeviceTopology::State& topology, const NeighborSamplerOptions& options,
-                              std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream);
+                              std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream,
+                              PinnedStagingPool& staging);
 
 /// Copies `count` int64 from device memory to the host after the work queued on `stream`.
 void copy_to_host(int64_t* dst, const int64_t* src, int64_t count, CudaStream stream, int device);
 
 /// Waits for `stream`.
 void synchronize(CudaStream stream, int device);
+
+/// For the GPU tests: portable_log(x[i]) and es_key(seed, layer_stream, edges[i], w[i]) computed
+/// by a kernel on `device` (the host compares them bit for bit with its own). Synchronous.
+void device_log_and_keys(std::span<const double> x, uint64_t seed, uint64_t layer_stream,
+                         std::span<const int64_t> edges, std::span<const float> w, int device, std::vector<double>& logs,
+                         std::vector<double>& keys);
 
 }  // namespace graphtier::sample::cuda

@@ -1,0 +1,225 @@
+// The decisions of GPU neighbour sampling, written once for the host and the device: the CUDA
+// kernels (cuda/neighbor_draws_cuda.cuh, cuda/compact_cuda.cu, cuda/neighbor_sampler_cuda.cu)
+// only arrange the threads around these functions, and the CPU tests call them directly and
+// compare them with the CPU sampler (cpu/neighbor_draws.cpp, cpu/compact_cpu.cpp), so that a GPU
+// that samples differently from the host would need a kernel that does not call them.
+//
+// Also the host's sizing of a minibatch by upper bounds (the GPU sampler's one-synchronisation
+// budget: cuda_neighbor_sampler.hpp).
+//
+// Plain C++ under g++, host/device code under nvcc (like core/rng.hpp).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "graphtier/core/rng.hpp"
+#include "graphtier/sample/random.hpp"
+
+namespace graphtier::sample::nbr {
+
+/// Fanouts up to this draw without replacement one draw per warp lane (floyd_warp); larger ones
+/// run floyd_step serially.
+inline constexpr int kWarpFloyd = 32;
+/// Bins of one radix-select digit (8 bits).
+inline constexpr int kRadixBins = 256;
+/// Rows of at least this degree are hubs: the GPU samples them with a whole thread block where
+/// the cost of the draw grows with the degree (a warp would take milliseconds over a 1M list).
+inline constexpr int64_t kHubDegree = 10240;
+
+/// How many edges a node of degree d with `positive` positive-weight edges (d when unweighted)
+/// keeps (neighbor_sampler.hpp's draw rules).
+GRAPHTIER_HD int64_t sample_count(int64_t fanout, bool replace, bool weighted, int64_t d, int64_t positive) {
+  if (fanout == 0) return 0;
+  if (weighted) {
+    if (replace && fanout > 0) return positive > 0 ? fanout : 0;
+    return fanout < 0 || fanout >= positive ? positive : fanout;
+  }
+  if (fanout < 0 || (!replace && fanout >= d)) return d;
+  if (replace) return d > 0 ? fanout : 0;
+  return fanout;
+}
+
+/// Whether the draw of a node costs in proportion to its degree (so that a hub is sampled by a
+/// block): every weighted path (prefix sums, keys, the positive count), and the unweighted copy
+/// of a whole list. Uniform draws (Floyd, with replacement) cost the fanout only.
+GRAPHTIER_HD bool cost_grows_with_degree(int64_t fanout, bool replace, bool weighted, int64_t d) {
+  if (fanout == 0) return false;
+  if (weighted) return true;
+  return fanout < 0 || (!replace && fanout >= d);
+}
+
+/// Draw i of Floyd's algorithm for node v (f of d, f < d): t in [0, d - f + i].
+GRAPHTIER_HD int64_t floyd_draw(uint64_t seed, uint64_t layer_stream, int64_t v, int64_t d, int64_t f, int64_t i) {
+  return static_cast<int64_t>(bounded_u64(node_bits(seed, layer_stream, v, i), static_cast<uint64_t>(d - f + i + 1)));
+}
+
+/// First k in [0, n) with a[k] >= x, or n (a sorted).
+GRAPHTIER_HD int64_t lower_bound_i64(const int64_t* a, int64_t n, int64_t x) {
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (a[mid] < x) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+/// One step of the serial Floyd (fanouts above kWarpFloyd): kept[0, i) holds the positions kept
+/// by draws 0..i-1, sorted; draw i drew t, so it keeps begin + t unless that is kept already, and
+/// then begin + j (j = d - f + i). Inserts the pick in order: kept[0, i] stays sorted.
+GRAPHTIER_HD void floyd_step(int64_t* kept, int64_t i, int64_t begin, int64_t j, int64_t t) {
+  int64_t lo = lower_bound_i64(kept, i, begin + t);
+  const int64_t value = begin + (lo < i && kept[lo] == begin + t ? j : t);
+  lo = lower_bound_i64(kept, i, value);
+  for (int64_t m = i; m > lo; --m) kept[m] = kept[m - 1];
+  kept[lo] = value;
+}
+
+/// The warp Floyd (f <= kWarpFloyd, f < d), draw i on lane i: the earlier draw k whose j equals
+/// t (t = d - f + k, k < lane), or -1.
+GRAPHTIER_HD int floyd_warp_ref(int64_t t, int lane, int64_t d, int f) {
+  const int64_t k = t - (d - f);
+  return k >= 0 && k < lane ? static_cast<int>(k) : -1;
+}
+
+/// The collision rule of the warp Floyd: draw i keeps j_i instead of t_i iff t_i is kept already,
+/// i.e. iff an earlier draw drew the same t (bit i of `repeated`), or t_i = j_k for an earlier k
+/// that collided itself (kept values are t's and collided j's only). `ref_of(i)` is lane i's
+/// floyd_warp_ref (a shuffle on the device, an array on the host). Returns the collided lanes.
+template <typename RefOf>
+GRAPHTIER_HD uint32_t floyd_warp_collisions(uint32_t repeated, int f, RefOf ref_of) {
+  uint32_t collided = 0;
+  for (int i = 0; i < f; ++i) {
+    const int r = ref_of(i);
+    if (((repeated >> i) & 1u) != 0 || (r >= 0 && ((collided >> r) & 1u) != 0)) collided |= 1u << i;
+  }
+  return collided;
+}
+
+/// The output slot of a pick among the f distinct picks (`pick_of(i)`: lane i's): its rank.
+template <typename PickOf>
+GRAPHTIER_HD int floyd_warp_rank(int64_t pick, int f, PickOf pick_of) {
+  int rank = 0;
+  for (int i = 0; i < f; ++i) rank += pick_of(i) < pick ? 1 : 0;
+  return rank;
+}
+
+/// The Efraimidis-Spirakis key of an edge as ordered bits (positive finite doubles order like
+/// their bit patterns); a weight of zero gets a key above every real one.
+GRAPHTIER_HD uint64_t es_key_bits(uint64_t seed, uint64_t layer_stream, int64_t p, float w) {
+  if (!(w > 0.0f)) return ~0ull;
+  const double key = es_key(seed, layer_stream, p, w);
+#if defined(__CUDA_ARCH__)
+  return static_cast<uint64_t>(__double_as_longlong(key));
+#else
+  uint64_t bits;
+  std::memcpy(&bits, &key, sizeof bits);
+  return bits;
+#endif
+}
+
+/// Radix select, the histogram step: the digit of `key` at `shift` when its higher digits equal
+/// `prefix` (the digits found so far), else -1.
+GRAPHTIER_HD int radix_bin(uint64_t key, int shift, uint64_t prefix) {
+  const uint64_t high = shift == 56 ? 0 : ~0ull << (shift + 8);
+  return (key & high) == prefix ? static_cast<int>((key >> shift) & 0xFF) : -1;
+}
+
+/// Radix select, the digit step over bins [0, bins) of a histogram: the first bin b at which
+/// *below + hist[0] + ... + hist[b] reaches `need` (*below then counts the keys before bin b).
+/// Returns b, or bins when the bins do not reach `need` (*below then includes them all).
+GRAPHTIER_HD int radix_digit(const unsigned* hist, int bins, int64_t need, int64_t* below) {
+  for (int b = 0; b < bins; ++b) {
+    if (*below + hist[b] >= need) return b;
+    *below += hist[b];
+  }
+  return bins;
+}
+
+/// The ordered pass after the select: with K the n-th smallest key, keep the keys below K and
+/// the first `need` positions (in position order) whose key equals K; `ties_before` counts the
+/// keys equal to K at earlier positions.
+GRAPHTIER_HD bool es_keep(uint64_t key, uint64_t threshold, int64_t ties_before, int64_t need) {
+  return key < threshold || (key == threshold && ties_before < need);
+}
+
+/// The compaction's hash table capacity for `ids` distinct ids at most (nd + ne, and at most the
+/// graph's nodes): a power of two at least twice that, and at least 64, so linear probing ends.
+GRAPHTIER_HD uint64_t compact_capacity(int64_t ids) {
+  uint64_t c = 64;
+  while (c < 2 * static_cast<uint64_t>(ids)) c *= 2;
+  return c;
+}
+
+/// The compaction's first-occurrence rule: position q (dst nodes at 0 .. nd-1, neighbour e at
+/// nd + e) is the first of its id iff the smallest position the table holds for the id is q.
+GRAPHTIER_HD bool first_occurrence(uint64_t first_of_id, int64_t q) { return first_of_id == static_cast<uint64_t>(q); }
+
+/// The local id of the id whose first position is `first`: a dst node keeps its position; the new
+/// node first seen at edge k is numbered nd + new_rank[k] - 1 (new_rank: the inclusive count of
+/// first occurrences among the edges).
+GRAPHTIER_HD int64_t compact_local_id(int64_t first, int64_t nd, const int64_t* new_rank) {
+  return first < nd ? first : nd + new_rank[first - nd] - 1;
+}
+
+// ---- Sizing by upper bounds (host) -------------------------------------------------------------
+
+/// Upper bounds of one layer's sizes, known on the host before the layer runs.
+struct LayerBound {
+  int64_t nd = 0;        // dst nodes
+  int64_t ne = 0;        // edges; -1 when only a synchronisation can tell (fanout -1)
+  int64_t num_src = 0;   // src nodes (dst nodes first)
+  uint64_t capacity = 0; // the compaction's hash table slots
+};
+
+inline int64_t saturating_mul(int64_t a, int64_t b) {
+  if (a == 0 || b == 0) return 0;
+  return a > INT64_MAX / b ? INT64_MAX : a * b;
+}
+
+/// The bounds of a layer whose nd dst nodes are at most `nd_bound` (distinct nodes of a graph of
+/// num_nodes nodes and num_edges edges). With fanout f > 0 a node keeps at most f edges (exactly f
+/// with replacement), and without replacement distinct positions of distinct nodes' lists, so at
+/// most num_edges in all. Fanout -1 keeps whole lists: no bound below num_edges without knowing
+/// which nodes, so ne = -1 (the sampler reads the exact count; `exact_ne` passes it back in).
+/// New nodes are at most the edges, and src nodes are distinct: at most num_nodes.
+inline LayerBound layer_bound(int64_t nd_bound, int64_t fanout, bool replace, int64_t num_nodes, int64_t num_edges,
+                              int64_t exact_ne = -1) {
+  LayerBound b;
+  b.nd = nd_bound;
+  if (exact_ne >= 0) {
+    b.ne = exact_ne;
+  } else if (fanout == 0) {
+    b.ne = 0;
+  } else if (fanout < 0) {
+    b.ne = -1;
+    return b;
+  } else {
+    b.ne = saturating_mul(nd_bound, fanout);
+    if (!replace && b.ne > num_edges) b.ne = num_edges;
+  }
+  const int64_t ids = nd_bound > INT64_MAX - b.ne ? INT64_MAX : nd_bound + b.ne;
+  b.num_src = ids < num_nodes ? ids : num_nodes;
+  b.capacity = compact_capacity(b.num_src);
+  return b;
+}
+
+/// Device bytes of the batch's arrays of one layer sized by `b`: indptr, src nodes, local
+/// indices, edge ids when asked.
+inline int64_t layer_batch_bytes(const LayerBound& b, bool edge_ids) {
+  return (b.nd + 1) * 8 + b.num_src * 8 + b.ne * 8 + (edge_ids ? b.ne * 8 : 0);
+}
+
+/// Device bytes of the workspace one layer sized by `b` needs (reused across layers, so a batch
+/// needs its largest layer's): per-node counts, neighbour ids, edge positions when no edge ids
+/// are asked (counted here always), the hash table's keys and first positions, the slot of every
+/// position, the new-node ranks.
+inline int64_t layer_workspace_bytes(const LayerBound& b) {
+  return b.nd * 8 + b.ne * 8 + b.ne * 8 + static_cast<int64_t>(b.capacity) * 16 + (b.nd + b.ne) * 4 + b.ne * 8;
+}
+
+}  // namespace graphtier::sample::nbr
