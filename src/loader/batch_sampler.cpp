@@ -116,18 +116,23 @@ std::vector<int64_t> BatchSampler::delivered_from(int64_t first) const {
 SampledBatch BatchSampler::sample_device(std::span<const int64_t> seeds, uint64_t stream, int64_t slot) {
   const std::shared_ptr<OwnedCudaStream>& s = cuda_streams_[static_cast<std::size_t>(slot)];
   SampledBatch out;
-  auto d = std::make_shared<sample::DeviceMiniBatch>(cuda_neighbor_->sample_device(seeds, stream, s->get()));
-  // The one host wait of the minibatch: after the input ids' copy (or alone), which completes every
-  // block queued before it on the stream.
-  const bool blocks = !d->blocks.empty();
-  const int64_t n = blocks ? d->blocks.back().num_src : static_cast<int64_t>(seeds.size());
+  // The sampler's one host wait completes every block and, with the sink, the input ids' copy into
+  // a pinned ring slot (sized by the sampler's bound, then trimmed to the real count).
+  sample::InputNodesSink sink;
   if (input_ids_to_host_) {
-    out.input = ring_->acquire(static_cast<std::size_t>(n));
-    if (!blocks) std::copy(seeds.begin(), seeds.end(), out.input.data());
-    device::copy_ids_and_wait(out.input.data(), blocks ? d->blocks.back().src_nodes : nullptr, blocks ? n : 0,
-                              s->get(), d->device);
-  } else {
-    device::wait(s->get(), d->device);
+    sink = [&](int64_t bound) {
+      out.input = ring_->acquire(static_cast<std::size_t>(bound));
+      return out.input.data();
+    };
+  }
+  auto d = std::make_shared<sample::DeviceMiniBatch>(cuda_neighbor_->sample_device(seeds, stream, s->get(), sink));
+  if (input_ids_to_host_) {
+    if (d->blocks.empty()) {  // no layers: the input nodes are the seeds
+      out.input = ring_->acquire(seeds.size());
+      std::copy(seeds.begin(), seeds.end(), out.input.data());
+    } else {
+      out.input.shrink(static_cast<std::size_t>(d->blocks.back().num_src));
+    }
   }
   out.batch.seeds = d->seeds;
   out.device = std::move(d);

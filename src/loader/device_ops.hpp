@@ -17,11 +17,6 @@ namespace graphtier::loader::device {
 void* allocate_pinned(std::size_t bytes);
 void free_pinned(void* ptr) noexcept;
 
-/// Queues the copy of `count` int64 from device `src` into page-locked `dst` on `stream`, after the
-/// work already queued there, then waits for the stream: a minibatch's one synchronisation (it
-/// also completes every array the sampler wrote on `stream`). count 0: only the wait.
-void copy_ids_and_wait(int64_t* dst, const int64_t* src, int64_t count, CudaStream stream, int device);
-
 /// Stream-ordered device memory from the device's kept pool, allocated on `stream` and freed in
 /// order on it when the last owner lets go. Waits for `stream` before returning, so that memory the
 /// pool recycles from a batch released on `stream` (after order_after) is free of its consumer's
@@ -31,8 +26,5 @@ std::shared_ptr<void> allocate_output(std::size_t bytes, CudaStream stream, int 
 /// Makes every stream of `waiters` wait for the work queued on `consumer` so far (one event, no
 /// host wait): called before releasing memory that `waiters` free and `consumer` may still read.
 void order_after(CudaStream consumer, std::span<const CudaStream> waiters, int device);
-
-/// Waits for the work queued on `stream` so far.
-void wait(CudaStream stream, int device);
 
 }  // namespace graphtier::loader::device

@@ -14,12 +14,10 @@ namespace {
 
 void* allocate_pinned(std::size_t) { no_cuda(); }
 void free_pinned(void*) noexcept {}
-void copy_ids_and_wait(int64_t*, const int64_t*, int64_t, CudaStream, int) { no_cuda(); }
 std::shared_ptr<void> allocate_output(std::size_t, CudaStream, int) { no_cuda(); }
 void order_after(CudaStream, std::span<const CudaStream> waiters, int) {
   if (!waiters.empty()) no_cuda();
 }
-void wait(CudaStream, int) { no_cuda(); }
 
 }  // namespace graphtier::loader::device
 #endif

@@ -103,6 +103,8 @@ class PinnedRing {
     /// The `count` entries asked for.
     std::span<const int64_t> ids() const noexcept { return {data(), size_}; }
     bool empty() const noexcept { return slot_ == nullptr; }
+    /// Keeps the first `count` entries of those asked for (a bound, once the real count is known).
+    void shrink(std::size_t count) noexcept { size_ = std::min(size_, count); }
 
    private:
     friend class PinnedRing;

@@ -30,11 +30,12 @@ CudaNeighborSampler::CudaNeighborSampler(const DeviceTopology& topology, Neighbo
 }
 
 DeviceMiniBatch CudaNeighborSampler::sample_device(std::span<const int64_t> seeds, uint64_t stream,
-                                                   CudaStream cuda_stream) const {
+                                                   CudaStream cuda_stream, const InputNodesSink& input_nodes) const {
   check_seeds(seeds, topology_->num_nodes());
 #if GRAPHTIER_WITH_CUDA
-  return cuda::sample_device(topology_->state(), options_, seeds, stream, cuda_stream, *staging_);
+  return cuda::sample_device(topology_->state(), options_, seeds, stream, cuda_stream, *staging_, input_nodes);
 #else
+  static_cast<void>(input_nodes);
   throw Unsupported("CudaNeighborSampler: graphtier was built without CUDA");
 #endif
 }

@@ -121,5 +121,17 @@ TEST(PinnedRing, ConcurrentLeasesNeverShareASlot) {
   EXPECT_LE(ring.slots(), 4u);
 }
 
+TEST(PinnedRing, ShrinkTrimsALeaseToTheRealCountAndNeverGrowsIt) {
+  Counted c;
+  PinnedRing ring = c.ring();
+  PinnedRing::Lease lease = ring.acquire(100);  // a bound
+  int64_t* data = lease.data();
+  lease.shrink(7);  // the real count
+  EXPECT_EQ(lease.ids().size(), 7u);
+  EXPECT_EQ(lease.ids().data(), data);
+  lease.shrink(50);
+  EXPECT_EQ(lease.ids().size(), 7u);
+}
+
 }  // namespace
 }  // namespace graphtier::loader

@@ -3,6 +3,7 @@
 // comparisons skip visibly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -299,11 +300,24 @@ TEST(CudaNeighborSampler, PinnedStagingIsReusedAcrossMinibatches) {
   const DeviceTopology t(g.sample_graph(), {});
   const NeighborSamplerOptions o{.fanouts = {10, 5}, .seed = 4};
   cuda::PinnedStagingPool pool;
+  Buffer input_nodes;  // page-locked: the sink's memory, grown as the bounds ask
+  const InputNodesSink sink = [&](int64_t bound) {
+    const auto bytes = static_cast<std::size_t>(std::max<int64_t>(bound, 1)) * sizeof(int64_t);
+    if (input_nodes.size() < bytes) input_nodes = Buffer(MemoryKind::kPinned, bytes);
+    return static_cast<int64_t*>(input_nodes.data());
+  };
   for (uint64_t stream = 0; stream < 20; ++stream) {
     const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 200 + static_cast<int64_t>(stream % 3), stream);
-    const DeviceMiniBatch d = cuda::sample_device(t.state(), o, seeds, stream, {}, pool);
+    // Odd batches also send their input nodes to the host, within the same one wait.
+    const DeviceMiniBatch d = cuda::sample_device(t.state(), o, seeds, stream, {}, pool, stream % 2 ? sink : nullptr);
     EXPECT_EQ(d.host_syncs, 1);
-    expect_same(d.to_host(), NeighborSampler(g.sample_graph(), o).sample(seeds, stream), "pooled staging");
+    const MiniBatch cpu = NeighborSampler(g.sample_graph(), o).sample(seeds, stream);
+    expect_same(d.to_host(), cpu, "pooled staging");
+    if (stream % 2) {
+      const auto* ids = static_cast<const int64_t*>(input_nodes.data());
+      const std::vector<int64_t> got(ids, ids + d.blocks.back().num_src);
+      EXPECT_EQ(got, cpu.blocks.back().src_nodes) << "input nodes written to the sink, batch " << stream;
+    }
   }
   EXPECT_EQ(pool.allocations(), 1);  // one call at a time: one buffer, allocated once
 #endif

@@ -19,9 +19,9 @@
 // Device-resident minibatches (LoaderOptions::device_batches with GPU neighbour sampling): the
 // blocks stay in the sampler's device memory (LoadedBatch::device) and only the input node ids
 // cross to the host, once, into a page-locked buffer reused from minibatch to minibatch, for the
-// window and the feature gather. Synchronisation budget per minibatch: one host wait on the
-// sampler's stream (after that copy; it also completes every block, so a consumer needs no event
-// to read them), plus the sampler's own (cuda_neighbor_sampler.hpp). Device output x: stream-
+// window and the feature gather. Synchronisation budget per minibatch: the sampler's one host wait
+// (cuda_neighbor_sampler.hpp: the device writes the input ids into that buffer before it, and it
+// completes every block, so a consumer needs no event to read them). Device output x: stream-
 // ordered memory from the device's kept pool on the loader's output stream (no cudaMalloc/cudaFree
 // per batch), allocated by the gather thread with one host wait on that stream per gather; the
 // gather completes x before the batch is delivered. Pinned output x: page-locked buffers reused

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -50,6 +51,12 @@ struct DeviceMiniBatch {
   MiniBatch to_host() const;
 };
 
+/// Where a device minibatch's input nodes (its last block's src nodes) go on the host: called once,
+/// with an upper bound on their count, during sample_device; returns page-locked memory
+/// (cudaHostAlloc) for at least that many ids, which the sampler fills before its one
+/// synchronisation. The count is the last block's num_src.
+using InputNodesSink = std::function<int64_t*(int64_t bound)>;
+
 /// CUDA backend of neighbour sampling. One sampler may be used from several host threads at once
 /// as long as each uses its own stream.
 ///
@@ -79,8 +86,10 @@ class CudaNeighborSampler {
 
   /// The same sample left in device memory. The host waits on `cuda_stream` once (plus once per
   /// layer of fanout -1), at the end, to read the sizes: the arrays are complete when this
-  /// returns, and may be read from any stream.
-  DeviceMiniBatch sample_device(std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream = {}) const;
+  /// returns, and may be read from any stream. With `input_nodes`, the input node ids also reach
+  /// the host within that one wait (written by the device into the sink's page-locked memory).
+  DeviceMiniBatch sample_device(std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream = {},
+                                const InputNodesSink& input_nodes = {}) const;
 
   const NeighborSamplerOptions& options() const noexcept { return options_; }
   const DeviceTopology& topology() const noexcept { return *topology_; }

@@ -37,16 +37,6 @@ void free_pinned(void* ptr) noexcept {
   if (ptr != nullptr) cudaFreeHost(ptr);
 }
 
-void copy_ids_and_wait(int64_t* dst, const int64_t* src, int64_t count, CudaStream stream, int device) {
-  const DeviceGuard guard(device);
-  const cudaStream_t s = cuda::native(stream);
-  if (count > 0) {
-    GRAPHTIER_CUDA_CHECK(
-        cudaMemcpyAsync(dst, src, static_cast<std::size_t>(count) * sizeof(int64_t), cudaMemcpyDeviceToHost, s));
-  }
-  GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(s));
-}
-
 std::shared_ptr<void> allocate_output(std::size_t bytes, CudaStream stream, int device) {
   const DeviceGuard guard(device);
   const cudaStream_t s = cuda::native(stream);
@@ -69,11 +59,6 @@ void order_after(CudaStream consumer, std::span<const CudaStream> waiters, int d
   for (const CudaStream w : waiters) GRAPHTIER_CUDA_CHECK(cudaStreamWaitEvent(cuda::native(w), event, 0));
   // Released once the waits that use it have completed (the runtime keeps it until then).
   GRAPHTIER_CUDA_CHECK(cudaEventDestroy(event));
-}
-
-void wait(CudaStream stream, int device) {
-  const DeviceGuard guard(device);
-  GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(cuda::native(stream)));
 }
 
 }  // namespace graphtier::loader::device

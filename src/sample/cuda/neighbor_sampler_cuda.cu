@@ -40,6 +40,12 @@ __device__ __forceinline__ int64_t append(int64_t* counter) {
   return static_cast<int64_t>(atomicAdd(reinterpret_cast<unsigned long long*>(counter), 1ull));
 }
 
+/// The last layer's src nodes into page-locked host memory (mapped): as many as the device counted.
+__global__ void copy_input_nodes_kernel(const int64_t* src_nodes, const LayerCounts* last, int64_t* host) {
+  const int64_t n = last->num_src;
+  GRAPHTIER_GRID_STRIDE(i, n) { host[i] = src_nodes[i]; }
+}
+
 __global__ void init_counts_kernel(LayerCounts* counts, int layers, int64_t nd0) {
   for (int l = 0; l < layers; ++l) counts[l] = LayerCounts{l == 0 ? nd0 : 0, 0, 0, 0};
 }
@@ -206,7 +212,7 @@ constexpr std::size_t align16(std::size_t n) { return (n + 15) / 16 * 16; }
 template <typename Index>
 DeviceMiniBatch sample_typed(const DeviceTopology::State& topology, const NeighborSamplerOptions& options,
                              std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream,
-                             PinnedStagingPool& pool) {
+                             PinnedStagingPool& pool, const InputNodesSink& input_nodes) {
   const cudaStream_t s = native(cuda_stream);
   const TopologyRef<Index> g = topology_ref<Index>(topology);
   const int layers = static_cast<int>(options.fanouts.size());
@@ -317,6 +323,17 @@ DeviceMiniBatch sample_typed(const DeviceTopology::State& topology, const Neighb
     dst = src_nodes;
     nd_bound = b.num_src;
   }
+  if (input_nodes && layers > 0) {
+    // nd_bound is the last block's num_src bound; the device writes the real count's worth.
+    int64_t* host = input_nodes(nd_bound);
+    if (nd_bound > 0) {
+      void* mapped = nullptr;
+      GRAPHTIER_CUDA_CHECK(cudaHostGetDevicePointer(&mapped, host, 0));
+      copy_input_nodes_kernel<<<blocks_for(nd_bound), kThreads, 0, s>>>(dst, device_counts + layers - 1,
+                                                                        static_cast<int64_t*>(mapped));
+      GRAPHTIER_CUDA_CHECK_LAUNCH("copy_input_nodes_kernel");
+    }
+  }
   // Every layer's sizes in one copy: the minibatch's synchronisation.
   GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(host_counts, device_counts, static_cast<std::size_t>(layers + 1) * sizeof(LayerCounts),
                                        cudaMemcpyDeviceToHost, s));
@@ -373,10 +390,10 @@ std::shared_ptr<PinnedStagingPool> make_staging_pool() { return std::make_shared
 
 DeviceMiniBatch sample_device(const DeviceTopology::State& topology, const NeighborSamplerOptions& options,
                               std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream,
-                              PinnedStagingPool& staging) {
+                              PinnedStagingPool& staging, const InputNodesSink& input_nodes) {
   GRAPHTIER_CUDA_CHECK(cudaSetDevice(topology.device));
-  return topology.index64 ? sample_typed<int64_t>(topology, options, seeds, stream, cuda_stream, staging)
-                          : sample_typed<int32_t>(topology, options, seeds, stream, cuda_stream, staging);
+  return topology.index64 ? sample_typed<int64_t>(topology, options, seeds, stream, cuda_stream, staging, input_nodes)
+                          : sample_typed<int32_t>(topology, options, seeds, stream, cuda_stream, staging, input_nodes);
 }
 
 void copy_to_host(int64_t* dst, const int64_t* src, int64_t count, CudaStream stream, int device) {

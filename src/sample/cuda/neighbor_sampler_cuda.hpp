@@ -41,7 +41,7 @@ std::shared_ptr<PinnedStagingPool> make_staging_pool();
 /// The layer loop on the GPU; inputs already validated.
 DeviceMiniBatch sample_device(const DeviceTopology::State& topology, const NeighborSamplerOptions& options,
                               std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream,
-                              PinnedStagingPool& staging);
+                              PinnedStagingPool& staging, const InputNodesSink& input_nodes);
 
 /// Copies `count` int64 from device memory to the host after the work queued on `stream`.
 void copy_to_host(int64_t* dst, const int64_t* src, int64_t count, CudaStream stream, int device);
