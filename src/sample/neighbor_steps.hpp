@@ -11,7 +11,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 
 #include "graphtier/core/rng.hpp"
 #include "graphtier/sample/random.hpp"
@@ -112,14 +111,7 @@ GRAPHTIER_HD int floyd_warp_rank(int64_t pick, int f, PickOf pick_of) {
 /// their bit patterns); a weight of zero gets a key above every real one.
 GRAPHTIER_HD uint64_t es_key_bits(uint64_t seed, uint64_t layer_stream, int64_t p, float w) {
   if (!(w > 0.0f)) return ~0ull;
-  const double key = es_key(seed, layer_stream, p, w);
-#if defined(__CUDA_ARCH__)
-  return static_cast<uint64_t>(__double_as_longlong(key));
-#else
-  uint64_t bits;
-  std::memcpy(&bits, &key, sizeof bits);
-  return bits;
-#endif
+  return ::graphtier::detail::double_bits(es_key(seed, layer_stream, p, w));
 }
 
 /// Radix select, the histogram step: the digit of `key` at `shift` when its higher digits equal

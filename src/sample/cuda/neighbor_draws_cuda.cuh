@@ -25,6 +25,7 @@
 #include "cuda/topology_ref.cuh"
 #include "graphtier/core/rng.hpp"
 #include "graphtier/sample/random.hpp"
+#include "bulk_row_ops.hpp"
 #include "neighbor_steps.hpp"
 
 namespace graphtier::sample::cuda {
@@ -193,14 +194,7 @@ __device__ void weighted_repeated(const TopologyRef<Index>& g, const DrawParams&
         for (int k = 0; k < len; ++k) s.prefix[k] = running = __dadd_rn(running, s.prefix[k]);
       }
       __syncwarp();
-      if (has && pick < 0 && s.prefix[len - 1] > target) {
-        int lo = 0, hi = len - 1;  // the first k with prefix[k] > target; prefix[len - 1] is one
-        while (lo < hi) {
-          const int mid = (lo + hi) / 2;
-          if (s.prefix[mid] > target) hi = mid; else lo = mid + 1;
-        }
-        pick = base + lo;
-      }
+      if (has && pick < 0 && s.prefix[len - 1] > target) pick = base + bulk::upper_bound_index(s.prefix, len, target);
       const bool done = __all_sync(kFullMask, !has || pick >= 0);
       __syncwarp();  // lane 0 overwrites the chunk next
       if (done) break;
@@ -435,14 +429,7 @@ __device__ void block_weighted_repeated(const TopologyRef<Index>& g, const DrawP
         for (int k = 0; k < len; ++k) s.prefix[k] = running = __dadd_rn(running, s.prefix[k]);
       }
       __syncthreads();
-      if (has && pick < 0 && s.prefix[len - 1] > target) {
-        int lo = 0, hi = len - 1;  // the first k with prefix[k] > target; prefix[len - 1] is one
-        while (lo < hi) {
-          const int mid = (lo + hi) / 2;
-          if (s.prefix[mid] > target) hi = mid; else lo = mid + 1;
-        }
-        pick = base + lo;
-      }
+      if (has && pick < 0 && s.prefix[len - 1] > target) pick = base + bulk::upper_bound_index(s.prefix, len, target);
       const bool done = __syncthreads_and(!has || pick >= 0) != 0;  // also: thread 0 overwrites next
       if (done) break;
     }
