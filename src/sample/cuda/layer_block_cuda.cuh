@@ -14,14 +14,15 @@
 namespace graphtier::sample::cuda {
 
 /// The graph on one device: the shared DeviceTopology (read through TopologyRef) and, for FastGCN,
-/// the global draw weights and their Fenwick tree.
+/// the global draw weights and the internal nodes of their race tree (layer_draws.hpp), uploaded
+/// once and only read by the draws.
 struct LayerDeviceGraph {
   LayerDeviceGraph(DeviceTopology t, Buffer weights, Buffer tree)
       : topology(std::move(t)), fastgcn_weights(std::move(weights)), fastgcn_tree(std::move(tree)) {}
 
   DeviceTopology topology;
   Buffer fastgcn_weights;  // uint64 [num_nodes] (FastGCN only)
-  Buffer fastgcn_tree;     // uint64 [num_nodes], Fenwick tree of the weights (FastGCN only)
+  Buffer fastgcn_tree;     // uint64 [2^race_levels(num_nodes)], the race tree's internal nodes (FastGCN only)
 };
 
 /// The src set of a block (ascending ids) and the w_u of each.

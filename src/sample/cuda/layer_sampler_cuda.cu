@@ -5,7 +5,10 @@
 //   - Column weights are 128-bit integer sums (atomics with an explicit carry): the result does
 //     not depend on the order in which threads add, and every later step (shift, prefix sums,
 //     draws) is integer arithmetic shared with the host through layer_draws.hpp.
-//   - The successive draws are sequential by definition: one thread runs the host's code.
+//   - The draws are the race of layer_draws.hpp: every candidate's key is computed in parallel by
+//     the same __host__ __device__ functions the host calls (integer weights exact in double,
+//     IEEE-rounded operations, portable_log), then a stable radix sort of (key bits, position)
+//     gives the host's (key, position) order.
 //   - Edge weights are the only floating point: one thread per row sums its inverses left to right
 //     with explicitly rounded intrinsics (__ddiv_rn, __dadd_rn, __double2float_rn), so nvcc cannot
 //     contract them into FMAs, and the host does the same IEEE operations in the same order.
@@ -65,21 +68,26 @@ __global__ void column_sums_kernel(TopologyRef<Index> topo, const int64_t* dst, 
   }
 }
 
-__global__ void draw_weights_kernel(const U128* sums, int64_t n, int shift, uint64_t* weights) {
+/// w_u from the column sums; the shift comes from the device-side total (no host round trip).
+__global__ void draw_weights_kernel(const U128* sums, int64_t n, const U128* total, uint64_t* weights) {
+  const int shift = layer::weight_shift(*total);
   GRAPHTIER_GRID_STRIDE(k, n) { weights[k] = layer::draw_weight(sums[k], shift); }
 }
 
-__global__ void fenwick_from_prefix_kernel(const uint64_t* prefix, int64_t n, uint64_t* tree) {
-  GRAPHTIER_GRID_STRIDE(i, n) { tree[i] = layer::fenwick_entry(prefix, i); }
+/// The internal nodes of the race tree (layer_draws.hpp), each from two prefix sums.
+__global__ void race_tree_kernel(const uint64_t* prefix, int64_t n, int levels, uint64_t* internal) {
+  GRAPHTIER_GRID_STRIDE(x, int64_t{1} << levels) {
+    internal[x] = x == 0 ? 0 : layer::race_tree_entry(prefix, n, levels, x);
+  }
 }
 
-/// One thread: the draws are sequential by definition (each depends on the weight left by the
-/// previous ones). O(s log n) dependent loads.
-__global__ void successive_draws_kernel(uint64_t* tree, const uint64_t* weights, int64_t n, int64_t s, uint64_t seed,
-                                        uint64_t layer_stream, int64_t* chosen) {
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
-    layer::DenseFenwick t{tree};
-    layer::successive_draws(t, weights, n, s, seed, layer_stream, chosen);
+/// Every candidate's race key, walking its path from the root (O(levels) each, all in parallel),
+/// as the bits of a positive double (ordered like the double), with its position.
+__global__ void race_keys_kernel(layer::RaceTree t, uint64_t seed, uint64_t layer_stream, unsigned long long* keys,
+                                 int64_t* positions) {
+  GRAPHTIER_GRID_STRIDE(i, t.n) {
+    keys[i] = static_cast<unsigned long long>(__double_as_longlong(layer::race_leaf_key(t, seed, layer_stream, i)));
+    positions[i] = i;
   }
 }
 
@@ -117,6 +125,27 @@ DeviceScratch<int64_t> sorted_unique(const int64_t* keys, int64_t n, int64_t num
   return unique;
 }
 
+/// The `size` winners of the race over the n candidates of tree `t` (0 < size < n), in draw order,
+/// into chosen[0, size): every key in parallel, then a stable radix sort of (key bits, position)
+/// pairs, whose input is in position order, so equal keys stay in position order: the host's
+/// (key, position) order exactly. No synchronisation.
+void race_draws(const layer::RaceTree& t, int64_t size, uint64_t seed, uint64_t ls, int64_t* chosen, cudaStream_t s) {
+  const int64_t n = t.n;
+  DeviceScratch<unsigned long long> keys(static_cast<std::size_t>(n), s);
+  DeviceScratch<unsigned long long> sorted_keys(static_cast<std::size_t>(n), s);
+  DeviceScratch<int64_t> positions(static_cast<std::size_t>(n), s);
+  DeviceScratch<int64_t> sorted_positions(static_cast<std::size_t>(n), s);
+  race_keys_kernel<<<blocks_for(n), kThreads, 0, s>>>(t, seed, ls, keys.get(), positions.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("race_keys_kernel");
+  // Keys are positive doubles (sign bit 0): bits [0, 63) order them.
+  run_cub(s, [&](void* tmp, std::size_t& b) {
+    return cub::DeviceRadixSort::SortPairs(tmp, b, keys.get(), sorted_keys.get(), positions.get(),
+                                           sorted_positions.get(), n, 0, 63, s);
+  });
+  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(chosen, sorted_positions.get(), static_cast<std::size_t>(size) * sizeof(int64_t),
+                                       cudaMemcpyDeviceToDevice, s));
+}
+
 template <typename Index>
 DeviceColumns ladies_columns(TopologyRef<Index> topo, int64_t num_nodes, const int64_t* dst, int64_t n_dst,
                              int64_t size, uint64_t seed, uint64_t ls, cudaStream_t s) {
@@ -143,9 +172,8 @@ DeviceColumns ladies_columns(TopologyRef<Index> topo, int64_t num_nodes, const i
   run_cub(s, [&](void* t, std::size_t& b) {
     return cub::DeviceReduce::Reduce(t, b, sums.get(), total.get(), n_cand, Add128{}, U128{}, s);
   });
-  const int shift = layer::weight_shift(read_one(total.get(), s));
   DeviceScratch<uint64_t> weights(static_cast<std::size_t>(n_cand), s);
-  draw_weights_kernel<<<blocks_for(n_cand), kThreads, 0, s>>>(sums.get(), n_cand, shift, weights.get());
+  draw_weights_kernel<<<blocks_for(n_cand), kThreads, 0, s>>>(sums.get(), n_cand, total.get(), weights.get());
   GRAPHTIER_CUDA_CHECK_LAUNCH("draw_weights_kernel");
 
   DeviceScratch<unsigned char> in_src(static_cast<std::size_t>(n_cand), s);
@@ -153,17 +181,18 @@ DeviceColumns ladies_columns(TopologyRef<Index> topo, int64_t num_nodes, const i
     GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(in_src.get(), 1, static_cast<std::size_t>(n_cand), s));
   } else {
     GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(in_src.get(), 0, static_cast<std::size_t>(n_cand), s));
-    DeviceScratch<uint64_t> prefix(static_cast<std::size_t>(n_cand), s);
-    run_cub(s, [&](void* t, std::size_t& b) {
-      return cub::DeviceScan::InclusiveSum(t, b, weights.get(), prefix.get(), n_cand, s);
-    });
-    DeviceScratch<uint64_t> tree(static_cast<std::size_t>(n_cand), s);
-    fenwick_from_prefix_kernel<<<blocks_for(n_cand), kThreads, 0, s>>>(prefix.get(), n_cand, tree.get());
-    GRAPHTIER_CUDA_CHECK_LAUNCH("fenwick_from_prefix_kernel");
-    DeviceScratch<int64_t> chosen(static_cast<std::size_t>(size), s);
     if (size > 0) {
-      successive_draws_kernel<<<1, 1, 0, s>>>(tree.get(), weights.get(), n_cand, size, seed, ls, chosen.get());
-      GRAPHTIER_CUDA_CHECK_LAUNCH("successive_draws_kernel");
+      DeviceScratch<uint64_t> prefix(static_cast<std::size_t>(n_cand), s);
+      run_cub(s, [&](void* t, std::size_t& b) {
+        return cub::DeviceScan::InclusiveSum(t, b, weights.get(), prefix.get(), n_cand, s);
+      });
+      const int levels = layer::race_levels(n_cand);
+      DeviceScratch<uint64_t> internal(std::size_t{1} << levels, s);
+      race_tree_kernel<<<blocks_for(int64_t{1} << levels), kThreads, 0, s>>>(prefix.get(), n_cand, levels,
+                                                                            internal.get());
+      GRAPHTIER_CUDA_CHECK_LAUNCH("race_tree_kernel");
+      DeviceScratch<int64_t> chosen(static_cast<std::size_t>(size), s);
+      race_draws(layer::RaceTree{internal.get(), weights.get(), n_cand, levels}, size, seed, ls, chosen.get(), s);
       mark_positions_kernel<<<blocks_for(size), kThreads, 0, s>>>(chosen.get(), size, in_src.get());
       GRAPHTIER_CUDA_CHECK_LAUNCH("mark_positions_kernel");
     }
@@ -192,14 +221,10 @@ DeviceColumns fastgcn_columns(const LayerDeviceGraph& g, const int64_t* dst, int
     iota_kernel<<<blocks_for(n), kThreads, 0, s>>>(keys.get(), n);
     GRAPHTIER_CUDA_CHECK_LAUNCH("iota_kernel");
   } else if (drawn > 0) {
-    // The draws remove weight from the tree: a private copy per layer (8 bytes per node, cheap
-    // next to the kernels) keeps the uploaded one intact for the other layers and streams.
-    DeviceScratch<uint64_t> tree(static_cast<std::size_t>(n), s);
-    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(tree.get(), g.fastgcn_tree.data(), static_cast<std::size_t>(n) * sizeof(uint64_t),
-                                         cudaMemcpyDeviceToDevice, s));
-    successive_draws_kernel<<<1, 1, 0, s>>>(tree.get(), static_cast<const uint64_t*>(g.fastgcn_weights.data()), n,
-                                            drawn, seed, ls, keys.get());
-    GRAPHTIER_CUDA_CHECK_LAUNCH("successive_draws_kernel");
+    // The race only reads the tree: the one uploaded with the sampler serves every layer and stream.
+    const layer::RaceTree t{static_cast<const uint64_t*>(g.fastgcn_tree.data()),
+                            static_cast<const uint64_t*>(g.fastgcn_weights.data()), n, layer::race_levels(n)};
+    race_draws(t, drawn, seed, ls, keys.get(), s);
   }
   GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(keys.get() + drawn, dst, static_cast<std::size_t>(n_dst) * sizeof(int64_t),
                                        cudaMemcpyDeviceToDevice, s));

@@ -10,7 +10,7 @@
 namespace graphtier::sample::cuda {
 
 /// The graph on one device: its DeviceTopology and, for FastGCN, the global draw weights and their
-/// Fenwick tree (layer_block_cuda.cuh).
+/// race tree (layer_block_cuda.cuh).
 struct LayerDeviceGraph;
 
 LayerDeviceGraph* upload_layer_graph(const SampleGraph& graph, std::span<const uint64_t> fastgcn_weights,
