@@ -9,7 +9,9 @@
 #include <numeric>
 #include <set>
 #include <string>
+#include <thread>
 
+#include "graphtier/core/cuda_stream.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/memory.hpp"
 #include "graphtier/core/portable_math.hpp"
@@ -516,6 +518,62 @@ TEST(LayerSampler, CudaMatchesCpu) {
   const LayerSampler cpu_sampler(g.sample_graph(), layers({2, 2}));
   for (const std::vector<int64_t>& seeds : {std::vector<int64_t>{3, 2}, std::vector<int64_t>{}}) {
     test::expect_same_minibatch(gpu_sampler.sample(seeds, 1), cpu_sampler.sample(seeds, 1));
+  }
+}
+
+TEST(LayerSampler, CudaRaceDrawsMatchCpuOnOwnStreams) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the CUDA race draws on non-default streams not checked";
+  // Candidate counts at and around powers of two (the tree's padding), draws of 1, of all but one
+  // and in between, for both methods, on two non-blocking streams sampled from two threads at once
+  // (stream-ordered scratch freed on one stream and reused on the other).
+  for (const int64_t nodes : {int64_t{4096}, int64_t{4097}, int64_t{300}}) {
+    const OwnedGraph g = OwnedGraph::random(nodes, 6.0, static_cast<uint64_t>(nodes));
+    for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
+      for (const std::vector<int64_t>& sizes : {std::vector<int64_t>{1, 33, 1000}, std::vector<int64_t>{nodes - 1, 2}}) {
+        const LayerSamplerOptions o = layers(sizes, m, 21);
+        const LayerSampler cpu_sampler(g.sample_graph(), o);
+        const CudaLayerSampler gpu_sampler(g.sample_graph(), o);
+        SCOPED_TRACE(::testing::Message() << "nodes " << nodes << " method " << static_cast<int>(m) << " sizes[0] "
+                                          << sizes[0]);
+        std::vector<MiniBatch> got(4);
+        {
+          const OwnedCudaStream a, b;
+          std::thread other([&] {
+            for (uint64_t stream = 0; stream < 2; ++stream) {
+              got[stream] = gpu_sampler.sample(test::random_seeds(g.num_nodes(), 64, stream), stream, a.get());
+            }
+          });
+          for (uint64_t stream = 2; stream < 4; ++stream) {
+            got[stream] = gpu_sampler.sample(test::random_seeds(g.num_nodes(), 64, stream), stream, b.get());
+          }
+          other.join();
+        }
+        for (uint64_t stream = 0; stream < 4; ++stream) {
+          test::expect_same_minibatch(got[stream], cpu_sampler.sample(test::random_seeds(g.num_nodes(), 64, stream), stream));
+        }
+      }
+    }
+  }
+}
+
+TEST(LayerSampler, CudaEmptyLayersMatchCpuOnOwnStream) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: empty CUDA layers not checked";
+  // Layer size 0 (no draws), no seeds, zero-degree seeds only (one candidate per dst node), and a
+  // block whose src set adds nothing (the next layer's dst equals this one's).
+  const OwnedGraph g = chain();
+  const OwnedCudaStream own;
+  for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
+    for (const std::vector<int64_t>& sizes :
+         {std::vector<int64_t>{0, 0}, std::vector<int64_t>{1, 0, 1}, std::vector<int64_t>{-1, -1}}) {
+      const CudaLayerSampler gpu_sampler(g.sample_graph(), layers(sizes, m));
+      const LayerSampler cpu_sampler(g.sample_graph(), layers(sizes, m));
+      for (const std::vector<int64_t>& seeds :
+           {std::vector<int64_t>{}, std::vector<int64_t>{3}, std::vector<int64_t>{3, 2}, std::vector<int64_t>{0}}) {
+        for (uint64_t stream = 0; stream < 3; ++stream) {
+          test::expect_same_minibatch(gpu_sampler.sample(seeds, stream, own.get()), cpu_sampler.sample(seeds, stream));
+        }
+      }
+    }
   }
 }
 
