@@ -89,10 +89,13 @@ class LayerSampler {
 };
 
 /// CUDA backend: the same MiniBatch as LayerSampler for the same inputs, bit for bit. The
-/// constructor copies the graph's CSC to `device` as a DeviceTopology (device_topology.hpp).
-/// Throws Unsupported in a build without CUDA or on a machine without a GPU. sample() runs on
-/// `cuda_stream` (default: the legacy default stream), allocates its scratch stream-ordered,
-/// synchronises it, and returns host memory.
+/// constructor copies the graph's CSC to `device` as a DeviceTopology (device_topology.hpp) and
+/// keeps a host copy of its row pointers (8 bytes per node: the host sizes every array from the
+/// dst rows' degrees instead of asking the device). Throws Unsupported in a build without CUDA or
+/// on a machine without a GPU. sample() runs on `cuda_stream` (default: the legacy default
+/// stream), allocates its scratch stream-ordered (from the device pool, which keeps its memory),
+/// and returns host memory. Synchronisation budget: one per layer (each block comes back through
+/// pinned staging in one wait), none for an empty layer; no pageable copies.
 /// Several threads may sample at once on different streams.
 class CudaLayerSampler {
  public:
