@@ -17,6 +17,9 @@
 #include "bulk_row_ops.hpp"
 #include "cpu/bulk_sampler_cpu.hpp"
 #include "sample_test_util.hpp"
+#if GRAPHTIER_WITH_CUDA
+#include "cuda/bulk_sampler_cuda.hpp"
+#endif
 
 namespace graphtier::sample {
 namespace {
@@ -524,6 +527,26 @@ TEST(BulkSampler, CudaOnOwnStreamReusesItsStagingAcrossCalls) {
       for (std::size_t b = 0; b < gpu[c].size(); ++b) test::expect_same_minibatch(gpu[c][b], cpu[c][b]);
     }
   }
+}
+
+TEST(BulkSampler, CudaWaitsWithinItsBudget) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the CUDA bulk sampler's synchronisation budget not checked";
+#if GRAPHTIER_WITH_CUDA
+  // bulk_sampler_cuda.hpp: one host wait per GraphSAGE layer, two per LADIES layer (every layer
+  // here has draws and edges), on a non-blocking stream.
+  const OwnedGraph g = OwnedGraph::random(20000, 12, 8);
+  const auto seeds = batches_of(g, 4, 64, 3);
+  const std::vector<std::span<const int64_t>> spans(seeds.begin(), seeds.end());
+  const OwnedCudaStream own;
+  const CudaBulkSampler sage_sampler(g.sample_graph(), sage({15, 10, 5}));
+  uint64_t before = cuda::bulk_synchronisations();
+  sage_sampler.sample(spans, 1, own.get());
+  EXPECT_EQ(cuda::bulk_synchronisations() - before, 3u);
+  const CudaBulkSampler ladies_sampler(g.sample_graph(), ladies({256, 256}));
+  before = cuda::bulk_synchronisations();
+  ladies_sampler.sample(spans, 1, own.get());
+  EXPECT_EQ(cuda::bulk_synchronisations() - before, 4u);
+#endif
 }
 
 TEST(BulkSampler, CudaSamplerNeedsCuda) {

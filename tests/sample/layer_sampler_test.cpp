@@ -22,6 +22,9 @@
 #include "cpu/layer_sampler_cpu.hpp"
 #include "layer_draws.hpp"
 #include "sample_test_util.hpp"
+#if GRAPHTIER_WITH_CUDA
+#include "cuda/layer_sampler_cuda.hpp"
+#endif
 
 namespace graphtier::sample {
 namespace {
@@ -575,6 +578,26 @@ TEST(LayerSampler, CudaEmptyLayersMatchCpuOnOwnStream) {
       }
     }
   }
+}
+
+TEST(LayerSampler, CudaWaitsOncePerLayer) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the CUDA layer sampler's synchronisation budget not checked";
+#if GRAPHTIER_WITH_CUDA
+  // The budget of layer_sampler.hpp: one host wait per non-empty layer, with draws, with every
+  // candidate and with none; none for an empty batch.
+  const OwnedGraph g = OwnedGraph::random(3000, 8.0, 7);
+  const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 128, 1);
+  for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
+    const CudaLayerSampler gpu_sampler(g.sample_graph(), layers({64, -1, 0}, m));
+    const uint64_t before = cuda::layer_synchronisations();
+    const MiniBatch b = gpu_sampler.sample(seeds, 3);
+    EXPECT_EQ(cuda::layer_synchronisations() - before, 3u) << "method " << static_cast<int>(m);
+    test::expect_same_minibatch(b, LayerSampler(g.sample_graph(), layers({64, -1, 0}, m)).sample(seeds, 3));
+    const uint64_t empty_before = cuda::layer_synchronisations();
+    gpu_sampler.sample({}, 3);
+    EXPECT_EQ(cuda::layer_synchronisations() - empty_before, 0u);
+  }
+#endif
 }
 
 TEST(LayerSampler, CudaSamplerIsUnsupportedWithoutCuda) {

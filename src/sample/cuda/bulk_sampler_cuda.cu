@@ -2,6 +2,7 @@
 #include <cusparse.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 #include <limits>
@@ -17,6 +18,8 @@
 
 namespace graphtier::sample::cuda {
 namespace {
+
+std::atomic<uint64_t> g_synchronisations{0};
 
 using ::graphtier::cuda::DeviceScratch;
 
@@ -394,6 +397,8 @@ BulkDevice::BulkDevice(const BulkMatrices& m, BulkAlgorithm algorithm, int devic
 
 BulkDevice::~BulkDevice() = default;
 
+uint64_t bulk_synchronisations() noexcept { return g_synchronisations.load(); }
+
 // Synchronisation budget (bulk_sampler_cuda.hpp): GraphSAGE one per layer, LADIES two (the last
 // one of each call is the copy of the results; LADIES also waits for its draws, whose kept sets
 // C_b are built on the host).
@@ -430,6 +435,7 @@ bulk::StackedDraws BulkDevice::graphsage_layer(const bulk::StackedFrontier& fron
   const int64_t* indptr = queue_download(arena, out_offsets.get(), static_cast<std::size_t>(rows + 1), stream);
   const int64_t* staged_nodes = queue_download(arena, nodes.get(), static_cast<std::size_t>(bound), stream);
   const int64_t* staged_ids = edge_ids ? queue_download(arena, ids.get(), static_cast<std::size_t>(bound), stream) : nullptr;
+  g_synchronisations.fetch_add(1);
   GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));  // the layer's one synchronisation
   d.indptr.assign(indptr, indptr + rows + 1);
   const int64_t total = d.indptr[rows];
@@ -477,6 +483,7 @@ bulk::StackedDraws BulkDevice::ladies_layer(const bulk::StackedFrontier& frontie
     GRAPHTIER_CUDA_CHECK_LAUNCH("draw_rows_kernel");
     const int64_t* staged_offsets = queue_download(arena, draw_offsets.get(), static_cast<std::size_t>(k + 1), stream);
     const int64_t* staged_nodes = queue_download(arena, nodes.get(), static_cast<std::size_t>(draw_bound), stream);
+    g_synchronisations.fetch_add(1);
     GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));  // synchronisation 1: the draws, for C_b
     sampled_offsets_host.assign(staged_offsets, staged_offsets + k + 1);
     sampled.assign(staged_nodes, staged_nodes + sampled_offsets_host[k]);
@@ -518,6 +525,7 @@ bulk::StackedDraws BulkDevice::ladies_layer(const bulk::StackedFrontier& frontie
   const int64_t* staged_nodes = queue_download(arena, nodes.get(), static_cast<std::size_t>(bound), stream);
   const int64_t* staged_ids = edge_ids ? queue_download(arena, ids.get(), static_cast<std::size_t>(bound), stream) : nullptr;
   const float* staged_weights = queue_download(arena, weights.get(), static_cast<std::size_t>(bound), stream);
+  g_synchronisations.fetch_add(1);
   GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));  // synchronisation 2: the layer's results
   d.indptr.assign(indptr, indptr + rows + 1);
   const int64_t total = d.indptr[rows];

@@ -12,6 +12,10 @@
 
 namespace graphtier::sample::cuda {
 
+/// Host waits of every layer call of every BulkDevice in this process so far (not the constructor's
+/// one): the tests check the budget below against it.
+uint64_t bulk_synchronisations() noexcept;
+
 /// Not thread-safe: one cuSPARSE handle, re-bound to the caller's stream on each call, and one
 /// pinned staging arena. Synchronisation budget per layer call: graphsage_layer 1, ladies_layer 2
 /// (its draws, then its results), plus cuSPARSE's own wait for the product's size; no cudaMalloc

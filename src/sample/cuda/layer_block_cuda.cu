@@ -4,12 +4,19 @@
 // the counts stay on the device until the layer's one synchronisation brings the block back.
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cub/cub.cuh>
 
 #include "cuda/layer_block_cuda.cuh"
+#include "cuda/layer_sampler_cuda.hpp"
 #include "layer_draws.hpp"
 
 namespace graphtier::sample::cuda {
+namespace {
+std::atomic<uint64_t> g_synchronisations{0};
+}  // namespace
+
+uint64_t layer_synchronisations() noexcept { return g_synchronisations.load(); }
 
 PinnedStaging::~PinnedStaging() {
   for (void* p : retired_) cudaFreeHost(p);
@@ -226,6 +233,7 @@ Block build_block(TopologyRef<Index> topo, const int64_t* dst, int64_t n_dst, in
   const int64_t* h_src = queue_download(staging, src_nodes.get(), max_src, s);
   const int64_t* h_indices = queue_download(staging, local_indices.get(), max_edges, s);
   const float* h_weights = queue_download(staging, weights.get(), max_edges, s);
+  g_synchronisations.fetch_add(1);
   GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(s));
   Block block;
   block.num_dst = n_dst;
