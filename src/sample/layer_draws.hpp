@@ -97,6 +97,7 @@ GRAPHTIER_HD int64_t find_sorted(const int64_t* ids, int64_t n, int64_t key) {
 //   - the tree has 2^levels leaves, candidate i at leaf 2^levels + i (heap numbering, root 1), the
 //     leaves past the candidates weigh 0; node x weighs W_x, the sum of its leaves (< 2^53, exact
 //     in double: weight_shift keeps the total there);
+//   - node x's draws are one Philox block (race_block: the split's bits and the exponential's);
 //   - the root's key is E_0 / W_1, E_x = -log(unit(race_bits(x, 1))) (race_bits(0, 1) for the root);
 //   - node x with key m passes m to the child c that holds the minimum of its subtree, the left one
 //     iff bounded_u64(race_bits(x, 0), W_x) < W_left (probability W_left / W_x), and gives the other
@@ -143,8 +144,21 @@ GRAPHTIER_HD uint64_t race_tree_entry(const uint64_t* prefix, int64_t n, int lev
   return prefix[hi - 1] - (lo == 0 ? 0 : prefix[lo - 1]);
 }
 
+/// Node x's two draws, one Philox block (words 0-1: the split, 2-3: the exponential).
+struct RaceBits {
+  uint64_t split;
+  uint64_t exponential;
+};
+
+GRAPHTIER_HD RaceBits race_block(uint64_t seed, uint64_t layer_stream, int64_t x) {
+  const PhiloxBlock b = philox_block(seed, layer_stream ^ (uint64_t{1} << 62), static_cast<uint64_t>(x));
+  return {(static_cast<uint64_t>(b.v[1]) << 32) | b.v[0], (static_cast<uint64_t>(b.v[3]) << 32) | b.v[2]};
+}
+
+/// race_bits(x, 0) = the split's bits, race_bits(x, 1) = the exponential's.
 GRAPHTIER_HD uint64_t race_bits(uint64_t seed, uint64_t layer_stream, int64_t x, int which) {
-  return philox_u64(seed, layer_stream ^ (uint64_t{1} << 62), (static_cast<uint64_t>(x) << 1) | static_cast<uint64_t>(which));
+  const RaceBits r = race_block(seed, layer_stream, x);
+  return which == 0 ? r.split : r.exponential;
 }
 
 /// E = -log(u), u uniform in (0, 1) (clamped at 2^-60 like es_key): positive and finite.
@@ -163,10 +177,10 @@ GRAPHTIER_HD double race_root_key(const RaceTree& t, uint64_t seed, uint64_t lay
 GRAPHTIER_HD double race_child_key(const RaceTree& t, uint64_t seed, uint64_t layer_stream, int64_t x, double m,
                                    int64_t child) {
   const uint64_t w_left = t.weight(2 * x);
-  const bool left_holds_min = bounded_u64(race_bits(seed, layer_stream, x, 0), t.weight(x)) < w_left;
+  const RaceBits r = race_block(seed, layer_stream, x);
+  const bool left_holds_min = bounded_u64(r.split, t.weight(x)) < w_left;
   if (left_holds_min == (child == 2 * x)) return m;
-  const double e = race_exponential(race_bits(seed, layer_stream, x, 1));
-  return add_rn(m, div_rn(e, static_cast<double>(t.weight(child))));
+  return add_rn(m, div_rn(race_exponential(r.exponential), static_cast<double>(t.weight(child))));
 }
 
 /// Both children's keys at once (one draw of each kind instead of two), the same bits as
@@ -175,11 +189,11 @@ GRAPHTIER_HD void race_children(const RaceTree& t, uint64_t seed, uint64_t layer
                                 double* left, double* right) {
   const uint64_t w_left = t.weight(2 * x);
   const uint64_t w_right = t.weight(x) - w_left;
-  const bool left_holds_min = bounded_u64(race_bits(seed, layer_stream, x, 0), t.weight(x)) < w_left;
+  const RaceBits r = race_block(seed, layer_stream, x);
+  const bool left_holds_min = bounded_u64(r.split, t.weight(x)) < w_left;
   const uint64_t w_other = left_holds_min ? w_right : w_left;
   const double other = w_other == 0 ? detail::bits_double(0x7ff0000000000000ull)
-                                    : add_rn(m, div_rn(race_exponential(race_bits(seed, layer_stream, x, 1)),
-                                                       static_cast<double>(w_other)));
+                                    : add_rn(m, div_rn(race_exponential(r.exponential), static_cast<double>(w_other)));
   *left = left_holds_min ? m : other;
   *right = left_holds_min ? other : m;
 }

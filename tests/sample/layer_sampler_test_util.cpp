@@ -67,8 +67,9 @@ std::vector<int64_t> naive_race_order(const std::vector<uint64_t>& weights, uint
     level[d].resize(std::size_t{1} << d);
     for (std::size_t j = 0; j < level[d].size(); ++j) level[d][j] = level[d + 1][2 * j] + level[d + 1][2 * j + 1];
   }
-  const auto bits = [&](uint64_t node, uint64_t which) {
-    return philox_u64(seed, layer_stream ^ (uint64_t{1} << 62), node * 2 + which);
+  const auto bits = [&](uint64_t node, uint64_t which) {  // words 0-1 or 2-3 of node's Philox block
+    const PhiloxBlock b = philox_block(seed, layer_stream ^ (uint64_t{1} << 62), node);
+    return which == 0 ? (uint64_t{b.v[1]} << 32) | b.v[0] : (uint64_t{b.v[3]} << 32) | b.v[2];
   };
   const auto exponential = [&](uint64_t b) {
     const double u = std::max(static_cast<double>(b >> 11) / 9007199254740992.0, 0x1p-60);
