@@ -125,9 +125,8 @@ class BulkSampler {
 /// CUDA or with no visible GPU. Not thread-safe: one sample() call at a time.
 /// Per layer, no synchronous allocation (every temporary is stream-ordered from the device's pool,
 /// which keeps its memory), uploads and downloads go through pinned staging reused across calls,
-/// and the host waits for the device once per GraphSAGE layer and twice per LADIES layer (its
-/// draws, whose kept sets are built on the host, then the results), besides the wait for the
-/// product's size inside cuSPARSE's SpGEMM.
+/// and the host waits for the device once per layer (the copy of its results), besides the wait
+/// for the product's size inside cuSPARSE's SpGEMM.
 class CudaBulkSampler {
  public:
   CudaBulkSampler(SampleGraph graph, BulkSamplerOptions options, int device = 0, ThreadPool* pool = nullptr);

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 #include <limits>
 #include <vector>
@@ -132,6 +134,13 @@ constexpr int kThreads = 128;
 
 int blocks_for(int64_t n) { return static_cast<int>((n + kThreads - 1) / kThreads); }
 
+/// The fewest low bits that hold every value in [0, max_value].
+int key_bits(int64_t max_value) {
+  int bits = 1;
+  while (bits < 63 && (int64_t{1} << bits) <= max_value) ++bits;
+  return bits;
+}
+
 __device__ int64_t batch_of_row(const int64_t* offsets, int64_t k, int64_t r) {
   int64_t lo = 0, hi = k;  // the last b with offsets[b] <= r
   while (hi - lo > 1) {
@@ -238,6 +247,44 @@ __global__ void ladies_extract_kernel(ExtractArgs a) {
     if (a.edge_ids != nullptr) a.edge_ids[o] = a.a_first[i];
     a.weights[o] = bulk::ladies_weight(a.a_vals[i], a.p_vals[p0 + bulk::find_sorted(a.p_cols + p0, pn, u)], sum);
     ++o;
+  }
+}
+
+/// C_b's keys: (b << node_bits) | node for batch b's frontier rows, then its draws; unused draw
+/// slots (past draw_offsets[k]) get (k << node_bits), after every batch.
+__global__ void union_keys_kernel(const int64_t* dst, const int64_t* batch_offsets, int64_t rows, const int64_t* drawn,
+                                  const int64_t* draw_offsets, int64_t draw_slots, int64_t k, int node_bits,
+                                  unsigned long long* keys) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= rows + draw_slots) return;
+  if (i < rows) {
+    keys[i] = (static_cast<unsigned long long>(batch_of_row(batch_offsets, k, i)) << node_bits) |
+              static_cast<unsigned long long>(dst[i]);
+    return;
+  }
+  const int64_t j = i - rows;
+  keys[i] = j < draw_offsets[k] ? (static_cast<unsigned long long>(batch_of_row(draw_offsets, k, j)) << node_bits) |
+                                      static_cast<unsigned long long>(drawn[j])
+                                : static_cast<unsigned long long>(k) << node_bits;
+}
+
+/// kept[i] = the node of unique key i; kept_offsets[b] = the first key of batch >= b (b <= k), so
+/// that batch b's kept set is kept[kept_offsets[b], kept_offsets[b + 1]) and the padding (batch k)
+/// falls outside every set.
+__global__ void kept_sets_kernel(const unsigned long long* keys, const int64_t* num_keys_at, int64_t k, int node_bits,
+                                 int64_t* kept, int64_t* kept_offsets) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  const int64_t n = *num_keys_at;
+  const unsigned long long mask = (1ull << node_bits) - 1;
+  if (i < n) kept[i] = static_cast<int64_t>(keys[i] & mask);
+  if (i <= k) {
+    const unsigned long long first = static_cast<unsigned long long>(i) << node_bits;
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (keys[mid] < first) lo = mid + 1; else hi = mid;
+    }
+    kept_offsets[i] = lo;
   }
 }
 
@@ -399,9 +446,7 @@ BulkDevice::~BulkDevice() = default;
 
 uint64_t bulk_synchronisations() noexcept { return g_synchronisations.load(); }
 
-// Synchronisation budget (bulk_sampler_cuda.hpp): GraphSAGE one per layer, LADIES two (the last
-// one of each call is the copy of the results; LADIES also waits for its draws, whose kept sets
-// C_b are built on the host).
+// Synchronisation budget (bulk_sampler_cuda.hpp): one per layer, the copy of the results.
 
 bulk::StackedDraws BulkDevice::graphsage_layer(const bulk::StackedFrontier& frontier, int64_t fanout, bool replace,
                                                uint64_t seed, bool edge_ids, CudaStream cuda_stream) const {
@@ -467,7 +512,11 @@ bulk::StackedDraws BulkDevice::ladies_layer(const bulk::StackedFrontier& frontie
   const int64_t draw_bound = sampled_bound(p, layer_size, false);
   const DeviceScratch<int64_t> batch_offsets = upload<int64_t>(arena, frontier.offsets, stream);
   const DeviceScratch<uint64_t> streams = upload<uint64_t>(arena, frontier.layer_streams, stream);
-  std::vector<int64_t> sampled, sampled_offsets_host(static_cast<std::size_t>(k + 1), 0);
+  // Step 3's bound: the rows' degrees in A (host copy). None: no row has an entry.
+  int64_t bound = 0;
+  for (const int64_t v : frontier.nodes) bound += state_->a_rowptr[v + 1] - state_->a_rowptr[v];
+  if (bound == 0) return d;
+  DeviceScratch<int64_t> sampled(static_cast<std::size_t>(draw_bound), stream);
   if (draw_bound > 0) {
     std::vector<int64_t> row_batches(static_cast<std::size_t>(k + 1));
     for (int64_t b = 0; b <= k; ++b) row_batches[b] = b;  // P's rows are the batches themselves
@@ -475,36 +524,50 @@ bulk::StackedDraws BulkDevice::ladies_layer(const bulk::StackedFrontier& frontie
     const DeviceScratch<int64_t> row_of_batch = upload<int64_t>(arena, row_batches, stream);
     DeviceScratch<double> work(static_cast<std::size_t>(p.nnz), stream), prefix(static_cast<std::size_t>(p.nnz), stream);
     DeviceScratch<int64_t> picks(static_cast<std::size_t>(draw_bound), stream);
-    DeviceScratch<int64_t> nodes(static_cast<std::size_t>(draw_bound), stream);
     DrawArgs args{p.rowptr.get(), p.colind.get(), p.vals.get(), work.get(), prefix.get(), draw_offsets.get(),
-                  picks.get(), nodes.get(), keys.get(), row_of_batch.get(), streams.get(), k, k, layer_size,
+                  picks.get(), sampled.get(), keys.get(), row_of_batch.get(), streams.get(), k, k, layer_size,
                   false, seed, nullptr, nullptr, nullptr, nullptr};
     draw_rows_kernel<<<blocks_for(k), kThreads, 0, stream>>>(args);
     GRAPHTIER_CUDA_CHECK_LAUNCH("draw_rows_kernel");
-    const int64_t* staged_offsets = queue_download(arena, draw_offsets.get(), static_cast<std::size_t>(k + 1), stream);
-    const int64_t* staged_nodes = queue_download(arena, nodes.get(), static_cast<std::size_t>(draw_bound), stream);
-    g_synchronisations.fetch_add(1);
-    GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));  // synchronisation 1: the draws, for C_b
-    sampled_offsets_host.assign(staged_offsets, staged_offsets + k + 1);
-    sampled.assign(staged_nodes, staged_nodes + sampled_offsets_host[k]);
   }
-  // C_b on the host: small (frontier plus layer size per batch).
-  std::vector<int64_t> kept, kept_offsets = {0};
-  for (int64_t b = 0; b < k; ++b) {
-    std::vector<int64_t> c(frontier.nodes.begin() + frontier.offsets[b], frontier.nodes.begin() + frontier.offsets[b + 1]);
-    c.insert(c.end(), sampled.begin() + sampled_offsets_host[b], sampled.begin() + sampled_offsets_host[b + 1]);
-    std::sort(c.begin(), c.end());
-    c.erase(std::unique(c.begin(), c.end()), c.end());
-    kept.insert(kept.end(), c.begin(), c.end());
-    kept_offsets.push_back(static_cast<int64_t>(kept.size()));
-  }
-  // Step 3: count, scan and write on the device, sized by the rows' degrees in A (host copy).
-  int64_t bound = 0;
-  for (const int64_t v : frontier.nodes) bound += state_->a_rowptr[v + 1] - state_->a_rowptr[v];
-  if (bound == 0) return d;  // no row has an entry
+  // C_b on the device: batch b's frontier and draws as keys (b << node_bits) | node, sorted and made
+  // unique, then cut by batch. The unused draw slots get batch k, after every batch.
   const DeviceScratch<int64_t> dst = upload<int64_t>(arena, frontier.nodes, stream);
-  const DeviceScratch<int64_t> kept_d = upload<int64_t>(arena, kept, stream);
-  const DeviceScratch<int64_t> kept_offsets_d = upload<int64_t>(arena, kept_offsets, stream);
+  const int node_bits = key_bits(state_->a.rows);
+  const int end_bit = node_bits + key_bits(k);
+  GRAPHTIER_EXPECTS(end_bit <= 64, Unsupported, "CUDA bulk sampling: ", k, " batches of a ", state_->a.rows,
+                    "-node graph do not fit the 64-bit keys of the kept sets; sample fewer batches at once");
+  const int64_t slots = rows + draw_bound;
+  DeviceScratch<unsigned long long> union_keys(static_cast<std::size_t>(slots), stream);
+  DeviceScratch<unsigned long long> sorted_keys(static_cast<std::size_t>(slots), stream);
+  DeviceScratch<unsigned long long> unique_keys(static_cast<std::size_t>(slots), stream);
+  DeviceScratch<int64_t> num_unique(1, stream);
+  union_keys_kernel<<<blocks_for(slots), kThreads, 0, stream>>>(dst.get(), batch_offsets.get(), rows, sampled.get(),
+                                                                draw_offsets.get(), draw_bound, k, node_bits,
+                                                                union_keys.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("union_keys_kernel");
+  {
+    std::size_t temp_bytes = 0;
+    GRAPHTIER_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, union_keys.get(), sorted_keys.get(), slots,
+                                                        0, end_bit, stream));
+    DeviceScratch<char> temp(temp_bytes, stream);
+    GRAPHTIER_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp.get(), temp_bytes, union_keys.get(), sorted_keys.get(),
+                                                        slots, 0, end_bit, stream));
+  }
+  {
+    std::size_t temp_bytes = 0;
+    GRAPHTIER_CUDA_CHECK(cub::DeviceSelect::Unique(nullptr, temp_bytes, sorted_keys.get(), unique_keys.get(),
+                                                   num_unique.get(), slots, stream));
+    DeviceScratch<char> temp(temp_bytes, stream);
+    GRAPHTIER_CUDA_CHECK(cub::DeviceSelect::Unique(temp.get(), temp_bytes, sorted_keys.get(), unique_keys.get(),
+                                                   num_unique.get(), slots, stream));
+  }
+  DeviceScratch<int64_t> kept_d(static_cast<std::size_t>(slots), stream);
+  DeviceScratch<int64_t> kept_offsets_d(static_cast<std::size_t>(k + 1), stream);
+  kept_sets_kernel<<<blocks_for(std::max(slots, k + 1)), kThreads, 0, stream>>>(unique_keys.get(), num_unique.get(), k,
+                                                                               node_bits, kept_d.get(), kept_offsets_d.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("kept_sets_kernel");
+  // Step 3: count, scan and write on the device.
   DeviceScratch<int64_t> out_offsets(static_cast<std::size_t>(rows + 1), stream);
   ExtractArgs e{dst.get(), batch_offsets.get(), k, rows, state_->a.rowptr.get(), state_->a.colind.get(),
                 state_->a.vals.get(), state_->a_first.get(), kept_d.get(), kept_offsets_d.get(), p.rowptr.get(),
@@ -526,7 +589,7 @@ bulk::StackedDraws BulkDevice::ladies_layer(const bulk::StackedFrontier& frontie
   const int64_t* staged_ids = edge_ids ? queue_download(arena, ids.get(), static_cast<std::size_t>(bound), stream) : nullptr;
   const float* staged_weights = queue_download(arena, weights.get(), static_cast<std::size_t>(bound), stream);
   g_synchronisations.fetch_add(1);
-  GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));  // synchronisation 2: the layer's results
+  GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));  // the layer's one synchronisation
   d.indptr.assign(indptr, indptr + rows + 1);
   const int64_t total = d.indptr[rows];
   d.nodes.assign(staged_nodes, staged_nodes + total);

@@ -17,9 +17,9 @@ namespace graphtier::sample::cuda {
 uint64_t bulk_synchronisations() noexcept;
 
 /// Not thread-safe: one cuSPARSE handle, re-bound to the caller's stream on each call, and one
-/// pinned staging arena. Synchronisation budget per layer call: graphsage_layer 1, ladies_layer 2
-/// (its draws, then its results), plus cuSPARSE's own wait for the product's size; no cudaMalloc
-/// or cudaFree (stream-ordered temporaries), no pageable copies.
+/// pinned staging arena. Synchronisation budget per layer call: one (the copy of the results; the
+/// LADIES kept sets are built on the device), plus cuSPARSE's own wait for the product's size; no
+/// cudaMalloc or cudaFree (stream-ordered temporaries), no pageable copies.
 class BulkDevice {
  public:
   /// Copies A (and the LADIES squares) to `device`. Throws Unsupported when they need 64-bit
