@@ -1,11 +1,13 @@
 // The arithmetic of layer-wise sampling shared by the CPU and CUDA backends (layer_sampler.hpp
-// defines it): fixed-point column weights and the successive draws. Integers only, so that host
-// and device produce the same bits whatever the order of accumulation. Host/device code under
-// nvcc, plain C++ under g++.
+// defines it): fixed-point column weights and the successive draws. The weights are integers, so
+// host and device produce the same bits whatever the order of accumulation; the draws' keys use
+// only IEEE-rounded operations and portable_log (core/portable_math.hpp), the same bits on both.
+// Host/device code under nvcc, plain C++ under g++.
 #pragma once
 
 #include <cstdint>
 
+#include "graphtier/core/portable_math.hpp"
 #include "graphtier/core/rng.hpp"
 #include "graphtier/sample/random.hpp"
 
@@ -28,9 +30,10 @@ GRAPHTIER_HD U128 add(U128 a, U128 b) {
 GRAPHTIER_HD U128 add(U128 a, uint64_t b) { return add(a, U128{b, 0}); }
 
 inline constexpr int kContributionBits = 62;
-/// Bits of the summed draw weights: below 2^61 after the shift, plus one per candidate (< 2^40)
-/// from the rounding up, stays below 2^62, so r + removed weight never overflows.
-inline constexpr int kWeightBits = 61;
+/// Bits of the summed draw weights: below 2^52 after the shift, plus one per candidate (< 2^40)
+/// from the rounding up, stays below 2^53, so every weight and every sum of weights (the race
+/// tree's nodes) is exact in double.
+inline constexpr int kWeightBits = 52;
 
 /// Â[i, u]^2 = 1 / (d + 1)^2 for a row of in-degree d, as floor(2^62 / (d + 1)^2), at least 1 so
 /// that no candidate of a huge row loses all probability. floor(floor(x / a) / a) = floor(x / a^2)
@@ -52,7 +55,7 @@ GRAPHTIER_HD int bit_length(U128 x) {
   return n;
 }
 
-/// The right shift k that brings the total T of the column weights below 2^61.
+/// The right shift k that brings the total T of the column weights below 2^52.
 GRAPHTIER_HD int weight_shift(U128 total) {
   const int bits = bit_length(total);
   return bits > kWeightBits ? bits - kWeightBits : 0;
@@ -62,7 +65,7 @@ GRAPHTIER_HD int weight_shift(U128 total) {
 GRAPHTIER_HD uint64_t draw_weight(U128 c, int shift) {
   uint64_t w;
   if (shift == 0) {
-    w = c.lo;  // c <= T < 2^61: hi is zero
+    w = c.lo;  // c <= T < 2^52: hi is zero
   } else if (shift < 64) {
     w = (c.lo >> shift) | (c.hi << (64 - shift));
   } else {
@@ -85,63 +88,131 @@ GRAPHTIER_HD int64_t find_sorted(const int64_t* ids, int64_t n, int64_t key) {
   return lo < n && ids[lo] == key ? lo : -1;
 }
 
-// Successive sampling without replacement (layer_sampler.hpp): draw k picks the first candidate
-// whose prefix sum of not-yet-drawn weights exceeds r_k. Any structure that answers that gives
-// the same picks; a Fenwick tree does it in O(log n) per draw and per removal. Tree entry i
-// (0-based) holds the weights of candidates (i - lowbit(i + 1), i].
+// Successive sampling without replacement (layer_sampler.hpp) as a race: independent keys
+// K_u ~ Exp(w_u), the s smallest win, which is exactly the law of s successive draws with
+// probabilities proportional to the remaining weights (the Efraimidis-Spirakis equivalence). The
+// keys are generated top-down over a complete binary tree of the weights, so that either backend
+// finds the winners without touching every candidate, and the result is the same whichever way
+// it is computed:
+//   - the tree has 2^levels leaves, candidate i at leaf 2^levels + i (heap numbering, root 1), the
+//     leaves past the candidates weigh 0; node x weighs W_x, the sum of its leaves (< 2^53, exact
+//     in double: weight_shift keeps the total there);
+//   - node x's draws are one Philox block (race_block: the split's bits and the exponential's);
+//   - the root's key is E_0 / W_1, E_x = -log(unit(race_bits(x, 1))) (race_bits(0, 1) for the root);
+//   - node x with key m passes m to the child c that holds the minimum of its subtree, the left one
+//     iff bounded_u64(race_bits(x, 0), W_x) < W_left (probability W_left / W_x), and gives the other
+//     child o the key add_rn(m, div_rn(E_x, W_o)) (memorylessness: the other subtree's minimum lies
+//     Exp(W_o) above m). A child of weight 0 gets no key: it holds no candidate;
+//   - the draws are the s leaves with the smallest (key, candidate) pairs, in that order (the draw
+//     order of successive sampling).
+// A node's key is the minimum of its leaves' keys exactly (the passed key is m, the other one is
+// >= m since rounding is monotone), so the s best leaves lie under the s best nodes of every level
+// (ordered by (key, node)): the host expands s nodes a level, O(s log n); the device may instead
+// compute every leaf's key by walking its path and sort. Keys are positive doubles, ordered like
+// their bit patterns.
 
-/// Entry i of the Fenwick tree of the weights whose inclusive prefix sums are `prefix`: each
-/// entry is independent, so a GPU builds the tree in parallel.
-GRAPHTIER_HD uint64_t fenwick_entry(const uint64_t* prefix, int64_t i) {
-  const int64_t before = i - ((i + 1) & -(i + 1));
-  return before < 0 ? prefix[i] : prefix[i] - prefix[before];
+/// Leaves of the race tree over n candidates: the smallest power of two >= n.
+GRAPHTIER_HD int race_levels(int64_t n) {
+  int levels = 0;
+  while ((int64_t{1} << levels) < n) ++levels;
+  return levels;
 }
 
-/// A tree in a plain array the draws may modify.
-struct DenseFenwick {
-  uint64_t* entries;
-  GRAPHTIER_HD uint64_t at(int64_t i) const { return entries[i]; }
-  GRAPHTIER_HD void subtract(int64_t i, uint64_t w) { entries[i] -= w; }
+/// The race tree: `internal[x]` = W_x for the internal nodes x in [1, 2^levels) (entry 0 unused),
+/// `leaves[i]` = w_i for the n candidates.
+struct RaceTree {
+  const uint64_t* internal;
+  const uint64_t* leaves;
+  int64_t n;
+  int levels;
+  GRAPHTIER_HD uint64_t weight(int64_t x) const {
+    const int64_t first_leaf = int64_t{1} << levels;
+    if (x < first_leaf) return internal[x];
+    return x - first_leaf < n ? leaves[x - first_leaf] : 0;
+  }
 };
 
-/// Sum of the first n weights still in the tree.
-template <typename Tree>
-GRAPHTIER_HD uint64_t fenwick_total(const Tree& tree, int64_t n) {
-  uint64_t sum = 0;
-  for (int64_t i = n; i > 0; i -= i & -i) sum += tree.at(i - 1);
-  return sum;
+/// Internal node x of the race tree of n weights whose inclusive prefix sums are `prefix`: each
+/// entry is independent, so a GPU fills the tree in one parallel pass.
+GRAPHTIER_HD uint64_t race_tree_entry(const uint64_t* prefix, int64_t n, int levels, int64_t x) {
+  int depth = 0;
+  while ((x >> (depth + 1)) != 0) ++depth;
+  const int span = levels - depth;  // the node covers 2^span leaves
+  const int64_t lo = (x - (int64_t{1} << depth)) << span;
+  if (lo >= n) return 0;
+  const int64_t hi = lo + (int64_t{1} << span) < n ? lo + (int64_t{1} << span) : n;
+  return prefix[hi - 1] - (lo == 0 ? 0 : prefix[lo - 1]);
 }
 
-/// The first candidate whose prefix sum of remaining weights exceeds r (r < the remaining total).
-template <typename Tree>
-GRAPHTIER_HD int64_t fenwick_find(const Tree& tree, int64_t n, uint64_t r) {
-  int64_t step = 1;
-  while (step <= n / 2) step *= 2;
-  int64_t pos = 0;  // candidates [0, pos) hold remaining weight <= r
-  for (; step > 0; step /= 2) {
-    const int64_t next = pos + step;
-    if (next <= n && tree.at(next - 1) <= r) {
-      r -= tree.at(next - 1);
-      pos = next;
-    }
-  }
-  return pos;
+/// Node x's two draws, one Philox block (words 0-1: the split, 2-3: the exponential).
+struct RaceBits {
+  uint64_t split;
+  uint64_t exponential;
+};
+
+GRAPHTIER_HD RaceBits race_block(uint64_t seed, uint64_t layer_stream, int64_t x) {
+  const PhiloxBlock b = philox_block(seed, layer_stream ^ (uint64_t{1} << 62), static_cast<uint64_t>(x));
+  return {(static_cast<uint64_t>(b.v[1]) << 32) | b.v[0], (static_cast<uint64_t>(b.v[3]) << 32) | b.v[2]};
 }
 
-/// chosen[0, s) = s successive draws among n candidates with weights[0, n) (every weight >= 1,
-/// total below 2^62), using and updating `tree`, the Fenwick tree of those weights. Sequential by
-/// definition: one thread runs it on the GPU, O(s log n).
-template <typename Tree>
-GRAPHTIER_HD void successive_draws(Tree& tree, const uint64_t* weights, int64_t n, int64_t s, uint64_t seed,
-                                   uint64_t layer_stream, int64_t* chosen) {
-  uint64_t left = fenwick_total(tree, n);
-  for (int64_t k = 0; k < s; ++k) {
-    const uint64_t r = bounded_u64(node_bits(seed, layer_stream, 0, k), left);
-    const int64_t j = fenwick_find(tree, n, r);
-    chosen[k] = j;
-    for (int64_t i = j + 1; i <= n; i += i & -i) tree.subtract(i - 1, weights[j]);
-    left -= weights[j];
+/// race_bits(x, 0) = the split's bits, race_bits(x, 1) = the exponential's.
+GRAPHTIER_HD uint64_t race_bits(uint64_t seed, uint64_t layer_stream, int64_t x, int which) {
+  const RaceBits r = race_block(seed, layer_stream, x);
+  return which == 0 ? r.split : r.exponential;
+}
+
+/// E = -log(u), u uniform in (0, 1) (clamped at 2^-60 like es_key): positive and finite.
+GRAPHTIER_HD double race_exponential(uint64_t bits) {
+  double u = u64_to_unit_double(bits);
+  if (u < 0x1p-60) u = 0x1p-60;
+  return -portable_log(u);
+}
+
+/// The root's key (total weight > 0).
+GRAPHTIER_HD double race_root_key(const RaceTree& t, uint64_t seed, uint64_t layer_stream) {
+  return div_rn(race_exponential(race_bits(seed, layer_stream, 0, 1)), static_cast<double>(t.weight(1)));
+}
+
+/// The key of child `child` (2x or 2x + 1, weight > 0) of internal node x whose key is m.
+GRAPHTIER_HD double race_child_key(const RaceTree& t, uint64_t seed, uint64_t layer_stream, int64_t x, double m,
+                                   int64_t child) {
+  const uint64_t w_left = t.weight(2 * x);
+  const RaceBits r = race_block(seed, layer_stream, x);
+  const bool left_holds_min = bounded_u64(r.split, t.weight(x)) < w_left;
+  if (left_holds_min == (child == 2 * x)) return m;
+  return add_rn(m, div_rn(race_exponential(r.exponential), static_cast<double>(t.weight(child))));
+}
+
+/// Both children's keys at once (one draw of each kind instead of two), the same bits as
+/// race_child_key for each; a child of weight 0 gets +inf.
+GRAPHTIER_HD void race_children(const RaceTree& t, uint64_t seed, uint64_t layer_stream, int64_t x, double m,
+                                double* left, double* right) {
+  const uint64_t w_left = t.weight(2 * x);
+  const uint64_t w_right = t.weight(x) - w_left;
+  const RaceBits r = race_block(seed, layer_stream, x);
+  const bool left_holds_min = bounded_u64(r.split, t.weight(x)) < w_left;
+  const uint64_t w_other = left_holds_min ? w_right : w_left;
+  const double other = w_other == 0 ? detail::bits_double(0x7ff0000000000000ull)
+                                    : add_rn(m, div_rn(race_exponential(r.exponential), static_cast<double>(w_other)));
+  *left = left_holds_min ? m : other;
+  *right = left_holds_min ? other : m;
+}
+
+/// The key of candidate i (weight > 0), walking from the root: O(levels). What the device
+/// computes for every candidate before selecting the s smallest.
+GRAPHTIER_HD double race_leaf_key(const RaceTree& t, uint64_t seed, uint64_t layer_stream, int64_t i) {
+  double m = race_root_key(t, seed, layer_stream);
+  const int64_t leaf = (int64_t{1} << t.levels) + i;
+  for (int depth = 1; depth <= t.levels; ++depth) {
+    const int64_t child = leaf >> (t.levels - depth);
+    m = race_child_key(t, seed, layer_stream, child >> 1, m, child);
   }
+  return m;
+}
+
+/// (key, node) order: the race's total order, ties to the smaller node (candidate).
+GRAPHTIER_HD bool race_before(double key_a, int64_t a, double key_b, int64_t b) {
+  return key_a < key_b || (key_a == key_b && a < b);
 }
 
 }  // namespace graphtier::sample::layer

@@ -31,7 +31,7 @@ LayerSampler::LayerSampler(SampleGraph graph, LayerSamplerOptions options)
   check_layer_sampler_inputs(graph_, options_);
   if (options_.method == LayerMethod::kFastGcn) {
     fastgcn_weights_ = cpu::fastgcn_weights(graph_.csc);
-    fastgcn_tree_ = cpu::fenwick_tree(fastgcn_weights_);
+    fastgcn_tree_ = cpu::race_tree(fastgcn_weights_);
   }
 }
 
@@ -74,7 +74,7 @@ CudaLayerSampler::CudaLayerSampler(SampleGraph graph, LayerSamplerOptions option
   std::vector<uint64_t> weights, tree;
   if (impl_->options.method == LayerMethod::kFastGcn) {
     weights = cpu::fastgcn_weights(graph.csc);
-    tree = cpu::fenwick_tree(weights);
+    tree = cpu::race_tree(weights);
   }
   impl_->graph = cuda::upload_layer_graph(graph, weights, tree, device);
 }

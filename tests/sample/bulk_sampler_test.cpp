@@ -9,6 +9,7 @@
 #include <random>
 #include <set>
 
+#include "graphtier/core/cuda_stream.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/memory.hpp"
 #include "graphtier/sample/bulk_sampler.hpp"
@@ -16,6 +17,9 @@
 #include "bulk_row_ops.hpp"
 #include "cpu/bulk_sampler_cpu.hpp"
 #include "sample_test_util.hpp"
+#if GRAPHTIER_WITH_CUDA
+#include "cuda/bulk_sampler_cuda.hpp"
+#endif
 
 namespace graphtier::sample {
 namespace {
@@ -494,6 +498,55 @@ TEST(BulkSampler, CudaEmptyProductsMatchCpu) {
     for (std::size_t b = 0; b < cpu.size(); ++b) test::expect_same_minibatch(gpu[b], cpu[b]);
     EXPECT_EQ(cpu[0].num_edges(), 0);  // the first batch's products are empty on both
   }
+}
+
+TEST(BulkSampler, CudaOnOwnStreamReusesItsStagingAcrossCalls) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: CUDA bulk sampling on a non-default stream not checked";
+  // One sampler, one non-blocking stream, calls of growing then shrinking size: the pinned staging
+  // grows mid-call (the first call needs little, the third a lot) and is reused by the next call,
+  // and the stream-ordered temporaries of one call are recycled by the next. Each result must
+  // equal the CPU's, read after the sampler and the stream are gone.
+  const OwnedGraph g = OwnedGraph::random(20000, 12, 6);
+  for (const BulkSamplerOptions& o : {sage({15, 10, 5}), sage({-1, 3}, true), ladies({256, 256})}) {
+    std::vector<std::vector<MiniBatch>> gpu, cpu;
+    {
+      const OwnedCudaStream own;
+      const CudaBulkSampler gpu_sampler(g.sample_graph(), o);
+      const BulkSampler cpu_sampler(g.sample_graph(), o);
+      uint64_t stream = 0;
+      for (const int64_t batch : {int64_t{4}, int64_t{64}, int64_t{1024}, int64_t{16}}) {
+        const auto seeds = batches_of(g, 3, batch, stream);
+        const std::vector<std::span<const int64_t>> spans(seeds.begin(), seeds.end());
+        gpu.push_back(gpu_sampler.sample(spans, stream, own.get()));
+        cpu.push_back(cpu_sampler.sample(spans, stream));
+        stream += 10;
+      }
+    }
+    for (std::size_t c = 0; c < gpu.size(); ++c) {
+      ASSERT_EQ(gpu[c].size(), cpu[c].size());
+      for (std::size_t b = 0; b < gpu[c].size(); ++b) test::expect_same_minibatch(gpu[c][b], cpu[c][b]);
+    }
+  }
+}
+
+TEST(BulkSampler, CudaWaitsWithinItsBudget) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the CUDA bulk sampler's synchronisation budget not checked";
+#if GRAPHTIER_WITH_CUDA
+  // bulk_sampler_cuda.hpp: one host wait per layer, GraphSAGE and LADIES (every layer here has
+  // draws and edges), on a non-blocking stream.
+  const OwnedGraph g = OwnedGraph::random(20000, 12, 8);
+  const auto seeds = batches_of(g, 4, 64, 3);
+  const std::vector<std::span<const int64_t>> spans(seeds.begin(), seeds.end());
+  const OwnedCudaStream own;
+  const CudaBulkSampler sage_sampler(g.sample_graph(), sage({15, 10, 5}));
+  uint64_t before = cuda::bulk_synchronisations();
+  sage_sampler.sample(spans, 1, own.get());
+  EXPECT_EQ(cuda::bulk_synchronisations() - before, 3u);
+  const CudaBulkSampler ladies_sampler(g.sample_graph(), ladies({256, 256}));
+  before = cuda::bulk_synchronisations();
+  ladies_sampler.sample(spans, 1, own.get());
+  EXPECT_EQ(cuda::bulk_synchronisations() - before, 2u);
+#endif
 }
 
 TEST(BulkSampler, CudaSamplerNeedsCuda) {

@@ -4,13 +4,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <numeric>
 #include <set>
 #include <string>
+#include <thread>
 
+#include "graphtier/core/cuda_stream.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/memory.hpp"
+#include "graphtier/core/portable_math.hpp"
 #include "graphtier/core/rng.hpp"
 #include "graphtier/sample/layer_sampler.hpp"
 #include "graphtier/sample/random.hpp"
@@ -18,6 +22,9 @@
 #include "cpu/layer_sampler_cpu.hpp"
 #include "layer_draws.hpp"
 #include "sample_test_util.hpp"
+#if GRAPHTIER_WITH_CUDA
+#include "cuda/layer_sampler_cuda.hpp"
+#endif
 
 namespace graphtier::sample {
 namespace {
@@ -38,6 +45,16 @@ OwnedGraph chain() { return OwnedGraph::from_edges(4, {{1, 0}, {2, 0}, {3, 1}});
 void expect_weights(const Block& b, const std::vector<double>& expected) {
   ASSERT_EQ(b.weights.size(), expected.size());
   for (std::size_t e = 0; e < expected.size(); ++e) EXPECT_NEAR(b.weights[e], expected[e], 1e-6) << "edge " << e;
+}
+
+double chi_square(const std::vector<int64_t>& counts, const std::vector<double>& p) {
+  const double n = std::accumulate(counts.begin(), counts.end(), 0.0);
+  double stat = 0;
+  for (std::size_t k = 0; k < counts.size(); ++k) {
+    const double e = n * p[k];
+    stat += (counts[k] - e) * (counts[k] - e) / e;
+  }
+  return stat;
 }
 
 TEST(LayerSampler, GoldenLadiesAllCandidatesByHand) {
@@ -82,8 +99,8 @@ TEST(LayerSampler, GoldenColumnWeightsByHand) {
 }
 
 TEST(LayerSampler, GoldenSingleDrawFollowsTheStream) {
-  // One draw among candidates 0..3 with weights w: r = bounded_u64(node_bits(seed, ls, 0, 0), W)
-  // picks the first prefix sum above r; a candidate already a dst node adds nothing new.
+  // One draw among candidates 0..3: the race's winner (naive_race_order, the slow reference); a
+  // candidate already a dst node adds nothing new.
   const OwnedGraph g = chain();
   const LayerSampler sampler(g.sample_graph(), layers({-1, 1}));
   const std::vector<int64_t> seeds = {0};
@@ -92,14 +109,7 @@ TEST(LayerSampler, GoldenSingleDrawFollowsTheStream) {
   int picked_three = 0;
   for (uint64_t stream = 0; stream < 64; ++stream) {
     const uint64_t ls = layer_stream(stream, 1);
-    const uint64_t total = std::accumulate(c.weights.begin(), c.weights.end(), uint64_t{0});
-    const uint64_t r = bounded_u64(node_bits(7, ls, 0, 0), total);
-    uint64_t prefix = 0;
-    int64_t pick = -1;
-    for (std::size_t k = 0; k < 4 && pick < 0; ++k) {
-      prefix += c.weights[k];
-      if (prefix > r) pick = c.ids[k];
-    }
+    const int64_t pick = c.ids[test::naive_race_order(c.weights, 7, ls)[0]];
     const Block b = sampler.sample(seeds, stream).blocks[1];
     if (pick == 3) {
       ++picked_three;
@@ -116,24 +126,139 @@ TEST(LayerSampler, GoldenSingleDrawFollowsTheStream) {
   EXPECT_LT(picked_three, 64);
 }
 
-TEST(LayerSampler, DrawStructuresAgree) {
-  // The CUDA backend builds the Fenwick tree from prefix sums, entry by entry; the host builds it
-  // in place; FastGCN's host draws use a read-only tree plus an overlay. All must pick the same.
+TEST(LayerSampler, GoldenRaceByHand) {
+  // Two candidates, weights 1 and 3: one internal node (the root, 1) over leaves 2 and 3. The root
+  // key is E_0 / 4; leaf 2 holds the minimum iff bounded_u64(race_bits(1, 0), 4) < 1; the other
+  // leaf's key adds E_1 / its weight.
+  const std::vector<uint64_t> w = {1, 3};
+  const std::vector<uint64_t> internal = cpu::race_tree(w);
+  ASSERT_EQ(internal, (std::vector<uint64_t>{0, 4}));
+  const layer::RaceTree t{internal.data(), w.data(), 2, 1};
+  for (uint64_t ls = 0; ls < 32; ++ls) {
+    const auto exp_of = [&](int64_t x) {
+      return -portable_log(std::max(u64_to_unit_double(layer::race_bits(5, ls, x, 1)), 0x1p-60));
+    };
+    const double root = exp_of(0) / 4;
+    const bool first_wins = bounded_u64(layer::race_bits(5, ls, 1, 0), 4) < 1;
+    const double k0 = first_wins ? root : root + exp_of(1) / 1;
+    const double k1 = first_wins ? root + exp_of(1) / 3 : root;
+    EXPECT_EQ(layer::race_root_key(t, 5, ls), root);
+    EXPECT_EQ(layer::race_leaf_key(t, 5, ls, 0), k0) << "ls " << ls;
+    EXPECT_EQ(layer::race_leaf_key(t, 5, ls, 1), k1) << "ls " << ls;
+    EXPECT_EQ(cpu::draw_positions(w, {}, 1, 5, ls), (std::vector<int64_t>{first_wins ? 0 : 1})) << "ls " << ls;
+  }
+}
+
+/// Weights of mixed scales whose total stays below 2^53, as after weight_shift.
+std::vector<uint64_t> mixed_weights(int64_t n) {
   std::vector<uint64_t> weights;
-  for (uint64_t i = 0; i < 1000; ++i) weights.push_back(1 + bounded_u64(mix64(i), i % 7 == 0 ? uint64_t{1} << 50 : 1000));
-  std::vector<uint64_t> prefix(weights.size());
-  std::inclusive_scan(weights.begin(), weights.end(), prefix.begin());
-  const std::vector<uint64_t> tree = cpu::fenwick_tree(weights);
-  for (int64_t i = 0; i < static_cast<int64_t>(weights.size()); ++i) {
-    ASSERT_EQ(layer::fenwick_entry(prefix.data(), i), tree[i]) << "entry " << i;
+  for (uint64_t i = 0; i < static_cast<uint64_t>(n); ++i) {
+    weights.push_back(1 + bounded_u64(mix64(i), i % 7 == 0 ? uint64_t{1} << 40 : 1000));
   }
-  for (const int64_t s : {1, 10, 500, 999}) {
-    const std::vector<int64_t> dense = cpu::draw_positions(weights, {}, s, 3, 4);
-    EXPECT_EQ(dense, cpu::draw_positions(weights, tree, s, 3, 4)) << "s = " << s;
-    EXPECT_EQ(std::set<int64_t>(dense.begin(), dense.end()).size(), dense.size()) << "s = " << s;
+  return weights;
+}
+
+/// What the CUDA backend computes: every leaf's key by its root path, then (key, position) order.
+std::vector<int64_t> leaf_walk_draws(std::span<const uint64_t> weights, int64_t s, uint64_t seed, uint64_t ls) {
+  const std::vector<uint64_t> internal = cpu::race_tree(weights);
+  const auto n = static_cast<int64_t>(weights.size());
+  const layer::RaceTree t{internal.data(), weights.data(), n, layer::race_levels(n)};
+  std::vector<std::pair<uint64_t, int64_t>> keys;
+  for (int64_t i = 0; i < n; ++i) {
+    const double k = layer::race_leaf_key(t, seed, ls, i);
+    uint64_t bits;
+    std::memcpy(&bits, &k, sizeof bits);
+    keys.emplace_back(bits, i);  // positive doubles order like their bits, as the device sorts them
   }
-  EXPECT_EQ(cpu::draw_positions(weights, {}, 1000, 3, 4).size(), 1000u);
+  std::stable_sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<int64_t> out;
+  for (int64_t k = 0; k < s; ++k) out.push_back(keys[k].second);
+  return out;
+}
+
+TEST(LayerSampler, RaceDrawsAgreeAcrossMethods) {
+  // The host's level-by-level expansion, the device's per-leaf walk plus sort, and the naive
+  // reference give the same draws in the same order; the tree from prefix sums (device) equals the
+  // host's bottom-up tree; a shared tree gives what a private one does.
+  for (const int64_t n : {1, 2, 3, 5, 8, 1000, 1025}) {
+    const std::vector<uint64_t> weights = mixed_weights(n);
+    std::vector<uint64_t> prefix(weights.size());
+    std::inclusive_scan(weights.begin(), weights.end(), prefix.begin());
+    ASSERT_LT(prefix.back(), uint64_t{1} << 53);
+    const std::vector<uint64_t> tree = cpu::race_tree(weights);
+    const int levels = layer::race_levels(n);
+    ASSERT_EQ(tree.size(), std::size_t{1} << levels);
+    for (int64_t x = 1; x < (int64_t{1} << levels); ++x) {
+      ASSERT_EQ(layer::race_tree_entry(prefix.data(), n, levels, x), tree[x]) << "n " << n << " node " << x;
+    }
+    for (uint64_t ls = 0; ls < 3; ++ls) {
+      const std::vector<int64_t> naive = test::naive_race_order(weights, 3, ls);
+      for (const int64_t s : {int64_t{1}, int64_t{2}, n / 2, n - 1}) {
+        if (s < 1 || s >= n) continue;
+        SCOPED_TRACE(::testing::Message() << "n " << n << " s " << s << " ls " << ls);
+        const std::vector<int64_t> host = cpu::draw_positions(weights, {}, s, 3, ls);
+        EXPECT_EQ(host, std::vector<int64_t>(naive.begin(), naive.begin() + s));
+        EXPECT_EQ(host, leaf_walk_draws(weights, s, 3, ls));
+        EXPECT_EQ(host, cpu::draw_positions(weights, tree, s, 3, ls));
+      }
+    }
+  }
+  const std::vector<uint64_t> weights = mixed_weights(1000);
+  std::vector<int64_t> all(1000);
+  std::iota(all.begin(), all.end(), 0);
+  EXPECT_EQ(cpu::draw_positions(weights, {}, 1000, 3, 4), all);
+  EXPECT_EQ(cpu::draw_positions(weights, {}, -1, 3, 4), all);
   EXPECT_TRUE(cpu::draw_positions(weights, {}, 0, 3, 4).empty());
+}
+
+TEST(LayerSampler, RaceTiesGoToTheSmallerPosition) {
+  // Equal weights at the smallest scale still give distinct keys almost surely; a tie is forced
+  // here by comparing the order function itself, which both backends use.
+  EXPECT_TRUE(layer::race_before(1.0, 3, 1.0, 4));
+  EXPECT_FALSE(layer::race_before(1.0, 4, 1.0, 3));
+  EXPECT_TRUE(layer::race_before(0.5, 9, 1.0, 0));
+  EXPECT_FALSE(layer::race_before(1.0, 3, 1.0, 3));
+}
+
+TEST(LayerSampler, RaceOrderFollowsSuccessiveSampling) {
+  // The race's first two draws have the law of successive sampling: P(first i, then j) =
+  // w_i / W * w_j / (W - w_i), computed exactly. 5 candidates (3 padding leaves in the tree),
+  // weights of mixed scale: 20 ordered pairs, 19 degrees of freedom, the 99.9% quantile is 43.82;
+  // 40000 seeded layer streams (a fixed seed: the statistic is deterministic, a false alarm is
+  // about 1 in 1000 of the streams' choices, not a flake).
+  const std::vector<uint64_t> w = {1, 7, 2, 30, 10};
+  const double total = 50;
+  std::vector<double> p;
+  std::vector<int64_t> counts;
+  std::map<std::pair<int64_t, int64_t>, std::size_t> slot;
+  for (int64_t i = 0; i < 5; ++i) {
+    for (int64_t j = 0; j < 5; ++j) {
+      if (i == j) continue;
+      slot[{i, j}] = p.size();
+      p.push_back(static_cast<double>(w[i]) / total * static_cast<double>(w[j]) / (total - static_cast<double>(w[i])));
+    }
+  }
+  counts.assign(p.size(), 0);
+  const std::vector<uint64_t> tree = cpu::race_tree(w);
+  for (uint64_t stream = 0; stream < 40000; ++stream) {
+    const std::vector<int64_t> d = cpu::draw_positions(w, tree, 2, 11, layer_stream(stream, 0));
+    ASSERT_EQ(d.size(), 2u);
+    ++counts[slot.at({d[0], d[1]})];
+  }
+  EXPECT_LT(chi_square(counts, p), 43.82);
+  // Inclusion in 3 draws against exact enumeration of successive sampling: z within 4.5.
+  std::vector<double> wd(w.begin(), w.end());
+  const std::vector<double> pi = test::exact_inclusion(wd, 3);
+  std::vector<int64_t> in(5, 0);
+  constexpr int kStreams = 40000;
+  for (uint64_t stream = 0; stream < kStreams; ++stream) {
+    for (const int64_t k : cpu::draw_positions(w, tree, 3, 12, layer_stream(stream, 1))) ++in[k];
+  }
+  for (int64_t u = 0; u < 5; ++u) {
+    const double freq = static_cast<double>(in[u]) / kStreams;
+    const double sd = std::sqrt(pi[u] * (1 - pi[u]) / kStreams);
+    EXPECT_LT(std::abs(freq - pi[u]) / sd, 4.5) << "candidate " << u << ": " << freq << " vs " << pi[u];
+  }
 }
 
 TEST(LayerSampler, ZeroDegreeSeedsAndLayerSizeZero) {
@@ -290,15 +415,6 @@ OwnedGraph ladies_stats_graph() {
   return OwnedGraph::from_edges(7, {{3, 0}, {4, 0}, {5, 0}, {3, 1}, {6, 1}, {3, 2}});
 }
 
-double chi_square(const std::vector<int64_t>& counts, const std::vector<double>& p) {
-  const double n = std::accumulate(counts.begin(), counts.end(), 0.0);
-  double stat = 0;
-  for (std::size_t k = 0; k < counts.size(); ++k) {
-    const double e = n * p[k];
-    stat += (counts[k] - e) * (counts[k] - e) / e;
-  }
-  return stat;
-}
 
 TEST(LayerSampler, LadiesColumnFrequenciesMatchProbabilities) {
   // s = 1: the drawn column is u with probability p_u = c_u / Σ c exactly. Categories: new node
@@ -406,6 +522,82 @@ TEST(LayerSampler, CudaMatchesCpu) {
   for (const std::vector<int64_t>& seeds : {std::vector<int64_t>{3, 2}, std::vector<int64_t>{}}) {
     test::expect_same_minibatch(gpu_sampler.sample(seeds, 1), cpu_sampler.sample(seeds, 1));
   }
+}
+
+TEST(LayerSampler, CudaRaceDrawsMatchCpuOnOwnStreams) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the CUDA race draws on non-default streams not checked";
+  // Candidate counts at and around powers of two (the tree's padding), draws of 1, of all but one
+  // and in between, for both methods, on two non-blocking streams sampled from two threads at once
+  // (stream-ordered scratch freed on one stream and reused on the other).
+  for (const int64_t nodes : {int64_t{4096}, int64_t{4097}, int64_t{300}}) {
+    const OwnedGraph g = OwnedGraph::random(nodes, 6.0, static_cast<uint64_t>(nodes));
+    for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
+      for (const std::vector<int64_t>& sizes : {std::vector<int64_t>{1, 33, 1000}, std::vector<int64_t>{nodes - 1, 2}}) {
+        const LayerSamplerOptions o = layers(sizes, m, 21);
+        const LayerSampler cpu_sampler(g.sample_graph(), o);
+        const CudaLayerSampler gpu_sampler(g.sample_graph(), o);
+        SCOPED_TRACE(::testing::Message() << "nodes " << nodes << " method " << static_cast<int>(m) << " sizes[0] "
+                                          << sizes[0]);
+        std::vector<MiniBatch> got(4);
+        {
+          const OwnedCudaStream a, b;
+          std::thread other([&] {
+            for (uint64_t stream = 0; stream < 2; ++stream) {
+              got[stream] = gpu_sampler.sample(test::random_seeds(g.num_nodes(), 64, stream), stream, a.get());
+            }
+          });
+          for (uint64_t stream = 2; stream < 4; ++stream) {
+            got[stream] = gpu_sampler.sample(test::random_seeds(g.num_nodes(), 64, stream), stream, b.get());
+          }
+          other.join();
+        }
+        for (uint64_t stream = 0; stream < 4; ++stream) {
+          test::expect_same_minibatch(got[stream], cpu_sampler.sample(test::random_seeds(g.num_nodes(), 64, stream), stream));
+        }
+      }
+    }
+  }
+}
+
+TEST(LayerSampler, CudaEmptyLayersMatchCpuOnOwnStream) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: empty CUDA layers not checked";
+  // Layer size 0 (no draws), no seeds, zero-degree seeds only (one candidate per dst node), and a
+  // block whose src set adds nothing (the next layer's dst equals this one's).
+  const OwnedGraph g = chain();
+  const OwnedCudaStream own;
+  for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
+    for (const std::vector<int64_t>& sizes :
+         {std::vector<int64_t>{0, 0}, std::vector<int64_t>{1, 0, 1}, std::vector<int64_t>{-1, -1}}) {
+      const CudaLayerSampler gpu_sampler(g.sample_graph(), layers(sizes, m));
+      const LayerSampler cpu_sampler(g.sample_graph(), layers(sizes, m));
+      for (const std::vector<int64_t>& seeds :
+           {std::vector<int64_t>{}, std::vector<int64_t>{3}, std::vector<int64_t>{3, 2}, std::vector<int64_t>{0}}) {
+        for (uint64_t stream = 0; stream < 3; ++stream) {
+          test::expect_same_minibatch(gpu_sampler.sample(seeds, stream, own.get()), cpu_sampler.sample(seeds, stream));
+        }
+      }
+    }
+  }
+}
+
+TEST(LayerSampler, CudaWaitsOncePerLayer) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the CUDA layer sampler's synchronisation budget not checked";
+#if GRAPHTIER_WITH_CUDA
+  // The budget of layer_sampler.hpp: one host wait per non-empty layer, with draws, with every
+  // candidate and with none; none for an empty batch.
+  const OwnedGraph g = OwnedGraph::random(3000, 8.0, 7);
+  const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 128, 1);
+  for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
+    const CudaLayerSampler gpu_sampler(g.sample_graph(), layers({64, -1, 0}, m));
+    const uint64_t before = cuda::layer_synchronisations();
+    const MiniBatch b = gpu_sampler.sample(seeds, 3);
+    EXPECT_EQ(cuda::layer_synchronisations() - before, 3u) << "method " << static_cast<int>(m);
+    test::expect_same_minibatch(b, LayerSampler(g.sample_graph(), layers({64, -1, 0}, m)).sample(seeds, 3));
+    const uint64_t empty_before = cuda::layer_synchronisations();
+    gpu_sampler.sample({}, 3);
+    EXPECT_EQ(cuda::layer_synchronisations() - empty_before, 0u);
+  }
+#endif
 }
 
 TEST(LayerSampler, CudaSamplerIsUnsupportedWithoutCuda) {

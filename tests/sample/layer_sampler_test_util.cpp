@@ -1,9 +1,11 @@
 #include "layer_sampler_test_util.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <set>
 
+#include "graphtier/core/portable_math.hpp"
 #include "graphtier/core/rng.hpp"
 #include "graphtier/sample/random.hpp"
 
@@ -46,10 +48,54 @@ std::map<int64_t, uint64_t> reference_draw_weights(const OwnedGraph& g, std::spa
   for (const auto& [u, c] : sums) total += c;
   int bits = 0;
   for (u128 t = total; t != 0; t >>= 1) ++bits;
-  const int shift = std::max(0, bits - 61);
+  const int shift = std::max(0, bits - 52);
   std::map<int64_t, uint64_t> weights;
   for (const auto& [u, c] : sums) weights[u] = std::max<uint64_t>(1, static_cast<uint64_t>(c >> shift));
   return weights;
+}
+
+std::vector<int64_t> naive_race_order(const std::vector<uint64_t>& weights, uint64_t seed, uint64_t layer_stream) {
+  // The tree as explicit levels of weights, top-down: level[d][j] = sum of the leaves under node j
+  // of depth d (node number 2^d + j).
+  const auto n = static_cast<int64_t>(weights.size());
+  int levels = 0;
+  while ((int64_t{1} << levels) < n) ++levels;
+  std::vector<std::vector<u128>> level(static_cast<std::size_t>(levels + 1));
+  level[levels].assign(std::size_t{1} << levels, 0);
+  for (int64_t i = 0; i < n; ++i) level[levels][i] = weights[i];
+  for (int d = levels - 1; d >= 0; --d) {
+    level[d].resize(std::size_t{1} << d);
+    for (std::size_t j = 0; j < level[d].size(); ++j) level[d][j] = level[d + 1][2 * j] + level[d + 1][2 * j + 1];
+  }
+  const auto bits = [&](uint64_t node, uint64_t which) {  // words 0-1 or 2-3 of node's Philox block
+    const PhiloxBlock b = philox_block(seed, layer_stream ^ (uint64_t{1} << 62), node);
+    return which == 0 ? (uint64_t{b.v[1]} << 32) | b.v[0] : (uint64_t{b.v[3]} << 32) | b.v[2];
+  };
+  const auto exponential = [&](uint64_t b) {
+    const double u = std::max(static_cast<double>(b >> 11) / 9007199254740992.0, 0x1p-60);
+    return -portable_log(u);
+  };
+  // Keys of every node, depth by depth; +inf for nodes of weight 0.
+  std::vector<double> key = {exponential(bits(0, 1)) / static_cast<double>(level[0][0])};
+  for (int d = 0; d < levels; ++d) {
+    std::vector<double> next(std::size_t{2} << d, std::numeric_limits<double>::infinity());
+    for (std::size_t j = 0; j < key.size(); ++j) {
+      const uint64_t node = (uint64_t{1} << d) + j;
+      const u128 wl = level[d + 1][2 * j], wr = level[d + 1][2 * j + 1];
+      if (wl + wr == 0) continue;
+      const bool left = bounded_u64(bits(node, 0), static_cast<uint64_t>(wl + wr)) < static_cast<uint64_t>(wl);
+      const u128 w_other = left ? wr : wl;
+      const double other = w_other == 0 ? std::numeric_limits<double>::infinity()
+                                         : key[j] + exponential(bits(node, 1)) / static_cast<double>(w_other);
+      next[2 * j] = left ? key[j] : other;
+      next[2 * j + 1] = left ? other : key[j];
+    }
+    key.swap(next);
+  }
+  std::vector<int64_t> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return key[a] < key[b] || (key[a] == key[b] && a < b); });
+  return order;
 }
 
 MiniBatch reference_layer_sample(const OwnedGraph& g, std::span<const int64_t> seeds,
@@ -67,21 +113,12 @@ MiniBatch reference_layer_sample(const OwnedGraph& g, std::span<const int64_t> s
     if (size < 0 || size >= static_cast<int64_t>(w.size())) {
       for (const auto& [u, x] : w) src_set.insert(u);
     } else {
-      std::vector<std::pair<int64_t, uint64_t>> left(w.begin(), w.end());
-      for (int64_t k = 0; k < size; ++k) {
-        uint64_t remaining = 0;
-        for (const auto& [u, x] : left) remaining += x;
-        const uint64_t r = bounded_u64(node_bits(options.seed, ls, 0, k), remaining);
-        uint64_t cumulative = 0;
-        for (auto it = left.begin(); it != left.end(); ++it) {
-          cumulative += it->second;
-          if (cumulative > r) {
-            src_set.insert(it->first);
-            left.erase(it);
-            break;
-          }
-        }
-      }
+      std::vector<uint64_t> weights;
+      for (const auto& [u, x] : w) weights.push_back(x);
+      const std::vector<int64_t> order = naive_race_order(weights, options.seed, ls);
+      std::vector<int64_t> ids;
+      for (const auto& [u, x] : w) ids.push_back(u);
+      for (int64_t k = 0; k < size; ++k) src_set.insert(ids[order[k]]);
     }
     NaiveBlockBuilder b(dst);
     for (const int64_t v : dst) {

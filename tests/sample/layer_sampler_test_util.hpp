@@ -19,8 +19,12 @@ std::map<int64_t, double> exact_column_norms(const OwnedGraph& g, std::span<cons
 /// The draw weights w_u with 128-bit integer arithmetic (a direct (d + 1)^2 division, std::map).
 std::map<int64_t, uint64_t> reference_draw_weights(const OwnedGraph& g, std::span<const int64_t> rows);
 
-/// The MiniBatch by the definitions: std::map / std::set everywhere, successive draws by erasing
-/// from a list and scanning it linearly.
+/// Every candidate (position) in the race's order (layer_sampler.hpp, layer_draws.hpp), written
+/// the slow way: explicit levels of 128-bit subtree sums, every node's key computed top-down, one
+/// full sort. The first s are the s draws.
+std::vector<int64_t> naive_race_order(const std::vector<uint64_t>& weights, uint64_t seed, uint64_t layer_stream);
+
+/// The MiniBatch by the definitions: std::map / std::set everywhere, the draws by naive_race_order.
 MiniBatch reference_layer_sample(const OwnedGraph& g, std::span<const int64_t> seeds,
                                  const LayerSamplerOptions& options, uint64_t stream);
 

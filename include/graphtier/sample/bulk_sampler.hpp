@@ -123,6 +123,10 @@ class BulkSampler {
 /// MiniBatches runs on the host. The matrices are copied to the GPU at construction (32-bit
 /// indices: fewer than 2^31 entries, also per layer product). Throws Unsupported in a build without
 /// CUDA or with no visible GPU. Not thread-safe: one sample() call at a time.
+/// Per layer, no synchronous allocation (every temporary is stream-ordered from the device's pool,
+/// which keeps its memory), uploads and downloads go through pinned staging reused across calls,
+/// and the host waits for the device once per layer (the copy of its results), besides the wait
+/// for the product's size inside cuSPARSE's SpGEMM.
 class CudaBulkSampler {
  public:
   CudaBulkSampler(SampleGraph graph, BulkSamplerOptions options, int device = 0, ThreadPool* pool = nullptr);

@@ -10,18 +10,21 @@
 //   Column weight c_u = Σ over the nonzeros (i, u) of the rows used of Â[i, u]^2, in fixed point:
 //   each nonzero adds floor(2^62 / (d_i + 1)^2) (at least 1) to a 128-bit integer, so the sum is
 //   exact and independent of summation order. With T = Σ_u c_u over the candidates and
-//   k = max(0, bits(T) - 61), the draw weight is w_u = max(1, c_u >> k) (all < 2^62 in total);
-//   p_u = w_u / Σ w.
+//   k = max(0, bits(T) - 52), the draw weight is w_u = max(1, c_u >> k) (all < 2^53 in total, so
+//   every weight and every sum of them is exact in double); p_u = w_u / Σ w.
 //   - LADIES: the rows used are the layer's dst nodes; the candidates are their in-neighbours and
 //     themselves (A + I), in ascending id order.
 //   - FastGCN: the rows used are all nodes (layer-independent importance, computed once when the
 //     sampler is built); the candidates are all nodes in id order.
-//   Draw (successive sampling without replacement, numpy's choice(replace=False, p) as in the
-//   LADIES and FastGCN reference code): draw k = 0 .. s-1 takes
-//   r = bounded_u64(node_bits(seed, layer_stream, 0, k), W_k), W_k the weight not yet drawn, and
-//   picks the first candidate (in candidate order) whose prefix sum of not-yet-drawn weights
-//   exceeds r. s = min(layer size, #candidates); layer size -1 (or >= #candidates) takes every
-//   candidate without drawing, 0 draws nothing.
+//   Draw (successive sampling without replacement, the law of numpy's choice(replace=False, p) as
+//   in the LADIES and FastGCN reference code), as a race: each candidate u gets a key
+//   K_u ~ Exp(w_u) and the s smallest (key, candidate position) pairs win, which has exactly the
+//   successive-sampling law (Efraimidis-Spirakis). The keys come from the layer's stream
+//   (seed, layer_stream) top-down over a complete binary tree of the weights, defined exactly in
+//   layer_draws.hpp (race_root_key, race_child_key), so that the host finds the winners in
+//   O(s log #candidates) and the device in parallel, with the same bits. s = min(layer size,
+//   #candidates); layer size -1 (or >= #candidates) takes every candidate without drawing, 0 draws
+//   nothing.
 //   Block l: dst = the previous block's src nodes (the seeds for block 0). The layer keeps its dst
 //   nodes: the src set is dst ∪ drawn. Row i lists its CSC entries u (position order) with u in
 //   the src set, then its self-loop (i, i) last. src_nodes = dst, then the other nodes in order of
@@ -63,7 +66,8 @@ struct LayerSamplerOptions {
 void check_layer_sampler_inputs(const SampleGraph& graph, const LayerSamplerOptions& options);
 
 /// CPU backend. Thread-safe: one sampler may serve several threads at once. FastGCN builds its
-/// global probabilities (O(nodes + edges), 16 bytes per node) in the constructor.
+/// global probabilities and their race tree (O(nodes + edges), at most 24 bytes per node) in the
+/// constructor.
 class LayerSampler {
  public:
   LayerSampler(SampleGraph graph, LayerSamplerOptions options);
@@ -81,14 +85,17 @@ class LayerSampler {
   SampleGraph graph_;
   LayerSamplerOptions options_;
   std::vector<uint64_t> fastgcn_weights_;  // [num_nodes] (FastGCN only)
-  std::vector<uint64_t> fastgcn_tree_;     // Fenwick tree of fastgcn_weights_ (layer_draws.hpp)
+  std::vector<uint64_t> fastgcn_tree_;     // race tree of fastgcn_weights_ (layer_draws.hpp)
 };
 
 /// CUDA backend: the same MiniBatch as LayerSampler for the same inputs, bit for bit. The
-/// constructor copies the graph's CSC to `device` as a DeviceTopology (device_topology.hpp).
-/// Throws Unsupported in a build without CUDA or on a machine without a GPU. sample() runs on
-/// `cuda_stream` (default: the legacy default stream), allocates its scratch stream-ordered,
-/// synchronises it, and returns host memory.
+/// constructor copies the graph's CSC to `device` as a DeviceTopology (device_topology.hpp) and
+/// keeps a host copy of its row pointers (8 bytes per node: the host sizes every array from the
+/// dst rows' degrees instead of asking the device). Throws Unsupported in a build without CUDA or
+/// on a machine without a GPU. sample() runs on `cuda_stream` (default: the legacy default
+/// stream), allocates its scratch stream-ordered (from the device pool, which keeps its memory),
+/// and returns host memory. Synchronisation budget: one per layer (each block comes back through
+/// pinned staging in one wait), none for an empty layer; no pageable copies.
 /// Several threads may sample at once on different streams.
 class CudaLayerSampler {
  public:

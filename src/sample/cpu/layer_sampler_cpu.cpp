@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <numeric>
-#include <unordered_map>
 #include <variant>
 
 #include "cpu/compact_cpu.hpp"
@@ -105,35 +104,16 @@ std::vector<uint64_t> fastgcn_weights(const graph::CscView& csc) {
   return to_draw_weights(sums);
 }
 
-std::vector<uint64_t> fenwick_tree(std::span<const uint64_t> weights) {
-  std::vector<uint64_t> tree(weights.begin(), weights.end());
-  const auto n = static_cast<int64_t>(tree.size());
-  for (int64_t i = 1; i <= n; ++i) {
-    const int64_t parent = i + (i & -i);
-    if (parent <= n) tree[parent - 1] += tree[i - 1];
-  }
-  return tree;
+std::vector<uint64_t> race_tree(std::span<const uint64_t> weights) {
+  const auto n = static_cast<int64_t>(weights.size());
+  const int levels = layer::race_levels(n);
+  const int64_t first_leaf = int64_t{1} << levels;
+  std::vector<uint64_t> internal(static_cast<std::size_t>(first_leaf), 0);
+  const layer::RaceTree t{internal.data(), weights.data(), n, levels};
+  // Children before parents: a node's weight is the sum of its two children's.
+  for (int64_t x = first_leaf - 1; x >= 1; --x) internal[x] = t.weight(2 * x) + t.weight(2 * x + 1);
+  return internal;
 }
-
-namespace {
-
-/// A shared, read-only tree plus the removals of one call: O(s log n) memory instead of a copy
-/// of the whole tree per layer.
-class OverlayFenwick {
- public:
-  explicit OverlayFenwick(std::span<const uint64_t> base) : base_(base) {}
-  uint64_t at(int64_t i) const {
-    const auto it = removed_.find(i);
-    return base_[i] - (it == removed_.end() ? 0 : it->second);
-  }
-  void subtract(int64_t i, uint64_t w) { removed_[i] += w; }
-
- private:
-  std::span<const uint64_t> base_;
-  std::unordered_map<int64_t, uint64_t> removed_;
-};
-
-}  // namespace
 
 std::vector<int64_t> draw_positions(std::span<const uint64_t> weights, std::span<const uint64_t> shared_tree,
                                     int64_t size, uint64_t seed, uint64_t layer_stream) {
@@ -143,16 +123,37 @@ std::vector<int64_t> draw_positions(std::span<const uint64_t> weights, std::span
     std::iota(all.begin(), all.end(), 0);
     return all;
   }
-  std::vector<int64_t> chosen(static_cast<std::size_t>(size));
+  std::vector<int64_t> chosen;
   if (size == 0) return chosen;
-  if (shared_tree.empty()) {
-    std::vector<uint64_t> entries = fenwick_tree(weights);
-    layer::DenseFenwick tree{entries.data()};
-    layer::successive_draws(tree, weights.data(), n, size, seed, layer_stream, chosen.data());
-  } else {
-    OverlayFenwick tree(shared_tree);
-    layer::successive_draws(tree, weights.data(), n, size, seed, layer_stream, chosen.data());
+  std::vector<uint64_t> own;
+  if (shared_tree.empty()) own = race_tree(weights);
+  const layer::RaceTree t{shared_tree.empty() ? own.data() : shared_tree.data(), weights.data(), n,
+                          layer::race_levels(n)};
+  // Level by level, keep the `size` best nodes (layer_draws.hpp): the winners lie under them.
+  struct Entry {
+    double key;
+    int64_t node;
+  };
+  const auto before = [](const Entry& a, const Entry& b) { return layer::race_before(a.key, a.node, b.key, b.node); };
+  std::vector<Entry> kept{{layer::race_root_key(t, seed, layer_stream), 1}};
+  std::vector<Entry> next;
+  for (int depth = 0; depth < t.levels; ++depth) {
+    next.clear();
+    for (const Entry& e : kept) {
+      double left, right;
+      layer::race_children(t, seed, layer_stream, e.node, e.key, &left, &right);
+      if (t.weight(2 * e.node) != 0) next.push_back({left, 2 * e.node});
+      if (t.weight(2 * e.node + 1) != 0) next.push_back({right, 2 * e.node + 1});
+    }
+    if (static_cast<int64_t>(next.size()) > size) {
+      std::nth_element(next.begin(), next.begin() + size, next.end(), before);
+      next.resize(static_cast<std::size_t>(size));
+    }
+    kept.swap(next);
   }
+  std::sort(kept.begin(), kept.end(), before);
+  chosen.reserve(kept.size());
+  for (const Entry& e : kept) chosen.push_back(e.node - (int64_t{1} << t.levels));
   return chosen;
 }
 

@@ -26,13 +26,14 @@ WeightedNodes ladies_candidates(const graph::CscView& csc, std::span<const int64
 /// FastGCN's w_u for every node (the column weights of Â over all rows).
 std::vector<uint64_t> fastgcn_weights(const graph::CscView& csc);
 
-/// The Fenwick tree of the weights (layer_draws.hpp), built in O(n).
-std::vector<uint64_t> fenwick_tree(std::span<const uint64_t> weights);
+/// The internal nodes of the race tree of the weights (layer_draws.hpp: RaceTree::internal), built
+/// in O(n).
+std::vector<uint64_t> race_tree(std::span<const uint64_t> weights);
 
 /// Positions drawn among the candidates with draw weights `weights`: all of them (ascending) when
-/// size is -1 or >= their number, else `size` successive draws (draw order). `shared_tree` is the
-/// weights' Fenwick tree when the caller keeps one across calls (FastGCN: it is read, never
-/// written, the removals go to a per-call overlay); empty to build a private one.
+/// size is -1 or >= their number, else the `size` winners of the race (layer_draws.hpp) in draw
+/// order, O(size log n) past the tree. `shared_tree` is race_tree(weights) when the caller keeps
+/// one across calls (FastGCN; it is only read); empty to build one.
 std::vector<int64_t> draw_positions(std::span<const uint64_t> weights, std::span<const uint64_t> shared_tree,
                                     int64_t size, uint64_t seed, uint64_t layer_stream);
 

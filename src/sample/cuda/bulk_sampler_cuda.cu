@@ -2,6 +2,10 @@
 #include <cusparse.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 #include <limits>
 #include <vector>
@@ -9,6 +13,7 @@
 #include "cuda_check.cuh"
 #include "cuda_stream.cuh"
 #include "cusparse_check.cuh"
+#include "device_scratch.cuh"
 #include "graphtier/core/error.hpp"
 #include "bulk_row_ops.hpp"
 #include "cuda/bulk_sampler_cuda.hpp"
@@ -16,63 +21,102 @@
 namespace graphtier::sample::cuda {
 namespace {
 
-/// Owned device array; synchronous allocation keeps the per-layer lifetimes obvious.
-template <typename T>
-class DeviceArray {
- public:
-  DeviceArray() = default;
-  explicit DeviceArray(std::size_t n) : size_(n) {
-    if (n > 0) GRAPHTIER_CUDA_CHECK(cudaMalloc(&data_, n * sizeof(T)));
-  }
-  ~DeviceArray() {
-    if (data_ != nullptr) cudaFree(data_);
-  }
-  DeviceArray(DeviceArray&& o) noexcept : data_(o.data_), size_(o.size_) { o.data_ = nullptr; o.size_ = 0; }
-  DeviceArray& operator=(DeviceArray&& o) noexcept {
-    std::swap(data_, o.data_);
-    std::swap(size_, o.size_);
-    return *this;
-  }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
+std::atomic<uint64_t> g_synchronisations{0};
 
-  T* data() const noexcept { return data_; }
-  std::size_t size() const noexcept { return size_; }
+using ::graphtier::cuda::DeviceScratch;
+
+/// Pinned host memory for one layer call's uploads and downloads: a bump arena. begin() waits for
+/// the event the previous call recorded after its last copy (already complete when that call
+/// ended with its synchronisation, so free in steady state), then reuses the memory from the
+/// start. Growing mid-call retires the old block until the next begin() instead of freeing it under
+/// a copy in flight; cudaMallocHost runs only when a call needs more than ever before.
+class PinnedArena {
+ public:
+  PinnedArena() = default;
+  ~PinnedArena() {
+    if (done_ != nullptr) {
+      cudaEventSynchronize(done_);
+      cudaEventDestroy(done_);
+    }
+    for (void* p : retired_) cudaFreeHost(p);
+    if (block_ != nullptr) cudaFreeHost(block_);
+  }
+  PinnedArena(const PinnedArena&) = delete;
+  PinnedArena& operator=(const PinnedArena&) = delete;
+
+  void begin() {
+    if (done_ == nullptr) GRAPHTIER_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
+    GRAPHTIER_CUDA_CHECK(cudaEventSynchronize(done_));
+    for (void* p : retired_) GRAPHTIER_CUDA_CHECK(cudaFreeHost(p));
+    retired_.clear();
+    used_ = 0;
+  }
+  /// After the call's last copy on `stream` (from a destructor: an error here shows at the next
+  /// begin()'s wait).
+  void end(cudaStream_t stream) noexcept { cudaEventRecord(done_, stream); }
+
+  void* take(std::size_t bytes) {
+    bytes = (bytes + 255) / 256 * 256;
+    if (used_ + bytes > capacity_) {
+      if (block_ != nullptr) retired_.push_back(block_);
+      block_ = nullptr;
+      capacity_ = std::max<std::size_t>({2 * capacity_, bytes, std::size_t{1} << 20});
+      GRAPHTIER_CUDA_CHECK(cudaMallocHost(&block_, capacity_));
+      used_ = 0;
+    }
+    void* p = static_cast<char*>(block_) + used_;
+    used_ += bytes;
+    return p;
+  }
 
  private:
-  T* data_ = nullptr;
-  std::size_t size_ = 0;
+  void* block_ = nullptr;
+  std::size_t capacity_ = 0, used_ = 0;
+  std::vector<void*> retired_;
+  cudaEvent_t done_ = nullptr;
 };
 
+/// Records the arena's event on every way out of a layer call.
+struct ArenaCall {
+  PinnedArena& arena;
+  cudaStream_t stream;
+  ArenaCall(PinnedArena& a, cudaStream_t s) : arena(a), stream(s) { arena.begin(); }
+  ~ArenaCall() { arena.end(stream); }
+  ArenaCall(const ArenaCall&) = delete;
+  ArenaCall& operator=(const ArenaCall&) = delete;
+};
+
+/// `host` staged in the arena and copied to a new stream-ordered array, asynchronously (at least
+/// one element, so the pointer is never null).
 template <typename T, typename U = T>
-DeviceArray<T> upload(const std::vector<U>& host, cudaStream_t stream) {
-  std::vector<T> converted(host.begin(), host.end());
-  DeviceArray<T> d(converted.size());
-  if (!converted.empty()) {
-    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(d.data(), converted.data(), converted.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
-    GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));  // `converted` dies here
+DeviceScratch<T> upload(PinnedArena& arena, const std::vector<U>& host, cudaStream_t stream) {
+  DeviceScratch<T> d(host.size(), stream);
+  if (!host.empty()) {
+    T* staged = static_cast<T*>(arena.take(host.size() * sizeof(T)));
+    std::copy(host.begin(), host.end(), staged);
+    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(d.get(), staged, host.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
   }
   return d;
 }
 
+/// Queues a copy of device[0, n) into the arena; readable after the stream's next synchronisation.
 template <typename T>
-std::vector<T> download(const T* device, std::size_t n, cudaStream_t stream) {
-  std::vector<T> host(n);
-  if (n > 0) {
-    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(host.data(), device, n * sizeof(T), cudaMemcpyDeviceToHost, stream));
-    GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));
-  }
-  return host;
+const T* queue_download(PinnedArena& arena, const T* device, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return nullptr;
+  T* staged = static_cast<T*>(arena.take(n * sizeof(T)));
+  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(staged, device, n * sizeof(T), cudaMemcpyDeviceToHost, stream));
+  return staged;
 }
 
-/// CSR on the device in cuSPARSE's 32-bit index form.
+/// CSR on the device in cuSPARSE's 32-bit index form, in stream-ordered memory (every array has
+/// at least one element: an empty product never hands cuSPARSE a null pointer).
 struct DeviceCsr {
   int64_t rows = 0, cols = 0, nnz = 0;
-  DeviceArray<int32_t> rowptr, colind;
-  DeviceArray<double> vals;
+  DeviceScratch<int32_t> rowptr, colind;
+  DeviceScratch<double> vals;
 };
 
-DeviceCsr upload_csr(const CsrMatrix& m, int64_t num_cols, cudaStream_t stream) {
+DeviceCsr upload_csr(PinnedArena& arena, const CsrMatrix& m, int64_t num_cols, cudaStream_t stream) {
   GRAPHTIER_EXPECTS(m.nnz() < std::numeric_limits<int32_t>::max() && num_cols < std::numeric_limits<int32_t>::max(),
                     Unsupported, "CUDA bulk sampling: cuSPARSE SpGEMM takes 32-bit indices; the matrix has ", m.nnz(),
                     " entries and ", num_cols, " columns");
@@ -80,15 +124,22 @@ DeviceCsr upload_csr(const CsrMatrix& m, int64_t num_cols, cudaStream_t stream) 
   d.rows = m.rows();
   d.cols = num_cols;
   d.nnz = m.nnz();
-  d.rowptr = upload<int32_t>(m.rowptr, stream);
-  d.colind = upload<int32_t>(m.cols, stream);
-  d.vals = upload<double>(m.vals, stream);
+  d.rowptr = upload<int32_t>(arena, m.rowptr, stream);
+  d.colind = upload<int32_t>(arena, m.cols, stream);
+  d.vals = upload<double>(arena, m.vals, stream);
   return d;
 }
 
 constexpr int kThreads = 128;
 
 int blocks_for(int64_t n) { return static_cast<int>((n + kThreads - 1) / kThreads); }
+
+/// The fewest low bits that hold every value in [0, max_value].
+int key_bits(int64_t max_value) {
+  int bits = 1;
+  while (bits < 63 && (int64_t{1} << bits) <= max_value) ++bits;
+  return bits;
+}
 
 __device__ int64_t batch_of_row(const int64_t* offsets, int64_t k, int64_t r) {
   int64_t lo = 0, hi = k;  // the last b with offsets[b] <= r
@@ -199,34 +250,114 @@ __global__ void ladies_extract_kernel(ExtractArgs a) {
   }
 }
 
+/// C_b's keys: (b << node_bits) | node for batch b's frontier rows, then its draws; unused draw
+/// slots (past draw_offsets[k]) get (k << node_bits), after every batch.
+__global__ void union_keys_kernel(const int64_t* dst, const int64_t* batch_offsets, int64_t rows, const int64_t* drawn,
+                                  const int64_t* draw_offsets, int64_t draw_slots, int64_t k, int node_bits,
+                                  unsigned long long* keys) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= rows + draw_slots) return;
+  if (i < rows) {
+    keys[i] = (static_cast<unsigned long long>(batch_of_row(batch_offsets, k, i)) << node_bits) |
+              static_cast<unsigned long long>(dst[i]);
+    return;
+  }
+  const int64_t j = i - rows;
+  keys[i] = j < draw_offsets[k] ? (static_cast<unsigned long long>(batch_of_row(draw_offsets, k, j)) << node_bits) |
+                                      static_cast<unsigned long long>(drawn[j])
+                                : static_cast<unsigned long long>(k) << node_bits;
+}
+
+/// kept[i] = the node of unique key i; kept_offsets[b] = the first key of batch >= b (b <= k), so
+/// that batch b's kept set is kept[kept_offsets[b], kept_offsets[b + 1]) and the padding (batch k)
+/// falls outside every set.
+__global__ void kept_sets_kernel(const unsigned long long* keys, const int64_t* num_keys_at, int64_t k, int node_bits,
+                                 int64_t* kept, int64_t* kept_offsets) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  const int64_t n = *num_keys_at;
+  const unsigned long long mask = (1ull << node_bits) - 1;
+  if (i < n) kept[i] = static_cast<int64_t>(keys[i] & mask);
+  if (i <= k) {
+    const unsigned long long first = static_cast<unsigned long long>(i) << node_bits;
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (keys[mid] < first) lo = mid + 1; else hi = mid;
+    }
+    kept_offsets[i] = lo;
+  }
+}
+
+/// counts[r] = the entries row r of P emits (step 2's rules), r < rows.
+__global__ void sampled_counts_kernel(const int32_t* rowptr, int64_t rows, int64_t budget, bool replace,
+                                      int64_t* counts) {
+  const int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (r >= rows) return;
+  counts[r] = bulk::sampled_count(rowptr[r + 1] - rowptr[r], budget, replace);
+}
+
+/// In place: offsets[0, n + 1) = the exclusive prefix sums of counts held in offsets[0, n), with
+/// offsets[n] zeroed first.
+void exclusive_offsets(int64_t* offsets, int64_t n, cudaStream_t stream) {
+  GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(offsets + n, 0, sizeof(int64_t), stream));
+  std::size_t temp_bytes = 0;
+  GRAPHTIER_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, offsets, offsets, n + 1, stream));
+  DeviceScratch<char> temp(temp_bytes, stream);
+  GRAPHTIER_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.get(), temp_bytes, offsets, offsets, n + 1, stream));
+}
+
+/// Device offsets[r] for the rows of P under a budget: counts, then the scan. No synchronisation.
+DeviceScratch<int64_t> sampled_offsets(const DeviceCsr& p, int64_t budget, bool replace, cudaStream_t stream) {
+  DeviceScratch<int64_t> offsets(static_cast<std::size_t>(p.rows + 1), stream);
+  if (p.rows > 0) {
+    sampled_counts_kernel<<<blocks_for(p.rows), kThreads, 0, stream>>>(p.rowptr.get(), p.rows, budget, replace,
+                                                                        offsets.get());
+    GRAPHTIER_CUDA_CHECK_LAUNCH("sampled_counts_kernel");
+  }
+  exclusive_offsets(offsets.get(), p.rows, stream);
+  return offsets;
+}
+
+/// An upper bound of Σ_r sampled_count(nnz of row r, budget, replace) from P's size alone.
+int64_t sampled_bound(const DeviceCsr& p, int64_t budget, bool replace) {
+  if (budget < 0) return p.nnz;
+  const int64_t per_row = p.rows * budget;
+  return replace ? (p.nnz == 0 ? 0 : per_row) : std::min(p.nnz, per_row);
+}
+
 }  // namespace
 
 struct BulkDevice::State {
   int device = 0;
   cusparseHandle_t handle = nullptr;
   DeviceCsr a;
-  DeviceArray<int64_t> a_first;
+  DeviceScratch<int64_t> a_first;
   DeviceCsr squares;  // LADIES only
+  std::vector<int64_t> a_rowptr;  // A's row pointers on the host: the bound of a LADIES extraction
+  mutable PinnedArena arena;      // staging of every upload and download (calls do not overlap)
   ~State() {
     if (handle != nullptr) cusparseDestroy(handle);
   }
 
-  /// P = Q * m with rows sorted by column (cuSPARSE does not promise sorted output).
+  /// P = Q * m with rows sorted by column (cuSPARSE does not promise sorted output). Every
+  /// temporary is stream-ordered; no synchronisation of ours (cuSPARSE's SpGEMM waits for the
+  /// product's size inside cusparseSpGEMM_compute).
   DeviceCsr spgemm(const std::vector<int64_t>& q_rowptr, const std::vector<int64_t>& q_cols, const DeviceCsr& m,
                    cudaStream_t stream) const {
     DeviceCsr p;
     p.rows = static_cast<int64_t>(q_rowptr.size()) - 1;
     p.cols = m.cols;
-    p.rowptr = DeviceArray<int32_t>(static_cast<std::size_t>(p.rows + 1));
+    p.rowptr = DeviceScratch<int32_t>(static_cast<std::size_t>(p.rows + 1), stream);
     if (q_cols.empty() || m.nnz == 0) {
-      GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(p.rowptr.data(), 0, p.rowptr.size() * sizeof(int32_t), stream));
-      GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));
+      GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(p.rowptr.get(), 0, static_cast<std::size_t>(p.rows + 1) * sizeof(int32_t), stream));
+      p.colind = DeviceScratch<int32_t>(1, stream);
+      p.vals = DeviceScratch<double>(1, stream);
       return p;
     }
     GRAPHTIER_EXPECTS(static_cast<int64_t>(q_cols.size()) < std::numeric_limits<int32_t>::max(), Unsupported,
                       "CUDA bulk sampling: ", q_cols.size(), " stacked frontier nodes need 64-bit indices; sample fewer batches at once");
-    const DeviceArray<int32_t> qr = upload<int32_t>(q_rowptr, stream), qc = upload<int32_t>(q_cols, stream);
-    const DeviceArray<double> qv = upload<double>(std::vector<double>(q_cols.size(), 1.0), stream);
+    const DeviceScratch<int32_t> qr = upload<int32_t>(arena, q_rowptr, stream), qc = upload<int32_t>(arena, q_cols, stream);
+    const DeviceScratch<double> qv = upload<double>(arena, std::vector<double>(q_cols.size(), 1.0), stream);
     GRAPHTIER_CUSPARSE_CHECK(cusparseSetStream(handle, stream));
     cusparseSpMatDescr_t mq = nullptr, mm = nullptr, mp = nullptr;
     cusparseSpGEMMDescr_t desc = nullptr;
@@ -237,11 +368,11 @@ struct BulkDevice::State {
       if (desc != nullptr) cusparseSpGEMM_destroyDescr(desc);
     };
     try {
-      GRAPHTIER_CUSPARSE_CHECK(cusparseCreateCsr(&mq, p.rows, m.rows, static_cast<int64_t>(q_cols.size()), qr.data(), qc.data(), qv.data(),
+      GRAPHTIER_CUSPARSE_CHECK(cusparseCreateCsr(&mq, p.rows, m.rows, static_cast<int64_t>(q_cols.size()), qr.get(), qc.get(), qv.get(),
                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
-      GRAPHTIER_CUSPARSE_CHECK(cusparseCreateCsr(&mm, m.rows, m.cols, m.nnz, m.rowptr.data(), m.colind.data(), m.vals.data(),
+      GRAPHTIER_CUSPARSE_CHECK(cusparseCreateCsr(&mm, m.rows, m.cols, m.nnz, m.rowptr.get(), m.colind.get(), m.vals.get(),
                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
-      GRAPHTIER_CUSPARSE_CHECK(cusparseCreateCsr(&mp, p.rows, m.cols, 0, p.rowptr.data(), nullptr, nullptr, CUSPARSE_INDEX_32I,
+      GRAPHTIER_CUSPARSE_CHECK(cusparseCreateCsr(&mp, p.rows, m.cols, 0, p.rowptr.get(), nullptr, nullptr, CUSPARSE_INDEX_32I,
                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
       GRAPHTIER_CUSPARSE_CHECK(cusparseSpGEMM_createDescr(&desc));
       const double alpha = 1.0, beta = 0.0;
@@ -249,46 +380,43 @@ struct BulkDevice::State {
       constexpr auto kAlg = CUSPARSE_SPGEMM_DEFAULT;
       std::size_t size1 = 0, size2 = 0;
       GRAPHTIER_CUSPARSE_CHECK(cusparseSpGEMM_workEstimation(handle, kOp, kOp, &alpha, mq, mm, &beta, mp, CUDA_R_64F, kAlg, desc, &size1, nullptr));
-      DeviceArray<char> buffer1(size1);
+      DeviceScratch<char> buffer1(size1, stream);
       GRAPHTIER_CUSPARSE_CHECK(cusparseSpGEMM_workEstimation(handle, kOp, kOp, &alpha, mq, mm, &beta, mp, CUDA_R_64F, kAlg, desc, &size1,
-                                                buffer1.data()));
+                                                buffer1.get()));
       GRAPHTIER_CUSPARSE_CHECK(cusparseSpGEMM_compute(handle, kOp, kOp, &alpha, mq, mm, &beta, mp, CUDA_R_64F, kAlg, desc, &size2, nullptr));
-      DeviceArray<char> buffer2(size2);
+      DeviceScratch<char> buffer2(size2, stream);
       GRAPHTIER_CUSPARSE_CHECK(cusparseSpGEMM_compute(handle, kOp, kOp, &alpha, mq, mm, &beta, mp, CUDA_R_64F, kAlg, desc, &size2,
-                                         buffer2.data()));
+                                         buffer2.get()));
       int64_t rows = 0, cols = 0, nnz = 0;
       GRAPHTIER_CUSPARSE_CHECK(cusparseSpMatGetSize(mp, &rows, &cols, &nnz));
       GRAPHTIER_EXPECTS(nnz < std::numeric_limits<int32_t>::max(), Unsupported, "CUDA bulk sampling: the product has ", nnz,
                         " entries, beyond 32-bit indices; sample fewer batches at once");
       p.nnz = nnz;
-      // At least one element: an empty product (frontiers whose rows are all empty) would hand
-      // null column and value pointers to cusparseCsrSetPointers and SpGEMM_copy.
-      DeviceArray<int32_t> cols_unsorted(static_cast<std::size_t>(std::max<int64_t>(nnz, 1)));
-      DeviceArray<double> vals_unsorted(static_cast<std::size_t>(std::max<int64_t>(nnz, 1)));
-      GRAPHTIER_CUSPARSE_CHECK(cusparseCsrSetPointers(mp, p.rowptr.data(), cols_unsorted.data(), vals_unsorted.data()));
+      // At least one element (DeviceScratch): an empty product (frontiers whose rows are all
+      // empty) would hand null column and value pointers to cusparseCsrSetPointers and SpGEMM_copy.
+      DeviceScratch<int32_t> cols_unsorted(static_cast<std::size_t>(nnz), stream);
+      DeviceScratch<double> vals_unsorted(static_cast<std::size_t>(nnz), stream);
+      GRAPHTIER_CUSPARSE_CHECK(cusparseCsrSetPointers(mp, p.rowptr.get(), cols_unsorted.get(), vals_unsorted.get()));
       GRAPHTIER_CUSPARSE_CHECK(cusparseSpGEMM_copy(handle, kOp, kOp, &alpha, mq, mm, &beta, mp, CUDA_R_64F, kAlg, desc));
       release();
       mq = mm = mp = nullptr;
       desc = nullptr;
 
-      p.colind = DeviceArray<int32_t>(static_cast<std::size_t>(nnz));
-      p.vals = DeviceArray<double>(static_cast<std::size_t>(nnz));
+      p.colind = DeviceScratch<int32_t>(static_cast<std::size_t>(nnz), stream);
+      p.vals = DeviceScratch<double>(static_cast<std::size_t>(nnz), stream);
       if (nnz > 0) {
         std::size_t temp_bytes = 0;
         const auto nitems = static_cast<int>(nnz), nsegs = static_cast<int>(p.rows);
-        GRAPHTIER_CUDA_CHECK(cub::DeviceSegmentedSort::SortPairs(nullptr, temp_bytes, cols_unsorted.data(), p.colind.data(),
-                                                    vals_unsorted.data(), p.vals.data(), nitems, nsegs, p.rowptr.data(),
-                                                    p.rowptr.data() + 1, stream));
-        DeviceArray<char> temp(temp_bytes);
-        GRAPHTIER_CUDA_CHECK(cub::DeviceSegmentedSort::SortPairs(temp.data(), temp_bytes, cols_unsorted.data(), p.colind.data(),
-                                                    vals_unsorted.data(), p.vals.data(), nitems, nsegs, p.rowptr.data(),
-                                                    p.rowptr.data() + 1, stream));
-        GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));  // the temporaries die here
-      } else {
-        // An empty product still has SpGEMM_copy queued on `stream`, reading buffer2 and writing
-        // p.rowptr: wait before buffer2 and the Q arrays are freed.
-        GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));
+        GRAPHTIER_CUDA_CHECK(cub::DeviceSegmentedSort::SortPairs(nullptr, temp_bytes, cols_unsorted.get(), p.colind.get(),
+                                                    vals_unsorted.get(), p.vals.get(), nitems, nsegs, p.rowptr.get(),
+                                                    p.rowptr.get() + 1, stream));
+        DeviceScratch<char> temp(temp_bytes, stream);
+        GRAPHTIER_CUDA_CHECK(cub::DeviceSegmentedSort::SortPairs(temp.get(), temp_bytes, cols_unsorted.get(), p.colind.get(),
+                                                    vals_unsorted.get(), p.vals.get(), nitems, nsegs, p.rowptr.get(),
+                                                    p.rowptr.get() + 1, stream));
       }
+      // The temporaries (Q, the SpGEMM buffers, the unsorted product) are freed in stream order,
+      // after the work queued on `stream` that reads them: no wait here.
     } catch (...) {
       release();
       throw;
@@ -301,12 +429,24 @@ BulkDevice::BulkDevice(const BulkMatrices& m, BulkAlgorithm algorithm, int devic
   state_->device = device;
   GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
   GRAPHTIER_CUSPARSE_CHECK(cusparseCreate(&state_->handle));
-  state_->a = upload_csr(m.a, m.num_nodes, nullptr);
-  state_->a_first = upload<int64_t>(m.first_position, nullptr);
-  if (algorithm == BulkAlgorithm::kLadies) state_->squares = upload_csr(m.ladies_squares, m.num_nodes, nullptr);
+  // Once per sampler, on the legacy default stream (which every blocking stream waits for).
+  const cudaStream_t stream = nullptr;
+  PinnedArena& arena = state_->arena;
+  {
+    const ArenaCall call(arena, stream);
+    state_->a = upload_csr(arena, m.a, m.num_nodes, stream);
+    state_->a_first = upload<int64_t>(arena, m.first_position, stream);
+    if (algorithm == BulkAlgorithm::kLadies) state_->squares = upload_csr(arena, m.ladies_squares, m.num_nodes, stream);
+  }
+  state_->a_rowptr = m.a.rowptr;
+  GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));  // the matrices are in place before any stream uses them
 }
 
 BulkDevice::~BulkDevice() = default;
+
+uint64_t bulk_synchronisations() noexcept { return g_synchronisations.load(); }
+
+// Synchronisation budget (bulk_sampler_cuda.hpp): one per layer, the copy of the results.
 
 bulk::StackedDraws BulkDevice::graphsage_layer(const bulk::StackedFrontier& frontier, int64_t fanout, bool replace,
                                                uint64_t seed, bool edge_ids, CudaStream cuda_stream) const {
@@ -316,30 +456,36 @@ bulk::StackedDraws BulkDevice::graphsage_layer(const bulk::StackedFrontier& fron
   bulk::StackedDraws d;
   d.indptr.assign(static_cast<std::size_t>(rows + 1), 0);
   if (rows == 0) return d;
+  PinnedArena& arena = state_->arena;
+  const ArenaCall call(arena, stream);
   std::vector<int64_t> q_rowptr(static_cast<std::size_t>(rows + 1));
   for (int64_t r = 0; r <= rows; ++r) q_rowptr[r] = r;
   const DeviceCsr p = state_->spgemm(q_rowptr, frontier.nodes, state_->a, stream);
-  const std::vector<int32_t> p_rowptr = download(p.rowptr.data(), p.rowptr.size(), stream);
-  for (int64_t r = 0; r < rows; ++r) {
-    d.indptr[r + 1] = d.indptr[r] + bulk::sampled_count(p_rowptr[r + 1] - p_rowptr[r], fanout, replace);
-  }
-  const int64_t total = d.indptr[rows];
-  if (total == 0) return d;
-  const DeviceArray<int64_t> out_offsets = upload<int64_t>(d.indptr, stream);
-  const DeviceArray<int64_t> keys = upload<int64_t>(frontier.nodes, stream);
-  const DeviceArray<int64_t> batch_offsets = upload<int64_t>(frontier.offsets, stream);
-  const DeviceArray<uint64_t> streams = upload<uint64_t>(frontier.layer_streams, stream);
-  DeviceArray<double> work(static_cast<std::size_t>(p.nnz)), prefix(static_cast<std::size_t>(p.nnz));
-  DeviceArray<int64_t> picks(static_cast<std::size_t>(total)), nodes(static_cast<std::size_t>(total));
-  DeviceArray<int64_t> ids(edge_ids ? static_cast<std::size_t>(total) : 0);
-  DrawArgs args{p.rowptr.data(), p.colind.data(), p.vals.data(), work.data(), prefix.data(), out_offsets.data(),
-                picks.data(), nodes.data(), keys.data(), batch_offsets.data(), streams.data(), frontier.num_batches(),
-                rows, fanout, replace, seed, state_->a.rowptr.data(), state_->a.colind.data(),
-                state_->a_first.data(), edge_ids ? ids.data() : nullptr};
+  // Output offsets on the device; the arrays are sized by a bound known on the host.
+  const DeviceScratch<int64_t> out_offsets = sampled_offsets(p, fanout, replace, stream);
+  const int64_t bound = sampled_bound(p, fanout, replace);
+  if (bound == 0) return d;  // every row emits nothing
+  const DeviceScratch<int64_t> keys = upload<int64_t>(arena, frontier.nodes, stream);
+  const DeviceScratch<int64_t> batch_offsets = upload<int64_t>(arena, frontier.offsets, stream);
+  const DeviceScratch<uint64_t> streams = upload<uint64_t>(arena, frontier.layer_streams, stream);
+  DeviceScratch<double> work(static_cast<std::size_t>(p.nnz), stream), prefix(static_cast<std::size_t>(p.nnz), stream);
+  DeviceScratch<int64_t> picks(static_cast<std::size_t>(bound), stream), nodes(static_cast<std::size_t>(bound), stream);
+  DeviceScratch<int64_t> ids(edge_ids ? static_cast<std::size_t>(bound) : 0, stream);
+  DrawArgs args{p.rowptr.get(), p.colind.get(), p.vals.get(), work.get(), prefix.get(), out_offsets.get(),
+                picks.get(), nodes.get(), keys.get(), batch_offsets.get(), streams.get(), frontier.num_batches(),
+                rows, fanout, replace, seed, state_->a.rowptr.get(), state_->a.colind.get(),
+                state_->a_first.get(), edge_ids ? ids.get() : nullptr};
   draw_rows_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(args);
   GRAPHTIER_CUDA_CHECK_LAUNCH("draw_rows_kernel");
-  d.nodes = download(nodes.data(), nodes.size(), stream);
-  if (edge_ids) d.edge_ids = download(ids.data(), ids.size(), stream);
+  const int64_t* indptr = queue_download(arena, out_offsets.get(), static_cast<std::size_t>(rows + 1), stream);
+  const int64_t* staged_nodes = queue_download(arena, nodes.get(), static_cast<std::size_t>(bound), stream);
+  const int64_t* staged_ids = edge_ids ? queue_download(arena, ids.get(), static_cast<std::size_t>(bound), stream) : nullptr;
+  g_synchronisations.fetch_add(1);
+  GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));  // the layer's one synchronisation
+  d.indptr.assign(indptr, indptr + rows + 1);
+  const int64_t total = d.indptr[rows];
+  d.nodes.assign(staged_nodes, staged_nodes + total);
+  if (edge_ids) d.edge_ids.assign(staged_ids, staged_ids + total);
   return d;
 }
 
@@ -351,6 +497,8 @@ bulk::StackedDraws BulkDevice::ladies_layer(const bulk::StackedFrontier& frontie
   bulk::StackedDraws d;
   d.indptr.assign(static_cast<std::size_t>(rows + 1), 0);
   if (rows == 0) return d;
+  PinnedArena& arena = state_->arena;
+  const ArenaCall call(arena, stream);
   // Step 1: one row per batch. cuSPARSE's CSR format wants ascending columns within a row, and
   // the frontier is in MiniBatch order: sort each batch's columns (all values are 1, and P is
   // exact whatever the order, so nothing else changes).
@@ -359,65 +507,94 @@ bulk::StackedDraws BulkDevice::ladies_layer(const bulk::StackedFrontier& frontie
     std::sort(q_cols.begin() + frontier.offsets[b], q_cols.begin() + frontier.offsets[b + 1]);
   }
   const DeviceCsr p = state_->spgemm(frontier.offsets, q_cols, state_->squares, stream);
-  const std::vector<int32_t> p_rowptr = download(p.rowptr.data(), p.rowptr.size(), stream);
-  std::vector<int64_t> draw_offsets(static_cast<std::size_t>(k + 1), 0);
-  for (int64_t b = 0; b < k; ++b) {
-    draw_offsets[b + 1] = draw_offsets[b] + bulk::sampled_count(p_rowptr[b + 1] - p_rowptr[b], layer_size, false);
-  }
-  // Step 2: one thread per batch row.
-  const DeviceArray<int64_t> batch_offsets = upload<int64_t>(frontier.offsets, stream);
-  const DeviceArray<uint64_t> streams = upload<uint64_t>(frontier.layer_streams, stream);
-  std::vector<int64_t> sampled;
-  if (draw_offsets[k] > 0) {
+  // Step 2: one thread per batch row, offsets on the device, arrays sized by a bound.
+  const DeviceScratch<int64_t> draw_offsets = sampled_offsets(p, layer_size, false, stream);
+  const int64_t draw_bound = sampled_bound(p, layer_size, false);
+  const DeviceScratch<int64_t> batch_offsets = upload<int64_t>(arena, frontier.offsets, stream);
+  const DeviceScratch<uint64_t> streams = upload<uint64_t>(arena, frontier.layer_streams, stream);
+  // Step 3's bound: the rows' degrees in A (host copy). None: no row has an entry.
+  int64_t bound = 0;
+  for (const int64_t v : frontier.nodes) bound += state_->a_rowptr[v + 1] - state_->a_rowptr[v];
+  if (bound == 0) return d;
+  DeviceScratch<int64_t> sampled(static_cast<std::size_t>(draw_bound), stream);
+  if (draw_bound > 0) {
     std::vector<int64_t> row_batches(static_cast<std::size_t>(k + 1));
     for (int64_t b = 0; b <= k; ++b) row_batches[b] = b;  // P's rows are the batches themselves
-    const DeviceArray<int64_t> out_offsets = upload<int64_t>(draw_offsets, stream);
-    const DeviceArray<int64_t> keys = upload<int64_t>(std::vector<int64_t>(static_cast<std::size_t>(k), 0), stream);
-    const DeviceArray<int64_t> row_of_batch = upload<int64_t>(row_batches, stream);
-    DeviceArray<double> work(static_cast<std::size_t>(p.nnz)), prefix(static_cast<std::size_t>(p.nnz));
-    DeviceArray<int64_t> picks(static_cast<std::size_t>(draw_offsets[k])), nodes(static_cast<std::size_t>(draw_offsets[k]));
-    DrawArgs args{p.rowptr.data(), p.colind.data(), p.vals.data(), work.data(), prefix.data(), out_offsets.data(),
-                  picks.data(), nodes.data(), keys.data(), row_of_batch.data(), streams.data(), k, k, layer_size,
+    const DeviceScratch<int64_t> keys = upload<int64_t>(arena, std::vector<int64_t>(static_cast<std::size_t>(k), 0), stream);
+    const DeviceScratch<int64_t> row_of_batch = upload<int64_t>(arena, row_batches, stream);
+    DeviceScratch<double> work(static_cast<std::size_t>(p.nnz), stream), prefix(static_cast<std::size_t>(p.nnz), stream);
+    DeviceScratch<int64_t> picks(static_cast<std::size_t>(draw_bound), stream);
+    DrawArgs args{p.rowptr.get(), p.colind.get(), p.vals.get(), work.get(), prefix.get(), draw_offsets.get(),
+                  picks.get(), sampled.get(), keys.get(), row_of_batch.get(), streams.get(), k, k, layer_size,
                   false, seed, nullptr, nullptr, nullptr, nullptr};
     draw_rows_kernel<<<blocks_for(k), kThreads, 0, stream>>>(args);
     GRAPHTIER_CUDA_CHECK_LAUNCH("draw_rows_kernel");
-    sampled = download(nodes.data(), nodes.size(), stream);
   }
-  // C_b on the host: small (frontier plus layer size per batch).
-  std::vector<int64_t> kept, kept_offsets = {0};
-  for (int64_t b = 0; b < k; ++b) {
-    std::vector<int64_t> c(frontier.nodes.begin() + frontier.offsets[b], frontier.nodes.begin() + frontier.offsets[b + 1]);
-    c.insert(c.end(), sampled.begin() + draw_offsets[b], sampled.begin() + draw_offsets[b + 1]);
-    std::sort(c.begin(), c.end());
-    c.erase(std::unique(c.begin(), c.end()), c.end());
-    kept.insert(kept.end(), c.begin(), c.end());
-    kept_offsets.push_back(static_cast<int64_t>(kept.size()));
+  // C_b on the device: batch b's frontier and draws as keys (b << node_bits) | node, sorted and made
+  // unique, then cut by batch. The unused draw slots get batch k, after every batch.
+  const DeviceScratch<int64_t> dst = upload<int64_t>(arena, frontier.nodes, stream);
+  const int node_bits = key_bits(state_->a.rows);
+  const int end_bit = node_bits + key_bits(k);
+  GRAPHTIER_EXPECTS(end_bit <= 64, Unsupported, "CUDA bulk sampling: ", k, " batches of a ", state_->a.rows,
+                    "-node graph do not fit the 64-bit keys of the kept sets; sample fewer batches at once");
+  const int64_t slots = rows + draw_bound;
+  DeviceScratch<unsigned long long> union_keys(static_cast<std::size_t>(slots), stream);
+  DeviceScratch<unsigned long long> sorted_keys(static_cast<std::size_t>(slots), stream);
+  DeviceScratch<unsigned long long> unique_keys(static_cast<std::size_t>(slots), stream);
+  DeviceScratch<int64_t> num_unique(1, stream);
+  union_keys_kernel<<<blocks_for(slots), kThreads, 0, stream>>>(dst.get(), batch_offsets.get(), rows, sampled.get(),
+                                                                draw_offsets.get(), draw_bound, k, node_bits,
+                                                                union_keys.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("union_keys_kernel");
+  {
+    std::size_t temp_bytes = 0;
+    GRAPHTIER_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, union_keys.get(), sorted_keys.get(), slots,
+                                                        0, end_bit, stream));
+    DeviceScratch<char> temp(temp_bytes, stream);
+    GRAPHTIER_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp.get(), temp_bytes, union_keys.get(), sorted_keys.get(),
+                                                        slots, 0, end_bit, stream));
   }
-  // Step 3: count, scan on the host, write.
-  const DeviceArray<int64_t> dst = upload<int64_t>(frontier.nodes, stream);
-  const DeviceArray<int64_t> kept_d = upload<int64_t>(kept, stream), kept_offsets_d = upload<int64_t>(kept_offsets, stream);
-  DeviceArray<int64_t> counts(static_cast<std::size_t>(rows));
-  ExtractArgs e{dst.data(), batch_offsets.data(), k, rows, state_->a.rowptr.data(), state_->a.colind.data(),
-                state_->a.vals.data(), state_->a_first.data(), kept_d.data(), kept_offsets_d.data(), p.rowptr.data(),
-                p.colind.data(), p.vals.data(), counts.data(), nullptr, nullptr, nullptr, nullptr};
+  {
+    std::size_t temp_bytes = 0;
+    GRAPHTIER_CUDA_CHECK(cub::DeviceSelect::Unique(nullptr, temp_bytes, sorted_keys.get(), unique_keys.get(),
+                                                   num_unique.get(), slots, stream));
+    DeviceScratch<char> temp(temp_bytes, stream);
+    GRAPHTIER_CUDA_CHECK(cub::DeviceSelect::Unique(temp.get(), temp_bytes, sorted_keys.get(), unique_keys.get(),
+                                                   num_unique.get(), slots, stream));
+  }
+  DeviceScratch<int64_t> kept_d(static_cast<std::size_t>(slots), stream);
+  DeviceScratch<int64_t> kept_offsets_d(static_cast<std::size_t>(k + 1), stream);
+  kept_sets_kernel<<<blocks_for(std::max(slots, k + 1)), kThreads, 0, stream>>>(unique_keys.get(), num_unique.get(), k,
+                                                                               node_bits, kept_d.get(), kept_offsets_d.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("kept_sets_kernel");
+  // Step 3: count, scan and write on the device.
+  DeviceScratch<int64_t> out_offsets(static_cast<std::size_t>(rows + 1), stream);
+  ExtractArgs e{dst.get(), batch_offsets.get(), k, rows, state_->a.rowptr.get(), state_->a.colind.get(),
+                state_->a.vals.get(), state_->a_first.get(), kept_d.get(), kept_offsets_d.get(), p.rowptr.get(),
+                p.colind.get(), p.vals.get(), out_offsets.get(), nullptr, nullptr, nullptr, nullptr};
   ladies_extract_kernel<false><<<blocks_for(rows), kThreads, 0, stream>>>(e);
   GRAPHTIER_CUDA_CHECK_LAUNCH("ladies_extract_kernel<false>");
-  const std::vector<int64_t> row_counts = download(counts.data(), counts.size(), stream);
-  for (int64_t r = 0; r < rows; ++r) d.indptr[r + 1] = d.indptr[r] + row_counts[r];
-  const int64_t total = d.indptr[rows];
-  if (total == 0) return d;
-  const DeviceArray<int64_t> out_offsets = upload<int64_t>(d.indptr, stream);
-  DeviceArray<int64_t> nodes(static_cast<std::size_t>(total)), ids(edge_ids ? static_cast<std::size_t>(total) : 0);
-  DeviceArray<float> weights(static_cast<std::size_t>(total));
-  e.out_offsets = out_offsets.data();
-  e.nodes = nodes.data();
-  e.edge_ids = edge_ids ? ids.data() : nullptr;
-  e.weights = weights.data();
+  exclusive_offsets(out_offsets.get(), rows, stream);
+  DeviceScratch<int64_t> nodes(static_cast<std::size_t>(bound), stream);
+  DeviceScratch<int64_t> ids(edge_ids ? static_cast<std::size_t>(bound) : 0, stream);
+  DeviceScratch<float> weights(static_cast<std::size_t>(bound), stream);
+  e.out_offsets = out_offsets.get();
+  e.nodes = nodes.get();
+  e.edge_ids = edge_ids ? ids.get() : nullptr;
+  e.weights = weights.get();
   ladies_extract_kernel<true><<<blocks_for(rows), kThreads, 0, stream>>>(e);
   GRAPHTIER_CUDA_CHECK_LAUNCH("ladies_extract_kernel<true>");
-  d.nodes = download(nodes.data(), nodes.size(), stream);
-  if (edge_ids) d.edge_ids = download(ids.data(), ids.size(), stream);
-  d.weights = download(weights.data(), weights.size(), stream);
+  const int64_t* indptr = queue_download(arena, out_offsets.get(), static_cast<std::size_t>(rows + 1), stream);
+  const int64_t* staged_nodes = queue_download(arena, nodes.get(), static_cast<std::size_t>(bound), stream);
+  const int64_t* staged_ids = edge_ids ? queue_download(arena, ids.get(), static_cast<std::size_t>(bound), stream) : nullptr;
+  const float* staged_weights = queue_download(arena, weights.get(), static_cast<std::size_t>(bound), stream);
+  g_synchronisations.fetch_add(1);
+  GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));  // the layer's one synchronisation
+  d.indptr.assign(indptr, indptr + rows + 1);
+  const int64_t total = d.indptr[rows];
+  d.nodes.assign(staged_nodes, staged_nodes + total);
+  if (edge_ids) d.edge_ids.assign(staged_ids, staged_ids + total);
+  d.weights.assign(staged_weights, staged_weights + total);
   return d;
 }
 

@@ -12,7 +12,14 @@
 
 namespace graphtier::sample::cuda {
 
-/// Not thread-safe: one cuSPARSE handle, re-bound to the caller's stream on each call.
+/// Host waits of every layer call of every BulkDevice in this process so far (not the constructor's
+/// one): the tests check the budget below against it.
+uint64_t bulk_synchronisations() noexcept;
+
+/// Not thread-safe: one cuSPARSE handle, re-bound to the caller's stream on each call, and one
+/// pinned staging arena. Synchronisation budget per layer call: one (the copy of the results; the
+/// LADIES kept sets are built on the device), plus cuSPARSE's own wait for the product's size; no
+/// cudaMalloc or cudaFree (stream-ordered temporaries), no pageable copies.
 class BulkDevice {
  public:
   /// Copies A (and the LADIES squares) to `device`. Throws Unsupported when they need 64-bit

@@ -1,18 +1,67 @@
 // Building one block on the device from its dst nodes and src set; bit-identical to
-// cpu::build_layer_block (see layer_sampler_cuda.cu for what keeps the backends identical).
+// cpu::build_layer_block (see layer_sampler_cuda.cu for what keeps the backends identical). Every
+// array is sized by a bound the host knows (the src set's capacity, the dst rows' Σ (degree + 1));
+// the counts stay on the device until the layer's one synchronisation brings the block back.
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cub/cub.cuh>
 
 #include "cuda/layer_block_cuda.cuh"
+#include "cuda/layer_sampler_cuda.hpp"
 #include "layer_draws.hpp"
 
 namespace graphtier::sample::cuda {
 namespace {
+std::atomic<uint64_t> g_synchronisations{0};
+}  // namespace
+
+uint64_t layer_synchronisations() noexcept { return g_synchronisations.load(); }
+
+PinnedStaging::~PinnedStaging() {
+  for (void* p : retired_) cudaFreeHost(p);
+  if (block_ != nullptr) cudaFreeHost(block_);
+}
+
+void* PinnedStaging::take(std::size_t bytes) {
+  bytes = (bytes + 255) / 256 * 256;
+  if (used_ + bytes > capacity_) {
+    if (block_ != nullptr) retired_.push_back(block_);
+    block_ = nullptr;
+    capacity_ = std::max<std::size_t>({2 * capacity_, bytes, std::size_t{1} << 20});
+    GRAPHTIER_CUDA_CHECK(cudaMallocHost(&block_, capacity_));
+    used_ = 0;
+  }
+  void* p = static_cast<char*>(block_) + used_;
+  used_ += bytes;
+  return p;
+}
+
+void PinnedStaging::reset() {
+  for (void* p : retired_) GRAPHTIER_CUDA_CHECK(cudaFreeHost(p));
+  retired_.clear();
+  used_ = 0;
+}
+
+std::unique_ptr<PinnedStaging> LayerDeviceGraph::acquire_staging() const {
+  const std::lock_guard lock(staging_mutex_);
+  if (free_staging_.empty()) return std::make_unique<PinnedStaging>();
+  std::unique_ptr<PinnedStaging> s = std::move(free_staging_.back());
+  free_staging_.pop_back();
+  return s;
+}
+
+void LayerDeviceGraph::release_staging(std::unique_ptr<PinnedStaging> staging) const {
+  const std::lock_guard lock(staging_mutex_);
+  free_staging_.push_back(std::move(staging));
+}
+
+namespace {
 
 template <typename Index>
 __global__ void count_edges_kernel(TopologyRef<Index> topo, const int64_t* dst, int64_t n, const int64_t* ids,
-                                   int64_t num_ids, int64_t* counts) {
+                                   const int64_t* num_ids_at, int64_t* counts) {
+  const int64_t num_ids = *num_ids_at;
   GRAPHTIER_GRID_STRIDE(i, n) {
     const int64_t v = dst[i];
     int64_t c = 1;  // the self-loop: every dst node is in the src set
@@ -27,8 +76,9 @@ __global__ void count_edges_kernel(TopologyRef<Index> topo, const int64_t* dst, 
 /// weights summed left to right as on the host.
 template <typename Index>
 __global__ void fill_edges_kernel(TopologyRef<Index> topo, const int64_t* dst, int64_t n, const int64_t* ids,
-                                  const uint64_t* id_weights, int64_t num_ids, const int64_t* block_indptr,
+                                  const uint64_t* id_weights, const int64_t* num_ids_at, const int64_t* block_indptr,
                                   int64_t* edge_slots, double* inverse, float* weights) {
+  const int64_t num_ids = *num_ids_at;
   GRAPHTIER_GRID_STRIDE(i, n) {
     const int64_t v = dst[i];
     const int64_t first = block_indptr[i];
@@ -50,134 +100,157 @@ __global__ void fill_edges_kernel(TopologyRef<Index> topo, const int64_t* dst, i
 
 // Compaction: dst first, then the new nodes by first appearance.
 
-__global__ void dst_locals_kernel(const int64_t* dst, int64_t n, const int64_t* ids, int64_t num_ids, int64_t* local) {
+__global__ void dst_locals_kernel(const int64_t* dst, int64_t n, const int64_t* ids, const int64_t* num_ids_at,
+                                  int64_t* local) {
+  const int64_t num_ids = *num_ids_at;
   GRAPHTIER_GRID_STRIDE(i, n) { local[layer::find_sorted(ids, num_ids, dst[i])] = i; }
 }
 
-__global__ void first_appearance_kernel(const int64_t* edge_slots, int64_t num_edges, const int64_t* local,
-                                        unsigned long long* first) {
-  GRAPHTIER_GRID_STRIDE(e, num_edges) {
+/// Over the bound of edges; the block's edge count is block_indptr[n_dst] on the device.
+__global__ void first_appearance_kernel(const int64_t* edge_slots, int64_t max_edges, const int64_t* num_edges_at,
+                                        const int64_t* local, unsigned long long* first) {
+  const int64_t num_edges = *num_edges_at;
+  GRAPHTIER_GRID_STRIDE(e, max_edges) {
+    if (e >= num_edges) break;
     const int64_t k = edge_slots[e];
     if (local[k] < 0) atomicMin(&first[k], static_cast<unsigned long long>(e));
   }
 }
 
-__global__ void new_node_flags_kernel(const int64_t* local, const unsigned long long* first, int64_t n,
-                                      unsigned char* flags) {
-  GRAPHTIER_GRID_STRIDE(k, n) { flags[k] = local[k] < 0 && first[k] != ~0ull ? 1 : 0; }
+/// Sort keys over the src set's capacity: a new node's first edge position, else `past` (above
+/// every edge position), so that a stable sort puts the new nodes first in first-appearance order.
+__global__ void new_node_keys_kernel(const int64_t* local, const unsigned long long* first, const int64_t* num_ids_at,
+                                     int64_t capacity, unsigned long long past, unsigned long long* keys,
+                                     int64_t* slots, int64_t* is_new) {
+  const int64_t num_ids = *num_ids_at;
+  GRAPHTIER_GRID_STRIDE(k, capacity) {
+    const bool fresh = k < num_ids && local[k] < 0 && first[k] != ~0ull;
+    keys[k] = fresh ? first[k] : past;
+    slots[k] = k;
+    is_new[k] = fresh ? 1 : 0;
+  }
 }
 
-__global__ void number_new_nodes_kernel(const int64_t* slots, int64_t n, int64_t num_dst, const int64_t* ids,
-                                        int64_t* local, int64_t* src_nodes) {
-  GRAPHTIER_GRID_STRIDE(j, n) {
+__global__ void number_new_nodes_kernel(const int64_t* slots, int64_t capacity, const int64_t* num_new_at,
+                                        int64_t num_dst, const int64_t* ids, int64_t* local, int64_t* src_nodes) {
+  const int64_t num_new = *num_new_at;
+  GRAPHTIER_GRID_STRIDE(j, capacity) {
+    if (j >= num_new) break;
     local[slots[j]] = num_dst + j;
     src_nodes[num_dst + j] = ids[slots[j]];
   }
 }
 
-__global__ void local_indices_kernel(const int64_t* edge_slots, int64_t num_edges, const int64_t* local,
-                                     int64_t* indices) {
-  GRAPHTIER_GRID_STRIDE(e, num_edges) { indices[e] = local[edge_slots[e]]; }
+__global__ void local_indices_kernel(const int64_t* edge_slots, int64_t max_edges, const int64_t* num_edges_at,
+                                     const int64_t* local, int64_t* indices) {
+  const int64_t num_edges = *num_edges_at;
+  GRAPHTIER_GRID_STRIDE(e, max_edges) {
+    if (e >= num_edges) break;
+    indices[e] = local[edge_slots[e]];
+  }
 }
 
-__global__ void slots_kernel(int64_t* out, int64_t n) {
-  GRAPHTIER_GRID_STRIDE(k, n) { out[k] = k; }
+/// Queues a copy of device[0, n) into pinned staging; readable after the stream synchronises.
+template <typename T>
+const T* queue_download(PinnedStaging& staging, const T* device, int64_t n, cudaStream_t s) {
+  auto* host = static_cast<T*>(staging.take(static_cast<std::size_t>(n) * sizeof(T)));
+  if (n > 0) {
+    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(host, device, static_cast<std::size_t>(n) * sizeof(T),
+                                         cudaMemcpyDeviceToHost, s));
+  }
+  return host;
 }
 
 }  // namespace
 
 template <typename Index>
-Block build_block(TopologyRef<Index> topo, const int64_t* dst, int64_t n_dst, const DeviceColumns& cols,
-                  DeviceScratch<int64_t>& next_dst, int64_t& next_size, cudaStream_t s) {
-  Block block;
-  block.num_dst = n_dst;
+Block build_block(TopologyRef<Index> topo, const int64_t* dst, int64_t n_dst, int64_t max_edges,
+                  const DeviceColumns& cols, PinnedStaging& staging, DeviceScratch<int64_t>& next_dst,
+                  int64_t& next_size, cudaStream_t s) {
+  const int64_t cap = cols.capacity;
+  const int64_t* num_ids = cols.size.get();
   DeviceScratch<int64_t> block_indptr(static_cast<std::size_t>(n_dst + 1), s);
   GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(block_indptr.get(), 0, static_cast<std::size_t>(n_dst + 1) * sizeof(int64_t), s));
-  count_edges_kernel<Index><<<blocks_for(n_dst), kThreads, 0, s>>>(topo, dst, n_dst, cols.ids.get(), cols.size,
+  count_edges_kernel<Index><<<blocks_for(n_dst), kThreads, 0, s>>>(topo, dst, n_dst, cols.ids.get(), num_ids,
                                                                    block_indptr.get());
   GRAPHTIER_CUDA_CHECK_LAUNCH("count_edges_kernel");
   run_cub(s, [&](void* t, std::size_t& b) {
     return cub::DeviceScan::ExclusiveSum(t, b, block_indptr.get(), block_indptr.get(), n_dst + 1, s);
   });
-  block.indptr.resize(static_cast<std::size_t>(n_dst + 1));
-  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(block.indptr.data(), block_indptr.get(), block.indptr.size() * sizeof(int64_t),
-                                       cudaMemcpyDeviceToHost, s));
-  GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(s));
-  const int64_t num_edges = block.indptr.back();
+  const int64_t* num_edges = block_indptr.get() + n_dst;
 
-  DeviceScratch<int64_t> edge_slots(static_cast<std::size_t>(num_edges), s);
-  DeviceScratch<double> inverse(static_cast<std::size_t>(num_edges), s);
-  DeviceScratch<float> weights(static_cast<std::size_t>(num_edges), s);
+  DeviceScratch<int64_t> edge_slots(static_cast<std::size_t>(max_edges), s);
+  DeviceScratch<double> inverse(static_cast<std::size_t>(max_edges), s);
+  DeviceScratch<float> weights(static_cast<std::size_t>(max_edges), s);
   fill_edges_kernel<Index><<<blocks_for(n_dst), kThreads, 0, s>>>(topo, dst, n_dst, cols.ids.get(), cols.weights.get(),
-                                                                  cols.size, block_indptr.get(), edge_slots.get(),
+                                                                  num_ids, block_indptr.get(), edge_slots.get(),
                                                                   inverse.get(), weights.get());
   GRAPHTIER_CUDA_CHECK_LAUNCH("fill_edges_kernel");
 
-  DeviceScratch<int64_t> local(static_cast<std::size_t>(cols.size), s);
-  GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(local.get(), 0xFF, static_cast<std::size_t>(cols.size) * sizeof(int64_t), s));
-  dst_locals_kernel<<<blocks_for(n_dst), kThreads, 0, s>>>(dst, n_dst, cols.ids.get(), cols.size, local.get());
+  DeviceScratch<int64_t> local(static_cast<std::size_t>(cap), s);
+  GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(local.get(), 0xFF, static_cast<std::size_t>(cap) * sizeof(int64_t), s));
+  dst_locals_kernel<<<blocks_for(n_dst), kThreads, 0, s>>>(dst, n_dst, cols.ids.get(), num_ids, local.get());
   GRAPHTIER_CUDA_CHECK_LAUNCH("dst_locals_kernel");
-  DeviceScratch<unsigned long long> first(static_cast<std::size_t>(cols.size), s);
-  GRAPHTIER_CUDA_CHECK(
-      cudaMemsetAsync(first.get(), 0xFF, static_cast<std::size_t>(cols.size) * sizeof(unsigned long long), s));
-  first_appearance_kernel<<<blocks_for(num_edges), kThreads, 0, s>>>(edge_slots.get(), num_edges, local.get(),
-                                                                     first.get());
+  DeviceScratch<unsigned long long> first(static_cast<std::size_t>(cap), s);
+  GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(first.get(), 0xFF, static_cast<std::size_t>(cap) * sizeof(unsigned long long), s));
+  first_appearance_kernel<<<blocks_for(max_edges), kThreads, 0, s>>>(edge_slots.get(), max_edges, num_edges,
+                                                                     local.get(), first.get());
   GRAPHTIER_CUDA_CHECK_LAUNCH("first_appearance_kernel");
-  DeviceScratch<unsigned char> is_new(static_cast<std::size_t>(cols.size), s);
-  new_node_flags_kernel<<<blocks_for(cols.size), kThreads, 0, s>>>(local.get(), first.get(), cols.size, is_new.get());
-  GRAPHTIER_CUDA_CHECK_LAUNCH("new_node_flags_kernel");
-  DeviceScratch<int64_t> slots(static_cast<std::size_t>(cols.size), s);
-  slots_kernel<<<blocks_for(cols.size), kThreads, 0, s>>>(slots.get(), cols.size);
-  GRAPHTIER_CUDA_CHECK_LAUNCH("slots_kernel");
-  DeviceScratch<unsigned long long> new_first(static_cast<std::size_t>(cols.size), s);
-  DeviceScratch<int64_t> new_slots(static_cast<std::size_t>(cols.size), s);
-  DeviceScratch<int64_t> num(1, s);
+  // New nodes by first appearance: edge positions are below max_edges, so `max_edges` sorts after
+  // them all; first positions are distinct, so the order among new nodes is total.
+  DeviceScratch<unsigned long long> keys(static_cast<std::size_t>(cap), s);
+  DeviceScratch<unsigned long long> sorted_keys(static_cast<std::size_t>(cap), s);
+  DeviceScratch<int64_t> slots(static_cast<std::size_t>(cap), s);
+  DeviceScratch<int64_t> sorted_slots(static_cast<std::size_t>(cap), s);
+  DeviceScratch<int64_t> is_new(static_cast<std::size_t>(cap), s);
+  new_node_keys_kernel<<<blocks_for(cap), kThreads, 0, s>>>(local.get(), first.get(), num_ids, cap,
+                                                            static_cast<unsigned long long>(max_edges), keys.get(),
+                                                            slots.get(), is_new.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("new_node_keys_kernel");
+  DeviceScratch<int64_t> num_new(1, s);
+  run_cub(s, [&](void* t, std::size_t& b) { return cub::DeviceReduce::Sum(t, b, is_new.get(), num_new.get(), cap, s); });
+  const int end_bit = bits_for(max_edges);
   run_cub(s, [&](void* t, std::size_t& b) {
-    return cub::DeviceSelect::Flagged(t, b, first.get(), is_new.get(), new_first.get(), num.get(), cols.size, s);
+    return cub::DeviceRadixSort::SortPairs(t, b, keys.get(), sorted_keys.get(), slots.get(), sorted_slots.get(), cap, 0,
+                                           end_bit, s);
   });
-  run_cub(s, [&](void* t, std::size_t& b) {
-    return cub::DeviceSelect::Flagged(t, b, slots.get(), is_new.get(), new_slots.get(), num.get(), cols.size, s);
-  });
-  const int64_t num_new = read_one(num.get(), s);
-  next_size = n_dst + num_new;
-  DeviceScratch<int64_t> src_nodes(static_cast<std::size_t>(next_size), s);
+  // Every new node appears in an edge: at most min(capacity, max_edges) of them.
+  const int64_t max_src = n_dst + std::min(cap, max_edges);
+  DeviceScratch<int64_t> src_nodes(static_cast<std::size_t>(max_src), s);
   GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(src_nodes.get(), dst, static_cast<std::size_t>(n_dst) * sizeof(int64_t),
                                        cudaMemcpyDeviceToDevice, s));
-  if (num_new > 0) {
-    // First positions are distinct edge ids, so the order is total and the sort's stability moot.
-    DeviceScratch<unsigned long long> sorted_first(static_cast<std::size_t>(num_new), s);
-    DeviceScratch<int64_t> sorted_slots(static_cast<std::size_t>(num_new), s);
-    const int end_bit = bits_for(num_edges);
-    run_cub(s, [&](void* t, std::size_t& b) {
-      return cub::DeviceRadixSort::SortPairs(t, b, new_first.get(), sorted_first.get(), new_slots.get(),
-                                             sorted_slots.get(), num_new, 0, end_bit, s);
-    });
-    number_new_nodes_kernel<<<blocks_for(num_new), kThreads, 0, s>>>(sorted_slots.get(), num_new, n_dst,
-                                                                     cols.ids.get(), local.get(), src_nodes.get());
-    GRAPHTIER_CUDA_CHECK_LAUNCH("number_new_nodes_kernel");
-  }
-  DeviceScratch<int64_t> local_indices(static_cast<std::size_t>(num_edges), s);
-  local_indices_kernel<<<blocks_for(num_edges), kThreads, 0, s>>>(edge_slots.get(), num_edges, local.get(),
+  number_new_nodes_kernel<<<blocks_for(cap), kThreads, 0, s>>>(sorted_slots.get(), cap, num_new.get(), n_dst,
+                                                               cols.ids.get(), local.get(), src_nodes.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("number_new_nodes_kernel");
+  DeviceScratch<int64_t> local_indices(static_cast<std::size_t>(max_edges), s);
+  local_indices_kernel<<<blocks_for(max_edges), kThreads, 0, s>>>(edge_slots.get(), max_edges, num_edges, local.get(),
                                                                   local_indices.get());
   GRAPHTIER_CUDA_CHECK_LAUNCH("local_indices_kernel");
 
-  block.src_nodes.resize(static_cast<std::size_t>(next_size));
-  block.indices.resize(static_cast<std::size_t>(num_edges));
-  block.weights.resize(static_cast<std::size_t>(num_edges));
-  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(block.src_nodes.data(), src_nodes.get(), block.src_nodes.size() * sizeof(int64_t),
-                                       cudaMemcpyDeviceToHost, s));
-  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(block.indices.data(), local_indices.get(), block.indices.size() * sizeof(int64_t),
-                                       cudaMemcpyDeviceToHost, s));
-  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(block.weights.data(), weights.get(), block.weights.size() * sizeof(float),
-                                       cudaMemcpyDeviceToHost, s));
+  // Everything the host keeps, through pinned staging, then the layer's one synchronisation.
+  const int64_t* h_indptr = queue_download(staging, block_indptr.get(), n_dst + 1, s);
+  const int64_t* h_num_new = queue_download(staging, num_new.get(), 1, s);
+  const int64_t* h_src = queue_download(staging, src_nodes.get(), max_src, s);
+  const int64_t* h_indices = queue_download(staging, local_indices.get(), max_edges, s);
+  const float* h_weights = queue_download(staging, weights.get(), max_edges, s);
+  g_synchronisations.fetch_add(1);
   GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(s));
+  Block block;
+  block.num_dst = n_dst;
+  block.indptr.assign(h_indptr, h_indptr + n_dst + 1);
+  const int64_t edges = block.indptr.back();
+  next_size = n_dst + *h_num_new;
+  block.src_nodes.assign(h_src, h_src + next_size);
+  block.indices.assign(h_indices, h_indices + edges);
+  block.weights.assign(h_weights, h_weights + edges);
+  staging.reset();
   next_dst = std::move(src_nodes);
   return block;
 }
 
-template Block build_block<int32_t>(TopologyRef<int32_t>, const int64_t*, int64_t, const DeviceColumns&,
-                                    DeviceScratch<int64_t>&, int64_t&, cudaStream_t);
-template Block build_block<int64_t>(TopologyRef<int64_t>, const int64_t*, int64_t, const DeviceColumns&,
-                                    DeviceScratch<int64_t>&, int64_t&, cudaStream_t);
+template Block build_block<int32_t>(TopologyRef<int32_t>, const int64_t*, int64_t, int64_t, const DeviceColumns&,
+                                    PinnedStaging&, DeviceScratch<int64_t>&, int64_t&, cudaStream_t);
+template Block build_block<int64_t>(TopologyRef<int64_t>, const int64_t*, int64_t, int64_t, const DeviceColumns&,
+                                    PinnedStaging&, DeviceScratch<int64_t>&, int64_t&, cudaStream_t);
 
 }  // namespace graphtier::sample::cuda

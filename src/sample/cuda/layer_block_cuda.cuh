@@ -1,9 +1,12 @@
-// The steps of the CUDA layer sampler shared between its files: the device graph, a block's src
-// set, and building the block (layer_block_cuda.cu). Only included by .cu files.
+// The steps of the CUDA layer sampler shared between its files: the device graph, pinned staging,
+// a block's src set, and building the block (layer_block_cuda.cu). Only included by .cu files.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <utility>
+#include <vector>
 
 #include "graphtier/core/memory.hpp"
 #include "graphtier/sample/device_topology.hpp"
@@ -13,29 +16,68 @@
 
 namespace graphtier::sample::cuda {
 
-/// The graph on one device: the shared DeviceTopology (read through TopologyRef) and, for FastGCN,
-/// the global draw weights and their Fenwick tree.
-struct LayerDeviceGraph {
-  LayerDeviceGraph(DeviceTopology t, Buffer weights, Buffer tree)
-      : topology(std::move(t)), fastgcn_weights(std::move(weights)), fastgcn_tree(std::move(tree)) {}
+/// Pinned host memory for one call's copies: a bump arena. reset() (only once the stream has
+/// synchronised: no copy still reads or writes it) reuses it from the start; growing retires the
+/// old block until then instead of freeing it under a copy in flight. cudaMallocHost runs only
+/// when a call needs more than any before it on this arena.
+class PinnedStaging {
+ public:
+  PinnedStaging() = default;
+  ~PinnedStaging();
+  PinnedStaging(const PinnedStaging&) = delete;
+  PinnedStaging& operator=(const PinnedStaging&) = delete;
 
-  DeviceTopology topology;
-  Buffer fastgcn_weights;  // uint64 [num_nodes] (FastGCN only)
-  Buffer fastgcn_tree;     // uint64 [num_nodes], Fenwick tree of the weights (FastGCN only)
+  void* take(std::size_t bytes);
+  void reset();
+
+ private:
+  void* block_ = nullptr;
+  std::size_t capacity_ = 0, used_ = 0;
+  std::vector<void*> retired_;
 };
 
-/// The src set of a block (ascending ids) and the w_u of each.
+/// The graph on one device: the shared DeviceTopology (read through TopologyRef), its row pointers
+/// on the host too (the host sizes every array by the dst rows' degrees instead of asking the
+/// device), for FastGCN the global draw weights and the internal nodes of their race tree
+/// (layer_draws.hpp), uploaded once and only read by the draws, and a pool of pinned staging
+/// arenas, one per concurrent call.
+struct LayerDeviceGraph {
+  LayerDeviceGraph(DeviceTopology t, std::vector<int64_t> indptr, Buffer weights, Buffer tree)
+      : topology(std::move(t)),
+        host_indptr(std::move(indptr)),
+        fastgcn_weights(std::move(weights)),
+        fastgcn_tree(std::move(tree)) {}
+
+  DeviceTopology topology;
+  std::vector<int64_t> host_indptr;  // [num_nodes + 1]
+  Buffer fastgcn_weights;            // uint64 [num_nodes] (FastGCN only)
+  Buffer fastgcn_tree;               // uint64 [2^race_levels(num_nodes)] (FastGCN only)
+
+  std::unique_ptr<PinnedStaging> acquire_staging() const;
+  void release_staging(std::unique_ptr<PinnedStaging> staging) const;
+
+ private:
+  mutable std::mutex staging_mutex_;
+  mutable std::vector<std::unique_ptr<PinnedStaging>> free_staging_;
+};
+
+/// The src set of a block (ascending ids) and the w_u of each, in arrays of `capacity` entries of
+/// which the first *size (device memory) are used: the host never waits for the count.
 struct DeviceColumns {
   DeviceScratch<int64_t> ids;
   DeviceScratch<uint64_t> weights;
-  int64_t size = 0;
+  DeviceScratch<int64_t> size;  // [1]
+  int64_t capacity = 0;
 };
 
 /// Block of the rows dst[0, n_dst) (device) over the src set `cols`: edges in row order (CSC
-/// order, self-loop last), row-normalised weights, compaction; host memory. `next_dst` receives
-/// the block's src nodes on the device (`next_size` of them): the next layer's dst nodes.
+/// order, self-loop last), row-normalised weights, compaction; host memory, after the layer's one
+/// synchronisation. `max_edges` bounds the block's edges (Σ (degree + 1) over the dst rows, from the
+/// host's row pointers). `next_dst` receives the block's src nodes on the device (`next_size` of
+/// them): the next layer's dst nodes.
 template <typename Index>
-Block build_block(TopologyRef<Index> topo, const int64_t* dst, int64_t n_dst, const DeviceColumns& cols,
-                  DeviceScratch<int64_t>& next_dst, int64_t& next_size, cudaStream_t s);
+Block build_block(TopologyRef<Index> topo, const int64_t* dst, int64_t n_dst, int64_t max_edges,
+                  const DeviceColumns& cols, PinnedStaging& staging, DeviceScratch<int64_t>& next_dst,
+                  int64_t& next_size, cudaStream_t s);
 
 }  // namespace graphtier::sample::cuda

@@ -4,17 +4,31 @@
 // NOTE: what keeps the two backends identical.
 //   - Column weights are 128-bit integer sums (atomics with an explicit carry): the result does
 //     not depend on the order in which threads add, and every later step (shift, prefix sums,
-//     draws) is integer arithmetic shared with the host through layer_draws.hpp.
-//   - The successive draws are sequential by definition: one thread runs the host's code.
+//     tree) is integer arithmetic shared with the host through layer_draws.hpp.
+//   - The draws are the race of layer_draws.hpp: every candidate's key is computed in parallel by
+//     the same __host__ __device__ functions the host calls (integer weights exact in double,
+//     IEEE-rounded operations, portable_log), then a stable radix sort of (key bits, position)
+//     gives the host's (key, position) order.
 //   - Edge weights are the only floating point: one thread per row sums its inverses left to right
 //     with explicitly rounded intrinsics (__ddiv_rn, __dadd_rn, __double2float_rn), so nvcc cannot
 //     contract them into FMAs, and the host does the same IEEE operations in the same order.
 //   - Compaction orders new nodes by their first edge position (atomicMin, order-independent),
 //     which is the host's first-appearance order.
+//
+// NOTE: synchronisation budget, one per layer. The host sizes every array by bounds it knows (the
+// dst rows' Σ (degree + 1) from its copy of the row pointers: nonzeros of the rows, candidates,
+// block edges; drawn + dst for FastGCN), the counts (candidates, src set, edges, new nodes) stay on
+// the device and the kernels read them there, and the layer's block comes back through pinned
+// staging in one synchronisation (build_block), which also gives the host the next layer's dst
+// count. No allocation waits (stream-ordered scratch from the pool that keeps its memory) and no
+// copy is pageable.
 #include <cuda_runtime.h>
 
 #include <cub/cub.cuh>
+#include <exception>
+#include <span>
 #include <utility>
+#include <vector>
 
 #include "graphtier/core/memory.hpp"
 #include "cuda/layer_block_cuda.cuh"
@@ -54,7 +68,8 @@ __global__ void gather_columns_kernel(TopologyRef<Index> topo, const int64_t* ds
 
 template <typename Index>
 __global__ void column_sums_kernel(TopologyRef<Index> topo, const int64_t* dst, int64_t n, const int64_t* candidates,
-                                   int64_t num_candidates, U128* sums) {
+                                   const int64_t* num_candidates_at, U128* sums) {
+  const int64_t num_candidates = *num_candidates_at;
   GRAPHTIER_GRID_STRIDE(i, n) {
     const int64_t v = dst[i];
     const uint64_t q = layer::row_contribution(topo.indptr[v + 1] - topo.indptr[v]);
@@ -65,30 +80,63 @@ __global__ void column_sums_kernel(TopologyRef<Index> topo, const int64_t* dst, 
   }
 }
 
-__global__ void draw_weights_kernel(const U128* sums, int64_t n, int shift, uint64_t* weights) {
-  GRAPHTIER_GRID_STRIDE(k, n) { weights[k] = layer::draw_weight(sums[k], shift); }
+/// w_u from the column sums for the *n candidates, 0 past them (so that prefix sums over the
+/// capacity stay those of the candidates); the shift comes from the device-side total.
+__global__ void draw_weights_kernel(const U128* sums, int64_t capacity, const int64_t* n_at, const U128* total,
+                                    uint64_t* weights) {
+  const int64_t n = *n_at;
+  const int shift = layer::weight_shift(*total);
+  GRAPHTIER_GRID_STRIDE(k, capacity) { weights[k] = k < n ? layer::draw_weight(sums[k], shift) : 0; }
 }
 
-__global__ void fenwick_from_prefix_kernel(const uint64_t* prefix, int64_t n, uint64_t* tree) {
-  GRAPHTIER_GRID_STRIDE(i, n) { tree[i] = layer::fenwick_entry(prefix, i); }
-}
-
-/// One thread: the draws are sequential by definition (each depends on the weight left by the
-/// previous ones). O(s log n) dependent loads.
-__global__ void successive_draws_kernel(uint64_t* tree, const uint64_t* weights, int64_t n, int64_t s, uint64_t seed,
-                                        uint64_t layer_stream, int64_t* chosen) {
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
-    layer::DenseFenwick t{tree};
-    layer::successive_draws(t, weights, n, s, seed, layer_stream, chosen);
+/// The internal nodes of the race tree of the *n candidates (layer_draws.hpp), each from two prefix
+/// sums; `slots` (a power of two) is the room for the largest tree the capacity allows.
+__global__ void race_tree_kernel(const uint64_t* prefix, const int64_t* n_at, int64_t slots, uint64_t* internal) {
+  const int64_t n = *n_at;
+  const int levels = layer::race_levels(n);
+  GRAPHTIER_GRID_STRIDE(x, slots) {
+    internal[x] = x == 0 || x >= (int64_t{1} << levels) ? 0 : layer::race_tree_entry(prefix, n, levels, x);
   }
 }
 
-__global__ void mark_positions_kernel(const int64_t* positions, int64_t n, unsigned char* flags) {
-  GRAPHTIER_GRID_STRIDE(k, n) { flags[positions[k]] = 1; }
+/// Every candidate's race key, walking its path from the root (O(levels) each, all in parallel),
+/// as the bits of a positive double (ordered like the double), with its position; entries past the
+/// *n candidates (n_at null: all `capacity` are candidates) get the largest key bits [0, 63) hold,
+/// after every real key.
+__global__ void race_keys_kernel(const uint64_t* internal, const uint64_t* weights, const int64_t* n_at,
+                                 int64_t capacity, uint64_t seed, uint64_t layer_stream, unsigned long long* keys,
+                                 int64_t* positions) {
+  const int64_t n = n_at != nullptr ? *n_at : capacity;
+  const layer::RaceTree t{internal, weights, n, layer::race_levels(n)};
+  GRAPHTIER_GRID_STRIDE(i, capacity) {
+    keys[i] = i < n ? static_cast<unsigned long long>(__double_as_longlong(layer::race_leaf_key(t, seed, layer_stream, i)))
+                    : 0x7FFFFFFFFFFFFFFFull;
+    positions[i] = i;
+  }
 }
 
-__global__ void mark_nodes_kernel(const int64_t* nodes, int64_t n, const int64_t* ids, int64_t num_ids,
+/// The src flags of the draws: every candidate when size >= *n, else the first `size` positions in
+/// race order.
+__global__ void mark_drawn_kernel(const int64_t* race_order, int64_t capacity, int64_t size, const int64_t* n_at,
                                   unsigned char* flags) {
+  const int64_t n = *n_at;
+  GRAPHTIER_GRID_STRIDE(k, capacity) {
+    if (size >= n) {
+      if (k < n) flags[k] = 1;
+    } else if (k < size) {
+      flags[race_order[k]] = 1;
+    }
+  }
+}
+
+__global__ void mark_all_kernel(int64_t capacity, const int64_t* n_at, unsigned char* flags) {
+  const int64_t n = *n_at;
+  GRAPHTIER_GRID_STRIDE(k, capacity) { flags[k] = k < n ? 1 : 0; }
+}
+
+__global__ void mark_nodes_kernel(const int64_t* nodes, int64_t n, const int64_t* ids, const int64_t* num_ids_at,
+                                  unsigned char* flags) {
+  const int64_t num_ids = *num_ids_at;
   GRAPHTIER_GRID_STRIDE(i, n) { flags[layer::find_sorted(ids, num_ids, nodes[i])] = 1; }
 }
 
@@ -96,12 +144,14 @@ __global__ void iota_kernel(int64_t* out, int64_t n) {
   GRAPHTIER_GRID_STRIDE(k, n) { out[k] = k; }
 }
 
-__global__ void gather_weights_kernel(const int64_t* ids, int64_t n, const uint64_t* all_weights, uint64_t* weights) {
-  GRAPHTIER_GRID_STRIDE(k, n) { weights[k] = all_weights[ids[k]]; }
+__global__ void gather_weights_kernel(const int64_t* ids, int64_t capacity, const int64_t* n_at,
+                                      const uint64_t* all_weights, uint64_t* weights) {
+  const int64_t n = *n_at;
+  GRAPHTIER_GRID_STRIDE(k, capacity) { weights[k] = k < n ? all_weights[ids[k]] : 0; }
 }
 
-/// Sorted unique copy of keys[0, n).
-DeviceScratch<int64_t> sorted_unique(const int64_t* keys, int64_t n, int64_t num_nodes, int64_t& count,
+/// Sorted unique copy of keys[0, n) in an array of n entries; the count goes to `count` (device).
+DeviceScratch<int64_t> sorted_unique(const int64_t* keys, int64_t n, int64_t num_nodes, DeviceScratch<int64_t>& count,
                                      cudaStream_t s) {
   DeviceScratch<int64_t> sorted(static_cast<std::size_t>(n), s);
   const int end_bit = bits_for(num_nodes);
@@ -109,17 +159,36 @@ DeviceScratch<int64_t> sorted_unique(const int64_t* keys, int64_t n, int64_t num
     return cub::DeviceRadixSort::SortKeys(t, b, keys, sorted.get(), n, 0, end_bit, s);
   });
   DeviceScratch<int64_t> unique(static_cast<std::size_t>(n), s);
-  DeviceScratch<int64_t> num(1, s);
+  count = DeviceScratch<int64_t>(1, s);
   run_cub(s, [&](void* t, std::size_t& b) {
-    return cub::DeviceSelect::Unique(t, b, sorted.get(), unique.get(), num.get(), n, s);
+    return cub::DeviceSelect::Unique(t, b, sorted.get(), unique.get(), count.get(), n, s);
   });
-  count = read_one(num.get(), s);
   return unique;
+}
+
+/// The race order of the *n_at candidates (n_at null: `capacity` of them, a count the host knows)
+/// with weights[0, capacity) (0 past the candidates) and
+/// the race tree's internal nodes, into order[0, capacity): a stable radix sort of (key bits,
+/// position) pairs whose input is in position order, so equal keys stay in position order: the
+/// host's (key, position) order exactly.
+void race_order(const uint64_t* internal, const uint64_t* weights, const int64_t* n_at, int64_t capacity,
+                uint64_t seed, uint64_t ls, int64_t* order, cudaStream_t s) {
+  DeviceScratch<unsigned long long> keys(static_cast<std::size_t>(capacity), s);
+  DeviceScratch<unsigned long long> sorted_keys(static_cast<std::size_t>(capacity), s);
+  DeviceScratch<int64_t> positions(static_cast<std::size_t>(capacity), s);
+  race_keys_kernel<<<blocks_for(capacity), kThreads, 0, s>>>(internal, weights, n_at, capacity, seed, ls, keys.get(),
+                                                             positions.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("race_keys_kernel");
+  // Keys are positive doubles or the padding 2^63 - 1 (sign bit 0): bits [0, 63) order them.
+  run_cub(s, [&](void* tmp, std::size_t& b) {
+    return cub::DeviceRadixSort::SortPairs(tmp, b, keys.get(), sorted_keys.get(), positions.get(), order, capacity, 0,
+                                           63, s);
+  });
 }
 
 template <typename Index>
 DeviceColumns ladies_columns(TopologyRef<Index> topo, int64_t num_nodes, const int64_t* dst, int64_t n_dst,
-                             int64_t size, uint64_t seed, uint64_t ls, cudaStream_t s) {
+                             int64_t nonzeros, int64_t size, uint64_t seed, uint64_t ls, cudaStream_t s) {
   DeviceScratch<int64_t> offsets(static_cast<std::size_t>(n_dst + 1), s);
   GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(offsets.get(), 0, static_cast<std::size_t>(n_dst + 1) * sizeof(int64_t), s));
   row_nonzeros_kernel<<<blocks_for(n_dst), kThreads, 0, s>>>(topo.indptr, dst, n_dst, offsets.get());
@@ -127,59 +196,59 @@ DeviceColumns ladies_columns(TopologyRef<Index> topo, int64_t num_nodes, const i
   run_cub(s, [&](void* t, std::size_t& b) {
     return cub::DeviceScan::ExclusiveSum(t, b, offsets.get(), offsets.get(), n_dst + 1, s);
   });
-  const int64_t nonzeros = read_one(offsets.get() + n_dst, s);
   DeviceScratch<int64_t> columns(static_cast<std::size_t>(nonzeros), s);
   gather_columns_kernel<Index><<<blocks_for(n_dst), kThreads, 0, s>>>(topo, dst, n_dst, offsets.get(), columns.get());
   GRAPHTIER_CUDA_CHECK_LAUNCH("gather_columns_kernel");
-  int64_t n_cand = 0;
+  // The candidates: at most `nonzeros` (the capacity of every per-candidate array), *n_cand of them.
+  const int64_t cap = nonzeros;
+  DeviceScratch<int64_t> n_cand;
   const DeviceScratch<int64_t> candidates = sorted_unique(columns.get(), nonzeros, num_nodes, n_cand, s);
 
-  DeviceScratch<U128> sums(static_cast<std::size_t>(n_cand), s);
-  GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(sums.get(), 0, static_cast<std::size_t>(n_cand) * sizeof(U128), s));
-  column_sums_kernel<Index><<<blocks_for(n_dst), kThreads, 0, s>>>(topo, dst, n_dst, candidates.get(), n_cand,
+  DeviceScratch<U128> sums(static_cast<std::size_t>(cap), s);
+  GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(sums.get(), 0, static_cast<std::size_t>(cap) * sizeof(U128), s));
+  column_sums_kernel<Index><<<blocks_for(n_dst), kThreads, 0, s>>>(topo, dst, n_dst, candidates.get(), n_cand.get(),
                                                                    sums.get());
   GRAPHTIER_CUDA_CHECK_LAUNCH("column_sums_kernel");
   DeviceScratch<U128> total(1, s);
-  run_cub(s, [&](void* t, std::size_t& b) {
-    return cub::DeviceReduce::Reduce(t, b, sums.get(), total.get(), n_cand, Add128{}, U128{}, s);
+  run_cub(s, [&](void* t, std::size_t& b) {  // the zeros past the candidates add nothing
+    return cub::DeviceReduce::Reduce(t, b, sums.get(), total.get(), cap, Add128{}, U128{}, s);
   });
-  const int shift = layer::weight_shift(read_one(total.get(), s));
-  DeviceScratch<uint64_t> weights(static_cast<std::size_t>(n_cand), s);
-  draw_weights_kernel<<<blocks_for(n_cand), kThreads, 0, s>>>(sums.get(), n_cand, shift, weights.get());
+  DeviceScratch<uint64_t> weights(static_cast<std::size_t>(cap), s);
+  draw_weights_kernel<<<blocks_for(cap), kThreads, 0, s>>>(sums.get(), cap, n_cand.get(), total.get(), weights.get());
   GRAPHTIER_CUDA_CHECK_LAUNCH("draw_weights_kernel");
 
-  DeviceScratch<unsigned char> in_src(static_cast<std::size_t>(n_cand), s);
-  if (size < 0 || size >= n_cand) {
-    GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(in_src.get(), 1, static_cast<std::size_t>(n_cand), s));
-  } else {
-    GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(in_src.get(), 0, static_cast<std::size_t>(n_cand), s));
-    DeviceScratch<uint64_t> prefix(static_cast<std::size_t>(n_cand), s);
+  DeviceScratch<unsigned char> in_src(static_cast<std::size_t>(cap), s);
+  GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(in_src.get(), 0, static_cast<std::size_t>(cap), s));
+  if (size < 0) {
+    mark_all_kernel<<<blocks_for(cap), kThreads, 0, s>>>(cap, n_cand.get(), in_src.get());
+    GRAPHTIER_CUDA_CHECK_LAUNCH("mark_all_kernel");
+  } else if (size > 0) {
+    // size >= the candidate count takes them all (decided on the device, mark_drawn_kernel); the
+    // race below is then computed for nothing, which costs less than asking the host.
+    DeviceScratch<uint64_t> prefix(static_cast<std::size_t>(cap), s);
     run_cub(s, [&](void* t, std::size_t& b) {
-      return cub::DeviceScan::InclusiveSum(t, b, weights.get(), prefix.get(), n_cand, s);
+      return cub::DeviceScan::InclusiveSum(t, b, weights.get(), prefix.get(), cap, s);
     });
-    DeviceScratch<uint64_t> tree(static_cast<std::size_t>(n_cand), s);
-    fenwick_from_prefix_kernel<<<blocks_for(n_cand), kThreads, 0, s>>>(prefix.get(), n_cand, tree.get());
-    GRAPHTIER_CUDA_CHECK_LAUNCH("fenwick_from_prefix_kernel");
-    DeviceScratch<int64_t> chosen(static_cast<std::size_t>(size), s);
-    if (size > 0) {
-      successive_draws_kernel<<<1, 1, 0, s>>>(tree.get(), weights.get(), n_cand, size, seed, ls, chosen.get());
-      GRAPHTIER_CUDA_CHECK_LAUNCH("successive_draws_kernel");
-      mark_positions_kernel<<<blocks_for(size), kThreads, 0, s>>>(chosen.get(), size, in_src.get());
-      GRAPHTIER_CUDA_CHECK_LAUNCH("mark_positions_kernel");
-    }
-    mark_nodes_kernel<<<blocks_for(n_dst), kThreads, 0, s>>>(dst, n_dst, candidates.get(), n_cand, in_src.get());
-    GRAPHTIER_CUDA_CHECK_LAUNCH("mark_nodes_kernel");
+    const int64_t slots = int64_t{1} << layer::race_levels(cap);
+    DeviceScratch<uint64_t> internal(static_cast<std::size_t>(slots), s);
+    race_tree_kernel<<<blocks_for(slots), kThreads, 0, s>>>(prefix.get(), n_cand.get(), slots, internal.get());
+    GRAPHTIER_CUDA_CHECK_LAUNCH("race_tree_kernel");
+    DeviceScratch<int64_t> order(static_cast<std::size_t>(cap), s);
+    race_order(internal.get(), weights.get(), n_cand.get(), cap, seed, ls, order.get(), s);
+    mark_drawn_kernel<<<blocks_for(cap), kThreads, 0, s>>>(order.get(), cap, size, n_cand.get(), in_src.get());
+    GRAPHTIER_CUDA_CHECK_LAUNCH("mark_drawn_kernel");
   }
-  DeviceColumns out{DeviceScratch<int64_t>(static_cast<std::size_t>(n_cand), s),
-                    DeviceScratch<uint64_t>(static_cast<std::size_t>(n_cand), s), 0};
-  DeviceScratch<int64_t> num(1, s);
+  mark_nodes_kernel<<<blocks_for(n_dst), kThreads, 0, s>>>(dst, n_dst, candidates.get(), n_cand.get(), in_src.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("mark_nodes_kernel");
+  DeviceColumns out{DeviceScratch<int64_t>(static_cast<std::size_t>(cap), s),
+                    DeviceScratch<uint64_t>(static_cast<std::size_t>(cap), s), DeviceScratch<int64_t>(1, s), cap};
+  // The flags past the candidates are 0: selecting over the capacity selects among the candidates.
   run_cub(s, [&](void* t, std::size_t& b) {
-    return cub::DeviceSelect::Flagged(t, b, candidates.get(), in_src.get(), out.ids.get(), num.get(), n_cand, s);
+    return cub::DeviceSelect::Flagged(t, b, candidates.get(), in_src.get(), out.ids.get(), out.size.get(), cap, s);
   });
   run_cub(s, [&](void* t, std::size_t& b) {
-    return cub::DeviceSelect::Flagged(t, b, weights.get(), in_src.get(), out.weights.get(), num.get(), n_cand, s);
+    return cub::DeviceSelect::Flagged(t, b, weights.get(), in_src.get(), out.weights.get(), out.size.get(), cap, s);
   });
-  out.size = read_one(num.get(), s);
   return out;
 }
 
@@ -192,36 +261,68 @@ DeviceColumns fastgcn_columns(const LayerDeviceGraph& g, const int64_t* dst, int
     iota_kernel<<<blocks_for(n), kThreads, 0, s>>>(keys.get(), n);
     GRAPHTIER_CUDA_CHECK_LAUNCH("iota_kernel");
   } else if (drawn > 0) {
-    // The draws remove weight from the tree: a private copy per layer (8 bytes per node, cheap
-    // next to the kernels) keeps the uploaded one intact for the other layers and streams.
-    DeviceScratch<uint64_t> tree(static_cast<std::size_t>(n), s);
-    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(tree.get(), g.fastgcn_tree.data(), static_cast<std::size_t>(n) * sizeof(uint64_t),
+    // The race only reads the tree: the one uploaded with the sampler serves every layer and stream.
+    DeviceScratch<int64_t> order(static_cast<std::size_t>(n), s);
+    race_order(static_cast<const uint64_t*>(g.fastgcn_tree.data()), static_cast<const uint64_t*>(g.fastgcn_weights.data()),
+               nullptr, n, seed, ls, order.get(), s);
+    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(keys.get(), order.get(), static_cast<std::size_t>(drawn) * sizeof(int64_t),
                                          cudaMemcpyDeviceToDevice, s));
-    successive_draws_kernel<<<1, 1, 0, s>>>(tree.get(), static_cast<const uint64_t*>(g.fastgcn_weights.data()), n,
-                                            drawn, seed, ls, keys.get());
-    GRAPHTIER_CUDA_CHECK_LAUNCH("successive_draws_kernel");
   }
   GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(keys.get() + drawn, dst, static_cast<std::size_t>(n_dst) * sizeof(int64_t),
                                        cudaMemcpyDeviceToDevice, s));
   DeviceColumns out;
-  out.ids = sorted_unique(keys.get(), drawn + n_dst, n, out.size, s);
-  out.weights = DeviceScratch<uint64_t>(static_cast<std::size_t>(out.size), s);
-  gather_weights_kernel<<<blocks_for(out.size), kThreads, 0, s>>>(
-      out.ids.get(), out.size, static_cast<const uint64_t*>(g.fastgcn_weights.data()), out.weights.get());
+  out.capacity = drawn + n_dst;
+  out.ids = sorted_unique(keys.get(), out.capacity, n, out.size, s);
+  out.weights = DeviceScratch<uint64_t>(static_cast<std::size_t>(out.capacity), s);
+  gather_weights_kernel<<<blocks_for(out.capacity), kThreads, 0, s>>>(
+      out.ids.get(), out.capacity, out.size.get(), static_cast<const uint64_t*>(g.fastgcn_weights.data()),
+      out.weights.get());
   GRAPHTIER_CUDA_CHECK_LAUNCH("gather_weights_kernel");
   return out;
 }
+
+/// Σ (degree + 1) over the rows `dst`: the nonzeros of their rows of A + I, a bound of the
+/// candidates and of the block's edges.
+int64_t row_nonzeros(const std::vector<int64_t>& indptr, std::span<const int64_t> dst) {
+  int64_t sum = 0;
+  for (const int64_t v : dst) sum += indptr[v + 1] - indptr[v] + 1;
+  return sum;
+}
+
+/// A staging arena of the graph's pool for one call; if the call fails with copies in flight, the
+/// arena goes back only once the stream has drained them.
+class StagingLease {
+ public:
+  StagingLease(const LayerDeviceGraph& g, cudaStream_t s) : g_(g), s_(s), staging_(g.acquire_staging()) {}
+  ~StagingLease() {
+    if (std::uncaught_exceptions() > 0 && cudaStreamSynchronize(s_) != cudaSuccess) return;  // leak, never reuse
+    g_.release_staging(std::move(staging_));
+  }
+  StagingLease(const StagingLease&) = delete;
+  StagingLease& operator=(const StagingLease&) = delete;
+  PinnedStaging& get() const { return *staging_; }
+
+ private:
+  const LayerDeviceGraph& g_;
+  cudaStream_t s_;
+  std::unique_ptr<PinnedStaging> staging_;
+};
 
 template <typename Index>
 MiniBatch sample_with(const LayerDeviceGraph& g, const LayerSamplerOptions& options, std::span<const int64_t> seeds,
                       uint64_t stream, cudaStream_t s) {
   const TopologyRef<Index> topo = topology_ref<Index>(g.topology.state());
+  const StagingLease lease(g, s);
+  PinnedStaging& staging = lease.get();
   MiniBatch batch;
   batch.seeds.assign(seeds.begin(), seeds.end());
   int64_t n_dst = static_cast<int64_t>(seeds.size());
   DeviceScratch<int64_t> dst(static_cast<std::size_t>(n_dst), s);
-  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(dst.get(), seeds.data(), seeds.size() * sizeof(int64_t),
-                                       cudaMemcpyHostToDevice, s));
+  if (n_dst > 0) {
+    auto* staged = static_cast<int64_t*>(staging.take(seeds.size_bytes()));
+    std::copy(seeds.begin(), seeds.end(), staged);  // read by the copy until layer 0's synchronisation
+    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(dst.get(), staged, seeds.size_bytes(), cudaMemcpyHostToDevice, s));
+  }
   for (std::size_t l = 0; l < options.layer_sizes.size(); ++l) {
     if (n_dst == 0) {
       Block& empty = batch.blocks.emplace_back();
@@ -230,13 +331,18 @@ MiniBatch sample_with(const LayerDeviceGraph& g, const LayerSamplerOptions& opti
     }
     const uint64_t ls = layer_stream(stream, static_cast<int>(l));
     const int64_t size = options.layer_sizes[l];
+    // The dst rows on the host: the seeds, then the previous block's src nodes.
+    const std::span<const int64_t> host_dst = l == 0 ? std::span<const int64_t>(batch.seeds)
+                                                     : std::span<const int64_t>(batch.blocks.back().src_nodes);
+    const int64_t nonzeros = row_nonzeros(g.host_indptr, host_dst);
     const DeviceColumns cols =
         options.method == LayerMethod::kLadies
-            ? ladies_columns(topo, g.topology.num_nodes(), dst.get(), n_dst, size, options.seed, ls, s)
+            ? ladies_columns(topo, g.topology.num_nodes(), dst.get(), n_dst, nonzeros, size, options.seed, ls, s)
             : fastgcn_columns(g, dst.get(), n_dst, size, options.seed, ls, s);
     DeviceScratch<int64_t> next;
     int64_t next_size = 0;
-    batch.blocks.push_back(build_block(topo, dst.get(), n_dst, cols, next, next_size, s));
+    Block block = build_block(topo, dst.get(), n_dst, nonzeros, cols, staging, next, next_size, s);
+    batch.blocks.push_back(std::move(block));
     dst = std::move(next);
     n_dst = next_size;
   }
@@ -253,8 +359,10 @@ LayerDeviceGraph* upload_layer_graph(const SampleGraph& graph, std::span<const u
     copy_bytes(d.data(), MemoryKind::kDevice, host.data(), MemoryKind::kHost, host.size_bytes());
     return d;
   };
+  const std::span<const int64_t> indptr = graph.csc.indptr;
   return new LayerDeviceGraph(DeviceTopology(graph, {.placement = TopologyPlacement::kDevice, .device = device}),
-                              upload(fastgcn_weights), upload(fastgcn_tree));
+                              std::vector<int64_t>(indptr.begin(), indptr.end()), upload(fastgcn_weights),
+                              upload(fastgcn_tree));
 }
 
 void free_layer_graph(LayerDeviceGraph* graph) noexcept { delete graph; }

@@ -10,12 +10,16 @@
 namespace graphtier::sample::cuda {
 
 /// The graph on one device: its DeviceTopology and, for FastGCN, the global draw weights and their
-/// Fenwick tree (layer_block_cuda.cuh).
+/// race tree (layer_block_cuda.cuh).
 struct LayerDeviceGraph;
 
 LayerDeviceGraph* upload_layer_graph(const SampleGraph& graph, std::span<const uint64_t> fastgcn_weights,
                                      std::span<const uint64_t> fastgcn_tree, int device);
 void free_layer_graph(LayerDeviceGraph* graph) noexcept;
+
+/// Host waits of every sample_layers call in this process so far: the tests check the budget of one
+/// per non-empty layer against it.
+uint64_t layer_synchronisations() noexcept;
 
 /// The MiniBatch of `seeds` (host memory), sampled on `cuda_stream`.
 MiniBatch sample_layers(const LayerDeviceGraph& graph, const LayerSamplerOptions& options,
