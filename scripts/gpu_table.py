@@ -1,5 +1,5 @@
 """The closing table of scripts/gpu-check.sh: every GPU figure next to its floor (the machine's
-limit) or its peer (the path a user has without graphtier), as a ratio, with the issue's target.
+limit) or its peer (the path a user has without graphtier), as a ratio, with its target.
 
     python3 scripts/gpu_table.py OUT_DIR        (reads the JSON files the phases left there)
 
