@@ -167,8 +167,14 @@ void Loader::Impl::gather_group(int64_t epoch, std::vector<Sampled>& group) {
       data = host->data();
       buffer = std::shared_ptr<void>(host, data);  // owns the Buffer, points at its memory
     }
-    const feature::GatherStats done =
-        store->gather(ids, TensorView::contiguous(data, layout.dtype, {rows, layout.dim}, options.output, options.device));
+    // A device minibatch gathered alone: its input nodes are on the GPU already (its last block's
+    // src nodes, complete since the sampler's wait), so the tiers need not upload them again.
+    feature::DeviceIds device_ids;
+    if (group.size() == 1 && group[0].batch.device && !group[0].batch.device->blocks.empty()) {
+      device_ids = {group[0].batch.device->blocks.back().src_nodes, group[0].batch.device->device};
+    }
+    const feature::GatherStats done = store->gather(
+        ids, TensorView::contiguous(data, layout.dtype, {rows, layout.dim}, options.output, options.device), device_ids);
     for (Sampled& s : group) consume(s);
     if (accumulator) accumulator->record(ids, done);
     const std::lock_guard lock(stats_mutex);

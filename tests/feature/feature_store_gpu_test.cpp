@@ -26,11 +26,13 @@ namespace {
 
 constexpr int64_t kNodes = 1200;
 
-std::vector<std::byte> gather_device(FeatureStore& store, std::span<const int64_t> ids) {
+std::vector<std::byte> gather_device(FeatureStore& store, std::span<const int64_t> ids, const DeviceIds& device_ids = {}) {
   const auto bytes = ids.size() * static_cast<std::size_t>(store.layout().row_bytes());
   Buffer out(MemoryKind::kDevice, std::max<std::size_t>(bytes, 1));
-  store.gather(ids, TensorView::contiguous(out.data(), store.layout().dtype,
-                                           {static_cast<int64_t>(ids.size()), store.layout().dim}, MemoryKind::kDevice));
+  store.gather(ids,
+               TensorView::contiguous(out.data(), store.layout().dtype,
+                                      {static_cast<int64_t>(ids.size()), store.layout().dim}, MemoryKind::kDevice),
+               device_ids);
   std::vector<std::byte> host(bytes);
   copy_bytes(host.data(), MemoryKind::kHost, out.data(), MemoryKind::kDevice, bytes);
   return host;
@@ -77,6 +79,34 @@ TEST(FeatureStoreGpuTest, EveryTierAndPathIsByteExact) {
         ASSERT_EQ(host, test::reference_rows(dir, ids));
       }
     }
+  }
+}
+
+// A GPU-sampled minibatch's input nodes are on the device already: the tiers read them there (only
+// the routes go up), with the same rows and the same cache decisions as from the host copy.
+TEST(FeatureStoreGpuTest, IdsAlreadyOnTheDeviceGatherTheSameRows) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: gathers from device ids not checked";
+  const test::Watchdog watchdog(120);
+  ThreadPool pool(2);
+  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  FeatureStoreOptions options;
+  options.budgets.gpu_hot = Budget::percent(20);
+  options.budgets.gpu_cache = Budget::percent(10);
+  options.budgets.cpu = Budget::percent(30);
+  options.io_depth = 8;
+  FeatureStore from_host(graph::Dataset::open(dir), options, pool);
+  FeatureStore from_device(graph::Dataset::open(dir), options, pool);
+  for (uint64_t b = 0; b < 4; ++b) {
+    const std::vector<int64_t> ids = test::uniform_ids(3000, kNodes, 90 + b);
+    Buffer on_device(MemoryKind::kDevice, ids.size() * sizeof(int64_t));
+    copy_bytes(on_device.data(), MemoryKind::kDevice, ids.data(), MemoryKind::kHost, ids.size() * sizeof(int64_t));
+    const std::vector<std::byte> rows =
+        gather_device(from_device, ids, DeviceIds{static_cast<const int64_t*>(on_device.data()), 0});
+    ASSERT_EQ(rows, test::reference_rows(dir, ids)) << "batch " << b;
+    ASSERT_EQ(rows, gather_device(from_host, ids)) << "batch " << b;
+    const GatherStats d = from_device.last_gather(), h = from_host.last_gather();
+    EXPECT_EQ(d.gpu_cache.rows, h.gpu_cache.rows) << "batch " << b;
+    EXPECT_EQ(d.cache_fills, h.cache_fills) << "batch " << b;
   }
 }
 

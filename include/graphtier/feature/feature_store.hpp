@@ -82,6 +82,12 @@ struct TierLayout {
 /// freeing failed fills), never across its reads and copies, so announce and consume never wait
 /// for a gather's I/O. The thread pool handed in must not be running another parallel_for of the
 /// caller's while gather runs (ThreadPool is not reentrant).
+/// Ids in the memory of CUDA device `device` (FeatureStore::gather).
+struct DeviceIds {
+  const int64_t* data = nullptr;
+  int device = 0;
+};
+
 class FeatureStore {
  public:
   /// Loads the static tiers of the already-open `dataset` (which must have features). The store
@@ -108,7 +114,12 @@ class FeatureStore {
   /// bad one). A read failure throws IoError naming features.bin and the offset; `out` is then
   /// unspecified but no cache line keeps a partial row. Returns what the tiers did for this call
   /// (what last_gather() returns until the next gather).
-  GatherStats gather(std::span<const int64_t> ids, TensorView out);
+  ///
+  /// `device_ids`, optional: the same ids already in device memory (a GPU-sampled minibatch's
+  /// input nodes), complete before the call and alive through it; the GPU tiers on that device
+  /// then read them there rather than upload the host copy (which the host still reads to route
+  /// the rows).
+  GatherStats gather(std::span<const int64_t> ids, TensorView out, const DeviceIds& device_ids = {});
 
   /// Window buffering for the dynamic caches: ids of one minibatch sampled ahead (announce) or
   /// just gathered (consume). Ids outside the caches' range are ignored. Returns the seconds the

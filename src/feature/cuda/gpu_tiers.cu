@@ -269,7 +269,8 @@ void window(GpuTiers& t, std::span<const int64_t> ids, int32_t delta) {
 void announce(GpuTiers& t, std::span<const int64_t> ids) { window(t, ids, +1); }
 void consume(GpuTiers& t, std::span<const int64_t> ids) { window(t, ids, -1); }
 
-void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView out, GatherStats& stats) {
+void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView out, GatherStats& stats,
+            const DeviceIds& device_ids) {
   GpuTiers& t = *store.gpu;
   const int64_t n = static_cast<int64_t>(ids.size());
   const int64_t rb = t.row_bytes;
@@ -349,10 +350,14 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
   }
   GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(counters, 0, offsetof(CacheCounters, tombstones), t.stream));
   GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.events[kStart], t.stream));
-  GRAPHTIER_CUDA_CHECK(
-      cudaMemcpyAsync(t.index_dev.data(), t.index_host.data(), index_bytes, cudaMemcpyHostToDevice, t.stream));
+  // The ids are on the device already when the caller says so: only the routes go up.
+  const bool ids_on_device = device_ids.data != nullptr && device_ids.device == t.device;
+  const std::size_t upload_from = ids_on_device ? route_offset : 0;
+  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(static_cast<std::byte*>(t.index_dev.data()) + upload_from,
+                                       static_cast<const std::byte*>(t.index_host.data()) + upload_from,
+                                       index_bytes - upload_from, cudaMemcpyHostToDevice, t.stream));
   ServeRows rows;
-  rows.ids = static_cast<const int64_t*>(t.index_dev.data());
+  rows.ids = ids_on_device ? device_ids.data : static_cast<const int64_t*>(t.index_dev.data());
   rows.route = static_cast<const uint8_t*>(t.index_dev.data()) + route_offset;
   rows.n = n;
   rows.hot = static_cast<const std::byte*>(t.hot.data());

@@ -25,6 +25,9 @@ void consume(GpuTiers& tiers, std::span<const int64_t> ids);
 /// into pinned staging; storage rows the cache missed follow, then one batched cache update. One
 /// stream synchronisation at the end, one more mid-way only with a GPU cache and storage rows
 /// (docs/architecture.md, "GPU software cache"). Adds to `stats`.
-void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView out, GatherStats& stats);
+/// With `device_ids` on the tiers' device, the kernels read the ids there and only the routes go
+/// up.
+void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView out, GatherStats& stats,
+            const DeviceIds& device_ids);
 
 }  // namespace graphtier::feature::cuda
