@@ -40,6 +40,22 @@ void ensure(Buffer& buffer, MemoryKind kind, std::size_t bytes, int device) {
   buffer = Buffer(kind, std::max(bytes, buffer.size() * 2), device);
 }
 
+// Makes `device` current for the guard's life and then restores the calling thread's device: a
+// gather may be called from a thread that drives another GPU (a user's thread, through Python).
+class CurrentDeviceGuard {
+ public:
+  explicit CurrentDeviceGuard(int device) {
+    GRAPHTIER_CUDA_CHECK(cudaGetDevice(&caller_));
+    GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
+  }
+  ~CurrentDeviceGuard() { cudaSetDevice(caller_); }
+  CurrentDeviceGuard(const CurrentDeviceGuard&) = delete;
+  CurrentDeviceGuard& operator=(const CurrentDeviceGuard&) = delete;
+
+ private:
+  int caller_ = 0;
+};
+
 }  // namespace
 
 // Synchronisation budget of one gather (docs/architecture.md, "GPU software cache"): one
@@ -279,7 +295,7 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
   GRAPHTIER_EXPECTS(out.memory != MemoryKind::kDevice || out.device == t.device, InvalidArgument,
                     "gather output is on CUDA device ", out.device, ", the feature store's GPU tiers on device ",
                     t.device);
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(t.device));
+  const CurrentDeviceGuard on_device(t.device);
 
   std::byte* dst = static_cast<std::byte*>(out.data);
   if (out.memory != MemoryKind::kDevice) {

@@ -24,7 +24,8 @@ void consume(GpuTiers& tiers, std::span<const int64_t> ids);
 /// on the tiers' stream while the CPU gathers the pinned tier's CPU half (split by the rows' span)
 /// into pinned staging; storage rows the cache missed follow, then one batched cache update. One
 /// stream synchronisation at the end, one more mid-way only with a GPU cache and storage rows
-/// (docs/architecture.md, "GPU software cache"). Adds to `stats`.
+/// (docs/architecture.md, "GPU software cache"). Adds to `stats`. The calling thread's current
+/// device is left as it was.
 void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView out, GatherStats& stats);
 
 }  // namespace graphtier::feature::cuda
