@@ -205,7 +205,7 @@ TEST(FeatureStoreGpuTest, ManyLinesAndLargeRequestsMatchTheHostModel) {
   }
 }
 
-TEST(FeatureStoreGpuTest, GatherLeavesTheCallersCurrentDeviceAsItWas) {
+TEST(FeatureStoreGpuTest, StoreAndGatherLeaveTheCallersCurrentDeviceAsItWas) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the caller's current device after a gather not checked";
 #if GRAPHTIER_WITH_CUDA
   int devices = 0;
@@ -219,18 +219,22 @@ TEST(FeatureStoreGpuTest, GatherLeavesTheCallersCurrentDeviceAsItWas) {
   options.budgets.cpu = Budget::percent(40);
   options.io_depth = 8;
   options.device = 1;
+  // A caller that drives device 0 (as PyTorch's current device) makes the store and gathers from
+  // it into host memory.
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   FeatureStore store(graph::Dataset::open(dir), options, pool);
+  int current = -1;
+  ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
+  EXPECT_EQ(current, 0) << "after the store was made";
   const std::vector<int64_t> ids = test::uniform_ids(500, kNodes, 77);
-  // A caller that drives device 0 (as PyTorch's current device) gathers into host memory.
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   std::vector<std::byte> host(ids.size() * 96);
   store.announce(ids);
   store.gather(ids, TensorView::contiguous(host.data(), DType::kFloat32, {static_cast<int64_t>(ids.size()), 24}));
   store.consume(ids);
   EXPECT_EQ(host, test::reference_rows(dir, ids));
-  int current = -1;
   ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
-  EXPECT_EQ(current, 0);
+  EXPECT_EQ(current, 0) << "after a gather";
 #endif
 }
 

@@ -40,8 +40,9 @@ void ensure(Buffer& buffer, MemoryKind kind, std::size_t bytes, int device) {
   buffer = Buffer(kind, std::max(bytes, buffer.size() * 2), device);
 }
 
-// Makes `device` current for the guard's life and then restores the calling thread's device: a
-// gather may be called from a thread that drives another GPU (a user's thread, through Python).
+// Makes `device` current for the guard's life and then restores the calling thread's device: the
+// store may be made and gathered from by a thread that drives another GPU (a user's thread,
+// through Python).
 class CurrentDeviceGuard {
  public:
   explicit CurrentDeviceGuard(int device) {
@@ -221,11 +222,11 @@ void measure_pinned_paths(GpuTiers& t, FeatureStore::Impl& store) {
 }  // namespace
 
 std::unique_ptr<GpuTiers, GpuTiersDeleter> make_gpu_tiers(FeatureStore::Impl& store, const FeatureStoreOptions& options) {
+  const CurrentDeviceGuard on_device(options.device);  // before `t`: a throw frees it on its device
   std::unique_ptr<GpuTiers, GpuTiersDeleter> t(new GpuTiers(options.device));
   t->gpu_end = store.tiers.ranges.gpu_end;
   t->row_bytes = store.layout.row_bytes();
   t->forced_path = options.pinned_path;
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(t->device));
   for (cudaEvent_t& e : t->events) GRAPHTIER_CUDA_CHECK(cudaEventCreate(&e));
   for (cudaEvent_t& e : t->window_done) GRAPHTIER_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   if (t->gpu_end > 0) {

@@ -12,6 +12,7 @@ namespace graphtier::feature::cuda {
 
 /// Allocates and loads the GPU hot tier, the GPU cache and the staging buffers on
 /// options.device, and measures the two paths of the pinned tier (fills store.tiers.pinned_paths).
+/// The calling thread's current device is left as it was.
 std::unique_ptr<GpuTiers, GpuTiersDeleter> make_gpu_tiers(FeatureStore::Impl& store, const FeatureStoreOptions& options);
 
 /// Window buffering for the GPU cache: the ids (in [gpu_end, num_nodes)) cross once through
