@@ -290,10 +290,11 @@ TEST(FeatureStoreGpuTest, WindowChangesFromAnotherThreadKeepGathersExact) {
   FeatureStore store(graph::Dataset::open(dir), options, pool);
   std::atomic<bool> stop{false};
   // The sampler's side: announce a batch, later consume it, while the gathers below run (their
-  // probes and updates share the GPU tiers' stream with these window changes).
+  // probes and updates share the GPU tiers' stream with these window changes). The batches grow,
+  // so that the device copy of the ids is replaced while earlier window kernels may be queued.
   std::thread sampler([&] {
     for (uint64_t b = 0; !stop.load(); ++b) {
-      const std::vector<int64_t> ids = test::uniform_ids(500, kNodes, 5000 + b);
+      const std::vector<int64_t> ids = test::uniform_ids(50 * (1 + b % 400), kNodes, 5000 + b);
       store.announce(ids);
       store.consume(ids);
     }
@@ -306,6 +307,15 @@ TEST(FeatureStoreGpuTest, WindowChangesFromAnotherThreadKeepGathersExact) {
   }
   stop = true;
   sampler.join();
+  // Every announce was consumed, so no line may stay pinned: 64 new distinct ids at a time, every
+  // one of them gets a line (a leaked reuse count on a held key would make one bypass).
+  const int64_t gpu_end = store.tiers().ranges.gpu_end;
+  for (int64_t begin = gpu_end; begin < kNodes; begin += 64) {
+    std::vector<int64_t> ids;
+    for (int64_t id = begin; id < std::min(kNodes, begin + 64); ++id) ids.push_back(id);
+    ASSERT_EQ(gather_device(store, ids), test::reference_rows(dir, ids)) << "ids from " << begin;
+    EXPECT_EQ(store.last_gather().cache_bypasses, 0) << "ids from " << begin;
+  }
 }
 
 // Bytes free for a test that needs them (MemAvailable), 0 when unknown.

@@ -268,6 +268,9 @@ void window(GpuTiers& t, std::span<const int64_t> ids, int32_t delta) {
     GRAPHTIER_CUDA_CHECK(cudaEventSynchronize(t.window_done[i]));
     const std::size_t bytes = ids.size() * sizeof(int64_t);
     ensure(t.window_host[i], MemoryKind::kPinned, bytes, t.device);
+    // The previous call's upload and kernels may still use window_dev, and cudaFree does not
+    // promise to wait for queued work: drain the stream before it is replaced (growth only).
+    if (t.window_dev.size() < bytes) GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(t.stream));
     ensure(t.window_dev, MemoryKind::kDevice, bytes, t.device);
     std::copy(ids.begin(), ids.end(), static_cast<int64_t*>(t.window_host[i].data()));
     GRAPHTIER_CUDA_CHECK(
