@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <unordered_map>
 #include <vector>
@@ -104,6 +105,114 @@ TEST(GpuCacheTableTest, FirstPositionKeepsEachKeysSmallestPosition) {
     const auto it = reference.find(key);
     EXPECT_EQ(first_position(keys.data(), first.data(), keys.size() - 1, key), it == reference.end() ? -1 : it->second);
   }
+}
+
+// plain_cas never fails; on the device a compare-and-swap loses whenever another thread claims the
+// cell first. A key whose home is `cell` (not among the test's own keys): what a racing insert
+// that claims exactly that cell would have inserted.
+int64_t rival_key_at(uint64_t cell, uint64_t mask, int64_t& next_candidate) {
+  while (table_home(next_candidate, mask) != cell) ++next_candidate;
+  return next_candidate++;
+}
+
+TEST(GpuCacheTableTest, InsertsThatLoseTheirCompareAndSwapProbeOn) {
+  constexpr int64_t kLines = 300;
+  Table t(kLines);
+  std::unordered_map<int64_t, int64_t> reference;
+  int64_t candidate = int64_t{1} << 40;  // rivals' keys, above the test's own
+  int64_t rivals = 0;
+  uint64_t attempt = 0;
+  // Every other attempt on a free cell loses to a rival that takes it (its slot written too, as
+  // its own table_insert would).
+  const auto losing_cas = [&](int64_t* address, int64_t expected, int64_t desired) {
+    if (++attempt % 2 == 1 && (*address == kEmpty || *address == kTombstone) &&
+        static_cast<int64_t>(reference.size()) < kLines - 1) {
+      const auto cell = static_cast<uint64_t>(address - t.keys.data());
+      const int64_t rival = rival_key_at(cell, t.mask(), candidate);
+      *address = rival;
+      t.slots[cell] = -rival;
+      reference[rival] = -rival;
+      ++rivals;
+    }
+    return plain_cas(address, expected, desired);
+  };
+  for (uint64_t step = 0; step < 5000; ++step) {
+    const auto key = static_cast<int64_t>(bounded_u64(philox_u64(21, 1, step), 4 * kLines));
+    if (reference.count(key) == 0 && static_cast<int64_t>(reference.size()) < kLines - 1) {
+      const int64_t before = table_insert(t.keys.data(), t.slots.data(), t.mask(), key, 7 * key, losing_cas);
+      ASSERT_TRUE(before == kEmpty || before == kTombstone) << "step " << step;
+      reference[key] = 7 * key;
+    } else if (reference.count(key) != 0) {
+      ASSERT_TRUE(table_erase(t.keys.data(), t.mask(), key));
+      reference.erase(key);
+    }
+    // Rivals leave too, so that the table keeps room and tombstones.
+    if (step % 3 == 0) {
+      for (auto it = reference.begin(); it != reference.end(); ++it) {
+        if (it->first >= (int64_t{1} << 40)) {
+          ASSERT_TRUE(table_erase(t.keys.data(), t.mask(), it->first));
+          reference.erase(it);
+          break;
+        }
+      }
+    }
+    if (table_needs_rebuild(static_cast<int64_t>(std::count(t.keys.begin(), t.keys.end(), kTombstone)), t.keys.size())) {
+      Table fresh(kLines);
+      for (std::size_t i = 0; i < t.keys.size(); ++i) {
+        if (t.keys[i] >= 0)
+          table_insert(fresh.keys.data(), fresh.slots.data(), fresh.mask(), t.keys[i], t.slots[i], plain_cas);
+      }
+      t = fresh;
+    }
+    if (step % 50 == 0) {
+      for (const auto& [k, slot] : reference) {
+        ASSERT_EQ(table_find(t.keys.data(), t.slots.data(), t.mask(), k), slot) << "key " << k << " step " << step;
+        ASSERT_EQ(std::count(t.keys.begin(), t.keys.end(), k), 1) << "key " << k << " step " << step;
+      }
+      for (int64_t k = 0; k < 4 * kLines; ++k) {
+        if (reference.count(k) == 0) {
+          ASSERT_EQ(table_find(t.keys.data(), t.slots.data(), t.mask(), k), -1);
+        }
+      }
+    }
+  }
+  EXPECT_GT(rivals, 100);
+}
+
+TEST(GpuCacheTableTest, FirstPositionsSurviveLosingTheirCompareAndSwap) {
+  constexpr int64_t kPositions = 3000;
+  std::vector<int64_t> keys(table_capacity(kPositions), kEmpty);
+  std::vector<int64_t> first(keys.size(), std::numeric_limits<int64_t>::max());
+  const uint64_t mask = keys.size() - 1;
+  std::unordered_map<int64_t, int64_t> reference;
+  int64_t candidate = int64_t{1} << 40;
+  uint64_t attempt = 0;
+  // A third of the attempts lose to another thread inserting the same key (at another position,
+  // recorded with its own atomic minimum), a third to a thread inserting another key there.
+  const auto losing_cas = [&](int64_t* address, int64_t expected, int64_t desired) {
+    const uint64_t a = attempt++;
+    const auto cell = static_cast<uint64_t>(address - keys.data());
+    if (*address == kEmpty && a % 3 != 2) {
+      const int64_t rival = a % 3 == 0 ? desired : rival_key_at(cell, mask, candidate);
+      const auto pos = static_cast<int64_t>(bounded_u64(philox_u64(22, 0, a), 2 * kPositions));
+      *address = rival;
+      plain_min(&first[cell], pos);
+      const auto it = reference.find(rival);
+      if (it == reference.end() || pos < it->second) reference[rival] = pos;
+    }
+    return plain_cas(address, expected, desired);
+  };
+  for (int64_t k = kPositions - 1; k >= 0; --k) {
+    const auto key = static_cast<int64_t>(bounded_u64(philox_u64(23, 0, static_cast<uint64_t>(k)), 1000));
+    first_position_insert(keys.data(), first.data(), mask, key, k, losing_cas, plain_min);
+    const auto it = reference.find(key);
+    if (it == reference.end() || k < it->second) reference[key] = k;
+  }
+  for (const auto& [key, pos] : reference) {
+    ASSERT_EQ(first_position(keys.data(), first.data(), mask, key), pos) << "key " << key;
+    ASSERT_EQ(std::count(keys.begin(), keys.end(), key), 1) << "key " << key;
+  }
+  EXPECT_GT(attempt, 500u);
 }
 
 TEST(GpuCacheTableTest, ClockClassAndWindowCount) {

@@ -182,6 +182,92 @@ TEST(FeatureStoreGpuTest, CacheCountsMatchTheHostModelOverAWindow) {
   }
 }
 
+TEST(FeatureStoreGpuTest, ManyLinesAndLargeRequestsMatchTheHostModel) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the victim sweep over many lines and grid-stride rounds not checked";
+  const test::Watchdog watchdog(300);
+  ThreadPool pool(2);
+  constexpr int64_t kManyNodes = 20000;
+  const std::string& dir = test::feature_dataset(kManyNodes, 24, DType::kFloat32, 0);
+  // 1 line (the sweep's one block almost idle) and 2500 lines (the sweep in three rounds of its
+  // 1024 threads, victims across the rounds' boundaries); pinned rows read by zero-copy.
+  for (const int64_t lines : {int64_t{1}, int64_t{2500}}) {
+    SCOPED_TRACE("lines " + std::to_string(lines));
+    FeatureStoreOptions options;
+    options.budgets.gpu_hot = Budget::bytes(100 * 96);  // ids [0, 100) hot
+    options.budgets.gpu_cache = Budget::bytes(lines * 96);
+    options.budgets.cpu = Budget::percent(100);
+    options.pinned_path = PinnedPath::kZeroCopy;
+    options.io_depth = 8;
+    FeatureStore store(graph::Dataset::open(dir), options, pool);
+    ASSERT_EQ(store.tiers().gpu_cache_rows, lines);
+    test::NaiveGpuCache model(lines);
+    std::vector<std::vector<int64_t>> window;
+    for (uint64_t g = 0; g < 14; ++g) {
+      // Every third request has 600000 positions, more than the 65535 blocks x 8 warps of one
+      // launch: every grid-stride loop of the gather takes a second round. The others are skewed
+      // to 4000 ids, so that lines are hit, evicted and pinned.
+      const bool large = g % 3 == 2;
+      std::vector<int64_t> ids = test::uniform_ids(large ? 600000 : 3000 + g * 500, large ? kManyNodes : 4000, 1300 + g);
+      store.announce(ids);
+      std::vector<int64_t> cached;
+      for (const int64_t id : ids) {
+        if (id >= 100) cached.push_back(id);
+      }
+      model.announce(cached);
+      window.push_back(ids);
+      if (window.size() < 3) continue;
+      const std::vector<int64_t> batch = window.front();
+      window.erase(window.begin());
+      std::vector<int64_t> batch_cached;
+      for (const int64_t id : batch) {
+        if (id >= 100) batch_cached.push_back(id);
+      }
+      ASSERT_EQ(gather_device(store, batch), test::reference_rows(dir, batch)) << "gather " << g;
+      const test::GpuCacheCounts want = model.gather(batch_cached);
+      const GatherStats s = store.last_gather();
+      EXPECT_EQ(s.gpu_cache.rows, want.hits) << "gather " << g;
+      EXPECT_EQ(s.cache_fills, want.fills) << "gather " << g;
+      EXPECT_EQ(s.cache_bypasses, want.bypasses) << "gather " << g;
+      EXPECT_EQ(s.gpu_cache_evictions, want.evictions) << "gather " << g;
+      store.consume(batch);
+      model.consume(batch_cached);
+    }
+  }
+}
+
+TEST(FeatureStoreGpuTest, StoreAndGatherLeaveTheCallersCurrentDeviceAsItWas) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the caller's current device after a gather not checked";
+#if GRAPHTIER_WITH_CUDA
+  int devices = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&devices), cudaSuccess);
+  if (devices < 2) GTEST_SKIP() << "needs two GPUs (the store's tiers on one, the caller on the other); has " << devices;
+  ThreadPool pool(2);
+  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  FeatureStoreOptions options;
+  options.budgets.gpu_hot = Budget::percent(10);
+  options.budgets.gpu_cache = Budget::percent(10);
+  options.budgets.cpu = Budget::percent(40);
+  options.io_depth = 8;
+  options.device = 1;
+  // A caller that drives device 0 (as PyTorch's current device) makes the store and gathers from
+  // it into host memory.
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  FeatureStore store(graph::Dataset::open(dir), options, pool);
+  int current = -1;
+  ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
+  EXPECT_EQ(current, 0) << "after the store was made";
+  const std::vector<int64_t> ids = test::uniform_ids(500, kNodes, 77);
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  std::vector<std::byte> host(ids.size() * 96);
+  store.announce(ids);
+  store.gather(ids, TensorView::contiguous(host.data(), DType::kFloat32, {static_cast<int64_t>(ids.size()), 24}));
+  store.consume(ids);
+  EXPECT_EQ(host, test::reference_rows(dir, ids));
+  ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
+  EXPECT_EQ(current, 0) << "after a gather";
+#endif
+}
+
 TEST(FeatureStoreGpuTest, OutputIsCompleteForAnotherStreamWhenGatherReturns) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: output consumed on another stream not checked";
 #if GRAPHTIER_WITH_CUDA
@@ -234,10 +320,11 @@ TEST(FeatureStoreGpuTest, WindowChangesFromAnotherThreadKeepGathersExact) {
   FeatureStore store(graph::Dataset::open(dir), options, pool);
   std::atomic<bool> stop{false};
   // The sampler's side: announce a batch, later consume it, while the gathers below run (their
-  // probes and updates share the GPU tiers' stream with these window changes).
+  // probes and updates share the GPU tiers' stream with these window changes). The batches grow,
+  // so that the device copy of the ids is replaced while earlier window kernels may be queued.
   std::thread sampler([&] {
     for (uint64_t b = 0; !stop.load(); ++b) {
-      const std::vector<int64_t> ids = test::uniform_ids(500, kNodes, 5000 + b);
+      const std::vector<int64_t> ids = test::uniform_ids(50 * (1 + b % 400), kNodes, 5000 + b);
       store.announce(ids);
       store.consume(ids);
     }
@@ -250,6 +337,15 @@ TEST(FeatureStoreGpuTest, WindowChangesFromAnotherThreadKeepGathersExact) {
   }
   stop = true;
   sampler.join();
+  // Every announce was consumed, so no line may stay pinned: 64 new distinct ids at a time, every
+  // one of them gets a line (a leaked reuse count on a held key would make one bypass).
+  const int64_t gpu_end = store.tiers().ranges.gpu_end;
+  for (int64_t begin = gpu_end; begin < kNodes; begin += 64) {
+    std::vector<int64_t> ids;
+    for (int64_t id = begin; id < std::min(kNodes, begin + 64); ++id) ids.push_back(id);
+    ASSERT_EQ(gather_device(store, ids), test::reference_rows(dir, ids)) << "ids from " << begin;
+    EXPECT_EQ(store.last_gather().cache_bypasses, 0) << "ids from " << begin;
+  }
 }
 
 // Bytes free for a test that needs them (MemAvailable), 0 when unknown.

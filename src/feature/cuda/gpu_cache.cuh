@@ -5,9 +5,11 @@
 // every output row has landed, in stream order. The decisions are the __host__ __device__
 // functions of graphtier/cache/gpu_cache_table.hpp; these kernels only launch them.
 //
-// Thread-safety: none; the feature store serialises gathers, and announce/consume (window) under
-// its policy lock. Everything is queued on the stream handed in (the GPU tiers' one stream), so a
-// probe, a window change and an update never overlap on the device.
+// Thread-safety: serve() and update() are called by one gather at a time (the feature store's
+// gather lock), window() by one announce/consume at a time (its policy lock), and window() may run
+// on another thread while a gather's serve() or update() runs: it touches only its own scratch
+// and, through the stream, the reuse counts. Everything is queued on the stream handed in (the GPU
+// tiers' one stream), so a probe, a window change and an update never overlap on the device.
 #pragma once
 
 #include <cuda_runtime.h>

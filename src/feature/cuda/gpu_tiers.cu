@@ -40,6 +40,23 @@ void ensure(Buffer& buffer, MemoryKind kind, std::size_t bytes, int device) {
   buffer = Buffer(kind, std::max(bytes, buffer.size() * 2), device);
 }
 
+// Makes `device` current for the guard's life and then restores the calling thread's device: the
+// store may be made and gathered from by a thread that drives another GPU (a user's thread,
+// through Python).
+class CurrentDeviceGuard {
+ public:
+  explicit CurrentDeviceGuard(int device) {
+    GRAPHTIER_CUDA_CHECK(cudaGetDevice(&caller_));
+    GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
+  }
+  ~CurrentDeviceGuard() { cudaSetDevice(caller_); }
+  CurrentDeviceGuard(const CurrentDeviceGuard&) = delete;
+  CurrentDeviceGuard& operator=(const CurrentDeviceGuard&) = delete;
+
+ private:
+  int caller_ = 0;
+};
+
 }  // namespace
 
 // Synchronisation budget of one gather (docs/architecture.md, "GPU software cache"): one
@@ -205,11 +222,11 @@ void measure_pinned_paths(GpuTiers& t, FeatureStore::Impl& store) {
 }  // namespace
 
 std::unique_ptr<GpuTiers, GpuTiersDeleter> make_gpu_tiers(FeatureStore::Impl& store, const FeatureStoreOptions& options) {
+  const CurrentDeviceGuard on_device(options.device);  // before `t`: a throw frees it on its device
   std::unique_ptr<GpuTiers, GpuTiersDeleter> t(new GpuTiers(options.device));
   t->gpu_end = store.tiers.ranges.gpu_end;
   t->row_bytes = store.layout.row_bytes();
   t->forced_path = options.pinned_path;
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(t->device));
   for (cudaEvent_t& e : t->events) GRAPHTIER_CUDA_CHECK(cudaEventCreate(&e));
   for (cudaEvent_t& e : t->window_done) GRAPHTIER_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   if (t->gpu_end > 0) {
@@ -251,6 +268,9 @@ void window(GpuTiers& t, std::span<const int64_t> ids, int32_t delta) {
     GRAPHTIER_CUDA_CHECK(cudaEventSynchronize(t.window_done[i]));
     const std::size_t bytes = ids.size() * sizeof(int64_t);
     ensure(t.window_host[i], MemoryKind::kPinned, bytes, t.device);
+    // The previous call's upload and kernels may still use window_dev, and cudaFree does not
+    // promise to wait for queued work: drain the stream before it is replaced (growth only).
+    if (t.window_dev.size() < bytes) GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(t.stream));
     ensure(t.window_dev, MemoryKind::kDevice, bytes, t.device);
     std::copy(ids.begin(), ids.end(), static_cast<int64_t*>(t.window_host[i].data()));
     GRAPHTIER_CUDA_CHECK(
@@ -280,7 +300,7 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
   GRAPHTIER_EXPECTS(out.memory != MemoryKind::kDevice || out.device == t.device, InvalidArgument,
                     "gather output is on CUDA device ", out.device, ", the feature store's GPU tiers on device ",
                     t.device);
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(t.device));
+  const CurrentDeviceGuard on_device(t.device);
 
   std::byte* dst = static_cast<std::byte*>(out.data);
   if (out.memory != MemoryKind::kDevice) {

@@ -12,6 +12,7 @@ namespace graphtier::feature::cuda {
 
 /// Allocates and loads the GPU hot tier, the GPU cache and the staging buffers on
 /// options.device, and measures the two paths of the pinned tier (fills store.tiers.pinned_paths).
+/// The calling thread's current device is left as it was.
 std::unique_ptr<GpuTiers, GpuTiersDeleter> make_gpu_tiers(FeatureStore::Impl& store, const FeatureStoreOptions& options);
 
 /// Window buffering for the GPU cache: the ids (in [gpu_end, num_nodes)) cross once through
@@ -24,9 +25,9 @@ void consume(GpuTiers& tiers, std::span<const int64_t> ids);
 /// on the tiers' stream while the CPU gathers the pinned tier's CPU half (split by the rows' span)
 /// into pinned staging; storage rows the cache missed follow, then one batched cache update. One
 /// stream synchronisation at the end, one more mid-way only with a GPU cache and storage rows
-/// (docs/architecture.md, "GPU software cache"). Adds to `stats`.
-/// With `device_ids` on the tiers' device, the kernels read the ids there and only the routes go
-/// up.
+/// (docs/architecture.md, "GPU software cache"). Adds to `stats`. The calling thread's current
+/// device is left as it was. With `device_ids` on the tiers' device, the kernels read the ids
+/// there and only the routes go up.
 void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView out, GatherStats& stats,
             const DeviceIds& device_ids);
 
