@@ -21,7 +21,9 @@
 // the device and the kernels read them there, and the layer's block comes back through pinned
 // staging in one synchronisation (build_block), which also gives the host the next layer's dst
 // count. No allocation waits (stream-ordered scratch from the pool that keeps its memory) and no
-// copy is pageable.
+// copy is pageable. The device form (sample_device_with) keeps the same one wait per layer but
+// reads only three counts in it: the block stays where build_device_block wrote it, and the next
+// layer's bound, which the host cannot sum without the src nodes, is summed on the device.
 #include <cuda_runtime.h>
 
 #include <cub/cub.cuh>
