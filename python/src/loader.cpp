@@ -52,7 +52,9 @@ struct Delivered {
 /// The blocks of a device form as tensors on the device (`cuda`; host tensors for the tests, which
 /// fake a device form in host memory): the same code path either way.
 void device_blocks(const sample::DeviceMiniBatch& d, nb::handle owner, bool cuda, nb::dict& out) {
-  const auto view = [&](const auto* p, int64_t n) { return torch_view(p, static_cast<std::size_t>(n), owner, cuda, d.device); };
+  const auto view = [&](const auto* p, int64_t n) {
+    return torch_view(p, static_cast<std::size_t>(n), owner, cuda, d.device);
+  };
   nb::list blocks;
   for (const sample::DeviceBlock& b : d.blocks) {
     nb::dict block;

@@ -130,8 +130,9 @@ SampledBatch BatchSampler::sample_device(std::span<const int64_t> seeds, uint64_
       return out.input.data();
     };
   }
-  auto d = std::make_shared<sample::DeviceMiniBatch>(cuda_neighbor_ ? cuda_neighbor_->sample_device(seeds, stream, s->get(), sink)
-                                                                    : cuda_layer_->sample_device(seeds, stream, s->get(), sink));
+  auto d = std::make_shared<sample::DeviceMiniBatch>(
+      cuda_neighbor_ ? cuda_neighbor_->sample_device(seeds, stream, s->get(), sink)
+                     : cuda_layer_->sample_device(seeds, stream, s->get(), sink));
   if (input_ids_to_host_) {
     if (d->blocks.empty()) {  // no layers: the input nodes are the seeds
       out.input = ring_->acquire(seeds.size());

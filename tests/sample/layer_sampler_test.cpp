@@ -690,7 +690,8 @@ TEST(LayerSampler, CudaDeviceFormMatchesCpu) {
   const OwnedGraph g = chain();
   for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
     SCOPED_TRACE(::testing::Message() << "method " << static_cast<int>(m));
-    expect_device_form(CudaLayerSampler(wide_graph, layers({64, 64}, m)), LayerSampler(big.sample_graph(), layers({64, 64}, m)),
+    expect_device_form(CudaLayerSampler(wide_graph, layers({64, 64}, m)),
+                       LayerSampler(big.sample_graph(), layers({64, 64}, m)),
                        test::random_seeds(big.num_nodes(), 100, 3), 9, own.get());
     for (const std::vector<int64_t>& sizes : {std::vector<int64_t>{0, 0}, std::vector<int64_t>{1, 0, 1}}) {
       const CudaLayerSampler gpu_sampler(g.sample_graph(), layers(sizes, m));

@@ -24,7 +24,8 @@ class PinnedStagingPool;
 }
 
 /// One layer of a DeviceMiniBatch: the Block contract (minibatch.hpp) in device memory, every
-/// array int64 but the weights (float, as Block::weights). The pointers stay valid while the DeviceMiniBatch that holds them lives.
+/// array int64 but the weights (float, as Block::weights). The pointers stay valid while the
+/// DeviceMiniBatch that holds them lives.
 struct DeviceBlock {
   int64_t num_dst = 0;
   int64_t num_src = 0;

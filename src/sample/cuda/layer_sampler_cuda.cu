@@ -445,7 +445,8 @@ DeviceMiniBatch sample_device_with(const LayerDeviceGraph& g, const LayerSampler
     GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(counts, d.indptr.get() + n_dst, sizeof(int64_t), cudaMemcpyDeviceToHost, s));
     GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(counts + 1, d.num_new.get(), sizeof(int64_t), cudaMemcpyDeviceToHost, s));
     if (!last) {
-      GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(counts + 2, next_nonzeros.get(), sizeof(int64_t), cudaMemcpyDeviceToHost, s));
+      GRAPHTIER_CUDA_CHECK(
+          cudaMemcpyAsync(counts + 2, next_nonzeros.get(), sizeof(int64_t), cudaMemcpyDeviceToHost, s));
     }
     count_synchronisation();
     ++batch.host_syncs;
