@@ -52,7 +52,9 @@ struct Delivered {
 /// The blocks of a device form as tensors on the device (`cuda`; host tensors for the tests, which
 /// fake a device form in host memory): the same code path either way.
 void device_blocks(const sample::DeviceMiniBatch& d, nb::handle owner, bool cuda, nb::dict& out) {
-  const auto view = [&](const int64_t* p, int64_t n) { return torch_view(p, static_cast<std::size_t>(n), owner, cuda, d.device); };
+  const auto view = [&](const auto* p, int64_t n) {
+    return torch_view(p, static_cast<std::size_t>(n), owner, cuda, d.device);
+  };
   nb::list blocks;
   for (const sample::DeviceBlock& b : d.blocks) {
     nb::dict block;
@@ -61,7 +63,7 @@ void device_blocks(const sample::DeviceMiniBatch& d, nb::handle owner, bool cuda
     block["indptr"] = view(b.indptr, b.num_dst + 1);
     block["indices"] = view(b.indices, b.num_edges);
     block["edge_ids"] = b.edge_ids == nullptr ? nb::none() : nb::cast(view(b.edge_ids, b.num_edges));
-    block["weights"] = nb::none();
+    block["weights"] = b.weights == nullptr ? nb::none() : nb::cast(view(b.weights, b.num_edges));
     blocks.append(block);
   }
   out["blocks"] = blocks;
@@ -199,10 +201,10 @@ void bind_loader(nb::module_& m) {
       .def("stats", [](const LoaderHandle& l) { return epoch_stats_dict(l.loader->stats()); });
 
   // For the tests, without a GPU: a device form faked in host memory (blocks of the given sizes,
-  // array k of block l filled with 1000 * l + 100 * k + i) through the code path of device
+  // array k of block l filled with 1000 * l + 100 * k + i, weights i / 2) through the code path of device
   // batches, and the count of delivered minibatches whose owner is still alive.
   m.def("_fake_device_batch", [](std::vector<int64_t> num_dst, std::vector<int64_t> num_src,
-                                 std::vector<int64_t> num_edges, bool edge_ids) {
+                                 std::vector<int64_t> num_edges, bool edge_ids, bool weights) {
     auto d = std::make_shared<sample::DeviceMiniBatch>();
     const auto array = [&](int64_t n, int64_t base) {
       auto v = std::make_shared<std::vector<int64_t>>(static_cast<std::size_t>(n));
@@ -220,12 +222,18 @@ void bind_loader(nb::module_& m) {
       b.indptr = array(b.num_dst + 1, base + 100);
       b.indices = array(b.num_edges, base + 200);
       if (edge_ids) b.edge_ids = array(b.num_edges, base + 300);
+      if (weights) {  // weights k / 2 (exact in float)
+        auto w = std::make_shared<std::vector<float>>(static_cast<std::size_t>(b.num_edges));
+        for (int64_t i = 0; i < b.num_edges; ++i) (*w)[static_cast<std::size_t>(i)] = static_cast<float>(i) / 2;
+        d->storage.push_back(w);
+        b.weights = w->data();
+      }
     }
     loader::LoadedBatch lb;
     lb.device = d;
     lb.batch.seeds.assign(d->blocks.empty() ? 0 : static_cast<std::size_t>(num_dst.front()), 0);
     return batch_dict(std::move(lb), CudaStream{}, false);
-  });
+  }, nb::arg("num_dst"), nb::arg("num_src"), nb::arg("num_edges"), nb::arg("edge_ids"), nb::arg("weights") = false);
   m.def("_live_batches", [] { return Delivered::live.load(); });
 }
 

@@ -147,6 +147,15 @@ def test_layer_loader_on_cuda_samples_on_the_gpu_as_on_the_cpu(synthetic, method
     assert len(pairs) == len(cpu) == len(gpu)
     for a, b in pairs:
         assert b.x.is_cuda and torch.equal(a.x, b.x.cpu())
+        # The blocks stay where the GPU sampler wrote them (device tensors, weights included).
+        assert b.seeds.is_cuda and b.input_nodes.is_cuda
+        assert torch.equal(a.seeds, b.seeds.cpu()) and torch.equal(a.input_nodes, b.input_nodes.cpu())
+        assert len(a.blocks) == len(b.blocks) == 2
         for block_a, block_b in zip(a.blocks, b.blocks):
+            assert block_a.num_dst == block_b.num_dst
+            assert block_b.edge_ids is None and block_b.weights.dtype == torch.float32
             for name in ("src_nodes", "indptr", "indices", "weights"):
-                assert torch.equal(getattr(block_a, name), getattr(block_b, name).cpu()), name
+                t = getattr(block_b, name)
+                assert t.is_cuda and t.device.index == 0, name
+                assert torch.equal(getattr(block_a, name), t.cpu()), name
+    assert gpu.stats()["blocks_to_host"] == 0, "the loader copied blocks to the host"

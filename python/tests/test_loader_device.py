@@ -13,8 +13,8 @@ from graphtier import _core
 from graphtier.loader import _batch_from_dict
 
 
-def fake(num_dst, num_src, num_edges, edge_ids=True):
-    return _core._fake_device_batch(num_dst, num_src, num_edges, edge_ids)
+def fake(num_dst, num_src, num_edges, edge_ids=True, weights=False):
+    return _core._fake_device_batch(num_dst, num_src, num_edges, edge_ids, weights)
 
 
 def test_device_blocks_are_views_of_the_right_shape_dtype_and_values():
@@ -38,6 +38,16 @@ def test_device_blocks_are_views_of_the_right_shape_dtype_and_values():
     assert batch.input_nodes.data_ptr() == batch.blocks[1].src_nodes.data_ptr()
     assert batch.input_nodes.shape == (20,)
     assert batch.to("cpu").blocks[0].src_nodes.data_ptr() == batch.blocks[0].src_nodes.data_ptr()
+
+
+def test_layer_wise_device_blocks_carry_their_weights_as_float32_views():
+    batch = _batch_from_dict(fake([4, 9], [9, 20], [11, 30], edge_ids=False, weights=True))
+    for l, ne in enumerate((11, 30)):
+        w = batch.blocks[l].weights
+        assert w is not None and w.dtype == torch.float32 and w.shape == (ne,) and w.stride() == (1,)
+        assert torch.equal(w, torch.arange(ne, dtype=torch.float32) / 2)
+        assert batch.blocks[l].edge_ids is None
+    assert batch.to("cpu").blocks[1].weights.data_ptr() == batch.blocks[1].weights.data_ptr()
 
 
 def test_without_edge_ids_they_are_none_and_empty_blocks_are_empty_tensors():

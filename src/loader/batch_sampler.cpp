@@ -84,6 +84,11 @@ BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> i
       for (int t = 0; t < pool_.size(); ++t) {
         cuda_streams_.push_back(std::make_shared<OwnedCudaStream>(options.topology.device));
       }
+      if (options.device_batches) {
+        device_batches_ = true;
+        input_ids_to_host_ = input_ids_to_host;
+        ring_.emplace(device::allocate_pinned, device::free_pinned);
+      }
     } else {
       layer_ = std::make_unique<sample::LayerSampler>(graph_, o);
     }
@@ -125,7 +130,9 @@ SampledBatch BatchSampler::sample_device(std::span<const int64_t> seeds, uint64_
       return out.input.data();
     };
   }
-  auto d = std::make_shared<sample::DeviceMiniBatch>(cuda_neighbor_->sample_device(seeds, stream, s->get(), sink));
+  auto d = std::make_shared<sample::DeviceMiniBatch>(
+      cuda_neighbor_ ? cuda_neighbor_->sample_device(seeds, stream, s->get(), sink)
+                     : cuda_layer_->sample_device(seeds, stream, s->get(), sink));
   if (input_ids_to_host_) {
     if (d->blocks.empty()) {  // no layers: the input nodes are the seeds
       out.input = ring_->acquire(seeds.size());
@@ -141,7 +148,7 @@ SampledBatch BatchSampler::sample_device(std::span<const int64_t> seeds, uint64_
 }
 
 SampledBatch BatchSampler::sample_one(std::span<const int64_t> seeds, uint64_t stream, int64_t slot) {
-  if (cuda_neighbor_ && device_batches_) return sample_device(seeds, stream, slot);
+  if (device_batches_) return sample_device(seeds, stream, slot);
   SampledBatch out;
   if (cuda_neighbor_) {
     out.batch = cuda_neighbor_->sample(seeds, stream, cuda_streams_[static_cast<std::size_t>(slot)]->get());

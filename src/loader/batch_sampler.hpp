@@ -52,8 +52,8 @@ class BatchSampler {
   /// parallel on the pool (one batch per task; on the GPU, batches[i] on stream i).
   void sample(const std::vector<int64_t>& order, int64_t epoch, std::span<const int64_t> batches,
               std::vector<SampledBatch>& out);
-  /// Whether batches come in the device form (options.device_batches with the GPU neighbour
-  /// sampler).
+  /// Whether batches come in the device form (options.device_batches with the GPU neighbour or
+  /// layer-wise sampler).
   bool device_batches() const noexcept { return device_batches_; }
   /// Batches worth sampling at once: enough to keep the pool busy (with bulk, one bulk call).
   int64_t group_size() const noexcept;

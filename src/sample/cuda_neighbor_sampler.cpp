@@ -6,6 +6,7 @@
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/memory.hpp"
+#include "cuda/layer_sampler_cuda.hpp"
 #include "cuda/neighbor_sampler_cuda.hpp"
 
 namespace graphtier::sample {
@@ -61,6 +62,10 @@ MiniBatch DeviceMiniBatch::to_host() const {
     if (d.edge_ids != nullptr) {
       b.edge_ids.resize(static_cast<std::size_t>(d.num_edges));
       cuda::copy_to_host(b.edge_ids.data(), d.edge_ids, d.num_edges, stream, device);
+    }
+    if (d.weights != nullptr) {
+      b.weights.resize(static_cast<std::size_t>(d.num_edges));
+      cuda::copy_to_host(b.weights.data(), d.weights, d.num_edges, stream, device);
     }
   }
   cuda::synchronize(stream, device);

@@ -85,6 +85,13 @@ MiniBatch CudaLayerSampler::sample(std::span<const int64_t> seeds, uint64_t stre
   return cuda::sample_layers(*impl_->graph, impl_->options, seeds, stream, cuda_stream);
 }
 
+DeviceMiniBatch CudaLayerSampler::sample_device(std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream,
+                                                const InputNodesSink& input_nodes) const {
+  GRAPHTIER_EXPECTS(impl_ != nullptr, InvalidArgument, "CudaLayerSampler: sample_device() on a moved-from sampler");
+  check_seeds(seeds, impl_->num_nodes);
+  return cuda::sample_layers_device(*impl_->graph, impl_->options, seeds, stream, cuda_stream, input_nodes);
+}
+
 #else
 
 struct CudaLayerSampler::Impl {
@@ -97,6 +104,11 @@ CudaLayerSampler::CudaLayerSampler(SampleGraph graph, LayerSamplerOptions option
 }
 
 MiniBatch CudaLayerSampler::sample(std::span<const int64_t>, uint64_t, CudaStream) const {
+  throw Unsupported("CudaLayerSampler: this build has no CUDA backend (configure with the cuda preset)");
+}
+
+DeviceMiniBatch CudaLayerSampler::sample_device(std::span<const int64_t>, uint64_t, CudaStream,
+                                                const InputNodesSink&) const {
   throw Unsupported("CudaLayerSampler: this build has no CUDA backend (configure with the cuda preset)");
 }
 

@@ -331,6 +331,53 @@ TEST(Loader, GpuLayerWiseSamplingMatchesTheCpuLoader) {
         EXPECT_EQ(got[b].batch.blocks[l].weights, want[b].batch.blocks[l].weights) << "batch " << b << " block " << l;
       }
     }
+    EXPECT_EQ(gpu.stats().blocks_to_host, static_cast<int64_t>(got.size())) << "without device_batches";
+  }
+}
+
+TEST(Loader, GpuLayerWiseDeviceBatchesStayOnTheDeviceAndMatchTheCpuLoader) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: layer-wise device batches through the loader not checked";
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  const std::vector<int64_t> ids = train_ids(d);
+  ThreadPool p(2);
+  feature::FeatureStore store(d, store_options("30%", "5%"), p);
+  OwnedCudaStream consumer(0);
+  for (const SamplerKind kind : {SamplerKind::kLadies, SamplerKind::kFastGcn}) {
+    for (const bool features : {true, false}) {  // with features the input ids go through the sink
+      SCOPED_TRACE(::testing::Message() << (kind == SamplerKind::kLadies ? "ladies" : "fastgcn")
+                                        << (features ? " with features" : " without features"));
+      LoaderOptions o = small_options();
+      o.sampler = kind;
+      o.fanouts = {64, 32};
+      Loader cpu(d, features ? &store : nullptr, ids, o);
+      o.gpu_sampling = true;
+      o.sample_threads = 0;
+      o.device_batches = true;
+      Loader gpu(d, features ? &store : nullptr, ids, o);
+      const std::vector<LoadedBatch> want = run_epoch(cpu, 1);
+      std::vector<LoadedBatch> got = run_epoch(gpu, 1);
+      ASSERT_EQ(got.size(), want.size());
+      EXPECT_EQ(gpu.stats().blocks_to_host, 0) << "no block was copied to the host";
+      for (std::size_t b = 0; b < got.size(); ++b) {
+        LoadedBatch& lb = got[b];
+        ASSERT_NE(lb.device, nullptr);
+        EXPECT_TRUE(lb.batch.blocks.empty());
+        const sample::MiniBatch host = lb.device->to_host();  // the test's copy; the loader made none
+        const sample::MiniBatch& w = want[b].batch;
+        EXPECT_EQ(host.seeds, w.seeds);
+        ASSERT_EQ(host.blocks.size(), w.blocks.size());
+        for (std::size_t l = 0; l < w.blocks.size(); ++l) {
+          EXPECT_EQ(host.blocks[l].num_dst, w.blocks[l].num_dst) << "batch " << b << " block " << l;
+          EXPECT_EQ(host.blocks[l].src_nodes, w.blocks[l].src_nodes) << "batch " << b << " block " << l;
+          EXPECT_EQ(host.blocks[l].indptr, w.blocks[l].indptr) << "batch " << b << " block " << l;
+          EXPECT_EQ(host.blocks[l].indices, w.blocks[l].indices) << "batch " << b << " block " << l;
+          EXPECT_EQ(host.blocks[l].weights, w.blocks[l].weights) << "batch " << b << " block " << l;
+        }
+        EXPECT_EQ(lb.labels, want[b].labels);
+        EXPECT_EQ(x_bytes(lb), x_bytes(want[b])) << "features of the input ids the sink received";
+        lb.release_after(consumer.get());
+      }
+    }
   }
 }
 

@@ -486,6 +486,30 @@ TEST(LayerSampler, FastGcnFrequenciesFollowGlobalColumnNorms) {
   EXPECT_LT(chi_square(counts, p), 20.52);
 }
 
+TEST(LayerSampler, BlocksFitTheBoundsTheCudaBackendSizesBy) {
+  // The CUDA backends size every array of a block from its dst rows' nonzeros N = Σ (degree + 1)
+  // (layer_sampler.hpp; the device form sums them on the device over the previous block's src
+  // nodes): edges <= N, src nodes <= dst + min(src set capacity, N), the capacity being N for
+  // LADIES and drawn + dst for FastGCN.
+  for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
+    for (const std::vector<int64_t>& sizes : {std::vector<int64_t>{8, 8, 8}, std::vector<int64_t>{256, -1},
+                                              std::vector<int64_t>{0, 2000}}) {
+      const OwnedGraph g = OwnedGraph::random(3000, 8.0, 4);
+      const LayerSampler sampler(g.sample_graph(), layers(sizes, m));
+      const MiniBatch b = sampler.sample(test::random_seeds(g.num_nodes(), 200, 1), 1);
+      for (std::size_t l = 0; l < b.blocks.size(); ++l) {
+        const Block& k = b.blocks[l];
+        int64_t nonzeros = 0;
+        for (const int64_t v : k.dst_nodes()) nonzeros += g.indptr[v + 1] - g.indptr[v] + 1;
+        const int64_t drawn = sizes[l] < 0 || sizes[l] >= g.num_nodes() ? g.num_nodes() : sizes[l];
+        const int64_t capacity = m == LayerMethod::kLadies ? nonzeros : drawn + k.num_dst;
+        EXPECT_LE(k.num_edges(), nonzeros) << "block " << l;
+        EXPECT_LE(k.num_src(), k.num_dst + std::min(capacity, nonzeros)) << "block " << l;
+      }
+    }
+  }
+}
+
 TEST(LayerSampler, CudaMatchesCpu) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: CUDA layer sampler not checked against the CPU one";
   for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
@@ -598,6 +622,100 @@ TEST(LayerSampler, CudaWaitsOncePerLayer) {
     EXPECT_EQ(cuda::layer_synchronisations() - empty_before, 0u);
   }
 #endif
+}
+
+#if GRAPHTIER_WITH_CUDA
+/// The device form's checks: to_host equals the CPU sampler's MiniBatch bit for bit (weights
+/// included), one host wait per non-empty layer, every non-empty block's weights on the device,
+/// and the sink called once with a bound of the last block's src nodes, which it then holds.
+void expect_device_form(const CudaLayerSampler& gpu, const LayerSampler& cpu, std::span<const int64_t> seeds,
+                        uint64_t stream, CudaStream cuda_stream) {
+  Buffer input_nodes;  // page-locked: the sink's memory
+  int calls = 0;
+  int64_t bound = -1;
+  const InputNodesSink sink = [&](int64_t b) {
+    ++calls;
+    bound = b;
+    const auto bytes = static_cast<std::size_t>(std::max<int64_t>(b, 1)) * sizeof(int64_t);
+    input_nodes = Buffer(MemoryKind::kPinned, bytes);
+    return static_cast<int64_t*>(input_nodes.data());
+  };
+  const uint64_t before = cuda::layer_synchronisations();
+  const DeviceMiniBatch d = gpu.sample_device(seeds, stream, cuda_stream, sink);
+  const int64_t layers = static_cast<int64_t>(gpu.options().layer_sizes.size());
+  const int64_t budget = seeds.empty() ? 0 : layers;
+  EXPECT_EQ(d.host_syncs, budget);
+  EXPECT_EQ(static_cast<int64_t>(cuda::layer_synchronisations() - before), budget);
+  ASSERT_EQ(static_cast<int64_t>(d.blocks.size()), layers);
+  const MiniBatch want = cpu.sample(seeds, stream);
+  for (std::size_t l = 0; l < d.blocks.size(); ++l) {
+    EXPECT_EQ(d.blocks[l].num_dst, want.blocks[l].num_dst) << "block " << l;
+    EXPECT_EQ(d.blocks[l].num_src, want.blocks[l].num_src()) << "block " << l;
+    EXPECT_EQ(d.blocks[l].num_edges, want.blocks[l].num_edges()) << "block " << l;
+    EXPECT_EQ(d.blocks[l].weights != nullptr, d.blocks[l].num_dst > 0) << "block " << l;
+    EXPECT_EQ(d.blocks[l].edge_ids, nullptr) << "block " << l;
+  }
+  test::expect_same_minibatch(d.to_host(), want);
+  ASSERT_EQ(calls, 1);  // options have at least one layer
+  const std::vector<int64_t>& last = want.blocks.back().src_nodes;
+  ASSERT_GE(bound, static_cast<int64_t>(last.size()));
+  const auto* ids = static_cast<const int64_t*>(input_nodes.data());
+  EXPECT_EQ(std::vector<int64_t>(ids, ids + last.size()), last) << "input nodes written to the sink";
+}
+#endif
+
+TEST(LayerSampler, CudaDeviceFormMatchesCpu) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the CUDA layer sampler's device form not checked";
+#if GRAPHTIER_WITH_CUDA
+  const OwnedCudaStream own;
+  for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
+    for (const std::vector<int64_t>& sizes : {std::vector<int64_t>{8, 8, 8}, std::vector<int64_t>{256, 1, -1},
+                                              std::vector<int64_t>{0, 2000}, std::vector<int64_t>{64, -1, 0}}) {
+      const OwnedGraph g = OwnedGraph::random(5000, 8.0, 2);
+      const LayerSamplerOptions o = layers(sizes, m, 2);
+      const LayerSampler cpu_sampler(g.sample_graph(), o);
+      const CudaLayerSampler gpu_sampler(g.sample_graph(), o);
+      for (uint64_t stream = 0; stream < 3; ++stream) {
+        SCOPED_TRACE(::testing::Message() << "method " << static_cast<int>(m) << " sizes[0] " << sizes[0] << " stream "
+                                          << stream);
+        const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 300, stream);
+        expect_device_form(gpu_sampler, cpu_sampler, seeds, stream, stream % 2 ? own.get() : CudaStream{});
+      }
+    }
+  }
+  // int64 indices, zero-degree seeds, blocks that add no node, and no seeds at all.
+  const OwnedGraph big = OwnedGraph::random(2000, 6.0, 3);
+  std::vector<int64_t> wide;
+  const SampleGraph wide_graph = wide_view(big, wide);
+  const OwnedGraph g = chain();
+  for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
+    SCOPED_TRACE(::testing::Message() << "method " << static_cast<int>(m));
+    expect_device_form(CudaLayerSampler(wide_graph, layers({64, 64}, m)),
+                       LayerSampler(big.sample_graph(), layers({64, 64}, m)),
+                       test::random_seeds(big.num_nodes(), 100, 3), 9, own.get());
+    for (const std::vector<int64_t>& sizes : {std::vector<int64_t>{0, 0}, std::vector<int64_t>{1, 0, 1}}) {
+      const CudaLayerSampler gpu_sampler(g.sample_graph(), layers(sizes, m));
+      const LayerSampler cpu_sampler(g.sample_graph(), layers(sizes, m));
+      for (const std::vector<int64_t>& seeds :
+           {std::vector<int64_t>{}, std::vector<int64_t>{3}, std::vector<int64_t>{3, 2}, std::vector<int64_t>{0}}) {
+        expect_device_form(gpu_sampler, cpu_sampler, seeds, 1, own.get());
+      }
+    }
+  }
+#endif
+}
+
+TEST(LayerSampler, CudaDeviceFormIsReadableFromAnotherStream) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the device form read from another stream not checked";
+  // Complete when sample_device returns: another stream's copy (to_host on it) needs no event.
+  const OwnedGraph g = OwnedGraph::random(4000, 8.0, 5);
+  const LayerSamplerOptions o = layers({128, 128}, LayerMethod::kLadies, 5);
+  const CudaLayerSampler gpu_sampler(g.sample_graph(), o);
+  const OwnedCudaStream sampling, reading;
+  const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 512, 4);
+  DeviceMiniBatch d = gpu_sampler.sample_device(seeds, 4, sampling.get());
+  d.stream = reading.get();  // to_host copies on `reading`; the arrays are still freed on `sampling`
+  test::expect_same_minibatch(d.to_host(), LayerSampler(g.sample_graph(), o).sample(seeds, 4));
 }
 
 TEST(LayerSampler, CudaSamplerIsUnsupportedWithoutCuda) {

@@ -16,12 +16,13 @@
 //                    serves them all; consume(input_nodes) of each; labels of the seeds
 //   ready queue      `prefetch` loaded minibatches for the consumer
 //
-// Device-resident minibatches (LoaderOptions::device_batches with GPU neighbour sampling): the
-// blocks stay in the sampler's device memory (LoadedBatch::device) and only the input node ids
-// cross to the host, once, into a page-locked buffer reused from minibatch to minibatch, for the
-// window and the feature gather. Synchronisation budget per minibatch: the sampler's one host wait
-// (cuda_neighbor_sampler.hpp: the device writes the input ids into that buffer before it, and it
-// completes every block, so a consumer needs no event to read them). Device output x: stream-
+// Device-resident minibatches (LoaderOptions::device_batches with GPU neighbour or layer-wise
+// sampling): the blocks stay in the sampler's device memory (LoadedBatch::device) and only the
+// input node ids cross to the host, once, into a page-locked buffer reused from minibatch to minibatch, for the
+// window and the feature gather. Synchronisation budget per minibatch: the sampler's, one host
+// wait for the neighbour sampler (cuda_neighbor_sampler.hpp), one per layer for the layer-wise one
+// (layer_sampler.hpp); the device writes the input ids into that buffer before the last, which
+// completes every block, so a consumer needs no event to read them. Device output x: stream-
 // ordered memory from the device's kept pool on the loader's output stream (no cudaMalloc/cudaFree
 // per batch), allocated by the gather thread with one host wait on that stream per gather; the
 // gather completes x before the batch is delivered. Pinned output x: page-locked buffers reused
@@ -101,9 +102,9 @@ struct LoaderOptions {
   /// says), CudaLayerSampler for LADIES and FastGCN (the topology in device memory), or
   /// CudaBulkSampler with bulk; the same minibatches as on the CPU. Needs CUDA.
   bool gpu_sampling = false;
-  /// With gpu_sampling and the neighbour sampler: deliver the blocks in device memory
-  /// (LoadedBatch::device) instead of copying them to the host. The layer-wise and bulk GPU
-  /// samplers have no device form yet: their blocks come to the host as without this option.
+  /// With gpu_sampling and the neighbour or layer-wise (LADIES, FastGCN) sampler: deliver the
+  /// blocks in device memory (LoadedBatch::device) instead of copying them to the host. The bulk
+  /// GPU sampler has no device form yet: its blocks come to the host as without this option.
   bool device_batches = false;
   sample::TopologyOptions topology;
   /// Test seam: called by a stage before it works on minibatch `batch`; what it throws travels

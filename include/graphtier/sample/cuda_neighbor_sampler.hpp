@@ -24,7 +24,8 @@ class PinnedStagingPool;
 }
 
 /// One layer of a DeviceMiniBatch: the Block contract (minibatch.hpp) in device memory, every
-/// array int64. The pointers stay valid while the DeviceMiniBatch that holds them lives.
+/// array int64 but the weights (float, as Block::weights). The pointers stay valid while the
+/// DeviceMiniBatch that holds them lives.
 struct DeviceBlock {
   int64_t num_dst = 0;
   int64_t num_src = 0;
@@ -33,6 +34,7 @@ struct DeviceBlock {
   const int64_t* indptr = nullptr;     // [num_dst + 1]
   const int64_t* indices = nullptr;    // [num_edges] local positions in src_nodes
   const int64_t* edge_ids = nullptr;   // [num_edges], or nullptr when the options ask for none
+  const float* weights = nullptr;      // [num_edges] edge values (layer-wise samplers), or nullptr
 };
 
 /// A MiniBatch whose blocks live on the GPU, for the loader. Its arrays are written in order on

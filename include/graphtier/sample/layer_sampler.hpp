@@ -46,6 +46,7 @@
 
 #include "graphtier/core/cuda_stream.hpp"
 #include "graphtier/core/thread_pool.hpp"
+#include "graphtier/sample/cuda_neighbor_sampler.hpp"
 #include "graphtier/sample/minibatch.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
 
@@ -96,6 +97,12 @@ class LayerSampler {
 /// stream), allocates its scratch stream-ordered (from the device pool, which keeps its memory),
 /// and returns host memory. Synchronisation budget: one per layer (each block comes back through
 /// pinned staging in one wait), none for an empty layer; no pageable copies.
+/// sample_device leaves the blocks in device memory (DeviceMiniBatch, cuda_neighbor_sampler.hpp:
+/// every array sized by the host's bounds and allocated stream-ordered from the kept pool, owned
+/// by `storage`) with the same budget, one wait per non-empty layer (DeviceMiniBatch::host_syncs):
+/// it reads three counts through pinned staging, the block's edges and new nodes and the next
+/// layer's bound (the row nonzeros of the block's src nodes, summed on the device); with a sink,
+/// the device writes the input node ids into the sink's page-locked memory before the last wait.
 /// Several threads may sample at once on different streams.
 class CudaLayerSampler {
  public:
@@ -105,6 +112,12 @@ class CudaLayerSampler {
   CudaLayerSampler& operator=(CudaLayerSampler&&) noexcept;
 
   MiniBatch sample(std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream = {}) const;
+
+  /// The same sample left in device memory, complete when this returns (readable from any
+  /// stream); blocks carry their edge weights (DeviceBlock::weights). With `input_nodes`, the
+  /// input node ids also reach the host within the last layer's wait.
+  DeviceMiniBatch sample_device(std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream = {},
+                                const InputNodesSink& input_nodes = {}) const;
 
   const LayerSamplerOptions& options() const noexcept;
 

@@ -164,9 +164,8 @@ const T* queue_download(PinnedStaging& staging, const T* device, int64_t n, cuda
 }  // namespace
 
 template <typename Index>
-Block build_block(TopologyRef<Index> topo, const int64_t* dst, int64_t n_dst, int64_t max_edges,
-                  const DeviceColumns& cols, PinnedStaging& staging, DeviceScratch<int64_t>& next_dst,
-                  int64_t& next_size, cudaStream_t s) {
+DeviceLayerBlock build_device_block(TopologyRef<Index> topo, const int64_t* dst, int64_t n_dst, int64_t max_edges,
+                                    const DeviceColumns& cols, cudaStream_t s) {
   const int64_t cap = cols.capacity;
   const int64_t* num_ids = cols.size.get();
   DeviceScratch<int64_t> block_indptr(static_cast<std::size_t>(n_dst + 1), s);
@@ -227,13 +226,25 @@ Block build_block(TopologyRef<Index> topo, const int64_t* dst, int64_t n_dst, in
                                                                   local_indices.get());
   GRAPHTIER_CUDA_CHECK_LAUNCH("local_indices_kernel");
 
+  // The scratch above is freed in stream order, after the kernels that read it.
+  return DeviceLayerBlock{std::move(block_indptr), std::move(src_nodes), std::move(local_indices), std::move(weights),
+                          std::move(num_new), max_src};
+}
+
+void count_synchronisation() noexcept { g_synchronisations.fetch_add(1); }
+
+template <typename Index>
+Block build_block(TopologyRef<Index> topo, const int64_t* dst, int64_t n_dst, int64_t max_edges,
+                  const DeviceColumns& cols, PinnedStaging& staging, DeviceScratch<int64_t>& next_dst,
+                  int64_t& next_size, cudaStream_t s) {
+  DeviceLayerBlock d = build_device_block(topo, dst, n_dst, max_edges, cols, s);
   // Everything the host keeps, through pinned staging, then the layer's one synchronisation.
-  const int64_t* h_indptr = queue_download(staging, block_indptr.get(), n_dst + 1, s);
-  const int64_t* h_num_new = queue_download(staging, num_new.get(), 1, s);
-  const int64_t* h_src = queue_download(staging, src_nodes.get(), max_src, s);
-  const int64_t* h_indices = queue_download(staging, local_indices.get(), max_edges, s);
-  const float* h_weights = queue_download(staging, weights.get(), max_edges, s);
-  g_synchronisations.fetch_add(1);
+  const int64_t* h_indptr = queue_download(staging, d.indptr.get(), n_dst + 1, s);
+  const int64_t* h_num_new = queue_download(staging, d.num_new.get(), 1, s);
+  const int64_t* h_src = queue_download(staging, d.src_nodes.get(), d.max_src, s);
+  const int64_t* h_indices = queue_download(staging, d.indices.get(), max_edges, s);
+  const float* h_weights = queue_download(staging, d.weights.get(), max_edges, s);
+  count_synchronisation();
   GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(s));
   Block block;
   block.num_dst = n_dst;
@@ -244,10 +255,14 @@ Block build_block(TopologyRef<Index> topo, const int64_t* dst, int64_t n_dst, in
   block.indices.assign(h_indices, h_indices + edges);
   block.weights.assign(h_weights, h_weights + edges);
   staging.reset();
-  next_dst = std::move(src_nodes);
+  next_dst = std::move(d.src_nodes);
   return block;
 }
 
+template DeviceLayerBlock build_device_block<int32_t>(TopologyRef<int32_t>, const int64_t*, int64_t, int64_t,
+                                                      const DeviceColumns&, cudaStream_t);
+template DeviceLayerBlock build_device_block<int64_t>(TopologyRef<int64_t>, const int64_t*, int64_t, int64_t,
+                                                      const DeviceColumns&, cudaStream_t);
 template Block build_block<int32_t>(TopologyRef<int32_t>, const int64_t*, int64_t, int64_t, const DeviceColumns&,
                                     PinnedStaging&, DeviceScratch<int64_t>&, int64_t&, cudaStream_t);
 template Block build_block<int64_t>(TopologyRef<int64_t>, const int64_t*, int64_t, int64_t, const DeviceColumns&,

@@ -70,6 +70,26 @@ struct DeviceColumns {
   int64_t capacity = 0;
 };
 
+/// A block left in device memory, every array sized by a bound the host knows; the counts stay on
+/// the device (the edge count is indptr[n_dst], the src count n_dst + *num_new).
+struct DeviceLayerBlock {
+  DeviceScratch<int64_t> indptr;     // [n_dst + 1]
+  DeviceScratch<int64_t> src_nodes;  // [max_src]: dst nodes, then the new nodes
+  DeviceScratch<int64_t> indices;    // [max_edges]
+  DeviceScratch<float> weights;      // [max_edges]
+  DeviceScratch<int64_t> num_new;    // [1]
+  int64_t max_src = 0;
+};
+
+/// Counts one host wait in layer_synchronisations() (layer_sampler_cuda.hpp).
+void count_synchronisation() noexcept;
+
+/// The work of build_block up to its synchronisation: the block of the rows dst[0, n_dst) over
+/// `cols` on the device, queued on `s`, with no wait.
+template <typename Index>
+DeviceLayerBlock build_device_block(TopologyRef<Index> topo, const int64_t* dst, int64_t n_dst, int64_t max_edges,
+                                    const DeviceColumns& cols, cudaStream_t s);
+
 /// Block of the rows dst[0, n_dst) (device) over the src set `cols`: edges in row order (CSC
 /// order, self-loop last), row-normalised weights, compaction; host memory, after the layer's one
 /// synchronisation. `max_edges` bounds the block's edges (Σ (degree + 1) over the dst rows, from the

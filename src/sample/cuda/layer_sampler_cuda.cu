@@ -21,11 +21,14 @@
 // the device and the kernels read them there, and the layer's block comes back through pinned
 // staging in one synchronisation (build_block), which also gives the host the next layer's dst
 // count. No allocation waits (stream-ordered scratch from the pool that keeps its memory) and no
-// copy is pageable.
+// copy is pageable. The device form (sample_device_with) keeps the same one wait per layer but
+// reads only three counts in it: the block stays where build_device_block wrote it, and the next
+// layer's bound, which the host cannot sum without the src nodes, is summed on the device.
 #include <cuda_runtime.h>
 
 #include <cub/cub.cuh>
 #include <exception>
+#include <memory>
 #include <span>
 #include <utility>
 #include <vector>
@@ -148,6 +151,31 @@ __global__ void gather_weights_kernel(const int64_t* ids, int64_t capacity, cons
                                       const uint64_t* all_weights, uint64_t* weights) {
   const int64_t n = *n_at;
   GRAPHTIER_GRID_STRIDE(k, capacity) { weights[k] = k < n ? all_weights[ids[k]] : 0; }
+}
+
+/// Σ (degree + 1) over src[0, n_dst + *num_new_at), added into *sum (zeroed before): the row
+/// nonzeros of the next layer's dst nodes, which size its arrays. Integer atomics: the order of
+/// the additions does not matter.
+__global__ void src_nonzeros_kernel(const int64_t* indptr, const int64_t* src, int64_t n_dst, const int64_t* num_new_at,
+                                    unsigned long long* sum) {
+  const int64_t n = n_dst + *num_new_at;
+  unsigned long long local = 0;
+  GRAPHTIER_GRID_STRIDE(j, n) { local += static_cast<unsigned long long>(indptr[src[j] + 1] - indptr[src[j]] + 1); }
+  if (local != 0) atomicAdd(sum, local);
+}
+
+/// The block's src nodes, as many as the device counted, into page-locked host memory (mapped).
+__global__ void copy_src_nodes_kernel(const int64_t* src, int64_t n_dst, const int64_t* num_new_at, int64_t* host) {
+  const int64_t n = n_dst + *num_new_at;
+  GRAPHTIER_GRID_STRIDE(j, n) { host[j] = src[j]; }
+}
+
+/// Keeps a scratch array alive in a DeviceMiniBatch's storage (freed in order on its stream).
+template <typename T>
+std::shared_ptr<void> keep(DeviceScratch<T>&& array) {
+  auto owner = std::make_shared<DeviceScratch<T>>(std::move(array));
+  T* data = owner->get();
+  return std::shared_ptr<void>(std::move(owner), data);
 }
 
 /// Sorted unique copy of keys[0, n) in an array of n entries; the count goes to `count` (device).
@@ -350,6 +378,98 @@ MiniBatch sample_with(const LayerDeviceGraph& g, const LayerSamplerOptions& opti
   return batch;
 }
 
+/// The device form of sample_with: every block stays in device memory (DeviceLayerBlock's arrays,
+/// moved into the batch's storage). The layer's one wait reads three counts through pinned
+/// staging: its edges, its new nodes, and the row nonzeros of its src nodes (the next layer's
+/// bound, summed on the device since the host has no copy of them); in the last layer's wait the
+/// sink's page-locked memory also receives the input node ids.
+template <typename Index>
+DeviceMiniBatch sample_device_with(const LayerDeviceGraph& g, const LayerSamplerOptions& options,
+                                   std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream,
+                                   const InputNodesSink& input_nodes) {
+  const cudaStream_t s = native(cuda_stream);
+  const TopologyRef<Index> topo = topology_ref<Index>(g.topology.state());
+  const StagingLease lease(g, s);
+  PinnedStaging& staging = lease.get();
+  const auto layers = options.layer_sizes.size();
+  DeviceMiniBatch batch;
+  batch.seeds.assign(seeds.begin(), seeds.end());
+  batch.stream = cuda_stream;
+  batch.device = g.topology.device();
+  int64_t n_dst = static_cast<int64_t>(seeds.size());
+  const int64_t* dst = nullptr;
+  if (n_dst > 0) {
+    DeviceScratch<int64_t> d_seeds(static_cast<std::size_t>(n_dst), s);
+    auto* staged = static_cast<int64_t*>(staging.take(seeds.size_bytes()));
+    std::copy(seeds.begin(), seeds.end(), staged);  // read by the copy until layer 0's synchronisation
+    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(d_seeds.get(), staged, seeds.size_bytes(), cudaMemcpyHostToDevice, s));
+    dst = d_seeds.get();
+    batch.storage.push_back(keep(std::move(d_seeds)));
+  } else if (input_nodes && layers > 0) {
+    input_nodes(0);  // no layer waits: the sink still hears the (empty) input nodes' bound
+  }
+  int64_t nonzeros = row_nonzeros(g.host_indptr, seeds);
+  for (std::size_t l = 0; l < layers; ++l) {
+    DeviceBlock& block = batch.blocks.emplace_back();
+    if (n_dst == 0) {  // seeds empty: every block is empty, with indptr {0}
+      DeviceScratch<int64_t> indptr(1, s);
+      GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(indptr.get(), 0, sizeof(int64_t), s));
+      block.indptr = indptr.get();
+      batch.storage.push_back(keep(std::move(indptr)));
+      continue;
+    }
+    const uint64_t ls = layer_stream(stream, static_cast<int>(l));
+    const int64_t size = options.layer_sizes[l];
+    const DeviceColumns cols =
+        options.method == LayerMethod::kLadies
+            ? ladies_columns(topo, g.topology.num_nodes(), dst, n_dst, nonzeros, size, options.seed, ls, s)
+            : fastgcn_columns(g, dst, n_dst, size, options.seed, ls, s);
+    DeviceLayerBlock d = build_device_block(topo, dst, n_dst, nonzeros, cols, s);
+    const bool last = l + 1 == layers;
+    DeviceScratch<unsigned long long> next_nonzeros(1, s);
+    if (!last) {
+      GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(next_nonzeros.get(), 0, sizeof(unsigned long long), s));
+      src_nonzeros_kernel<<<blocks_for(d.max_src), kThreads, 0, s>>>(topo.indptr, d.src_nodes.get(), n_dst,
+                                                                      d.num_new.get(), next_nonzeros.get());
+      GRAPHTIER_CUDA_CHECK_LAUNCH("src_nonzeros_kernel");
+    } else if (input_nodes) {
+      // d.max_src bounds the last block's src nodes; the device writes as many as it counted.
+      int64_t* host = input_nodes(d.max_src);
+      void* mapped = nullptr;
+      GRAPHTIER_CUDA_CHECK(cudaHostGetDevicePointer(&mapped, host, 0));
+      copy_src_nodes_kernel<<<blocks_for(d.max_src), kThreads, 0, s>>>(d.src_nodes.get(), n_dst, d.num_new.get(),
+                                                                        static_cast<int64_t*>(mapped));
+      GRAPHTIER_CUDA_CHECK_LAUNCH("copy_src_nodes_kernel");
+    }
+    auto* counts = static_cast<int64_t*>(staging.take(3 * sizeof(int64_t)));  // edges, new nodes, next nonzeros
+    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(counts, d.indptr.get() + n_dst, sizeof(int64_t), cudaMemcpyDeviceToHost, s));
+    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(counts + 1, d.num_new.get(), sizeof(int64_t), cudaMemcpyDeviceToHost, s));
+    if (!last) {
+      GRAPHTIER_CUDA_CHECK(
+          cudaMemcpyAsync(counts + 2, next_nonzeros.get(), sizeof(int64_t), cudaMemcpyDeviceToHost, s));
+    }
+    count_synchronisation();
+    ++batch.host_syncs;
+    GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(s));  // the layer's one synchronisation
+    block.num_dst = n_dst;
+    block.num_edges = counts[0];
+    block.num_src = n_dst + counts[1];
+    block.src_nodes = d.src_nodes.get();
+    block.indptr = d.indptr.get();
+    block.indices = d.indices.get();
+    block.weights = d.weights.get();
+    if (!last) nonzeros = counts[2];
+    staging.reset();
+    dst = d.src_nodes.get();
+    n_dst = block.num_src;
+    batch.storage.push_back(keep(std::move(d.src_nodes)));
+    batch.storage.push_back(keep(std::move(d.indptr)));
+    batch.storage.push_back(keep(std::move(d.indices)));
+    batch.storage.push_back(keep(std::move(d.weights)));
+  }
+  return batch;
+}
+
 }  // namespace
 
 LayerDeviceGraph* upload_layer_graph(const SampleGraph& graph, std::span<const uint64_t> fastgcn_weights,
@@ -373,6 +493,22 @@ MiniBatch sample_layers(const LayerDeviceGraph& graph, const LayerSamplerOptions
   const cudaStream_t s = native(cuda_stream);
   return graph.topology.state().index64 ? sample_with<int64_t>(graph, options, seeds, stream, s)
                                         : sample_with<int32_t>(graph, options, seeds, stream, s);
+}
+
+DeviceMiniBatch sample_layers_device(const LayerDeviceGraph& graph, const LayerSamplerOptions& options,
+                                     std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream,
+                                     const InputNodesSink& input_nodes) {
+  GRAPHTIER_CUDA_CHECK(cudaSetDevice(graph.topology.device()));
+  return graph.topology.state().index64
+             ? sample_device_with<int64_t>(graph, options, seeds, stream, cuda_stream, input_nodes)
+             : sample_device_with<int32_t>(graph, options, seeds, stream, cuda_stream, input_nodes);
+}
+
+void copy_to_host(float* dst, const float* src, int64_t count, CudaStream stream, int device) {
+  if (count == 0) return;
+  GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
+  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(dst, src, static_cast<std::size_t>(count) * sizeof(float),
+                                       cudaMemcpyDeviceToHost, native(stream)));
 }
 
 }  // namespace graphtier::sample::cuda

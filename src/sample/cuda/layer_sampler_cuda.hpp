@@ -5,6 +5,7 @@
 #include <span>
 
 #include "graphtier/core/cuda_stream.hpp"
+#include "graphtier/sample/cuda_neighbor_sampler.hpp"
 #include "graphtier/sample/layer_sampler.hpp"
 
 namespace graphtier::sample::cuda {
@@ -24,5 +25,13 @@ uint64_t layer_synchronisations() noexcept;
 /// The MiniBatch of `seeds` (host memory), sampled on `cuda_stream`.
 MiniBatch sample_layers(const LayerDeviceGraph& graph, const LayerSamplerOptions& options,
                         std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream);
+
+/// The same sample left in device memory (CudaLayerSampler::sample_device).
+DeviceMiniBatch sample_layers_device(const LayerDeviceGraph& graph, const LayerSamplerOptions& options,
+                                     std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream,
+                                     const InputNodesSink& input_nodes);
+
+/// Queues a copy of `count` floats from device memory to the host on `stream` (no wait).
+void copy_to_host(float* dst, const float* src, int64_t count, CudaStream stream, int device);
 
 }  // namespace graphtier::sample::cuda
