@@ -157,7 +157,8 @@ class CudaBulkSampler {
   /// storage holds them all). The host waits once per layer, as sample() does (plus cuSPARSE's
   /// own wait), for each batch's counts and, but for the last layer, the src nodes the next
   /// layer's selection matrix is built from on the host; the blocks' other arrays never cross.
-  /// DeviceMiniBatch::host_syncs counts the layer waits of the call. With `input_nodes`, each
+  /// DeviceMiniBatch::host_syncs counts the layer waits of the call (none when every batch is
+  /// empty: its blocks are then zeroed in order on `cuda_stream`). With `input_nodes`, each
   /// batch's input node ids reach the host within the last layer's wait. Memory: each layer's
   /// arrays hold the host's bounds (frontier + sampled-edge bound), not the real sizes.
   std::vector<DeviceMiniBatch> sample_device(std::span<const std::span<const int64_t>> batches_of_seeds,

@@ -734,7 +734,7 @@ __global__ void sink_src_nodes_kernel(const int64_t* src_nodes, int64_t n, const
     if (p >= starts[k]) continue;
     const int64_t b = bulk::sequence_batch(starts, k, p);
     const int64_t q = p - starts[b];
-    if (q < counts[b]) hosts[b][q] = src_nodes[p];
+    if (q < counts[b] && hosts[b] != nullptr) hosts[b][q] = src_nodes[p];
   }
 }
 
