@@ -314,7 +314,7 @@ class LayerLoader(_Loader):
     Sampling runs on the GPU with `gpu_sampling` (None, the default: when `device` is a CUDA
     device), with the same minibatches as on the CPU (CudaLayerSampler: the topology is copied to
     the GPU once); with a CUDA `device` its blocks (weights included), seeds and input nodes stay
-    on the GPU as with NeighborLoader (the bulk sampler's still come through the host). `bulk=k`
+    on the GPU as with NeighborLoader (the bulk sampler's too). `bulk=k`
     (k >= 1, LADIES only) samples k minibatches per call with the bulk matrix LADIES sampler
     (CudaBulkSampler with GPU sampling): its blocks have no added self-loops and weights A/P
     row-normalised over merged parallel edges. Striding as NeighborLoader."""

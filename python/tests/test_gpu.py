@@ -137,6 +137,32 @@ def test_gpu_bulk_sampling_equals_the_cpu_bulk_sampler(synthetic, cls, sizes):
                 assert (x is None and y is None) or torch.equal(x, y), name
 
 
+@pytest.mark.parametrize("cls,sizes", [(graphtier.NeighborLoader, [10, 5]), (graphtier.LayerLoader, [128, 128])])
+def test_gpu_bulk_blocks_on_cuda_stay_on_the_device(synthetic, cls, sizes):
+    ds = graphtier.Dataset(synthetic)
+    common = dict(batch_size=256, split="train", seed=5, bulk=3)
+    cpu = list(cls(ds, sizes, **common))
+    gpu_loader = cls(ds, sizes, device="cuda", gpu_sampling=True, **common)
+    gpu = list(gpu_loader)
+    assert len(cpu) == len(gpu) > 3  # more than one bulk call
+    for a, b in zip(cpu, gpu):
+        assert b.seeds.is_cuda and b.input_nodes.is_cuda and b.x.is_cuda
+        assert torch.equal(a.seeds, b.seeds.cpu()) and torch.equal(a.input_nodes, b.input_nodes.cpu())
+        assert torch.equal(a.x, b.x.cpu())
+        assert len(a.blocks) == len(b.blocks) == 2
+        for block_a, block_b in zip(a.blocks, b.blocks):
+            assert block_a.num_dst == block_b.num_dst
+            for name in ("src_nodes", "indptr", "indices", "edge_ids", "weights"):
+                x, y = getattr(block_a, name), getattr(block_b, name)
+                if y is None:
+                    assert x is None, name
+                    continue
+                assert y.is_cuda and y.device.index == 0, name
+                # A block without edges has no host edge ids or weights but an empty device array.
+                assert torch.equal(x, y.cpu()) if x is not None else y.numel() == 0, name
+    assert gpu_loader.stats()["blocks_to_host"] == 0, "the loader copied bulk blocks to the host"
+
+
 @pytest.mark.parametrize("method", ["ladies", "fastgcn"])
 def test_layer_loader_on_cuda_samples_on_the_gpu_as_on_the_cpu(synthetic, method):
     ds = graphtier.Dataset(synthetic)

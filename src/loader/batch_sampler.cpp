@@ -49,6 +49,11 @@ BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> i
     if (options.gpu_sampling) {
       cuda_bulk_ = std::make_unique<sample::CudaBulkSampler>(graph_, o, options.topology.device, &pool_);
       cuda_streams_.push_back(std::make_shared<OwnedCudaStream>(options.topology.device));
+      if (options.device_batches) {
+        device_batches_ = true;
+        input_ids_to_host_ = input_ids_to_host;
+        ring_.emplace(device::allocate_pinned, device::free_pinned);
+      }
     } else {
       bulk_ = std::make_unique<sample::BulkSampler>(graph_, o, &pool_);
     }
@@ -147,6 +152,39 @@ SampledBatch BatchSampler::sample_device(std::span<const int64_t> seeds, uint64_
   return out;
 }
 
+void BatchSampler::sample_bulk_device(std::span<const std::span<const int64_t>> seeds,
+                                      std::span<const uint64_t> streams, std::vector<SampledBatch>& out) {
+  const std::shared_ptr<OwnedCudaStream>& s = cuda_streams_[0];
+  out.clear();
+  out.resize(seeds.size());
+  // The bulk call's last wait completes every block and, with the sink, each batch's input ids'
+  // copy into its pinned ring slot (sized by the sampler's bound, then trimmed to the real count).
+  sample::BulkInputNodesSink sink;
+  if (input_ids_to_host_) {
+    sink = [&](int64_t b, int64_t bound) {
+      SampledBatch& o = out[static_cast<std::size_t>(b)];
+      o.input = ring_->acquire(static_cast<std::size_t>(bound));
+      return o.input.data();
+    };
+  }
+  std::vector<sample::DeviceMiniBatch> sampled = cuda_bulk_->sample_device(seeds, streams, s->get(), sink);
+  for (std::size_t i = 0; i < sampled.size(); ++i) {
+    auto d = std::make_shared<sample::DeviceMiniBatch>(std::move(sampled[i]));
+    SampledBatch& o = out[i];
+    if (input_ids_to_host_) {
+      if (d->blocks.empty()) {  // no layers: the input nodes are the seeds
+        o.input = ring_->acquire(d->seeds.size());
+        std::copy(d->seeds.begin(), d->seeds.end(), o.input.data());
+      } else {
+        o.input.shrink(static_cast<std::size_t>(d->blocks.back().num_src));
+      }
+    }
+    o.batch.seeds = d->seeds;
+    o.device = std::move(d);
+    o.stream = s;
+  }
+}
+
 SampledBatch BatchSampler::sample_one(std::span<const int64_t> seeds, uint64_t stream, int64_t slot) {
   if (device_batches_) return sample_device(seeds, stream, slot);
   SampledBatch out;
@@ -176,6 +214,10 @@ void BatchSampler::sample(const std::vector<int64_t>& order, int64_t epoch, std:
       if (options_.fault_hook) options_.fault_hook(Stage::kSample, b);
       seeds.push_back(sample::batch_seeds(order, options_.batch_size, b));
       streams.push_back(sample::minibatch_stream(epoch, b));
+    }
+    if (device_batches_) {
+      sample_bulk_device(seeds, streams, out);
+      return;
     }
     std::vector<sample::MiniBatch> sampled = cuda_bulk_ ? cuda_bulk_->sample(seeds, streams, cuda_streams_[0]->get(), &pool_)
                                                        : bulk_->sample(seeds, streams, &pool_);

@@ -52,8 +52,8 @@ class BatchSampler {
   /// parallel on the pool (one batch per task; on the GPU, batches[i] on stream i).
   void sample(const std::vector<int64_t>& order, int64_t epoch, std::span<const int64_t> batches,
               std::vector<SampledBatch>& out);
-  /// Whether batches come in the device form (options.device_batches with the GPU neighbour or
-  /// layer-wise sampler).
+  /// Whether batches come in the device form (options.device_batches with the GPU neighbour,
+  /// layer-wise or bulk sampler).
   bool device_batches() const noexcept { return device_batches_; }
   /// Batches worth sampling at once: enough to keep the pool busy (with bulk, one bulk call).
   int64_t group_size() const noexcept;
@@ -62,6 +62,9 @@ class BatchSampler {
   /// `slot`: the batch's place in its group, which picks its CUDA stream.
   SampledBatch sample_one(std::span<const int64_t> seeds, uint64_t stream, int64_t slot);
   SampledBatch sample_device(std::span<const int64_t> seeds, uint64_t stream, int64_t slot);
+  /// One bulk call in the device form (CudaBulkSampler::sample_device): batch i into out[i].
+  void sample_bulk_device(std::span<const std::span<const int64_t>> seeds, std::span<const uint64_t> streams,
+                          std::vector<SampledBatch>& out);
 
   LoaderOptions options_;
   std::vector<int64_t> ids_;

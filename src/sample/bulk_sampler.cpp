@@ -112,11 +112,8 @@ std::vector<MiniBatch> CudaBulkSampler::sample(std::span<const std::span<const i
                                                ThreadPool* pool) const {
 #if GRAPHTIER_WITH_CUDA
   const cuda::BulkDevice& device = *impl_->device;
-  const BulkSamplerOptions& o = options_;
   const bulk::LayerSampler layers = [&](const bulk::StackedFrontier& frontier, int layer) {
-    const int64_t f = o.fanouts[static_cast<std::size_t>(layer)];
-    return o.algorithm == BulkAlgorithm::kLadies ? device.ladies_layer(frontier, f, o.seed, o.edge_ids, cuda_stream)
-                                                 : device.graphsage_layer(frontier, f, o.replace, o.seed, o.edge_ids, cuda_stream);
+    return device.host_layer(frontier, options_, layer, cuda_stream);
   };
   return bulk::run_layers(batches_of_seeds, streams, options_, graph_.csc.num_nodes(), layers, pool);
 #else
@@ -124,6 +121,28 @@ std::vector<MiniBatch> CudaBulkSampler::sample(std::span<const std::span<const i
   (void)streams;
   (void)cuda_stream;
   (void)pool;
+  throw Unsupported("CudaBulkSampler: this build has no CUDA backend");
+#endif
+}
+
+std::vector<DeviceMiniBatch> CudaBulkSampler::sample_device(std::span<const std::span<const int64_t>> batches_of_seeds,
+                                                            uint64_t first_stream, CudaStream cuda_stream,
+                                                            const BulkInputNodesSink& input_nodes) const {
+  return sample_device(batches_of_seeds, consecutive_streams(batches_of_seeds.size(), first_stream), cuda_stream,
+                       input_nodes);
+}
+
+std::vector<DeviceMiniBatch> CudaBulkSampler::sample_device(std::span<const std::span<const int64_t>> batches_of_seeds,
+                                                            std::span<const uint64_t> streams, CudaStream cuda_stream,
+                                                            const BulkInputNodesSink& input_nodes) const {
+#if GRAPHTIER_WITH_CUDA
+  return impl_->device->sample_device(batches_of_seeds, streams, options_, graph_.csc.num_nodes(), cuda_stream,
+                                      input_nodes);
+#else
+  (void)batches_of_seeds;
+  (void)streams;
+  (void)cuda_stream;
+  (void)input_nodes;
   throw Unsupported("CudaBulkSampler: this build has no CUDA backend");
 #endif
 }

@@ -711,6 +711,42 @@ TEST(Loader, BulkBatchIsTheBulkSamplersBatchAloneWithItsStream) {
   }
 }
 
+TEST(Loader, GpuBulkDeviceBatchesStayOnTheDeviceAndMatchTheCpuLoader) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: bulk device batches through the loader not checked";
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  const std::vector<int64_t> ids = train_ids(d);
+  ThreadPool p(2);
+  feature::FeatureStore store(d, store_options("30%", "5%"), p);
+  OwnedCudaStream consumer(0);
+  for (const SamplerKind kind : {SamplerKind::kNeighbor, SamplerKind::kLadies}) {
+    for (const bool features : {true, false}) {  // with features the input ids go through the sinks
+      SCOPED_TRACE(::testing::Message() << (kind == SamplerKind::kLadies ? "ladies" : "graphsage")
+                                        << (features ? " with features" : " without features"));
+      LoaderOptions o = small_options();
+      o.sampler = kind;
+      o.fanouts = kind == SamplerKind::kLadies ? std::vector<int64_t>{64, 32} : std::vector<int64_t>{5, 3};
+      o.bulk = 3;
+      Loader cpu(d, features ? &store : nullptr, ids, o);
+      o.gpu_sampling = true;
+      o.device_batches = true;
+      Loader gpu(d, features ? &store : nullptr, ids, o);
+      const std::vector<LoadedBatch> want = run_epoch(cpu, 1);
+      std::vector<LoadedBatch> got = run_epoch(gpu, 1);
+      ASSERT_EQ(got.size(), want.size());
+      EXPECT_EQ(gpu.stats().blocks_to_host, 0) << "no block was copied to the host";
+      for (std::size_t b = 0; b < got.size(); ++b) {
+        LoadedBatch& lb = got[b];
+        ASSERT_NE(lb.device, nullptr);
+        EXPECT_TRUE(lb.batch.blocks.empty());
+        expect_same_minibatch(lb.device->to_host(), want[b].batch);  // the test's copy; the loader made none
+        EXPECT_EQ(lb.labels, want[b].labels);
+        EXPECT_EQ(x_bytes(lb), x_bytes(want[b])) << "features of the input ids the sinks received";
+        lb.release_after(consumer.get());
+      }
+    }
+  }
+}
+
 TEST(Loader, BadBulkIsRejectedNamingTheOption) {
   const graph::Dataset d = graph::Dataset::open(dataset_dir());
   const auto message = [&](const LoaderOptions& o) -> std::string {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <random>
 #include <set>
 
@@ -14,7 +15,9 @@
 #include "graphtier/core/memory.hpp"
 #include "graphtier/sample/bulk_sampler.hpp"
 #include "graphtier/sample/random.hpp"
+#include "bulk_compact.hpp"
 #include "bulk_row_ops.hpp"
+#include "cpu/compact_cpu.hpp"
 #include "cpu/bulk_sampler_cpu.hpp"
 #include "sample_test_util.hpp"
 #if GRAPHTIER_WITH_CUDA
@@ -461,6 +464,119 @@ TEST(BulkSampler, UnitDrawsPickWhatTheRowScanPicks) {
   EXPECT_GT(multi_round_rows, 100);
 }
 
+/// The device form's stacked compaction (bulk_sampler_cuda.cu) run step by step on the host with
+/// the same rules (bulk_compact.hpp): the stable radix sort is a stable sort by key, each kernel a
+/// loop over its threads' indices, the scans sequential. The edge arrays hold `bound` entries of
+/// which indptr[rows] are real, as on the device.
+struct StackedCompaction {
+  std::vector<int64_t> starts, counts, src_nodes, local, rebased;
+};
+
+StackedCompaction compact_stacked(const std::vector<int64_t>& offsets, const std::vector<int64_t>& dst,
+                                  const std::vector<int64_t>& indptr, const std::vector<int64_t>& nodes,
+                                  int node_bits) {
+  const auto k = static_cast<int64_t>(offsets.size()) - 1, rows = static_cast<int64_t>(dst.size());
+  const auto n = rows + static_cast<int64_t>(nodes.size());
+  StackedCompaction c;
+  c.starts.resize(static_cast<std::size_t>(k + 1));
+  for (int64_t b = 0; b <= k; ++b) c.starts[b] = bulk::sequence_start(offsets[b], indptr[offsets[b]]);
+  std::vector<std::pair<unsigned long long, int64_t>> keyed(static_cast<std::size_t>(n));
+  for (int64_t p = 0; p < n; ++p) {
+    if (p >= c.starts[k]) {
+      keyed[p] = {bulk::sequence_key(k, 0, node_bits), p};
+      continue;
+    }
+    const int64_t b = bulk::sequence_batch(c.starts.data(), k, p);
+    const int64_t q = p - c.starts[b], nd = offsets[b + 1] - offsets[b];
+    const int64_t node = q < nd ? dst[offsets[b] + q] : nodes[indptr[offsets[b]] + (q - nd)];
+    keyed[p] = {bulk::sequence_key(b, node, node_bits), p};
+  }
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<unsigned long long> sorted_keys(static_cast<std::size_t>(n));
+  for (int64_t i = 0; i < n; ++i) sorted_keys[i] = keyed[i].first;
+  std::vector<int64_t> run_ids(static_cast<std::size_t>(n)), run_first(static_cast<std::size_t>(n));
+  std::vector<int64_t> ranks(static_cast<std::size_t>(n + 1), 0);
+  for (int64_t i = 0; i < n; ++i) run_ids[i] = (i > 0 ? run_ids[i - 1] : 0) + (bulk::starts_run(sorted_keys.data(), i) ? 1 : 0);
+  for (int64_t i = 0; i < n; ++i) {
+    if (!bulk::starts_run(sorted_keys.data(), i)) continue;
+    const int64_t p0 = keyed[i].second;
+    run_first[run_ids[i] - 1] = p0;
+    if (p0 >= c.starts[k]) continue;
+    const int64_t b = bulk::sequence_batch(c.starts.data(), k, p0);
+    if (bulk::is_new_node(p0 - c.starts[b], offsets[b + 1] - offsets[b])) ranks[p0] = 1;
+  }
+  int64_t sum = 0;
+  for (int64_t& r : ranks) sum += std::exchange(r, sum);
+  c.src_nodes.assign(static_cast<std::size_t>(n), -1);
+  c.local.assign(nodes.size(), -1);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t p = keyed[i].second;
+    if (p >= c.starts[k]) continue;
+    const int64_t p0 = run_first[run_ids[i] - 1];
+    const int64_t b = bulk::sequence_batch(c.starts.data(), k, p);
+    const int64_t s0 = c.starts[b], nd = offsets[b + 1] - offsets[b], q = p - s0;
+    const int64_t id = bulk::local_id(p0 - s0, nd, ranks[p0] - ranks[s0]);
+    if (q >= nd) c.local[indptr[offsets[b]] + (q - nd)] = id;
+    if (p == p0) c.src_nodes[s0 + id] = static_cast<int64_t>(sorted_keys[i] & ((1ULL << node_bits) - 1));
+  }
+  c.counts.resize(static_cast<std::size_t>(k));
+  for (int64_t b = 0; b < k; ++b) {
+    c.counts[b] = offsets[b + 1] - offsets[b] + ranks[c.starts[b + 1]] - ranks[c.starts[b]];
+  }
+  c.rebased.resize(static_cast<std::size_t>(rows + k));
+  for (int64_t b = 0; b < k; ++b) {
+    for (int64_t r = offsets[b]; r <= offsets[b + 1]; ++r) c.rebased[r + b] = indptr[r] - indptr[offsets[b]];
+  }
+  return c;
+}
+
+TEST(BulkSampler, StackedCompactionRulesMatchCompactLayer) {
+  // Random stacked layers (empty batches, batches without edges, repeats within and across
+  // batches, dst nodes among the neighbours, slack past the real edges): each batch's slice of
+  // the stacked result must be cpu::compact_layer's block.
+  std::mt19937_64 rng(11);
+  int64_t checked_new = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const int64_t k = 1 + static_cast<int64_t>(rng() % 5), num_nodes = 1 + static_cast<int64_t>(rng() % 40);
+    std::vector<int64_t> offsets{0}, dst, indptr{0}, nodes;
+    for (int64_t b = 0; b < k; ++b) {
+      std::vector<int64_t> ids(static_cast<std::size_t>(num_nodes));
+      std::iota(ids.begin(), ids.end(), 0);
+      std::shuffle(ids.begin(), ids.end(), rng);
+      const auto nd = static_cast<int64_t>(rng() % 3 == 0 ? 0 : rng() % (std::min<int64_t>(num_nodes, 8) + 1));
+      for (int64_t j = 0; j < nd; ++j) {
+        dst.push_back(ids[j]);
+        const auto degree = static_cast<int64_t>(rng() % 5);
+        for (int64_t e = 0; e < degree; ++e) nodes.push_back(static_cast<int64_t>(rng() % num_nodes));
+        indptr.push_back(static_cast<int64_t>(nodes.size()));
+      }
+      offsets.push_back(static_cast<int64_t>(dst.size()));
+    }
+    const auto real = static_cast<int64_t>(nodes.size());
+    nodes.resize(nodes.size() + rng() % 4, 123456);  // the bound's slack, never read
+    const int node_bits = 7;
+    const StackedCompaction c = compact_stacked(offsets, dst, indptr, nodes, node_bits);
+    ASSERT_EQ(c.starts[k], static_cast<int64_t>(dst.size()) + real);
+    for (int64_t b = 0; b < k; ++b) {
+      const int64_t r0 = offsets[b], r1 = offsets[b + 1], e0 = indptr[r0], e1 = indptr[r1];
+      std::vector<int64_t> want_src, want_local;
+      cpu::compact_layer(std::span<const int64_t>(dst.data() + r0, static_cast<std::size_t>(r1 - r0)),
+                         std::span<const int64_t>(nodes.data() + e0, static_cast<std::size_t>(e1 - e0)), want_src,
+                         want_local);
+      ASSERT_EQ(c.counts[b], static_cast<int64_t>(want_src.size())) << "trial " << trial << " batch " << b;
+      const int64_t s0 = c.starts[b];
+      EXPECT_EQ(std::vector<int64_t>(c.src_nodes.begin() + s0, c.src_nodes.begin() + s0 + c.counts[b]), want_src)
+          << "trial " << trial << " batch " << b;
+      EXPECT_EQ(std::vector<int64_t>(c.local.begin() + e0, c.local.begin() + e1), want_local)
+          << "trial " << trial << " batch " << b;
+      EXPECT_EQ(s0 - r0, e0);  // the host reads each batch's edge offset from its start
+      for (int64_t r = r0; r <= r1; ++r) EXPECT_EQ(c.rebased[r + b], indptr[r] - e0);
+      checked_new += c.counts[b] - (r1 - r0);
+    }
+  }
+  EXPECT_GT(checked_new, 300);
+}
+
 TEST(BulkSampler, CudaMatchesCpu) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: CUDA bulk sampling vs CPU not checked";
   const OwnedGraph g = OwnedGraph::random(20000, 12, 4);
@@ -546,6 +662,75 @@ TEST(BulkSampler, CudaWaitsWithinItsBudget) {
   before = cuda::bulk_synchronisations();
   ladies_sampler.sample(spans, 1, own.get());
   EXPECT_EQ(cuda::bulk_synchronisations() - before, 2u);
+#endif
+}
+
+TEST(BulkSampler, CudaDeviceFormEqualsHostForm) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the CUDA bulk sampler's device form not checked";
+#if GRAPHTIER_WITH_CUDA
+  // sample_device(...).to_host() == sample() == the CPU sampler, GraphSAGE (with and without
+  // replacement, edge ids, fanouts -1 and 0) and LADIES, k = 1 and 3 (one batch empty), on a
+  // non-blocking stream; the sinks receive each batch's last-block src nodes; one wait per layer.
+  const OwnedGraph g = OwnedGraph::random(20000, 12, 9);
+  BulkSamplerOptions no_ids = sage({5, 0, -1});
+  no_ids.edge_ids = false;
+  const OwnedCudaStream own;
+  for (const BulkSamplerOptions& o : {sage({15, 10, 5}), sage({15, 10, -1}, true), no_ids, ladies({256, 256})}) {
+    const CudaBulkSampler gpu_sampler(g.sample_graph(), o);
+    const BulkSampler cpu_sampler(g.sample_graph(), o);
+    for (const int64_t k : {int64_t{1}, int64_t{3}}) {
+      auto seeds = batches_of(g, k, 128, static_cast<uint64_t>(k));
+      if (k == 3) seeds[1].clear();  // an empty batch between full ones
+      const std::vector<std::span<const int64_t>> spans(seeds.begin(), seeds.end());
+      std::vector<Buffer> sinks(static_cast<std::size_t>(k));
+      std::vector<int64_t> bounds(static_cast<std::size_t>(k), -1);
+      const BulkInputNodesSink sink = [&](int64_t b, int64_t bound) {
+        bounds[b] = bound;
+        sinks[b] = Buffer(MemoryKind::kPinned, static_cast<std::size_t>(std::max<int64_t>(bound, 1)) * sizeof(int64_t));
+        return static_cast<int64_t*>(sinks[b].data());
+      };
+      const uint64_t before = cuda::bulk_synchronisations();
+      const std::vector<DeviceMiniBatch> device = gpu_sampler.sample_device(spans, 40, own.get(), sink);
+      EXPECT_EQ(cuda::bulk_synchronisations() - before, o.fanouts.size()) << "k " << k;
+      const std::vector<MiniBatch> host = gpu_sampler.sample(spans, 40, own.get());
+      const std::vector<MiniBatch> cpu = cpu_sampler.sample(spans, 40);
+      ASSERT_EQ(device.size(), static_cast<std::size_t>(k));
+      for (int64_t b = 0; b < k; ++b) {
+        const DeviceMiniBatch& d = device[b];
+        EXPECT_EQ(d.host_syncs, static_cast<int64_t>(o.fanouts.size()));
+        EXPECT_EQ(d.seeds, seeds[b]);
+        const MiniBatch back = d.to_host();
+        test::expect_same_minibatch(back, host[b]);
+        test::expect_same_minibatch(back, cpu[b]);
+        EXPECT_EQ(d.blocks.front().edge_ids != nullptr, o.edge_ids);
+        EXPECT_EQ(d.blocks.front().weights != nullptr, o.algorithm == BulkAlgorithm::kLadies);
+        const Block& last = cpu[b].blocks.back();
+        ASSERT_GE(bounds[b], static_cast<int64_t>(last.src_nodes.size())) << "batch " << b;
+        const auto* ids = static_cast<const int64_t*>(sinks[b].data());
+        EXPECT_EQ(std::vector<int64_t>(ids, ids + d.blocks.back().num_src), last.src_nodes) << "batch " << b;
+      }
+    }
+  }
+#endif
+}
+
+TEST(BulkSampler, CudaDeviceFormOfEmptyProductsAndEmptyFrontiers) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the device form of empty products not checked";
+#if GRAPHTIER_WITH_CUDA
+  std::vector<std::pair<int64_t, int64_t>> edges;
+  for (int64_t v = 10; v < 20; ++v) edges.emplace_back(v - 10, v);
+  const OwnedGraph g = OwnedGraph::from_edges(20, edges);
+  // Every batch empty: no layer waits, empty blocks; then products with no entries at all.
+  for (const std::vector<std::vector<int64_t>>& seeds :
+       {std::vector<std::vector<int64_t>>{{}, {}}, std::vector<std::vector<int64_t>>{{0, 1, 2}, {10, 11, 12, 13}, {}}}) {
+    const std::vector<std::span<const int64_t>> spans(seeds.begin(), seeds.end());
+    for (const BulkSamplerOptions& o : {sage({3, 2}), sage({-1, 1}, true), ladies({4, 4})}) {
+      const std::vector<MiniBatch> cpu = BulkSampler(g.sample_graph(), o).sample(spans, 5);
+      const std::vector<DeviceMiniBatch> gpu = CudaBulkSampler(g.sample_graph(), o).sample_device(spans, 5);
+      ASSERT_EQ(cpu.size(), gpu.size());
+      for (std::size_t b = 0; b < cpu.size(); ++b) test::expect_same_minibatch(gpu[b].to_host(), cpu[b]);
+    }
+  }
 #endif
 }
 

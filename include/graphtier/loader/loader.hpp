@@ -16,7 +16,7 @@
 //                    serves them all; consume(input_nodes) of each; labels of the seeds
 //   ready queue      `prefetch` loaded minibatches for the consumer
 //
-// Device-resident minibatches (LoaderOptions::device_batches with GPU neighbour or layer-wise
+// Device-resident minibatches (LoaderOptions::device_batches with GPU neighbour, layer-wise or bulk
 // sampling): the blocks stay in the sampler's device memory (LoadedBatch::device) and only the
 // input node ids cross to the host, once, into a page-locked buffer reused from minibatch to minibatch, for the
 // window and the feature gather. Synchronisation budget per minibatch: the sampler's, one host
@@ -102,9 +102,8 @@ struct LoaderOptions {
   /// says), CudaLayerSampler for LADIES and FastGCN (the topology in device memory), or
   /// CudaBulkSampler with bulk; the same minibatches as on the CPU. Needs CUDA.
   bool gpu_sampling = false;
-  /// With gpu_sampling and the neighbour or layer-wise (LADIES, FastGCN) sampler: deliver the
-  /// blocks in device memory (LoadedBatch::device) instead of copying them to the host. The bulk
-  /// GPU sampler has no device form yet: its blocks come to the host as without this option.
+  /// With gpu_sampling (neighbour, layer-wise or bulk sampler): deliver the blocks in device memory
+  /// (LoadedBatch::device) instead of copying them to the host.
   bool device_batches = false;
   sample::TopologyOptions topology;
   /// Test seam: called by a stage before it works on minibatch `batch`; what it throws travels

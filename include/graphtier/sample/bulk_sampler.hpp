@@ -48,12 +48,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
 
 #include "graphtier/core/cuda_stream.hpp"
 #include "graphtier/core/thread_pool.hpp"
+#include "graphtier/sample/cuda_neighbor_sampler.hpp"
 #include "graphtier/sample/minibatch.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
 
@@ -118,9 +120,15 @@ class BulkSampler {
   std::unique_ptr<BulkMatrices> matrices_;
 };
 
+/// Where batch `batch`'s input node ids (its last block's src nodes) go on the host in a device-form
+/// bulk call: called once per batch, with an upper bound on their count, before the last layer's
+/// wait; returns page-locked memory (cudaHostAlloc) for at least that many ids (null or a bound of
+/// 0: none wanted), which the device fills before that wait. The count is the last block's num_src.
+using BulkInputNodesSink = std::function<int64_t*(int64_t batch, int64_t bound)>;
+
 /// CUDA backend: the same samples bit for bit. Steps 1 and 2 (cuSPARSE SpGEMM, then one thread
 /// per row for the draws) and the GraphSAGE / LADIES extraction run on the GPU; compaction into
-/// MiniBatches runs on the host. The matrices are copied to the GPU at construction (32-bit
+/// MiniBatches runs on the host for sample() and on the GPU for sample_device(). The matrices are copied to the GPU at construction (32-bit
 /// indices: fewer than 2^31 entries, also per layer product). Throws Unsupported in a build without
 /// CUDA or with no visible GPU. Not thread-safe: one sample() call at a time.
 /// Per layer, no synchronous allocation (every temporary is stream-ordered from the device's pool,
@@ -142,6 +150,24 @@ class CudaBulkSampler {
   std::vector<MiniBatch> sample(std::span<const std::span<const int64_t>> batches_of_seeds,
                                 std::span<const uint64_t> streams, CudaStream cuda_stream = {},
                                 ThreadPool* pool = nullptr) const;
+
+  /// The same samples left in device memory, one DeviceMiniBatch per batch (to_host() equals
+  /// sample()'s batch). Compaction runs on the device too (dst nodes first, then new nodes by
+  /// first appearance within each batch); the k batches share their layers' arrays (each batch's
+  /// storage holds them all). The host waits once per layer, as sample() does (plus cuSPARSE's
+  /// own wait), for each batch's counts and, but for the last layer, the src nodes the next
+  /// layer's selection matrix is built from on the host; the blocks' other arrays never cross.
+  /// DeviceMiniBatch::host_syncs counts the layer waits of the call (none when every batch is
+  /// empty: its blocks are then zeroed in order on `cuda_stream`). With `input_nodes`, each
+  /// batch's input node ids reach the host within the last layer's wait. Memory: each layer's
+  /// arrays hold the host's bounds (frontier + sampled-edge bound), not the real sizes.
+  std::vector<DeviceMiniBatch> sample_device(std::span<const std::span<const int64_t>> batches_of_seeds,
+                                             uint64_t first_stream, CudaStream cuda_stream = {},
+                                             const BulkInputNodesSink& input_nodes = {}) const;
+  /// The same with one stream per batch.
+  std::vector<DeviceMiniBatch> sample_device(std::span<const std::span<const int64_t>> batches_of_seeds,
+                                             std::span<const uint64_t> streams, CudaStream cuda_stream = {},
+                                             const BulkInputNodesSink& input_nodes = {}) const;
 
   const BulkSamplerOptions& options() const noexcept { return options_; }
 

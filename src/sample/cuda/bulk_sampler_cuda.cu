@@ -16,6 +16,7 @@
 #include "device_scratch.cuh"
 #include "graphtier/core/error.hpp"
 #include "bulk_row_ops.hpp"
+#include "bulk_compact.hpp"
 #include "cuda/bulk_sampler_cuda.hpp"
 
 namespace graphtier::sample::cuda {
@@ -325,6 +326,18 @@ int64_t sampled_bound(const DeviceCsr& p, int64_t budget, bool replace) {
   return replace ? (p.nnz == 0 ? 0 : per_row) : std::min(p.nnz, per_row);
 }
 
+/// One layer's draws for every stacked row, in device memory, before compaction (the arrays hold
+/// `bound` entries, of which indptr[rows] are real).
+struct LayerDraws {
+  DeviceScratch<int64_t> dst;            // [rows] the stacked frontier
+  DeviceScratch<int64_t> batch_offsets;  // [k + 1]
+  DeviceScratch<int64_t> indptr;         // [rows + 1] into the stacked edges
+  DeviceScratch<int64_t> nodes;          // [bound] global src ids
+  DeviceScratch<int64_t> edge_ids;       // [bound] when asked for
+  DeviceScratch<float> weights;          // [bound] LADIES only
+  int64_t bound = 0;
+};
+
 }  // namespace
 
 struct BulkDevice::State {
@@ -338,6 +351,15 @@ struct BulkDevice::State {
   ~State() {
     if (handle != nullptr) cusparseDestroy(handle);
   }
+
+  /// Steps 1 and 2 (and LADIES' extraction) of one layer, queued on `stream`; no wait of ours.
+  /// The caller holds an ArenaCall.
+  LayerDraws draws(const bulk::StackedFrontier& frontier, const BulkSamplerOptions& options, int layer,
+                   cudaStream_t stream) const;
+  LayerDraws graphsage_draws(const bulk::StackedFrontier& frontier, int64_t fanout, bool replace, uint64_t seed,
+                             bool edge_ids, cudaStream_t stream) const;
+  LayerDraws ladies_draws(const bulk::StackedFrontier& frontier, int64_t layer_size, uint64_t seed, bool edge_ids,
+                          cudaStream_t stream) const;
 
   /// P = Q * m with rows sorted by column (cuSPARSE does not promise sorted output). Every
   /// temporary is stream-ordered; no synchronisation of ours (cuSPARSE's SpGEMM waits for the
@@ -446,59 +468,53 @@ BulkDevice::~BulkDevice() = default;
 
 uint64_t bulk_synchronisations() noexcept { return g_synchronisations.load(); }
 
-// Synchronisation budget (bulk_sampler_cuda.hpp): one per layer, the copy of the results.
+// Synchronisation budget (bulk_sampler_cuda.hpp): one per layer, the copy of the results (host
+// form) or of the per-batch counts and the next frontier (device form).
 
-bulk::StackedDraws BulkDevice::graphsage_layer(const bulk::StackedFrontier& frontier, int64_t fanout, bool replace,
-                                               uint64_t seed, bool edge_ids, CudaStream cuda_stream) const {
-  const cudaStream_t stream = ::graphtier::cuda::native(cuda_stream);
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(state_->device));
+LayerDraws BulkDevice::State::graphsage_draws(const bulk::StackedFrontier& frontier, int64_t fanout,
+                                                          bool replace, uint64_t seed, bool edge_ids,
+                                                          cudaStream_t stream) const {
   const int64_t rows = frontier.rows();
-  bulk::StackedDraws d;
-  d.indptr.assign(static_cast<std::size_t>(rows + 1), 0);
-  if (rows == 0) return d;
-  PinnedArena& arena = state_->arena;
-  const ArenaCall call(arena, stream);
+  LayerDraws d;
+  d.dst = upload<int64_t>(arena, frontier.nodes, stream);  // also the draw keys
+  d.batch_offsets = upload<int64_t>(arena, frontier.offsets, stream);
   std::vector<int64_t> q_rowptr(static_cast<std::size_t>(rows + 1));
   for (int64_t r = 0; r <= rows; ++r) q_rowptr[r] = r;
-  const DeviceCsr p = state_->spgemm(q_rowptr, frontier.nodes, state_->a, stream);
+  const DeviceCsr p = spgemm(q_rowptr, frontier.nodes, a, stream);
   // Output offsets on the device; the arrays are sized by a bound known on the host.
-  const DeviceScratch<int64_t> out_offsets = sampled_offsets(p, fanout, replace, stream);
-  const int64_t bound = sampled_bound(p, fanout, replace);
-  if (bound == 0) return d;  // every row emits nothing
-  const DeviceScratch<int64_t> keys = upload<int64_t>(arena, frontier.nodes, stream);
-  const DeviceScratch<int64_t> batch_offsets = upload<int64_t>(arena, frontier.offsets, stream);
+  d.indptr = sampled_offsets(p, fanout, replace, stream);
+  d.bound = sampled_bound(p, fanout, replace);
+  d.nodes = DeviceScratch<int64_t>(static_cast<std::size_t>(d.bound), stream);
+  if (edge_ids) d.edge_ids = DeviceScratch<int64_t>(static_cast<std::size_t>(d.bound), stream);
+  if (d.bound == 0) return d;  // every row emits nothing (the offsets are all zero)
   const DeviceScratch<uint64_t> streams = upload<uint64_t>(arena, frontier.layer_streams, stream);
   DeviceScratch<double> work(static_cast<std::size_t>(p.nnz), stream), prefix(static_cast<std::size_t>(p.nnz), stream);
-  DeviceScratch<int64_t> picks(static_cast<std::size_t>(bound), stream), nodes(static_cast<std::size_t>(bound), stream);
-  DeviceScratch<int64_t> ids(edge_ids ? static_cast<std::size_t>(bound) : 0, stream);
-  DrawArgs args{p.rowptr.get(), p.colind.get(), p.vals.get(), work.get(), prefix.get(), out_offsets.get(),
-                picks.get(), nodes.get(), keys.get(), batch_offsets.get(), streams.get(), frontier.num_batches(),
-                rows, fanout, replace, seed, state_->a.rowptr.get(), state_->a.colind.get(),
-                state_->a_first.get(), edge_ids ? ids.get() : nullptr};
+  DeviceScratch<int64_t> picks(static_cast<std::size_t>(d.bound), stream);
+  DrawArgs args{p.rowptr.get(), p.colind.get(), p.vals.get(), work.get(), prefix.get(), d.indptr.get(),
+                picks.get(), d.nodes.get(), d.dst.get(), d.batch_offsets.get(), streams.get(), frontier.num_batches(),
+                rows, fanout, replace, seed, a.rowptr.get(), a.colind.get(),
+                a_first.get(), edge_ids ? d.edge_ids.get() : nullptr};
   draw_rows_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(args);
   GRAPHTIER_CUDA_CHECK_LAUNCH("draw_rows_kernel");
-  const int64_t* indptr = queue_download(arena, out_offsets.get(), static_cast<std::size_t>(rows + 1), stream);
-  const int64_t* staged_nodes = queue_download(arena, nodes.get(), static_cast<std::size_t>(bound), stream);
-  const int64_t* staged_ids = edge_ids ? queue_download(arena, ids.get(), static_cast<std::size_t>(bound), stream) : nullptr;
-  g_synchronisations.fetch_add(1);
-  GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));  // the layer's one synchronisation
-  d.indptr.assign(indptr, indptr + rows + 1);
-  const int64_t total = d.indptr[rows];
-  d.nodes.assign(staged_nodes, staged_nodes + total);
-  if (edge_ids) d.edge_ids.assign(staged_ids, staged_ids + total);
   return d;
 }
 
-bulk::StackedDraws BulkDevice::ladies_layer(const bulk::StackedFrontier& frontier, int64_t layer_size, uint64_t seed,
-                                            bool edge_ids, CudaStream cuda_stream) const {
-  const cudaStream_t stream = ::graphtier::cuda::native(cuda_stream);
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(state_->device));
+LayerDraws BulkDevice::State::ladies_draws(const bulk::StackedFrontier& frontier, int64_t layer_size,
+                                                       uint64_t seed, bool edge_ids, cudaStream_t stream) const {
   const int64_t k = frontier.num_batches(), rows = frontier.rows();
-  bulk::StackedDraws d;
-  d.indptr.assign(static_cast<std::size_t>(rows + 1), 0);
-  if (rows == 0) return d;
-  PinnedArena& arena = state_->arena;
-  const ArenaCall call(arena, stream);
+  LayerDraws d;
+  d.dst = upload<int64_t>(arena, frontier.nodes, stream);
+  d.batch_offsets = upload<int64_t>(arena, frontier.offsets, stream);
+  d.indptr = DeviceScratch<int64_t>(static_cast<std::size_t>(rows + 1), stream);
+  // Step 3's bound: the rows' degrees in A (host copy). None: no row has an entry.
+  for (const int64_t v : frontier.nodes) d.bound += a_rowptr[v + 1] - a_rowptr[v];
+  d.nodes = DeviceScratch<int64_t>(static_cast<std::size_t>(d.bound), stream);
+  if (edge_ids) d.edge_ids = DeviceScratch<int64_t>(static_cast<std::size_t>(d.bound), stream);
+  d.weights = DeviceScratch<float>(static_cast<std::size_t>(d.bound), stream);
+  if (d.bound == 0) {
+    GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(d.indptr.get(), 0, static_cast<std::size_t>(rows + 1) * sizeof(int64_t), stream));
+    return d;
+  }
   // Step 1: one row per batch. cuSPARSE's CSR format wants ascending columns within a row, and
   // the frontier is in MiniBatch order: sort each batch's columns (all values are 1, and P is
   // exact whatever the order, so nothing else changes).
@@ -506,16 +522,11 @@ bulk::StackedDraws BulkDevice::ladies_layer(const bulk::StackedFrontier& frontie
   for (int64_t b = 0; b < k; ++b) {
     std::sort(q_cols.begin() + frontier.offsets[b], q_cols.begin() + frontier.offsets[b + 1]);
   }
-  const DeviceCsr p = state_->spgemm(frontier.offsets, q_cols, state_->squares, stream);
+  const DeviceCsr p = spgemm(frontier.offsets, q_cols, squares, stream);
   // Step 2: one thread per batch row, offsets on the device, arrays sized by a bound.
   const DeviceScratch<int64_t> draw_offsets = sampled_offsets(p, layer_size, false, stream);
   const int64_t draw_bound = sampled_bound(p, layer_size, false);
-  const DeviceScratch<int64_t> batch_offsets = upload<int64_t>(arena, frontier.offsets, stream);
   const DeviceScratch<uint64_t> streams = upload<uint64_t>(arena, frontier.layer_streams, stream);
-  // Step 3's bound: the rows' degrees in A (host copy). None: no row has an entry.
-  int64_t bound = 0;
-  for (const int64_t v : frontier.nodes) bound += state_->a_rowptr[v + 1] - state_->a_rowptr[v];
-  if (bound == 0) return d;
   DeviceScratch<int64_t> sampled(static_cast<std::size_t>(draw_bound), stream);
   if (draw_bound > 0) {
     std::vector<int64_t> row_batches(static_cast<std::size_t>(k + 1));
@@ -532,17 +543,16 @@ bulk::StackedDraws BulkDevice::ladies_layer(const bulk::StackedFrontier& frontie
   }
   // C_b on the device: batch b's frontier and draws as keys (b << node_bits) | node, sorted and made
   // unique, then cut by batch. The unused draw slots get batch k, after every batch.
-  const DeviceScratch<int64_t> dst = upload<int64_t>(arena, frontier.nodes, stream);
-  const int node_bits = key_bits(state_->a.rows);
+  const int node_bits = key_bits(a.rows);
   const int end_bit = node_bits + key_bits(k);
-  GRAPHTIER_EXPECTS(end_bit <= 64, Unsupported, "CUDA bulk sampling: ", k, " batches of a ", state_->a.rows,
+  GRAPHTIER_EXPECTS(end_bit <= 64, Unsupported, "CUDA bulk sampling: ", k, " batches of a ", a.rows,
                     "-node graph do not fit the 64-bit keys of the kept sets; sample fewer batches at once");
   const int64_t slots = rows + draw_bound;
   DeviceScratch<unsigned long long> union_keys(static_cast<std::size_t>(slots), stream);
   DeviceScratch<unsigned long long> sorted_keys(static_cast<std::size_t>(slots), stream);
   DeviceScratch<unsigned long long> unique_keys(static_cast<std::size_t>(slots), stream);
   DeviceScratch<int64_t> num_unique(1, stream);
-  union_keys_kernel<<<blocks_for(slots), kThreads, 0, stream>>>(dst.get(), batch_offsets.get(), rows, sampled.get(),
+  union_keys_kernel<<<blocks_for(slots), kThreads, 0, stream>>>(d.dst.get(), d.batch_offsets.get(), rows, sampled.get(),
                                                                 draw_offsets.get(), draw_bound, k, node_bits,
                                                                 union_keys.get());
   GRAPHTIER_CUDA_CHECK_LAUNCH("union_keys_kernel");
@@ -568,34 +578,321 @@ bulk::StackedDraws BulkDevice::ladies_layer(const bulk::StackedFrontier& frontie
                                                                                node_bits, kept_d.get(), kept_offsets_d.get());
   GRAPHTIER_CUDA_CHECK_LAUNCH("kept_sets_kernel");
   // Step 3: count, scan and write on the device.
-  DeviceScratch<int64_t> out_offsets(static_cast<std::size_t>(rows + 1), stream);
-  ExtractArgs e{dst.get(), batch_offsets.get(), k, rows, state_->a.rowptr.get(), state_->a.colind.get(),
-                state_->a.vals.get(), state_->a_first.get(), kept_d.get(), kept_offsets_d.get(), p.rowptr.get(),
-                p.colind.get(), p.vals.get(), out_offsets.get(), nullptr, nullptr, nullptr, nullptr};
+  ExtractArgs e{d.dst.get(), d.batch_offsets.get(), k, rows, a.rowptr.get(), a.colind.get(),
+                a.vals.get(), a_first.get(), kept_d.get(), kept_offsets_d.get(), p.rowptr.get(),
+                p.colind.get(), p.vals.get(), d.indptr.get(), nullptr, nullptr, nullptr, nullptr};
   ladies_extract_kernel<false><<<blocks_for(rows), kThreads, 0, stream>>>(e);
   GRAPHTIER_CUDA_CHECK_LAUNCH("ladies_extract_kernel<false>");
-  exclusive_offsets(out_offsets.get(), rows, stream);
-  DeviceScratch<int64_t> nodes(static_cast<std::size_t>(bound), stream);
-  DeviceScratch<int64_t> ids(edge_ids ? static_cast<std::size_t>(bound) : 0, stream);
-  DeviceScratch<float> weights(static_cast<std::size_t>(bound), stream);
-  e.out_offsets = out_offsets.get();
-  e.nodes = nodes.get();
-  e.edge_ids = edge_ids ? ids.get() : nullptr;
-  e.weights = weights.get();
+  exclusive_offsets(d.indptr.get(), rows, stream);
+  e.out_offsets = d.indptr.get();
+  e.nodes = d.nodes.get();
+  e.edge_ids = edge_ids ? d.edge_ids.get() : nullptr;
+  e.weights = d.weights.get();
   ladies_extract_kernel<true><<<blocks_for(rows), kThreads, 0, stream>>>(e);
   GRAPHTIER_CUDA_CHECK_LAUNCH("ladies_extract_kernel<true>");
-  const int64_t* indptr = queue_download(arena, out_offsets.get(), static_cast<std::size_t>(rows + 1), stream);
-  const int64_t* staged_nodes = queue_download(arena, nodes.get(), static_cast<std::size_t>(bound), stream);
-  const int64_t* staged_ids = edge_ids ? queue_download(arena, ids.get(), static_cast<std::size_t>(bound), stream) : nullptr;
-  const float* staged_weights = queue_download(arena, weights.get(), static_cast<std::size_t>(bound), stream);
+  return d;
+}
+
+LayerDraws BulkDevice::State::draws(const bulk::StackedFrontier& frontier, const BulkSamplerOptions& options,
+                                         int layer, cudaStream_t stream) const {
+  const int64_t f = options.fanouts[static_cast<std::size_t>(layer)];
+  return options.algorithm == BulkAlgorithm::kLadies
+             ? ladies_draws(frontier, f, options.seed, options.edge_ids, stream)
+             : graphsage_draws(frontier, f, options.replace, options.seed, options.edge_ids, stream);
+}
+
+bulk::StackedDraws BulkDevice::host_layer(const bulk::StackedFrontier& frontier, const BulkSamplerOptions& options,
+                                          int layer, CudaStream cuda_stream) const {
+  const cudaStream_t stream = ::graphtier::cuda::native(cuda_stream);
+  GRAPHTIER_CUDA_CHECK(cudaSetDevice(state_->device));
+  const int64_t rows = frontier.rows();
+  bulk::StackedDraws d;
+  d.indptr.assign(static_cast<std::size_t>(rows + 1), 0);
+  if (rows == 0) return d;
+  PinnedArena& arena = state_->arena;
+  const ArenaCall call(arena, stream);
+  const LayerDraws draws_d = state_->draws(frontier, options, layer, stream);
+  if (draws_d.bound == 0) return d;  // every row emits nothing
+  const bool ladies = options.algorithm == BulkAlgorithm::kLadies;
+  const auto bound = static_cast<std::size_t>(draws_d.bound);
+  const int64_t* indptr = queue_download(arena, draws_d.indptr.get(), static_cast<std::size_t>(rows + 1), stream);
+  const int64_t* staged_nodes = queue_download(arena, draws_d.nodes.get(), bound, stream);
+  const int64_t* staged_ids = options.edge_ids ? queue_download(arena, draws_d.edge_ids.get(), bound, stream) : nullptr;
+  const float* staged_weights = ladies ? queue_download(arena, draws_d.weights.get(), bound, stream) : nullptr;
   g_synchronisations.fetch_add(1);
   GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));  // the layer's one synchronisation
   d.indptr.assign(indptr, indptr + rows + 1);
   const int64_t total = d.indptr[rows];
   d.nodes.assign(staged_nodes, staged_nodes + total);
-  if (edge_ids) d.edge_ids.assign(staged_ids, staged_ids + total);
-  d.weights.assign(staged_weights, staged_weights + total);
+  if (options.edge_ids) d.edge_ids.assign(staged_ids, staged_ids + total);
+  if (ladies) d.weights.assign(staged_weights, staged_weights + total);
   return d;
+}
+
+namespace {
+
+/// Keeps a scratch array alive in the storage of the DeviceMiniBatches that share it (freed in
+/// order on its stream).
+template <typename T>
+std::shared_ptr<void> keep(DeviceScratch<T>&& array) {
+  auto owner = std::make_shared<DeviceScratch<T>>(std::move(array));
+  T* data = owner->get();
+  return std::shared_ptr<void>(std::move(owner), data);
+}
+
+// The device compaction (bulk_compact.hpp), one thread per position or sorted entry.
+
+#define GRAPHTIER_BULK_STRIDE(i, n)                                                          \
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+
+__global__ void sequence_starts_kernel(const int64_t* offsets, const int64_t* indptr, int64_t k, int64_t* starts) {
+  GRAPHTIER_BULK_STRIDE(b, k + 1) { starts[b] = bulk::sequence_start(offsets[b], indptr[offsets[b]]); }
+}
+
+__global__ void sequence_keys_kernel(int64_t n, const int64_t* starts, int64_t k, const int64_t* offsets,
+                                     const int64_t* dst, const int64_t* indptr, const int64_t* nodes, int node_bits,
+                                     unsigned long long* keys, int64_t* positions) {
+  GRAPHTIER_BULK_STRIDE(p, n) {
+    positions[p] = p;
+    if (p >= starts[k]) {  // past the real sequence (the arrays hold the bound): after every batch
+      keys[p] = bulk::sequence_key(k, 0, node_bits);
+      continue;
+    }
+    const int64_t b = bulk::sequence_batch(starts, k, p);
+    const int64_t q = p - starts[b], nd = offsets[b + 1] - offsets[b];
+    const int64_t node = q < nd ? dst[offsets[b] + q] : nodes[indptr[offsets[b]] + (q - nd)];
+    keys[p] = bulk::sequence_key(b, node, node_bits);
+  }
+}
+
+__global__ void run_starts_kernel(const unsigned long long* sorted_keys, int64_t n, int64_t* flags) {
+  GRAPHTIER_BULK_STRIDE(i, n) { flags[i] = bulk::starts_run(sorted_keys, i) ? 1 : 0; }
+}
+
+/// run_ids: the inclusive sum of run_starts_kernel's flags. Writes each run's first position and
+/// marks (new_flags, zeroed before) the first positions of new nodes.
+__global__ void run_firsts_kernel(const unsigned long long* sorted_keys, const int64_t* sorted_positions,
+                                  const int64_t* run_ids, int64_t n, const int64_t* starts, int64_t k,
+                                  const int64_t* offsets, int64_t* run_first, int64_t* new_flags) {
+  GRAPHTIER_BULK_STRIDE(i, n) {
+    if (!bulk::starts_run(sorted_keys, i)) continue;
+    const int64_t p0 = sorted_positions[i];
+    run_first[run_ids[i] - 1] = p0;
+    if (p0 >= starts[k]) continue;
+    const int64_t b = bulk::sequence_batch(starts, k, p0);
+    if (bulk::is_new_node(p0 - starts[b], offsets[b + 1] - offsets[b])) new_flags[p0] = 1;
+  }
+}
+
+/// After the exclusive sum of new_flags into ranks: every edge's local id, and every key's node at
+/// its place in the batch's src nodes (src_nodes[starts[b] + local id]).
+__global__ void compact_write_kernel(const unsigned long long* sorted_keys, const int64_t* sorted_positions,
+                                     const int64_t* run_ids, const int64_t* run_first, const int64_t* ranks,
+                                     int64_t n, const int64_t* starts, int64_t k, const int64_t* offsets,
+                                     const int64_t* indptr, int node_bits, int64_t* local, int64_t* src_nodes) {
+  GRAPHTIER_BULK_STRIDE(i, n) {
+    const int64_t p = sorted_positions[i];
+    if (p >= starts[k]) continue;
+    const int64_t p0 = run_first[run_ids[i] - 1];
+    const int64_t b = bulk::sequence_batch(starts, k, p);
+    const int64_t s0 = starts[b], nd = offsets[b + 1] - offsets[b];
+    const int64_t q = p - s0;
+    const int64_t id = bulk::local_id(p0 - s0, nd, ranks[p0] - ranks[s0]);
+    if (q >= nd) local[indptr[offsets[b]] + (q - nd)] = id;
+    if (p == p0) {
+      const unsigned long long mask = (1ULL << node_bits) - 1;
+      src_nodes[s0 + id] = static_cast<int64_t>(sorted_keys[i] & mask);
+    }
+  }
+}
+
+/// counts[b] = batch b's src nodes: its dst nodes and its new ones.
+__global__ void src_counts_kernel(const int64_t* starts, const int64_t* offsets, const int64_t* ranks, int64_t k,
+                                  int64_t* counts) {
+  GRAPHTIER_BULK_STRIDE(b, k) { counts[b] = offsets[b + 1] - offsets[b] + ranks[starts[b + 1]] - ranks[starts[b]]; }
+}
+
+/// Each batch's indptr rebased to start at 0: batch b's nd_b + 1 entries at rebased[offsets[b] + b].
+__global__ void rebase_indptr_kernel(const int64_t* indptr, const int64_t* offsets, int64_t rows, int64_t k,
+                                     int64_t* rebased) {
+  GRAPHTIER_BULK_STRIDE(t, rows + k) {
+    if (t < rows) {
+      const int64_t b = batch_of_row(offsets, k, t);
+      rebased[t + b] = indptr[t] - indptr[offsets[b]];
+    } else {
+      const int64_t b = t - rows;
+      rebased[offsets[b + 1] + b] = indptr[offsets[b + 1]] - indptr[offsets[b]];
+    }
+  }
+}
+
+/// The last layer's src nodes of every batch into the sinks' page-locked memory (mapped).
+__global__ void sink_src_nodes_kernel(const int64_t* src_nodes, int64_t n, const int64_t* starts, int64_t k,
+                                      const int64_t* counts, int64_t* const* hosts) {
+  GRAPHTIER_BULK_STRIDE(p, n) {
+    if (p >= starts[k]) continue;
+    const int64_t b = bulk::sequence_batch(starts, k, p);
+    const int64_t q = p - starts[b];
+    if (q < counts[b] && hosts[b] != nullptr) hosts[b][q] = src_nodes[p];
+  }
+}
+
+}  // namespace
+
+std::vector<DeviceMiniBatch> BulkDevice::sample_device(std::span<const std::span<const int64_t>> batches_of_seeds,
+                                                       std::span<const uint64_t> streams,
+                                                       const BulkSamplerOptions& options, int64_t num_nodes,
+                                                       CudaStream cuda_stream,
+                                                       const BulkInputNodesSink& input_nodes) const {
+  const cudaStream_t stream = ::graphtier::cuda::native(cuda_stream);
+  GRAPHTIER_CUDA_CHECK(cudaSetDevice(state_->device));
+  const auto k = static_cast<int64_t>(batches_of_seeds.size());
+  GRAPHTIER_EXPECTS(streams.size() == batches_of_seeds.size(), InvalidArgument, "bulk sampling of ", k,
+                    " batches got ", streams.size(), " streams (one per batch)");
+  std::vector<DeviceMiniBatch> batches(static_cast<std::size_t>(k));
+  std::vector<std::vector<int64_t>> frontiers(static_cast<std::size_t>(k));  // host: the next Q's rows
+  for (int64_t b = 0; b < k; ++b) {
+    check_seeds(batches_of_seeds[b], num_nodes);
+    batches[b].seeds.assign(batches_of_seeds[b].begin(), batches_of_seeds[b].end());
+    batches[b].stream = cuda_stream;
+    batches[b].device = state_->device;
+    frontiers[b] = batches[b].seeds;
+  }
+  const auto layers = options.fanouts.size();
+  const int node_bits = key_bits(state_->a.rows);
+  const int end_bit = node_bits + key_bits(k);
+  GRAPHTIER_EXPECTS(end_bit <= 64, Unsupported, "CUDA bulk sampling: ", k, " batches of a ", state_->a.rows,
+                    "-node graph do not fit 64-bit compaction keys; sample fewer batches at once");
+  std::vector<std::span<const int64_t>> dsts(static_cast<std::size_t>(k));
+  PinnedArena& arena = state_->arena;
+  for (std::size_t l = 0; l < layers; ++l) {
+    const bool last = l + 1 == layers;
+    for (int64_t b = 0; b < k; ++b) dsts[b] = frontiers[b];
+    const bulk::StackedFrontier frontier = bulk::stack_frontier(dsts, streams, options, static_cast<int>(l));
+    const int64_t rows = frontier.rows();
+    if (rows == 0) {  // every batch's frontier is empty: empty blocks with indptr {0}, no wait
+      DeviceScratch<int64_t> zeros(static_cast<std::size_t>(k), stream);
+      GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(zeros.get(), 0, static_cast<std::size_t>(k) * sizeof(int64_t), stream));
+      const std::shared_ptr<void> kept = keep(std::move(zeros));
+      for (int64_t b = 0; b < k; ++b) {
+        DeviceBlock& block = batches[b].blocks.emplace_back();
+        block.indptr = static_cast<const int64_t*>(kept.get()) + b;
+        batches[b].storage.push_back(kept);
+        if (last && input_nodes) input_nodes(b, 0);
+      }
+      continue;
+    }
+    const ArenaCall call(arena, stream);
+    LayerDraws d = state_->draws(frontier, options, static_cast<int>(l), stream);
+    // The stacked sequences (bulk_compact.hpp), sized by the bound: n >= rows + edges.
+    const int64_t n = rows + d.bound;
+    DeviceScratch<int64_t> starts(static_cast<std::size_t>(k + 1), stream);
+    sequence_starts_kernel<<<blocks_for(k + 1), kThreads, 0, stream>>>(d.batch_offsets.get(), d.indptr.get(), k,
+                                                                       starts.get());
+    GRAPHTIER_CUDA_CHECK_LAUNCH("sequence_starts_kernel");
+    DeviceScratch<unsigned long long> keys(static_cast<std::size_t>(n), stream), sorted_keys(static_cast<std::size_t>(n), stream);
+    DeviceScratch<int64_t> positions(static_cast<std::size_t>(n), stream), sorted_positions(static_cast<std::size_t>(n), stream);
+    sequence_keys_kernel<<<blocks_for(n), kThreads, 0, stream>>>(n, starts.get(), k, d.batch_offsets.get(), d.dst.get(),
+                                                                 d.indptr.get(), d.nodes.get(), node_bits, keys.get(),
+                                                                 positions.get());
+    GRAPHTIER_CUDA_CHECK_LAUNCH("sequence_keys_kernel");
+    {  // stable: a key's occurrences stay in position order, the first one leading
+      std::size_t temp_bytes = 0;
+      GRAPHTIER_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys.get(), sorted_keys.get(),
+                                                           positions.get(), sorted_positions.get(), n, 0, end_bit,
+                                                           stream));
+      DeviceScratch<char> temp(temp_bytes, stream);
+      GRAPHTIER_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.get(), temp_bytes, keys.get(), sorted_keys.get(),
+                                                           positions.get(), sorted_positions.get(), n, 0, end_bit,
+                                                           stream));
+    }
+    DeviceScratch<int64_t> run_ids(static_cast<std::size_t>(n), stream), run_first(static_cast<std::size_t>(n), stream);
+    run_starts_kernel<<<blocks_for(n), kThreads, 0, stream>>>(sorted_keys.get(), n, run_ids.get());
+    GRAPHTIER_CUDA_CHECK_LAUNCH("run_starts_kernel");
+    {
+      std::size_t temp_bytes = 0;
+      GRAPHTIER_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, run_ids.get(), run_ids.get(), n, stream));
+      DeviceScratch<char> temp(temp_bytes, stream);
+      GRAPHTIER_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp.get(), temp_bytes, run_ids.get(), run_ids.get(), n, stream));
+    }
+    DeviceScratch<int64_t> ranks(static_cast<std::size_t>(n + 1), stream);
+    GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(ranks.get(), 0, static_cast<std::size_t>(n + 1) * sizeof(int64_t), stream));
+    run_firsts_kernel<<<blocks_for(n), kThreads, 0, stream>>>(sorted_keys.get(), sorted_positions.get(), run_ids.get(),
+                                                              n, starts.get(), k, d.batch_offsets.get(),
+                                                              run_first.get(), ranks.get());
+    GRAPHTIER_CUDA_CHECK_LAUNCH("run_firsts_kernel");
+    {
+      std::size_t temp_bytes = 0;
+      GRAPHTIER_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, ranks.get(), ranks.get(), n + 1, stream));
+      DeviceScratch<char> temp(temp_bytes, stream);
+      GRAPHTIER_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.get(), temp_bytes, ranks.get(), ranks.get(), n + 1, stream));
+    }
+    DeviceScratch<int64_t> src_nodes(static_cast<std::size_t>(n), stream), local(static_cast<std::size_t>(d.bound), stream);
+    compact_write_kernel<<<blocks_for(n), kThreads, 0, stream>>>(sorted_keys.get(), sorted_positions.get(),
+                                                                 run_ids.get(), run_first.get(), ranks.get(), n,
+                                                                 starts.get(), k, d.batch_offsets.get(), d.indptr.get(),
+                                                                 node_bits, local.get(), src_nodes.get());
+    GRAPHTIER_CUDA_CHECK_LAUNCH("compact_write_kernel");
+    DeviceScratch<int64_t> counts(static_cast<std::size_t>(k), stream);
+    src_counts_kernel<<<blocks_for(k), kThreads, 0, stream>>>(starts.get(), d.batch_offsets.get(), ranks.get(), k,
+                                                              counts.get());
+    GRAPHTIER_CUDA_CHECK_LAUNCH("src_counts_kernel");
+    DeviceScratch<int64_t> indptr(static_cast<std::size_t>(rows + k), stream);
+    rebase_indptr_kernel<<<blocks_for(rows + k), kThreads, 0, stream>>>(d.indptr.get(), d.batch_offsets.get(), rows, k,
+                                                                        indptr.get());
+    GRAPHTIER_CUDA_CHECK_LAUNCH("rebase_indptr_kernel");
+    if (last && input_nodes) {
+      // Batch b's input nodes are at most its dst nodes plus every edge of the layer, and distinct.
+      auto* hosts = static_cast<int64_t**>(arena.take(static_cast<std::size_t>(k) * sizeof(int64_t*)));
+      for (int64_t b = 0; b < k; ++b) {
+        const int64_t bound = std::min(frontier.offsets[b + 1] - frontier.offsets[b] + d.bound, num_nodes);
+        hosts[b] = nullptr;
+        int64_t* host = input_nodes(b, bound);
+        if (bound == 0 || host == nullptr) continue;
+        void* mapped = nullptr;
+        GRAPHTIER_CUDA_CHECK(cudaHostGetDevicePointer(&mapped, host, 0));
+        hosts[b] = static_cast<int64_t*>(mapped);
+      }
+      DeviceScratch<int64_t*> d_hosts(static_cast<std::size_t>(k), stream);
+      GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(d_hosts.get(), hosts, static_cast<std::size_t>(k) * sizeof(int64_t*),
+                                           cudaMemcpyHostToDevice, stream));
+      sink_src_nodes_kernel<<<blocks_for(n), kThreads, 0, stream>>>(src_nodes.get(), n, starts.get(), k, counts.get(),
+                                                                    d_hosts.get());
+      GRAPHTIER_CUDA_CHECK_LAUNCH("sink_src_nodes_kernel");
+    }
+    const int64_t* staged_starts = queue_download(arena, starts.get(), static_cast<std::size_t>(k + 1), stream);
+    const int64_t* staged_counts = queue_download(arena, counts.get(), static_cast<std::size_t>(k), stream);
+    // The next layer's Q is built on the host from the src nodes (the blocks' other arrays stay).
+    const int64_t* staged_src = last ? nullptr : queue_download(arena, src_nodes.get(), static_cast<std::size_t>(n), stream);
+    g_synchronisations.fetch_add(1);
+    GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));  // the layer's one synchronisation
+    const std::shared_ptr<void> kept_src = keep(std::move(src_nodes)), kept_indptr = keep(std::move(indptr)),
+                                kept_local = keep(std::move(local));
+    const std::shared_ptr<void> kept_ids = options.edge_ids ? keep(std::move(d.edge_ids)) : nullptr;
+    const bool ladies = options.algorithm == BulkAlgorithm::kLadies;
+    const std::shared_ptr<void> kept_weights = ladies ? keep(std::move(d.weights)) : nullptr;
+    for (int64_t b = 0; b < k; ++b) {
+      const int64_t r0 = frontier.offsets[b], r1 = frontier.offsets[b + 1];
+      const int64_t s0 = staged_starts[b], e0 = s0 - r0, e1 = staged_starts[b + 1] - r1;
+      DeviceMiniBatch& batch = batches[b];
+      DeviceBlock& block = batch.blocks.emplace_back();
+      block.num_dst = r1 - r0;
+      block.num_src = staged_counts[b];
+      block.num_edges = e1 - e0;
+      block.src_nodes = static_cast<const int64_t*>(kept_src.get()) + s0;
+      block.indptr = static_cast<const int64_t*>(kept_indptr.get()) + r0 + b;
+      block.indices = static_cast<const int64_t*>(kept_local.get()) + e0;
+      if (kept_ids) block.edge_ids = static_cast<const int64_t*>(kept_ids.get()) + e0;
+      if (kept_weights) block.weights = static_cast<const float*>(kept_weights.get()) + e0;
+      for (const auto* kept : {&kept_src, &kept_indptr, &kept_local, &kept_ids, &kept_weights}) {
+        if (*kept) batch.storage.push_back(*kept);
+      }
+      ++batch.host_syncs;
+      if (!last) frontiers[b].assign(staged_src + s0, staged_src + s0 + block.num_src);
+    }
+  }
+  return batches;
 }
 
 }  // namespace graphtier::sample::cuda

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
+#include <vector>
 
 #include "graphtier/core/cuda_stream.hpp"
 #include "bulk_layers.hpp"
@@ -17,8 +19,9 @@ namespace graphtier::sample::cuda {
 uint64_t bulk_synchronisations() noexcept;
 
 /// Not thread-safe: one cuSPARSE handle, re-bound to the caller's stream on each call, and one
-/// pinned staging arena. Synchronisation budget per layer call: one (the copy of the results; the
-/// LADIES kept sets are built on the device), plus cuSPARSE's own wait for the product's size; no
+/// pinned staging arena. Synchronisation budget per layer: one (the copy of the results, or in the
+/// device form of the counts and the next frontier; the LADIES kept sets are built on the device),
+/// plus cuSPARSE's own wait for the product's size; no
 /// cudaMalloc or cudaFree (stream-ordered temporaries), no pageable copies.
 class BulkDevice {
  public:
@@ -29,10 +32,17 @@ class BulkDevice {
   BulkDevice(const BulkDevice&) = delete;
   BulkDevice& operator=(const BulkDevice&) = delete;
 
-  bulk::StackedDraws graphsage_layer(const bulk::StackedFrontier& frontier, int64_t fanout, bool replace,
-                                     uint64_t seed, bool edge_ids, CudaStream stream) const;
-  bulk::StackedDraws ladies_layer(const bulk::StackedFrontier& frontier, int64_t layer_size, uint64_t seed,
-                                  bool edge_ids, CudaStream stream) const;
+  /// Layer `layer` of every stacked batch, downloaded for the host's compaction.
+  bulk::StackedDraws host_layer(const bulk::StackedFrontier& frontier, const BulkSamplerOptions& options, int layer,
+                                CudaStream stream) const;
+  /// CudaBulkSampler::sample_device: every layer's draws compacted on the device
+  /// (bulk_compact.hpp); the layer's one wait reads each batch's sequence start and src count and
+  /// (but for the last layer) the stacked src nodes, the next layer's frontier on the host; in the
+  /// last layer's wait the sinks also receive the input node ids.
+  std::vector<DeviceMiniBatch> sample_device(std::span<const std::span<const int64_t>> batches_of_seeds,
+                                             std::span<const uint64_t> streams, const BulkSamplerOptions& options,
+                                             int64_t num_nodes, CudaStream stream,
+                                             const BulkInputNodesSink& input_nodes) const;
 
  private:
   struct State;
