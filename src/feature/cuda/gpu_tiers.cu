@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cuda_check.cuh"
+#include "current_device.cuh"
 #include "cuda_stream.cuh"
 #include "cpu/gather_cpu.hpp"
 #include "cuda/copy_rows.cuh"
@@ -40,22 +41,6 @@ void ensure(Buffer& buffer, MemoryKind kind, std::size_t bytes, int device) {
   buffer = Buffer(kind, std::max(bytes, buffer.size() * 2), device);
 }
 
-// Makes `device` current for the guard's life and then restores the calling thread's device: the
-// store may be made and gathered from by a thread that drives another GPU (a user's thread,
-// through Python).
-class CurrentDeviceGuard {
- public:
-  explicit CurrentDeviceGuard(int device) {
-    GRAPHTIER_CUDA_CHECK(cudaGetDevice(&caller_));
-    GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
-  }
-  ~CurrentDeviceGuard() { cudaSetDevice(caller_); }
-  CurrentDeviceGuard(const CurrentDeviceGuard&) = delete;
-  CurrentDeviceGuard& operator=(const CurrentDeviceGuard&) = delete;
-
- private:
-  int caller_ = 0;
-};
 
 }  // namespace
 
@@ -222,7 +207,7 @@ void measure_pinned_paths(GpuTiers& t, FeatureStore::Impl& store) {
 }  // namespace
 
 std::unique_ptr<GpuTiers, GpuTiersDeleter> make_gpu_tiers(FeatureStore::Impl& store, const FeatureStoreOptions& options) {
-  const CurrentDeviceGuard on_device(options.device);  // before `t`: a throw frees it on its device
+  const ::graphtier::cuda::CurrentDevice on_device(options.device);  // before `t`: a throw frees it on its device
   std::unique_ptr<GpuTiers, GpuTiersDeleter> t(new GpuTiers(options.device));
   t->gpu_end = store.tiers.ranges.gpu_end;
   t->row_bytes = store.layout.row_bytes();
@@ -257,31 +242,23 @@ namespace {
 // on the device in stream order with the gathers' probes and updates.
 void window(GpuTiers& t, std::span<const int64_t> ids, int32_t delta) {
   if (t.cache.lines() == 0 || ids.empty()) return;
-  // The caller's thread (a loader's sampler) may drive another device: leave its current one as it was.
-  int caller_device = 0;
-  GRAPHTIER_CUDA_CHECK(cudaGetDevice(&caller_device));
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(t.device));
-  try {
-    const int i = t.window_next;
-    t.window_next ^= 1;
-    // The upload from this buffer two calls ago must have left it before it is rewritten.
-    GRAPHTIER_CUDA_CHECK(cudaEventSynchronize(t.window_done[i]));
-    const std::size_t bytes = ids.size() * sizeof(int64_t);
-    ensure(t.window_host[i], MemoryKind::kPinned, bytes, t.device);
-    // The previous call's upload and kernels may still use window_dev, and cudaFree does not
-    // promise to wait for queued work: drain the stream before it is replaced (growth only).
-    if (t.window_dev.size() < bytes) GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(t.stream));
-    ensure(t.window_dev, MemoryKind::kDevice, bytes, t.device);
-    std::copy(ids.begin(), ids.end(), static_cast<int64_t*>(t.window_host[i].data()));
-    GRAPHTIER_CUDA_CHECK(
-        cudaMemcpyAsync(t.window_dev.data(), t.window_host[i].data(), bytes, cudaMemcpyHostToDevice, t.stream));
-    GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.window_done[i], t.stream));
-    t.cache.window(static_cast<const int64_t*>(t.window_dev.data()), static_cast<int64_t>(ids.size()), delta, t.stream);
-  } catch (...) {
-    cudaSetDevice(caller_device);
-    throw;
-  }
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(caller_device));
+  // The caller's thread (a loader's sampler) may drive another device.
+  const ::graphtier::cuda::CurrentDevice on_device(t.device);
+  const int i = t.window_next;
+  t.window_next ^= 1;
+  // The upload from this buffer two calls ago must have left it before it is rewritten.
+  GRAPHTIER_CUDA_CHECK(cudaEventSynchronize(t.window_done[i]));
+  const std::size_t bytes = ids.size() * sizeof(int64_t);
+  ensure(t.window_host[i], MemoryKind::kPinned, bytes, t.device);
+  // The previous call's upload and kernels may still use window_dev, and cudaFree does not
+  // promise to wait for queued work: drain the stream before it is replaced (growth only).
+  if (t.window_dev.size() < bytes) GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(t.stream));
+  ensure(t.window_dev, MemoryKind::kDevice, bytes, t.device);
+  std::copy(ids.begin(), ids.end(), static_cast<int64_t*>(t.window_host[i].data()));
+  GRAPHTIER_CUDA_CHECK(
+      cudaMemcpyAsync(t.window_dev.data(), t.window_host[i].data(), bytes, cudaMemcpyHostToDevice, t.stream));
+  GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.window_done[i], t.stream));
+  t.cache.window(static_cast<const int64_t*>(t.window_dev.data()), static_cast<int64_t>(ids.size()), delta, t.stream);
 }
 
 }  // namespace
@@ -300,7 +277,7 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
   GRAPHTIER_EXPECTS(out.memory != MemoryKind::kDevice || out.device == t.device, InvalidArgument,
                     "gather output is on CUDA device ", out.device, ", the feature store's GPU tiers on device ",
                     t.device);
-  const CurrentDeviceGuard on_device(t.device);
+  const ::graphtier::cuda::CurrentDevice on_device(t.device);
 
   std::byte* dst = static_cast<std::byte*>(out.data);
   if (out.memory != MemoryKind::kDevice) {

@@ -2,30 +2,13 @@
 #include <cuda_runtime.h>
 
 #include "cuda_check.cuh"
+#include "current_device.cuh"
 #include "cuda_stream.cuh"
 #include "device_ops.hpp"
 #include "device_scratch.cuh"
 
 namespace graphtier::loader::device {
-namespace {
-
-/// Makes `device` current and restores the caller's on exit: these calls also run on Python's
-/// threads (a tensor's deleter), whose current device PyTorch keeps.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    GRAPHTIER_CUDA_CHECK(cudaGetDevice(&previous_));
-    if (previous_ != device) GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
-  }
-  ~DeviceGuard() { cudaSetDevice(previous_); }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int previous_ = 0;
-};
-
-}  // namespace
+using DeviceGuard = ::graphtier::cuda::CurrentDevice;
 
 void* allocate_pinned(std::size_t bytes) {
   void* ptr = nullptr;

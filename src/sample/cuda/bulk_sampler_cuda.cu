@@ -14,6 +14,7 @@
 #include "cuda_stream.cuh"
 #include "cusparse_check.cuh"
 #include "device_scratch.cuh"
+#include "pinned_arena.cuh"
 #include "graphtier/core/error.hpp"
 #include "bulk_row_ops.hpp"
 #include "bulk_compact.hpp"
@@ -39,8 +40,6 @@ class PinnedArena {
       cudaEventSynchronize(done_);
       cudaEventDestroy(done_);
     }
-    for (void* p : retired_) cudaFreeHost(p);
-    if (block_ != nullptr) cudaFreeHost(block_);
   }
   PinnedArena(const PinnedArena&) = delete;
   PinnedArena& operator=(const PinnedArena&) = delete;
@@ -48,32 +47,16 @@ class PinnedArena {
   void begin() {
     if (done_ == nullptr) GRAPHTIER_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
     GRAPHTIER_CUDA_CHECK(cudaEventSynchronize(done_));
-    for (void* p : retired_) GRAPHTIER_CUDA_CHECK(cudaFreeHost(p));
-    retired_.clear();
-    used_ = 0;
+    memory_.reset();
   }
   /// After the call's last copy on `stream` (from a destructor: an error here shows at the next
   /// begin()'s wait).
   void end(cudaStream_t stream) noexcept { cudaEventRecord(done_, stream); }
 
-  void* take(std::size_t bytes) {
-    bytes = (bytes + 255) / 256 * 256;
-    if (used_ + bytes > capacity_) {
-      if (block_ != nullptr) retired_.push_back(block_);
-      block_ = nullptr;
-      capacity_ = std::max<std::size_t>({2 * capacity_, bytes, std::size_t{1} << 20});
-      GRAPHTIER_CUDA_CHECK(cudaMallocHost(&block_, capacity_));
-      used_ = 0;
-    }
-    void* p = static_cast<char*>(block_) + used_;
-    used_ += bytes;
-    return p;
-  }
+  void* take(std::size_t bytes) { return memory_.take(bytes); }
 
  private:
-  void* block_ = nullptr;
-  std::size_t capacity_ = 0, used_ = 0;
-  std::vector<void*> retired_;
+  ::graphtier::cuda::PinnedArena memory_;  // destroyed after the destructor's wait
   cudaEvent_t done_ = nullptr;
 };
 

@@ -18,31 +18,6 @@ std::atomic<uint64_t> g_synchronisations{0};
 
 uint64_t layer_synchronisations() noexcept { return g_synchronisations.load(); }
 
-PinnedStaging::~PinnedStaging() {
-  for (void* p : retired_) cudaFreeHost(p);
-  if (block_ != nullptr) cudaFreeHost(block_);
-}
-
-void* PinnedStaging::take(std::size_t bytes) {
-  bytes = (bytes + 255) / 256 * 256;
-  if (used_ + bytes > capacity_) {
-    if (block_ != nullptr) retired_.push_back(block_);
-    block_ = nullptr;
-    capacity_ = std::max<std::size_t>({2 * capacity_, bytes, std::size_t{1} << 20});
-    GRAPHTIER_CUDA_CHECK(cudaMallocHost(&block_, capacity_));
-    used_ = 0;
-  }
-  void* p = static_cast<char*>(block_) + used_;
-  used_ += bytes;
-  return p;
-}
-
-void PinnedStaging::reset() {
-  for (void* p : retired_) GRAPHTIER_CUDA_CHECK(cudaFreeHost(p));
-  retired_.clear();
-  used_ = 0;
-}
-
 std::unique_ptr<PinnedStaging> LayerDeviceGraph::acquire_staging() const {
   const std::lock_guard lock(staging_mutex_);
   if (free_staging_.empty()) return std::make_unique<PinnedStaging>();

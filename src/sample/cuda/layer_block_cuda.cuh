@@ -12,29 +12,13 @@
 #include "graphtier/sample/device_topology.hpp"
 #include "graphtier/sample/minibatch.hpp"
 #include "cuda/cuda_util.cuh"
+#include "pinned_arena.cuh"
 #include "cuda/topology_ref.cuh"
 
 namespace graphtier::sample::cuda {
 
-/// Pinned host memory for one call's copies: a bump arena. reset() (only once the stream has
-/// synchronised: no copy still reads or writes it) reuses it from the start; growing retires the
-/// old block until then instead of freeing it under a copy in flight. cudaMallocHost runs only
-/// when a call needs more than any before it on this arena.
-class PinnedStaging {
- public:
-  PinnedStaging() = default;
-  ~PinnedStaging();
-  PinnedStaging(const PinnedStaging&) = delete;
-  PinnedStaging& operator=(const PinnedStaging&) = delete;
-
-  void* take(std::size_t bytes);
-  void reset();
-
- private:
-  void* block_ = nullptr;
-  std::size_t capacity_ = 0, used_ = 0;
-  std::vector<void*> retired_;
-};
+/// Pinned host memory for one call's copies (src/cuda_common/pinned_arena.cuh).
+using PinnedStaging = ::graphtier::cuda::PinnedArena;
 
 /// The graph on one device: the shared DeviceTopology (read through TopologyRef), its row pointers
 /// on the host too (the host sizes every array by the dst rows' degrees instead of asking the
