@@ -38,6 +38,37 @@ std::vector<std::byte> gather_device(FeatureStore& store, std::span<const int64_
   return host;
 }
 
+/// One step of a run with a window of three batches, on the store and on the host model of its GPU
+/// cache at once: announce `ids`; once three are announced, gather the oldest and compare its rows
+/// with the file and its hits, fills, bypasses and evictions with the model's, then consume it.
+/// The cache holds the ids from 100 on (the stores of these tests keep rows [0, 100) hot).
+void windowed_step(FeatureStore& store, test::NaiveGpuCache& model, const std::string& dir,
+                   std::vector<std::vector<int64_t>>& window, std::vector<int64_t> ids, uint64_t g) {
+  const auto cached_of = [](const std::vector<int64_t>& v) {
+    std::vector<int64_t> cached;
+    for (const int64_t id : v) {
+      if (id >= 100) cached.push_back(id);
+    }
+    return cached;
+  };
+  store.announce(ids);
+  model.announce(cached_of(ids));
+  window.push_back(std::move(ids));
+  if (window.size() < 3) return;
+  const std::vector<int64_t> batch = window.front();
+  window.erase(window.begin());
+  const std::vector<int64_t> batch_cached = cached_of(batch);
+  ASSERT_EQ(gather_device(store, batch), test::reference_rows(dir, batch)) << "gather " << g;
+  const test::GpuCacheCounts want = model.gather(batch_cached);
+  const GatherStats s = store.last_gather();
+  EXPECT_EQ(s.gpu_cache.rows, want.hits) << "gather " << g;
+  EXPECT_EQ(s.cache_fills, want.fills) << "gather " << g;
+  EXPECT_EQ(s.cache_bypasses, want.bypasses) << "gather " << g;
+  EXPECT_EQ(s.gpu_cache_evictions, want.evictions) << "gather " << g;
+  store.consume(batch);
+  model.consume(batch_cached);
+}
+
 TEST(FeatureStoreGpuTest, EveryTierAndPathIsByteExact) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU tiers (hot tier, GPU cache, zero-copy) not checked";
   const test::Watchdog watchdog(120);
@@ -155,29 +186,7 @@ TEST(FeatureStoreGpuTest, CacheCountsMatchTheHostModelOverAWindow) {
       // Skewed to a few hundred ids so that lines are hit, evicted and pinned.
       std::vector<int64_t> ids = test::uniform_ids(40 + g % 5 * 30, 300, 900 + g);
       if (g % 4 == 0) ids.push_back(kNodes - 1);
-      store.announce(ids);
-      std::vector<int64_t> cached;
-      for (const int64_t id : ids) {
-        if (id >= 100) cached.push_back(id);
-      }
-      model.announce(cached);
-      window.push_back(ids);
-      if (window.size() < 3) continue;
-      const std::vector<int64_t> batch = window.front();
-      window.erase(window.begin());
-      std::vector<int64_t> batch_cached;
-      for (const int64_t id : batch) {
-        if (id >= 100) batch_cached.push_back(id);
-      }
-      ASSERT_EQ(gather_device(store, batch), test::reference_rows(dir, batch)) << "gather " << g;
-      const test::GpuCacheCounts want = model.gather(batch_cached);
-      const GatherStats s = store.last_gather();
-      EXPECT_EQ(s.gpu_cache.rows, want.hits) << "gather " << g;
-      EXPECT_EQ(s.cache_fills, want.fills) << "gather " << g;
-      EXPECT_EQ(s.cache_bypasses, want.bypasses) << "gather " << g;
-      EXPECT_EQ(s.gpu_cache_evictions, want.evictions) << "gather " << g;
-      store.consume(batch);
-      model.consume(batch_cached);
+      ASSERT_NO_FATAL_FAILURE(windowed_step(store, model, dir, window, std::move(ids), g));
     }
   }
 }
@@ -208,29 +217,7 @@ TEST(FeatureStoreGpuTest, ManyLinesAndLargeRequestsMatchTheHostModel) {
       // to 4000 ids, so that lines are hit, evicted and pinned.
       const bool large = g % 3 == 2;
       std::vector<int64_t> ids = test::uniform_ids(large ? 600000 : 3000 + g * 500, large ? kManyNodes : 4000, 1300 + g);
-      store.announce(ids);
-      std::vector<int64_t> cached;
-      for (const int64_t id : ids) {
-        if (id >= 100) cached.push_back(id);
-      }
-      model.announce(cached);
-      window.push_back(ids);
-      if (window.size() < 3) continue;
-      const std::vector<int64_t> batch = window.front();
-      window.erase(window.begin());
-      std::vector<int64_t> batch_cached;
-      for (const int64_t id : batch) {
-        if (id >= 100) batch_cached.push_back(id);
-      }
-      ASSERT_EQ(gather_device(store, batch), test::reference_rows(dir, batch)) << "gather " << g;
-      const test::GpuCacheCounts want = model.gather(batch_cached);
-      const GatherStats s = store.last_gather();
-      EXPECT_EQ(s.gpu_cache.rows, want.hits) << "gather " << g;
-      EXPECT_EQ(s.cache_fills, want.fills) << "gather " << g;
-      EXPECT_EQ(s.cache_bypasses, want.bypasses) << "gather " << g;
-      EXPECT_EQ(s.gpu_cache_evictions, want.evictions) << "gather " << g;
-      store.consume(batch);
-      model.consume(batch_cached);
+      ASSERT_NO_FATAL_FAILURE(windowed_step(store, model, dir, window, std::move(ids), g));
     }
   }
 }
