@@ -1,5 +1,5 @@
 // Helpers of the sample module's CUDA backends: launch geometry, grid-stride loops, CUB's two-call
-// protocol and scalar reads, over the shared checked calls and stream-ordered scratch of
+// protocol, over the shared checked calls and stream-ordered scratch of
 // src/cuda_common. Only included by .cu files.
 #pragma once
 
@@ -45,16 +45,6 @@ void run_cub(cudaStream_t stream, Fn&& fn) {
   GRAPHTIER_CUDA_CHECK(fn(nullptr, bytes));
   DeviceScratch<unsigned char> temp(bytes, stream);
   GRAPHTIER_CUDA_CHECK(fn(temp.get(), bytes));
-}
-
-/// One value from device memory, after the work queued so far on `stream` (the host needs the
-/// sizes). A pageable destination: a pinned one per call would cost more than staging 8 bytes.
-template <typename T>
-T read_one(const T* device_value, cudaStream_t stream) {
-  T value{};
-  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(&value, device_value, sizeof(T), cudaMemcpyDeviceToHost, stream));
-  GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return value;
 }
 
 /// The fewest low bits that hold every value in [0, max_value]: radix sorts skip the rest.

@@ -504,11 +504,4 @@ DeviceMiniBatch sample_layers_device(const LayerDeviceGraph& graph, const LayerS
              : sample_device_with<int32_t>(graph, options, seeds, stream, cuda_stream, input_nodes);
 }
 
-void copy_to_host(float* dst, const float* src, int64_t count, CudaStream stream, int device) {
-  if (count == 0) return;
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
-  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(dst, src, static_cast<std::size_t>(count) * sizeof(float),
-                                       cudaMemcpyDeviceToHost, native(stream)));
-}
-
 }  // namespace graphtier::sample::cuda

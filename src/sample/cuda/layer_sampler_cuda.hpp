@@ -31,7 +31,4 @@ DeviceMiniBatch sample_layers_device(const LayerDeviceGraph& graph, const LayerS
                                      std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream,
                                      const InputNodesSink& input_nodes);
 
-/// Queues a copy of `count` floats from device memory to the host on `stream` (no wait).
-void copy_to_host(float* dst, const float* src, int64_t count, CudaStream stream, int device);
-
 }  // namespace graphtier::sample::cuda

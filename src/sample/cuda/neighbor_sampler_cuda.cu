@@ -396,11 +396,10 @@ DeviceMiniBatch sample_device(const DeviceTopology::State& topology, const Neigh
                           : sample_typed<int32_t>(topology, options, seeds, stream, cuda_stream, staging, input_nodes);
 }
 
-void copy_to_host(int64_t* dst, const int64_t* src, int64_t count, CudaStream stream, int device) {
-  if (count == 0) return;
+void copy_to_host(void* dst, const void* src, std::size_t bytes, CudaStream stream, int device) {
+  if (bytes == 0) return;
   GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
-  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(dst, src, static_cast<std::size_t>(count) * sizeof(int64_t),
-                                              cudaMemcpyDeviceToHost, native(stream)));
+  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, native(stream)));
 }
 
 void synchronize(CudaStream stream, int device) {

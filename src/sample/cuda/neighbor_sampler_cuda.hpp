@@ -43,8 +43,16 @@ DeviceMiniBatch sample_device(const DeviceTopology::State& topology, const Neigh
                               std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream,
                               PinnedStagingPool& staging, const InputNodesSink& input_nodes);
 
-/// Copies `count` int64 from device memory to the host after the work queued on `stream`.
-void copy_to_host(int64_t* dst, const int64_t* src, int64_t count, CudaStream stream, int device);
+/// Queues a copy of `bytes` from device memory to the host after the work queued on `stream` (no
+/// wait).
+void copy_to_host(void* dst, const void* src, std::size_t bytes, CudaStream stream, int device);
+
+/// The same for `count` elements of T.
+template <typename T>
+void copy_to_host(T* dst, const T* src, int64_t count, CudaStream stream, int device) {
+  copy_to_host(static_cast<void*>(dst), static_cast<const void*>(src), static_cast<std::size_t>(count) * sizeof(T),
+               stream, device);
+}
 
 /// Waits for `stream`.
 void synchronize(CudaStream stream, int device);
