@@ -49,11 +49,6 @@ BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> i
     if (options.gpu_sampling) {
       cuda_bulk_ = std::make_unique<sample::CudaBulkSampler>(graph_, o, options.topology.device, &pool_);
       cuda_streams_.push_back(std::make_shared<OwnedCudaStream>(options.topology.device));
-      if (options.device_batches) {
-        device_batches_ = true;
-        input_ids_to_host_ = input_ids_to_host;
-        ring_.emplace(device::allocate_pinned, device::free_pinned);
-      }
     } else {
       bulk_ = std::make_unique<sample::BulkSampler>(graph_, o, &pool_);
     }
@@ -67,11 +62,6 @@ BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> i
       cuda_neighbor_ = std::make_unique<sample::CudaNeighborSampler>(*topology_, o);
       for (int t = 0; t < pool_.size(); ++t) {
         cuda_streams_.push_back(std::make_shared<OwnedCudaStream>(topology_->device()));
-      }
-      if (options.device_batches) {
-        device_batches_ = true;
-        input_ids_to_host_ = input_ids_to_host;
-        ring_.emplace(device::allocate_pinned, device::free_pinned);
       }
     } else {
       neighbor_ = std::make_unique<sample::NeighborSampler>(graph_, o);
@@ -89,14 +79,15 @@ BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> i
       for (int t = 0; t < pool_.size(); ++t) {
         cuda_streams_.push_back(std::make_shared<OwnedCudaStream>(options.topology.device));
       }
-      if (options.device_batches) {
-        device_batches_ = true;
-        input_ids_to_host_ = input_ids_to_host;
-        ring_.emplace(device::allocate_pinned, device::free_pinned);
-      }
     } else {
       layer_ = std::make_unique<sample::LayerSampler>(graph_, o);
     }
+  }
+  // Every GPU sampler has a device form.
+  if (options.gpu_sampling && options.device_batches) {
+    device_batches_ = true;
+    input_ids_to_host_ = input_ids_to_host;
+    ring_.emplace(device::allocate_pinned, device::free_pinned);
   }
 }
 
@@ -135,21 +126,25 @@ SampledBatch BatchSampler::sample_device(std::span<const int64_t> seeds, uint64_
       return out.input.data();
     };
   }
-  auto d = std::make_shared<sample::DeviceMiniBatch>(
-      cuda_neighbor_ ? cuda_neighbor_->sample_device(seeds, stream, s->get(), sink)
-                     : cuda_layer_->sample_device(seeds, stream, s->get(), sink));
+  finish_device(out, cuda_neighbor_ ? cuda_neighbor_->sample_device(seeds, stream, s->get(), sink)
+                                    : cuda_layer_->sample_device(seeds, stream, s->get(), sink), s);
+  return out;
+}
+
+void BatchSampler::finish_device(SampledBatch& out, sample::DeviceMiniBatch&& sampled,
+                                 const std::shared_ptr<OwnedCudaStream>& stream) {
+  auto d = std::make_shared<sample::DeviceMiniBatch>(std::move(sampled));
   if (input_ids_to_host_) {
     if (d->blocks.empty()) {  // no layers: the input nodes are the seeds
-      out.input = ring_->acquire(seeds.size());
-      std::copy(seeds.begin(), seeds.end(), out.input.data());
+      out.input = ring_->acquire(d->seeds.size());
+      std::copy(d->seeds.begin(), d->seeds.end(), out.input.data());
     } else {
       out.input.shrink(static_cast<std::size_t>(d->blocks.back().num_src));
     }
   }
   out.batch.seeds = d->seeds;
   out.device = std::move(d);
-  out.stream = s;
-  return out;
+  out.stream = stream;
 }
 
 void BatchSampler::sample_bulk_device(std::span<const std::span<const int64_t>> seeds,
@@ -168,21 +163,7 @@ void BatchSampler::sample_bulk_device(std::span<const std::span<const int64_t>> 
     };
   }
   std::vector<sample::DeviceMiniBatch> sampled = cuda_bulk_->sample_device(seeds, streams, s->get(), sink);
-  for (std::size_t i = 0; i < sampled.size(); ++i) {
-    auto d = std::make_shared<sample::DeviceMiniBatch>(std::move(sampled[i]));
-    SampledBatch& o = out[i];
-    if (input_ids_to_host_) {
-      if (d->blocks.empty()) {  // no layers: the input nodes are the seeds
-        o.input = ring_->acquire(d->seeds.size());
-        std::copy(d->seeds.begin(), d->seeds.end(), o.input.data());
-      } else {
-        o.input.shrink(static_cast<std::size_t>(d->blocks.back().num_src));
-      }
-    }
-    o.batch.seeds = d->seeds;
-    o.device = std::move(d);
-    o.stream = s;
-  }
+  for (std::size_t i = 0; i < sampled.size(); ++i) finish_device(out[i], std::move(sampled[i]), s);
 }
 
 SampledBatch BatchSampler::sample_one(std::span<const int64_t> seeds, uint64_t stream, int64_t slot) {

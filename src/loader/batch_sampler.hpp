@@ -65,6 +65,10 @@ class BatchSampler {
   /// One bulk call in the device form (CudaBulkSampler::sample_device): batch i into out[i].
   void sample_bulk_device(std::span<const std::span<const int64_t>> seeds, std::span<const uint64_t> streams,
                           std::vector<SampledBatch>& out);
+  /// A device batch the sampler returned, into `out`: its input ids trimmed to the real count (or,
+  /// with no layers, the seeds), on the stream that frees it.
+  void finish_device(SampledBatch& out, sample::DeviceMiniBatch&& sampled,
+                     const std::shared_ptr<OwnedCudaStream>& stream);
 
   LoaderOptions options_;
   std::vector<int64_t> ids_;
