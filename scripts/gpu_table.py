@@ -31,7 +31,7 @@ def rows(out: str):
     sample = load(out, "bench-sample.json")
     if sample:
         cpu = next((r for r in sample["rows"] if r["backend"] == "cpu"), None)
-        for topology, target in (("device", 10.0), ("pinned", 2.0)):
+        for topology, target in (("device", 10.0), ("pinned", 1.0)):
             gpu = [r for r in sample["rows"] if r["backend"] == "gpu" and r["topology"] == topology and r["batches"]]
             best = max(gpu, key=lambda r: r["edges_per_second"], default=None)
             name = {"device": "neighbour sampling, topology in HBM", "pinned": "neighbour sampling, topology pinned (UVA)"}
@@ -44,6 +44,18 @@ def rows(out: str):
                 yield (name[topology], None, None, None, target)
     else:
         yield ("neighbour sampling (bench sample)", None, None, None, 10.0)
+
+    layer = load(out, "layer-bench.json")
+    for method, name in (("ladies", "LADIES"), ("fastgcn", "FastGCN")):
+        runs = {r["backend"]: r for r in layer or [] if r["method"] == method}
+        if "cuda" in runs and "cpu" in runs:
+            gpu, cpu = runs["cuda"], runs["cpu"]
+            yield (f"{name}, layers {'/'.join(map(str, gpu['layer_sizes']))}, batch {gpu['batch']}, block edges/s",
+                   fmt(gpu["block_edges_per_second"], "edges/s"),
+                   f"CPU sampler, {cpu['threads']} threads: {fmt(cpu['block_edges_per_second'], 'edges/s')}",
+                   gpu["block_edges_per_second"] / cpu["block_edges_per_second"], 10.0)
+        else:
+            yield (f"{name} (layer_sampler_bench)", None, None, None, 10.0)
 
     feat = load(out, "feature-bench.json")
     if feat:

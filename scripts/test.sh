@@ -2,8 +2,8 @@
 # Sets up, builds and runs every test: the CPU build (one build for the package, the tests and the
 # benchmarks), the C++ package's example, the same tests again under AddressSanitizer and
 # UndefinedBehaviorSanitizer, every fuzz target for 60 s, the Python suite on PyTorch 1.13 and 2.x,
-# then the CUDA build (compiled whenever nvcc is present; its GPU tests skip visibly on a machine
-# without a GPU) and the Debug CUDA build (compiled only).
+# then the GPU bundle (compiled whenever nvcc is present; its GPU tests skip visibly on a machine
+# without a GPU, and the device call is rehearsed on it) and the Debug CUDA build (compiled only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -53,9 +53,12 @@ scripts/install-package.sh --wheel build/wheel
 
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="$PATH:/usr/local/cuda/bin"
-  cmake --preset cuda >/dev/null
-  cmake --build --preset cuda -j "$jobs"
-  ctest --preset cuda -j "$jobs"
+  # The GPU bundle (Release, sm_90): built and its whole suite run here (GPU tests skip visibly),
+  # then the device call rehearsed on it without a GPU: the preflight, graphtier._core built from
+  # the bundle against this Python, the GPU tests skipping, the measuring phases saying "no GPU".
+  # A bundle that would fail on the GPU machine for want of a file fails here, not in the lease.
+  scripts/gpu-bundle.sh --jobs "$jobs"
+  OUT=build/gpu-check-rehearsal GPU_CHECK_PYTHON=.venv/bin/python scripts/gpu-check.sh
   # Compiled and linked, not run: at -O0 nothing is inlined, so every inline and template function
   # is emitted as a symbol of its own. A missing instantiation or definition shows as an undefined
   # reference; two different definitions of one name, which the linker merges without a word, show

@@ -53,12 +53,19 @@ CommandResult run_shell(const std::string& command_line) {
   return result;
 }
 
+// The build tree's paths, unless the environment names others: the GPU bundle runs these binaries
+// from a copy of the tree elsewhere (scripts/gpu-bundle.sh).
+static std::string path_from_env(const char* variable, const char* built_in) {
+  const char* value = std::getenv(variable);
+  return value != nullptr && *value != '\0' ? value : built_in;
+}
+
 CommandResult run_cli(const std::vector<std::string>& args) {
-  std::string line = "'" GRAPHTIER_CLI "'";
+  std::string line = "'" + path_from_env("GRAPHTIER_TEST_CLI", GRAPHTIER_CLI) + "'";
   for (const auto& a : args) line += " '" + a + "'";
   return run_shell(line);
 }
 
-std::string datasets_dir() { return GRAPHTIER_DATASETS_DIR; }
+std::string datasets_dir() { return path_from_env("GRAPHTIER_TEST_DATASETS", GRAPHTIER_DATASETS_DIR); }
 
 }  // namespace graphtier::test
