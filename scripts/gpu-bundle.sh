@@ -6,7 +6,7 @@
 #   test     its whole ctest suite here (the CUDA build's test run: CPU tests pass, GPU tests skip
 #            visibly); the tests that skipped are the GPU tests, listed in gpu-tests.txt as one
 #            gtest filter per binary
-#   bundle   bin/ (stripped: the test binaries that hold GPU tests, the graphtier command, the GPU
+#   bundle   bin/ (without debug information, symbols kept: the test binaries that hold GPU tests, the graphtier command, the GPU
 #            benches), lib/ (the engine's static libraries and the static CUDA runtime, from which
 #            python/bundle builds graphtier._core against the device's own Python), nanobind/,
 #            gpu-tests.txt, BUILD (commit and toolchain)
@@ -41,7 +41,8 @@ by_binary = {}
 for test in json.load(open(os.path.join(build, "tests.json")))["tests"]:
     command = test.get("command") or []
     if test["name"] in skipped and command and os.path.basename(command[0]).endswith("_tests"):
-        by_binary.setdefault(os.path.basename(command[0]), []).append(test["name"])
+        # A parameterised test's ctest name carries its parameter after "  # ": not part of the filter.
+        by_binary.setdefault(os.path.basename(command[0]), []).append(test["name"].split("  #")[0])
 if not by_binary:
     sys.exit("gpu-bundle: no test skipped here, so no GPU test was found (is this machine's GPU visible?)")
 with open(os.path.join(out, "gpu-tests.txt"), "w") as f:
@@ -50,9 +51,10 @@ with open(os.path.join(out, "gpu-tests.txt"), "w") as f:
 print(f"gpu-bundle: {sum(map(len, by_binary.values()))} GPU tests in {len(by_binary)} binaries", file=sys.stderr)
 EOF
 
-for t in $(cut -d' ' -f1 .bundle.tmp/gpu-tests.txt | sed "s|^|tests/|") graphtier bench/feature_cuda_bench bench/layer_sampler_bench \
-         bench/bulk_sample_bench; do
-  strip -o ".bundle.tmp/bin/$(basename "$t")" "$build/$t"
+for t in $(cut -d' ' -f1 .bundle.tmp/gpu-tests.txt | sed "s|^|tests/|") graphtier bench/feature_cuda_bench \
+         bench/layer_sampler_bench; do
+  # Symbols kept (debug information dropped): a crash on the device gives a readable backtrace.
+  strip --strip-debug -o ".bundle.tmp/bin/$(basename "$t")" "$build/$t"
 done
 for a in "$build"/libgraphtier_*.a; do
   strip --strip-debug -o ".bundle.tmp/lib/$(basename "$a")" "$a"

@@ -43,6 +43,7 @@ def test_gather_to_the_gpu_equals_the_table(synthetic):
     expected = graphtier.FeatureStore(synthetic).gather(ids)
     store = graphtier.FeatureStore(synthetic, gpu_hot="10%", gpu_cache="10%", cpu="20%")
     for memory in ("device", "device", "pinned", "host"):  # the second gather hits the GPU cache
+        out = None  # the previous output freed first: `before` counts none of it
         before = torch.cuda.memory_allocated()
         out = store.gather(ids, memory=memory)
         assert out.is_cuda == (memory == "device") and torch.equal(out.cpu(), expected), memory

@@ -57,8 +57,10 @@ std::vector<LoadedBatch> run_epoch(Loader& loader, int64_t epoch, int64_t first 
   return out;
 }
 
-/// The batch's features on the host, wherever the loader wrote them.
+/// The batch's features on the host, wherever the loader wrote them; none for a loader without a
+/// store (an empty view: null data, and numel() 1 as for any 0-d view).
 std::vector<std::byte> x_bytes(const LoadedBatch& b) {
+  if (b.x.data == nullptr) return {};
   std::vector<std::byte> x(static_cast<std::size_t>(b.x.numel()) * sizeof(float));
   copy_bytes(x.data(), MemoryKind::kHost, b.x.data, b.x.memory, x.size());
   return x;
