@@ -19,19 +19,9 @@
 
 #include "device_scratch.cuh"
 #include "graphtier/core/memory.hpp"
+#include "graphtier/feature/gather_route.hpp"  // Route
 
 namespace graphtier::feature::cuda {
-
-/// How the serve kernel treats output position k (uploaded by the host, one byte per position).
-enum Route : uint8_t {
-  kRouteHot = 0,          // the static GPU tier (ids < gpu_end)
-  kRouteZeroCopy = 1,     // pinned tier: a cache hit reads the line, a miss reads pinned memory by zero-copy
-  kRouteStaged = 2,       // no GPU cache: the host gathers the row into staging (the pinned tier's CPU
-                          // half, storage rows)
-  kRouteProbe = 3,        // storage row with a GPU cache: a hit reads the line, a miss is staged by the host
-  kRouteStagedProbe = 4,  // the pinned tier's CPU half with a GPU cache: probed like the others (a
-                          // hit marks the line, a miss fills one), the bytes always from staging
-};
 
 /// Per-gather counters in device memory, copied back once at the end of the gather.
 struct CacheCounters {
