@@ -444,7 +444,9 @@ TEST(FeatureStoreGpuTest, DeviceRoutedGathersAreExactForEveryLayoutPathAndIdSour
           EXPECT_EQ(s.gpu_hot.rows, hot) << what << ", batch " << b;
           EXPECT_EQ(s.gpu_hot.rows + s.gpu_cache.rows + s.host.rows + s.host_cache.rows + s.storage.rows, n)
               << what << ", batch " << b;
-          if (l.gpu_cache == 0) EXPECT_EQ(s.host.rows, pinned) << what << ", batch " << b;
+          if (l.gpu_cache == 0) {
+            EXPECT_EQ(s.host.rows, pinned) << what << ", batch " << b;
+          }
         };
         ASSERT_EQ(gather_device(store, ids), want) << "host ids, batch " << b;
         check_stats("host ids");

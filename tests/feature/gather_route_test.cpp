@@ -19,6 +19,7 @@ namespace graphtier::feature {
 namespace {
 
 constexpr double kMiB = 1 << 20;
+__extension__ typedef __int128 Wide;  // the exact product, for the fixed-point reference
 
 // The host routing the device routing replaces (src/feature/cuda/gpu_tiers.cu before it moved to
 // the device), unchanged but for the quota, which is given: two passes, the first counting and
@@ -125,7 +126,7 @@ std::vector<int64_t> draw_ids(int64_t n, int64_t num_nodes, uint64_t seed) {
 std::vector<RouteBounds> layouts() {
   std::vector<RouteBounds> out;
   for (const bool cached : {false, true}) {
-    for (const auto [gpu_end, cpu_end] : {std::pair<int64_t, int64_t>{100, 600}, {0, 400}, {300, 300}, {200, 1000},
+    for (const auto& [gpu_end, cpu_end] : {std::pair<int64_t, int64_t>{100, 600}, {0, 400}, {300, 300}, {200, 1000},
                                           {0, 1000}, {1000, 1000}}) {
       out.push_back(RouteBounds{gpu_end, cpu_end, cached});
     }
@@ -164,7 +165,9 @@ TEST(GatherRouteTest, RoutesAndStagedPositionsMatchTheHostRoutingAtEveryQuota) {
       const HostRouting host = host_routing(ids, b, quota);
       EXPECT_EQ(device_routes(ids, b, quota, /*ranks=*/true), host.route) << "quota " << quota;
       // Without ranks (the table never splits) the quota is all or nothing, and rank 0 decides the same.
-      if (quota == 0 || quota == pinned) EXPECT_EQ(device_routes(ids, b, quota, /*ranks=*/false), host.route);
+      if (quota == 0 || quota == pinned) {
+        EXPECT_EQ(device_routes(ids, b, quota, /*ranks=*/false), host.route);
+      }
       // The staged positions, compacted in order, and the ids the host reads at them.
       const std::vector<uint8_t> route = device_routes(ids, b, quota, true);
       const std::vector<int64_t> staged = select_positions(ids.size(), [&](std::size_t k) { return is_staged(route[k]); });
@@ -217,7 +220,7 @@ TEST(GatherRouteTest, ShareOfIsExactRoundingForAnyCount) {
   for (uint64_t i = 0; i < 2000; ++i) {
     const auto share = static_cast<uint32_t>(bounded_u64(philox_u64(6, 0, i), static_cast<uint64_t>(kShareOne) + 1));
     const auto pinned = static_cast<int64_t>(philox_u64(6, 1, i) >> (i % 2 == 0 ? 14 : 40));
-    const __int128 exact = (static_cast<__int128>(pinned) * share + kShareOne / 2) >> kShareBits;
+    const Wide exact = (static_cast<Wide>(pinned) * share + kShareOne / 2) >> kShareBits;
     EXPECT_EQ(share_of(share, pinned), static_cast<int64_t>(exact)) << share << " x " << pinned;
   }
   EXPECT_EQ(share_of(static_cast<uint32_t>(kShareOne), int64_t{1} << 50), int64_t{1} << 50);
