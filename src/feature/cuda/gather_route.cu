@@ -32,29 +32,39 @@ __device__ __forceinline__ int64_t warp_max(int64_t v) {
   return v;
 }
 
-// Each thread adds its positions with census_add; the warps merge by + and max (exact in any
-// order: integers) and lane 0 adds its warp's share. Every thread of the grid takes part in the
-// shuffles (the loop bound is per thread, the shuffles after it).
-__global__ void census_kernel(const int64_t* ids, int64_t n, RouteBounds b, GatherCensus* out) {
+// Each thread adds its positions with census_add; warps, then the block, merge by + and max (exact
+// in any order: integers), and thread 0 adds the block's share: one atomic per field and block.
+// Every thread reaches the shuffles and the barrier (the loop bound is per thread, they follow it).
+__global__ void __launch_bounds__(kThreads) census_kernel(const int64_t* ids, int64_t n, RouteBounds b,
+                                                          GatherCensus* out) {
+  constexpr int kWarps = kThreads / 32;
+  __shared__ int64_t partial[5][kWarps];
   GatherCensus c;
   for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n;
        k += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     census_add(c, ids[k], b);
   }
-  const int64_t hot = warp_sum(c.hot);
-  const int64_t pinned = warp_sum(c.pinned);
-  const int64_t storage = warp_sum(c.storage);
-  const int64_t low_gap = warp_max(c.pinned_low_gap);
-  const int64_t high_end = warp_max(c.pinned_high_end);
-  if (threadIdx.x % 32 != 0) return;
-  const auto add = [](int64_t* address, int64_t v) {
-    if (v != 0) atomicAdd(reinterpret_cast<unsigned long long*>(address), static_cast<unsigned long long>(v));
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int64_t v[5] = {warp_sum(c.hot), warp_sum(c.pinned), warp_sum(c.storage), warp_max(c.pinned_low_gap),
+                        warp_max(c.pinned_high_end)};
+  if (threadIdx.x % 32 == 0) {
+    for (int f = 0; f < 5; ++f) partial[f][warp] = v[f];
+  }
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  int64_t total[5] = {0, 0, 0, 0, 0};
+  for (int w = 0; w < kWarps; ++w) {
+    for (int f = 0; f < 3; ++f) total[f] += partial[f][w];
+    for (int f = 3; f < 5; ++f) total[f] = partial[f][w] > total[f] ? partial[f][w] : total[f];
+  }
+  const auto add = [](int64_t* address, int64_t value) {
+    if (value != 0) atomicAdd(reinterpret_cast<unsigned long long*>(address), static_cast<unsigned long long>(value));
   };
-  add(&out->hot, hot);
-  add(&out->pinned, pinned);
-  add(&out->storage, storage);
-  if (low_gap > 0) atomicMax(reinterpret_cast<long long*>(&out->pinned_low_gap), static_cast<long long>(low_gap));
-  if (high_end > 0) atomicMax(reinterpret_cast<long long*>(&out->pinned_high_end), static_cast<long long>(high_end));
+  add(&out->hot, total[0]);
+  add(&out->pinned, total[1]);
+  add(&out->storage, total[2]);
+  if (total[3] > 0) atomicMax(reinterpret_cast<long long*>(&out->pinned_low_gap), static_cast<long long>(total[3]));
+  if (total[4] > 0) atomicMax(reinterpret_cast<long long*>(&out->pinned_high_end), static_cast<long long>(total[4]));
 }
 
 __global__ void quota_kernel(const GatherCensus* census, const SplitTable* table, RouteBounds b, int64_t row_stride,
@@ -121,7 +131,8 @@ void DeviceRouter::route(const int64_t* ids, int64_t n, const RouteBounds& bound
                          cudaStream_t stream) {
   GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(census_.get(), 0, sizeof(GatherCensus), stream));
   if (n == 0) return;
-  const unsigned grid = blocks_for(n, kThreads, 1024);  // few blocks: one atomic per warp
+  // A few ids per thread at most batch sizes; few blocks, so few atomics on the census's fields.
+  const unsigned grid = blocks_for(n, kThreads, 256);
   census_kernel<<<grid, kThreads, 0, stream>>>(ids, n, bounds, census_.get());
   GRAPHTIER_CUDA_CHECK_LAUNCH("census_kernel");
   quota_kernel<<<1, 32, 0, stream>>>(census_.get(), static_cast<const SplitTable*>(table_.data()), bounds, row_stride,
