@@ -113,8 +113,8 @@ TEST(FeatureStoreGpuTest, EveryTierAndPathIsByteExact) {
   }
 }
 
-// A GPU-sampled minibatch's input nodes are on the device already: the tiers read them there (only
-// the routes go up), with the same rows and the same cache decisions as from the host copy. The
+// A GPU-sampled minibatch's input nodes are on the device already: the tiers read them there (no
+// upload; the device routes them), with the same rows and the same cache decisions as from the host copy. The
 // pinned path is forced, once each way: measured, each store's own calibration splits the pinned
 // rows between zero-copy and the CPU, and the two stores' routes (so their hit counts) would differ
 // for that reason alone (seen on an H200: shares 0.64 and 0.58, hits 196 against 201).

@@ -9,7 +9,8 @@
 // gather lock), window() by one announce/consume at a time (its policy lock), and window() may run
 // on another thread while a gather's serve() or update() runs: it touches only its own scratch
 // and, through the stream, the reuse counts. Everything is queued on the stream handed in (the GPU
-// tiers' one stream), so a probe, a window change and an update never overlap on the device.
+// tiers' main stream, where the gather routes and serves; the staged rows' copies use a second
+// one), so a probe, a window change and an update never overlap on the device.
 #pragma once
 
 #include <cuda_runtime.h>
