@@ -4,17 +4,20 @@
 //
 //   pinned:  the pinned tier (all rows in it) at 128 B .. 4 KiB rows: zero-copy alone, CPU gather
 //            + copy alone, and the measured split, against the pinned host->device copy rate;
-//   gpu:     the GPU hot tier against the device-to-device copy rate;
-//   cache:   the GPU cache when every row hits (512 B rows), against the pinned tier's rows/s;
+//   gpu:     the GPU hot tier against the device-to-device copy rate, with ids from the host and
+//            with ids already on the device (a GPU-sampled minibatch's: no upload);
+//   cache:   the GPU cache when every row hits (512 B rows), against the pinned tier's rows/s, with
+//            ids from the host and from the device;
 //   storage: the storage tier's read IOPS against raw 4 KiB reads of the same file (io engine);
 //   all:     every tier on a hotness-ordered power-law workload, against PCIe (the pinned copy
 //            rate) and the plain path (CPU index_select + .to(cuda), modelled as the CPU gather +
 //            copy path over a table held wholly in host memory).
 // Timing: host clock around synchronous gathers and copies of at least --seconds each (each
 // gather ends with a stream synchronisation; the GPU-side per-tier times come from CUDA events
-// and are reported in the tier statistics).
+// and are reported in the tier statistics; the hot tier also reports its device time alone).
 //
 //   feature_cuda_bench --dir /scratch [--table-bytes 4GiB] [--batch-rows 65536] [--seconds 2]
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -59,19 +62,33 @@ std::vector<int64_t> draw_ids(int64_t n, int64_t num_nodes, double skew, uint64_
 
 /// Gathers 8 fixed batches round robin for `seconds`. The first batch is gathered once before the
 /// clock starts (first touch); `warm_all` gathers all 8 first (a cache large enough then only hits).
-Run run_gather(feature::FeatureStore& store, int64_t batch_rows, double skew, double seconds, bool warm_all = false) {
+/// `device_ids`: the ids are handed in device memory too (a GPU-sampled minibatch's), so none go up.
+Run run_gather(feature::FeatureStore& store, int64_t batch_rows, double skew, double seconds, bool warm_all = false,
+               bool device_ids = false) {
   const int64_t row_bytes = store.layout().row_bytes();
   Buffer out(MemoryKind::kDevice, static_cast<std::size_t>(batch_rows * row_bytes));
   const TensorView view =
       TensorView::contiguous(out.data(), store.layout().dtype, {batch_rows, store.layout().dim}, MemoryKind::kDevice);
   std::vector<std::vector<int64_t>> batches;
-  for (uint64_t b = 0; b < 8; ++b) batches.push_back(draw_ids(batch_rows, store.num_nodes(), skew, 11 + b));
-  for (std::size_t b = 0; b < (warm_all ? batches.size() : 1); ++b) store.gather(batches[b], view);
+  std::vector<Buffer> on_device;
+  std::vector<feature::DeviceIds> ids_on_device;
+  for (uint64_t b = 0; b < 8; ++b) {
+    batches.push_back(draw_ids(batch_rows, store.num_nodes(), skew, 11 + b));
+    if (device_ids) {
+      const std::size_t bytes = batches.back().size() * sizeof(int64_t);
+      on_device.emplace_back(MemoryKind::kDevice, bytes);
+      copy_bytes(on_device.back().data(), MemoryKind::kDevice, batches.back().data(), MemoryKind::kHost, bytes);
+      ids_on_device.push_back({static_cast<const int64_t*>(on_device.back().data()), 0});
+    } else {
+      ids_on_device.emplace_back();
+    }
+  }
+  for (std::size_t b = 0; b < (warm_all ? batches.size() : 1); ++b) store.gather(batches[b], view, ids_on_device[b]);
   Run r;
   int64_t rows = 0;
   const auto start = Clock::now();
   for (std::size_t b = 0; seconds_since(start) < seconds; ++b) {
-    r.stats += store.gather(batches[b % batches.size()], view);
+    r.stats += store.gather(batches[b % batches.size()], view, ids_on_device[b % batches.size()]);
     rows += batch_rows;
   }
   const double elapsed = seconds_since(start);
@@ -163,9 +180,12 @@ int main(int argc, char** argv) {
           cached.budgets.gpu_cache = Budget::percent(100);
           feature::FeatureStore cache_store(dataset, cached, pool);
           const Run hits = run_gather(cache_store, batch_rows, 1.0, seconds, /*warm_all=*/true);
+          const Run hits_device_ids = run_gather(cache_store, batch_rows, 1.0, seconds, true, /*device_ids=*/true);
           j["gpu_cache_hits"] = {{"row_bytes", row_bytes}, {"rows_per_second", hits.rows_per_second},
                                  {"hit_rows", hits.stats.gpu_cache.rows}, {"pinned_rows_per_second", r.rows_per_second},
-                                 {"over_pinned", hits.rows_per_second / r.rows_per_second}};
+                                 {"over_pinned", hits.rows_per_second / r.rows_per_second},
+                                 {"device_ids_rows_per_second", hits_device_ids.rows_per_second},
+                                 {"device_ids_over_pinned", hits_device_ids.rows_per_second / r.rows_per_second}};
         }
         if (path == feature::PinnedPath::kMeasured) {
           // The start-up calibration the per-request split uses (feature/pinned_split.hpp).
@@ -184,8 +204,17 @@ int main(int argc, char** argv) {
         o.budgets.gpu_hot = Budget::percent(100);
         feature::FeatureStore store(dataset, o, pool);
         const Run r = run_gather(store, batch_rows, 1.0, seconds);
+        const Run d = run_gather(store, batch_rows, 1.0, seconds, false, /*device_ids=*/true);
         j["gpu_tier"] = {{"row_bytes", row_bytes}, {"bytes_per_second", r.bytes_per_second},
-                         {"over_d2d", r.bytes_per_second / d2d}};
+                         {"over_d2d", r.bytes_per_second / d2d},
+                         {"device_ids_bytes_per_second", d.bytes_per_second},
+                         {"device_ids_over_d2d", d.bytes_per_second / d2d},
+                         // Device time alone (CUDA events from the ids' upload to the serve
+                         // kernel's end), without the host's part and the synchronisation.
+                         {"device_time_bytes_per_second", static_cast<double>(r.stats.gpu_hot.bytes) /
+                                                              std::max(1e-12, r.stats.gpu_hot.seconds)},
+                         {"device_time_over_d2d", static_cast<double>(r.stats.gpu_hot.bytes) /
+                                                      std::max(1e-12, r.stats.gpu_hot.seconds) / d2d}};
       }
       if (row_bytes == 4096) {
         feature::FeatureStoreOptions o;  // every row on storage

@@ -13,7 +13,8 @@
 
 namespace graphtier::feature {
 
-GatherStats FeatureStore::gather(std::span<const int64_t> ids, TensorView out, const DeviceIds& device_ids) {
+GatherStats FeatureStore::gather(std::span<const int64_t> ids, TensorView out, const DeviceIds& device_ids,
+                                 const CudaStream* output_after) {
   Impl& s = *impl_;
   const auto n = static_cast<int64_t>(ids.size());
   GRAPHTIER_EXPECTS(out.ndim == 2 && out.shape[0] == n && out.shape[1] == s.layout.dim, InvalidArgument,
@@ -35,11 +36,13 @@ GatherStats FeatureStore::gather(std::span<const int64_t> ids, TensorView out, c
     const bool gpu_rows = s.tiers.ranges.gpu_end > 0 || s.tiers.gpu_cache_rows > 0;
     if (out.memory == MemoryKind::kDevice || gpu_rows) {
       GRAPHTIER_EXPECTS(s.gpu != nullptr, Unsupported, "gather into device memory needs a GPU (none is visible)");
-      cuda::gather(s, ids, out, stats, device_ids);
+      cuda::gather(s, ids, out, stats, device_ids, output_after);
     } else {
       cpu::gather_host(s, ids, static_cast<std::byte*>(out.data), stats);
     }
 #else
+    (void)device_ids;
+    (void)output_after;
     GRAPHTIER_EXPECTS(out.memory != MemoryKind::kDevice, Unsupported,
                       "gather into device memory needs a CUDA build (this one is CPU-only)");
     cpu::gather_host(s, ids, static_cast<std::byte*>(out.data), stats);

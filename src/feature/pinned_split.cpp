@@ -1,5 +1,8 @@
 #include "graphtier/feature/pinned_split.hpp"
 
+#include "graphtier/feature/gather_route.hpp"
+
+#include <algorithm>
 #include <cmath>
 
 namespace graphtier::feature {
@@ -24,6 +27,29 @@ double split_share(double zc, double cpu) {
 
 double zero_copy_fraction(const PinnedPaths& p, double span_bytes) {
   return split_share(zero_copy_rate(p, span_bytes), p.cpu_copy_rows_per_second);
+}
+
+SplitTable split_table(const PinnedPaths& paths) {
+  SplitTable t;
+  for (int b = 0; b < kSpanBuckets; ++b) {
+    const double f = zero_copy_fraction(paths, static_cast<double>(span_bucket_floor(b)));
+    const double fixed = std::round(std::clamp(f, 0.0, 1.0) * static_cast<double>(kShareOne));
+    t.share[b] = static_cast<uint32_t>(fixed);
+  }
+  return t;
+}
+
+SplitTable uniform_split_table(uint32_t share) {
+  SplitTable t;
+  for (uint32_t& s : t.share) s = share;
+  return t;
+}
+
+bool splits_to_cpu(const SplitTable& t) {
+  for (const uint32_t s : t.share) {
+    if (s < static_cast<uint32_t>(kShareOne)) return true;
+  }
+  return false;
 }
 
 }  // namespace graphtier::feature

@@ -18,9 +18,10 @@ void* allocate_pinned(std::size_t bytes);
 void free_pinned(void* ptr) noexcept;
 
 /// Stream-ordered device memory from the device's kept pool, allocated on `stream` and freed in
-/// order on it when the last owner lets go. Waits for `stream` before returning, so that memory the
-/// pool recycles from a batch released on `stream` (after order_after) is free of its consumer's
-/// work before any other stream writes it. Null for 0 bytes.
+/// order on it when the last owner lets go. Does not wait: memory the pool recycles from a batch
+/// released on `stream` (after order_after) is free of its consumer's work only in `stream`'s
+/// order, so any other stream that writes it must first wait for the work queued on `stream` (the
+/// feature store does, given `stream` as FeatureStore::gather's output_after). Null for 0 bytes.
 std::shared_ptr<void> allocate_output(std::size_t bytes, CudaStream stream, int device);
 
 /// Makes every stream of `waiters` wait for the work queued on `consumer` so far (one event, no

@@ -173,8 +173,11 @@ void Loader::Impl::gather_group(int64_t epoch, std::vector<Sampled>& group) {
     if (group.size() == 1 && group[0].batch.device && !group[0].batch.device->blocks.empty()) {
       device_ids = {group[0].batch.device->blocks.back().src_nodes, group[0].batch.device->device};
     }
+    // A stream-ordered output is ready for the store's streams after the output stream's work.
+    const CudaStream output_after = output_stream ? output_stream->get() : CudaStream{};
     const feature::GatherStats done = store->gather(
-        ids, TensorView::contiguous(data, layout.dtype, {rows, layout.dim}, options.output, options.device), device_ids);
+        ids, TensorView::contiguous(data, layout.dtype, {rows, layout.dim}, options.output, options.device), device_ids,
+        output_stream ? &output_after : nullptr);
     for (Sampled& s : group) consume(s);
     if (accumulator) accumulator->record(ids, done);
     const std::lock_guard lock(stats_mutex);

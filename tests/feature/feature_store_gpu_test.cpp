@@ -113,8 +113,8 @@ TEST(FeatureStoreGpuTest, EveryTierAndPathIsByteExact) {
   }
 }
 
-// A GPU-sampled minibatch's input nodes are on the device already: the tiers read them there (only
-// the routes go up), with the same rows and the same cache decisions as from the host copy. The
+// A GPU-sampled minibatch's input nodes are on the device already: the tiers read them there (no
+// upload; the device routes them), with the same rows and the same cache decisions as from the host copy. The
 // pinned path is forced, once each way: measured, each store's own calibration splits the pinned
 // rows between zero-copy and the CPU, and the two stores' routes (so their hit counts) would differ
 // for that reason alone (seen on an H200: shares 0.64 and 0.58, hits 196 against 201).
@@ -400,6 +400,146 @@ TEST(FeatureStoreGpuTest, RowsBeyondTwoGiBOfThePinnedTierAreExact) {
   ASSERT_EQ(gather_device(store, ids), want);  // the same rows from the cache's lines
   s = store.last_gather();
   EXPECT_EQ(s.gpu_cache.rows, static_cast<int64_t>(ids.size()));
+}
+
+// The device routes every gather (graphtier/feature/gather_route.hpp): for each tier layout (hot
+// only, pinned only, storage only with and without a cache, every tier with and without a cache),
+// each pinned path, ids from the host and from the device, into device and host memory, the rows
+// are the file's and the device's census matches the host's count of each tier.
+TEST(FeatureStoreGpuTest, DeviceRoutedGathersAreExactForEveryLayoutPathAndIdSource) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: device-routed gathers not checked";
+  const test::Watchdog watchdog(120);
+  ThreadPool pool(2);
+  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  struct Layout {
+    const char* name;
+    int gpu_hot, gpu_cache, cpu, host_cache;  // percents
+  };
+  for (const Layout l : {Layout{"hot only", 100, 0, 0, 0}, Layout{"pinned only", 0, 0, 100, 0},
+                         Layout{"storage only", 0, 0, 0, 10}, Layout{"storage and cache", 0, 30, 0, 0},
+                         Layout{"every tier", 20, 0, 30, 5}, Layout{"every tier and cache", 20, 10, 30, 5},
+                         Layout{"pinned and cache", 0, 20, 100, 0}}) {
+    for (const PinnedPath path : {PinnedPath::kMeasured, PinnedPath::kZeroCopy, PinnedPath::kCpuCopy}) {
+      SCOPED_TRACE(std::string(l.name) + ", path " + std::to_string(static_cast<int>(path)));
+      FeatureStoreOptions options;
+      options.budgets.gpu_hot = Budget::percent(l.gpu_hot);
+      options.budgets.gpu_cache = Budget::percent(l.gpu_cache);
+      options.budgets.cpu = Budget::percent(l.cpu);
+      options.budgets.host_cache = Budget::percent(l.host_cache);
+      options.pinned_path = path;
+      options.io_depth = 8;
+      FeatureStore store(graph::Dataset::open(dir), options, pool);
+      const TierRanges& r = store.tiers().ranges;
+      for (uint64_t b = 0; b < 3; ++b) {
+        // A single row, then full batches.
+        const std::vector<int64_t> ids = b == 0 ? std::vector<int64_t>{kNodes - 1 - static_cast<int64_t>(l.gpu_hot)}
+                                                : test::uniform_ids(2500, kNodes, 300 + b);
+        const std::vector<std::byte> want = test::reference_rows(dir, ids);
+        const auto n = static_cast<int64_t>(ids.size());
+        const auto hot = std::count_if(ids.begin(), ids.end(), [&](int64_t id) { return id < r.gpu_end; });
+        const auto pinned =
+            std::count_if(ids.begin(), ids.end(), [&](int64_t id) { return id >= r.gpu_end && id < r.cpu_end; });
+        const auto check_stats = [&](const char* what) {
+          const GatherStats s = store.last_gather();
+          EXPECT_EQ(s.gpu_hot.rows, hot) << what << ", batch " << b;
+          EXPECT_EQ(s.gpu_hot.rows + s.gpu_cache.rows + s.host.rows + s.host_cache.rows + s.storage.rows, n)
+              << what << ", batch " << b;
+          if (l.gpu_cache == 0) {
+            EXPECT_EQ(s.host.rows, pinned) << what << ", batch " << b;
+          }
+        };
+        ASSERT_EQ(gather_device(store, ids), want) << "host ids, batch " << b;
+        check_stats("host ids");
+        Buffer on_device(MemoryKind::kDevice, ids.size() * sizeof(int64_t));
+        copy_bytes(on_device.data(), MemoryKind::kDevice, ids.data(), MemoryKind::kHost, ids.size() * sizeof(int64_t));
+        ASSERT_EQ(gather_device(store, ids, DeviceIds{static_cast<const int64_t*>(on_device.data()), 0}), want)
+            << "device ids, batch " << b;
+        check_stats("device ids");
+        std::vector<std::byte> host(want.size());
+        store.gather(ids, TensorView::contiguous(host.data(), store.layout().dtype, {n, store.layout().dim}));
+        ASSERT_EQ(host, want) << "host output, batch " << b;
+        check_stats("host output");
+      }
+    }
+  }
+}
+
+// A cache that holds every storage row it has seen: the second gather of the same storage-only
+// batch is all hits, and the host learns from the missed positions alone (none) that there is
+// nothing to read or update; a third batch mixing seen and new rows fills only the new ones.
+TEST(FeatureStoreGpuTest, StorageRowsThatAllHitNeedNoReadsAndNoFills) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: all-hit gathers of storage rows not checked";
+  const test::Watchdog watchdog(60);
+  ThreadPool pool(2);
+  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  FeatureStoreOptions options;
+  options.budgets.gpu_cache = Budget::percent(100);
+  options.io_depth = 8;
+  FeatureStore store(graph::Dataset::open(dir), options, pool);
+  std::vector<int64_t> ids = test::uniform_ids(2000, kNodes / 2, 41);
+  ASSERT_EQ(gather_device(store, ids), test::reference_rows(dir, ids));
+  GatherStats s = store.last_gather();
+  EXPECT_GT(s.cache_fills, 0);
+  EXPECT_GT(s.storage.rows, 0);
+  ASSERT_EQ(gather_device(store, ids), test::reference_rows(dir, ids));
+  s = store.last_gather();
+  EXPECT_EQ(s.gpu_cache.rows, static_cast<int64_t>(ids.size()));
+  EXPECT_EQ(s.cache_fills, 0);
+  EXPECT_EQ(s.storage.rows, 0);
+  EXPECT_EQ(s.io.reads, 0);
+  // Half seen, half new (ids from the upper half of the table were never gathered).
+  std::vector<int64_t> mixed(ids.begin(), ids.begin() + 500);
+  for (int64_t k = 0; k < 500; ++k) mixed.push_back(kNodes / 2 + k);
+  ASSERT_EQ(gather_device(store, mixed), test::reference_rows(dir, mixed));
+  s = store.last_gather();
+  EXPECT_EQ(s.gpu_cache.rows, 500);
+  EXPECT_EQ(s.cache_fills, 500);
+  EXPECT_EQ(s.storage.rows, 500);
+}
+
+// The output is stream-ordered memory of the caller's stream, still being written there when
+// gather is called: with output_after the tiers wait for that stream on the device, so the last
+// write is the gather's. Without the wait the memsets queued behind a long one would land after
+// the gather's rows.
+TEST(FeatureStoreGpuTest, OutputAfterOrdersTheGatherBehindTheOutputStream) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: stream-ordered outputs not checked";
+#if GRAPHTIER_WITH_CUDA
+  const test::Watchdog watchdog(60);
+  ThreadPool pool(2);
+  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  FeatureStoreOptions options;
+  options.budgets.gpu_hot = Budget::percent(20);
+  options.budgets.gpu_cache = Budget::percent(10);
+  options.budgets.cpu = Budget::percent(30);
+  options.pinned_path = PinnedPath::kCpuCopy;  // rows from both of the tiers' streams
+  options.io_depth = 8;
+  FeatureStore store(graph::Dataset::open(dir), options, pool);
+  cudaStream_t producer = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&producer, cudaStreamNonBlocking), cudaSuccess);
+  const std::size_t slow_bytes = std::size_t{512} << 20;
+  void* slow = nullptr;
+  ASSERT_EQ(cudaMalloc(&slow, slow_bytes), cudaSuccess);
+  for (uint64_t b = 0; b < 3; ++b) {
+    const std::vector<int64_t> ids = test::uniform_ids(3000, kNodes, 810 + b);
+    const auto bytes = ids.size() * 96;
+    void* out = nullptr;
+    ASSERT_EQ(cudaMallocAsync(&out, bytes, producer), cudaSuccess);
+    for (int i = 0; i < 8; ++i) ASSERT_EQ(cudaMemsetAsync(slow, i, slow_bytes, producer), cudaSuccess);
+    ASSERT_EQ(cudaMemsetAsync(out, 0xab, bytes, producer), cudaSuccess);
+    const CudaStream after{producer};
+    store.gather(ids,
+                 TensorView::contiguous(out, DType::kFloat32, {static_cast<int64_t>(ids.size()), 24}, MemoryKind::kDevice),
+                 {}, &after);
+    std::vector<std::byte> host(bytes);
+    ASSERT_EQ(cudaMemcpyAsync(host.data(), out, bytes, cudaMemcpyDeviceToHost, producer), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(producer), cudaSuccess);
+    ASSERT_EQ(host, test::reference_rows(dir, ids)) << "batch " << b;
+    ASSERT_EQ(cudaFreeAsync(out, producer), cudaSuccess);
+  }
+  ASSERT_EQ(cudaStreamSynchronize(producer), cudaSuccess);
+  cudaFree(slow);
+  cudaStreamDestroy(producer);
+#endif
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "graphtier/cache/cache_policy.hpp"
+#include "graphtier/core/cuda_stream.hpp"
 #include "graphtier/core/tensor.hpp"
 #include "graphtier/core/thread_pool.hpp"
 #include "graphtier/core/units.hpp"
@@ -117,14 +118,20 @@ class FeatureStore {
   ///
   /// `device_ids`, optional: the same ids already in device memory (a GPU-sampled minibatch's
   /// input nodes), complete before the call and alive through it; the GPU tiers on that device
-  /// then read them there rather than upload the host copy (which the host still reads to route
-  /// the rows).
-  GatherStats gather(std::span<const int64_t> ids, TensorView out, const DeviceIds& device_ids = {});
+  /// then read them there rather than upload the host copy (the host then reads only the ids of
+  /// the rows it stages, at the positions the device lists).
+  ///
+  /// `output_after`, optional, for a device output: the output's memory is ready only after the
+  /// work queued on that stream so far (a stream-ordered allocation, the waits for its previous
+  /// owner's consumers); the tiers' streams wait for it on the device, the host does not.
+  GatherStats gather(std::span<const int64_t> ids, TensorView out, const DeviceIds& device_ids = {},
+                     const CudaStream* output_after = nullptr);
 
   /// Window buffering for the dynamic caches: ids of one minibatch sampled ahead (announce) or
   /// just gathered (consume). Ids outside the caches' range are ignored. Returns the seconds the
   /// call waited for the caches' policy lock (held by other callers' announce/consume and by a
-  /// gather's lookups only, never through its I/O): the loader reports it as
+  /// gather's lookups only, never through its I/O) plus, with a GPU cache, for the device (the
+  /// pinned buffer of the window's upload two calls ago): the loader reports it as
   /// EpochStats::window_wait_seconds.
   double announce(std::span<const int64_t> ids);
   double consume(std::span<const int64_t> ids);

@@ -3,7 +3,9 @@
 // and "Performance floor"). The zero-copy rate depends on the span of the pinned region the rows
 // touch (the GPU's translation reach of host mappings: 51 GB/s within 256 MiB, 4 GB/s over 16 GiB
 // at 128 B rows), the CPU path's hardly at all; so both are measured at start-up at the store's
-// row size, zero-copy at two spans, and each request is split by its own span.
+// row size, zero-copy at two spans, and each request is split by its own span. The GPU tiers
+// evaluate the split on the device from a table of these functions by span in eighths of an
+// octave (split_table, graphtier/feature/gather_route.hpp).
 #pragma once
 
 namespace graphtier::feature {

@@ -9,7 +9,8 @@
 // gather lock), window() by one announce/consume at a time (its policy lock), and window() may run
 // on another thread while a gather's serve() or update() runs: it touches only its own scratch
 // and, through the stream, the reuse counts. Everything is queued on the stream handed in (the GPU
-// tiers' one stream), so a probe, a window change and an update never overlap on the device.
+// tiers' main stream, where the gather routes and serves; the staged rows' copies use a second
+// one), so a probe, a window change and an update never overlap on the device.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -19,19 +20,9 @@
 
 #include "device_scratch.cuh"
 #include "graphtier/core/memory.hpp"
+#include "graphtier/feature/gather_route.hpp"  // Route
 
 namespace graphtier::feature::cuda {
-
-/// How the serve kernel treats output position k (uploaded by the host, one byte per position).
-enum Route : uint8_t {
-  kRouteHot = 0,          // the static GPU tier (ids < gpu_end)
-  kRouteZeroCopy = 1,     // pinned tier: a cache hit reads the line, a miss reads pinned memory by zero-copy
-  kRouteStaged = 2,       // no GPU cache: the host gathers the row into staging (the pinned tier's CPU
-                          // half, storage rows)
-  kRouteProbe = 3,        // storage row with a GPU cache: a hit reads the line, a miss is staged by the host
-  kRouteStagedProbe = 4,  // the pinned tier's CPU half with a GPU cache: probed like the others (a
-                          // hit marks the line, a miss fills one), the bytes always from staging
-};
 
 /// Per-gather counters in device memory, copied back once at the end of the gather.
 struct CacheCounters {

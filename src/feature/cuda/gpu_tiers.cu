@@ -6,7 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstring>
-#include <limits>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -15,6 +15,7 @@
 #include "cuda_stream.cuh"
 #include "cpu/gather_cpu.hpp"
 #include "cuda/copy_rows.cuh"
+#include "cuda/gather_route.cuh"
 #include "cuda/gpu_cache.cuh"
 #include "cuda/gpu_tiers.hpp"
 #include "graphtier/core/cuda_stream.hpp"
@@ -30,6 +31,11 @@ namespace {
 
 enum Event { kStart, kServeDone, kStagedDone, kUpdateDone, kNumEvents };
 
+// counters_host: the cache counters, the census, the quota.
+constexpr std::size_t kCensusOffset = sizeof(CacheCounters);
+constexpr std::size_t kQuotaOffset = kCensusOffset + sizeof(GatherCensus);
+constexpr std::size_t kCountersHostBytes = kQuotaOffset + sizeof(int64_t);
+
 // Rows sampled to measure the two pinned-tier paths at start-up, at each span.
 constexpr int64_t kCalibrationRows = 16384;
 // The narrow span the zero-copy path is also measured at (docs/architecture.md, Performance floor:
@@ -44,51 +50,90 @@ void ensure(Buffer& buffer, MemoryKind kind, std::size_t bytes, int device) {
 
 }  // namespace
 
-// Synchronisation budget of one gather (docs/architecture.md, "GPU software cache"): one
-// stream synchronisation at the end (the output is complete when gather returns), plus one in the
-// middle only when a GPU cache exists and the request holds storage-tier rows (the host must learn
-// which of them missed before it reads them). No allocation in steady state: every buffer below
-// grows geometrically and is kept, device scratch comes from the stream-ordered pool.
+// A stream of the lowest priority the device has: the tiers' copies and kernels yield to work on
+// streams of higher priority (a training step's), block by block.
+class LowPriorityStream {
+ public:
+  LowPriorityStream() {
+    int least = 0;
+    int greatest = 0;
+    GRAPHTIER_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    GRAPHTIER_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, least));
+  }
+  ~LowPriorityStream() {
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  }
+  LowPriorityStream(const LowPriorityStream&) = delete;
+  LowPriorityStream& operator=(const LowPriorityStream&) = delete;
+  cudaStream_t get() const noexcept { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+// Synchronisation budget of one gather (docs/architecture.md, "GPU budgets"): one stream
+// synchronisation at the end (the output is complete when gather returns); one event wait for the
+// staged positions only when the store can stage rows (a pinned tier whose split table leaves rows
+// to the CPU, or storage rows without a GPU cache); one for the missed positions only when a GPU
+// cache exists and the store has storage rows. The host makes no pass over the ids: the device
+// routes them (gather_route.cuh) and hands down only the positions the host must stage. No
+// allocation in steady state: every buffer below grows geometrically and is kept, device scratch
+// comes from the stream-ordered pool.
 struct GpuTiers {
-  explicit GpuTiers(int device)
-      : device(device), owned_stream(device), stream(::graphtier::cuda::native(owned_stream.get())) {}
+  explicit GpuTiers(int device) : device(device), stream(main_stream.get()), copy_stream(copy.get()) {}
 
   int device = 0;
   int64_t gpu_end = 0;
   int64_t row_bytes = 0;
-  OwnedCudaStream owned_stream;  // declared before the buffers: destroyed after they are freed
+  // Declared before the buffers: destroyed after they are freed. `stream` runs the routing, the
+  // serve kernel and the cache update; `copy_stream` the staged rows' upload and scatter, so that
+  // they need not queue behind the serve kernel.
+  LowPriorityStream main_stream;
+  LowPriorityStream copy;
   cudaStream_t stream = nullptr;
+  cudaStream_t copy_stream = nullptr;
   cudaEvent_t events[kNumEvents] = {};
+  cudaEvent_t staged_listed = nullptr;  // the staged positions are in `staged`
+  cudaEvent_t missed_listed = nullptr;  // the missed storage positions are in `missed`
+  cudaEvent_t copied = nullptr;         // the staged rows are scattered into the output
+  cudaEvent_t output_ready = nullptr;   // the caller's output stream reached the gather
   // announce/consume alternate between two pinned buffers: the upload from one has usually left
   // it long before it is rewritten, so the wait on its event is rarely a wait.
   cudaEvent_t window_done[2] = {};  // the upload from window_host[i] has left it
   int window_next = 0;
   Buffer hot;                         // device, [gpu_end, row_bytes]
   DeviceCache cache;                  // the GPU software cache (0 lines: none)
+  std::unique_ptr<DeviceRouter> router;
   const std::byte* host_tier_device = nullptr;  // the pinned host tier as the GPU addresses it
-  Buffer index_host;    // pinned: ids [n] then routes [n] of one gather, one transfer
+  Buffer index_host;    // pinned: the ids of one gather, uploaded when the caller has none on the device
   Buffer index_dev;
-  Buffer staged_host;   // pinned: output positions of the staged rows
-  Buffer staged_dev;
-  Buffer hit_host;      // pinned: the serve kernel's hit flags, when the host needs them
-  Buffer hit_dev;
-  Buffer staging_host;  // pinned: rows gathered by the CPU
+  Buffer route_dev;     // [n] the routes (gather_route.hpp), written by the device
+  PositionList staged{stream};  // positions the host stages before the serve kernel is done (CPU half, no-cache storage)
+  PositionList missed{stream};  // storage positions the cache missed
+  Buffer hit_dev;       // the serve kernel's hit flags
+  Buffer staging_host;  // pinned: rows of `staged` gathered by the CPU
   Buffer staging_dev;
+  Buffer missed_host;   // pinned: rows of `missed` gathered by the CPU
+  Buffer missed_dev;
   Buffer bounce;        // device output for a gather into host memory
   Buffer counters_dev;  // CacheCounters
-  Buffer counters_host; // pinned copy, read after the final synchronisation
+  Buffer counters_host; // pinned: CacheCounters then GatherCensus, read after the final synchronisation
   Buffer window_host[2];  // pinned: the ids of one announce/consume
   Buffer window_dev;
   PinnedPaths paths;
   PinnedPath forced_path = PinnedPath::kMeasured;
   uint32_t stamp = 0;       // gathers so far: the use stamp of this one's lines
   int64_t tombstones = 0;   // the table's, as of the last gather
-  // Host-side lists of one gather: rows the CPU stages, and their output positions.
-  std::vector<int64_t> cpu_ids, cpu_pos;
+  // Host-side list of one gather: the ids of the rows the CPU stages.
+  std::vector<int64_t> cpu_ids;
 
   ~GpuTiers() {
+    cudaStreamSynchronize(copy_stream);
     cudaStreamSynchronize(stream);
     for (cudaEvent_t e : events) {
+      if (e != nullptr) cudaEventDestroy(e);
+    }
+    for (cudaEvent_t e : {staged_listed, missed_listed, copied, output_ready}) {
       if (e != nullptr) cudaEventDestroy(e);
     }
     for (cudaEvent_t e : window_done) {
@@ -214,6 +259,9 @@ std::unique_ptr<GpuTiers, GpuTiersDeleter> make_gpu_tiers(FeatureStore::Impl& st
   t->forced_path = options.pinned_path;
   for (cudaEvent_t& e : t->events) GRAPHTIER_CUDA_CHECK(cudaEventCreate(&e));
   for (cudaEvent_t& e : t->window_done) GRAPHTIER_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  for (cudaEvent_t* e : {&t->staged_listed, &t->missed_listed, &t->copied, &t->output_ready}) {
+    GRAPHTIER_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+  }
   if (t->gpu_end > 0) {
     t->hot = Buffer(MemoryKind::kDevice, static_cast<std::size_t>(t->gpu_end * t->row_bytes), t->device);
     load_hot_rows(*t, store.features_path, store.layout, t->gpu_end);
@@ -224,7 +272,7 @@ std::unique_ptr<GpuTiers, GpuTiersDeleter> make_gpu_tiers(FeatureStore::Impl& st
              "' applies to the host cache only");
   }
   t->counters_dev = Buffer(MemoryKind::kDevice, sizeof(CacheCounters), t->device);
-  t->counters_host = Buffer(MemoryKind::kPinned, sizeof(CacheCounters), t->device);
+  t->counters_host = Buffer(MemoryKind::kPinned, kCountersHostBytes, t->device);
   GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(t->counters_dev.data(), 0, sizeof(CacheCounters), t->stream));
   if (store.host.end() > store.host.begin()) {
     void* mapped = nullptr;
@@ -232,6 +280,11 @@ std::unique_ptr<GpuTiers, GpuTiersDeleter> make_gpu_tiers(FeatureStore::Impl& st
     t->host_tier_device = static_cast<const std::byte*>(mapped);
     measure_pinned_paths(*t, store);
   }
+  // The pinned rows' split as a table of their span, evaluated on the device per request.
+  const SplitTable table = t->forced_path == PinnedPath::kZeroCopy  ? uniform_split_table(kShareOne)
+                           : t->forced_path == PinnedPath::kCpuCopy ? uniform_split_table(0)
+                                                                    : split_table(t->paths);
+  t->router = std::make_unique<DeviceRouter>(table, t->device, t->stream);
   GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(t->stream));
   return t;
 }
@@ -239,13 +292,16 @@ std::unique_ptr<GpuTiers, GpuTiersDeleter> make_gpu_tiers(FeatureStore::Impl& st
 namespace {
 
 // Announce (+1) or consume (-1): the ids cross once, through pinned memory, and the counts change
-// on the device in stream order with the gathers' probes and updates.
-void window(GpuTiers& t, std::span<const int64_t> ids, int32_t delta) {
-  if (t.cache.lines() == 0 || ids.empty()) return;
+// on the device in stream order with the gathers' probes and updates. Returns the seconds the host
+// waited for the device (the window's accounting, EpochStats::window_wait_seconds): for the upload
+// from the same pinned buffer two calls ago, and, when the device buffer grows, for the stream.
+double window(GpuTiers& t, std::span<const int64_t> ids, int32_t delta) {
+  if (t.cache.lines() == 0 || ids.empty()) return 0;
   // The caller's thread (a loader's sampler) may drive another device.
   const ::graphtier::cuda::CurrentDevice on_device(t.device);
   const int i = t.window_next;
   t.window_next ^= 1;
+  const auto start = std::chrono::steady_clock::now();
   // The upload from this buffer two calls ago must have left it before it is rewritten.
   GRAPHTIER_CUDA_CHECK(cudaEventSynchronize(t.window_done[i]));
   const std::size_t bytes = ids.size() * sizeof(int64_t);
@@ -253,21 +309,53 @@ void window(GpuTiers& t, std::span<const int64_t> ids, int32_t delta) {
   // The previous call's upload and kernels may still use window_dev, and cudaFree does not
   // promise to wait for queued work: drain the stream before it is replaced (growth only).
   if (t.window_dev.size() < bytes) GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(t.stream));
+  const double waited = seconds_since(start);
   ensure(t.window_dev, MemoryKind::kDevice, bytes, t.device);
   std::copy(ids.begin(), ids.end(), static_cast<int64_t*>(t.window_host[i].data()));
   GRAPHTIER_CUDA_CHECK(
       cudaMemcpyAsync(t.window_dev.data(), t.window_host[i].data(), bytes, cudaMemcpyHostToDevice, t.stream));
   GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.window_done[i], t.stream));
   t.cache.window(static_cast<const int64_t*>(t.window_dev.data()), static_cast<int64_t>(ids.size()), delta, t.stream);
+  return waited;
+}
+
+// Rows of `list` (count then positions, mapped) gathered by the CPU into `host` (pinned), their
+// ids collected from the caller's ids; then uploaded and scattered into `dst` on the copy stream.
+// Returns the rows staged.
+int64_t stage_rows(FeatureStore::Impl& store, GpuTiers& t, std::span<const int64_t> ids, const PositionList& list,
+                   Buffer& host, Buffer& device, std::byte* dst, GatherStats& stats) {
+  const auto* listed = static_cast<const int64_t*>(list.host.data());
+  const int64_t m = listed[0];
+  GRAPHTIER_EXPECTS(m >= 0 && m <= static_cast<int64_t>(ids.size()), DeviceError, "the device listed ", m,
+                    " positions to stage out of ", ids.size());
+  if (m == 0) return 0;
+  const int64_t rb = t.row_bytes;
+  t.cpu_ids.resize(static_cast<std::size_t>(m));
+  for (int64_t j = 0; j < m; ++j) t.cpu_ids[static_cast<std::size_t>(j)] = ids[static_cast<std::size_t>(listed[1 + j])];
+  const auto bytes = static_cast<std::size_t>(m * rb);
+  ensure(host, MemoryKind::kPinned, bytes, t.device);
+  ensure(device, MemoryKind::kDevice, bytes, t.device);
+  cpu::gather_host(store, t.cpu_ids, static_cast<std::byte*>(host.data()), stats);
+  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(device.data(), host.data(), bytes, cudaMemcpyHostToDevice, t.copy_stream));
+  RowCopy c;
+  c.src = static_cast<const std::byte*>(device.data());
+  c.src_pitch = rb;
+  c.dst = dst;
+  c.dst_pitch = rb;
+  c.dst_rows = list.device.get();  // the same positions, never overwritten before the gather ends
+  c.row_bytes = rb;
+  c.count = m;
+  launch_copy_rows(c, t.copy_stream);
+  return m;
 }
 
 }  // namespace
 
-void announce(GpuTiers& t, std::span<const int64_t> ids) { window(t, ids, +1); }
-void consume(GpuTiers& t, std::span<const int64_t> ids) { window(t, ids, -1); }
+double announce(GpuTiers& t, std::span<const int64_t> ids) { return window(t, ids, +1); }
+double consume(GpuTiers& t, std::span<const int64_t> ids) { return window(t, ids, -1); }
 
 void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView out, GatherStats& stats,
-            const DeviceIds& device_ids) {
+            const DeviceIds& device_ids, const CudaStream* output_after) {
   GpuTiers& t = *store.gpu;
   const int64_t n = static_cast<int64_t>(ids.size());
   const int64_t rb = t.row_bytes;
@@ -284,62 +372,26 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
     ensure(t.bounce, MemoryKind::kDevice, static_cast<std::size_t>(n * rb), t.device);
     dst = static_cast<std::byte*>(t.bounce.data());
   }
+  // What the host must wait for is known from the store alone, before any id is looked at: the
+  // staged positions when some rows can be staged (a pinned tier whose split can leave rows to the
+  // CPU, storage rows without a cache), the missed positions when storage rows can miss the cache.
+  const RouteBounds bounds{t.gpu_end, cpu_end, cached};
+  const bool pinned_tier = cpu_end > t.gpu_end;
+  const bool storage_tier = cpu_end < store.num_nodes;
+  const bool may_stage = (pinned_tier && t.router->splits_to_cpu()) || (storage_tier && !cached);
+  const bool may_miss = cached && storage_tier;
+  ensure(t.route_dev, MemoryKind::kDevice, static_cast<std::size_t>(n), t.device);
+  auto* route = static_cast<uint8_t*>(t.route_dev.data());
 
-  // Route every position by the static comparisons alone; the pinned rows' span decides their
-  // split between zero-copy and the CPU (pinned_split.hpp).
-  const std::size_t route_offset = static_cast<std::size_t>(n) * sizeof(int64_t);
-  const std::size_t index_bytes = route_offset + static_cast<std::size_t>(n);
-  ensure(t.index_host, MemoryKind::kPinned, index_bytes, t.device);
-  ensure(t.index_dev, MemoryKind::kDevice, index_bytes, t.device);
-  auto* ids_h = static_cast<int64_t*>(t.index_host.data());
-  auto* route_h = static_cast<uint8_t*>(t.index_host.data()) + route_offset;
-  int64_t hot_rows = 0;
-  int64_t pinned_rows = 0;
-  int64_t probe_rows = 0;
-  int64_t lo = std::numeric_limits<int64_t>::max();
-  int64_t hi = -1;
-  for (int64_t k = 0; k < n; ++k) {
-    const int64_t id = ids[k];
-    ids_h[k] = id;
-    if (id < t.gpu_end) {
-      ++hot_rows;
-    } else if (id < cpu_end) {
-      ++pinned_rows;
-      lo = std::min(lo, id);
-      hi = std::max(hi, id);
-    }
+  // Queued now: the ids up (unless the caller has them on the device), the routing, the staged
+  // positions down, the serve kernel (hot rows, cache hits, zero-copy rows), the missed positions
+  // down.
+  if (output_after != nullptr && out.memory == MemoryKind::kDevice) {
+    // The output is stream-ordered memory of `output_after`: both streams write it.
+    GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.output_ready, ::graphtier::cuda::native(*output_after)));
+    GRAPHTIER_CUDA_CHECK(cudaStreamWaitEvent(t.stream, t.output_ready, 0));
+    GRAPHTIER_CUDA_CHECK(cudaStreamWaitEvent(t.copy_stream, t.output_ready, 0));
   }
-  const double span = pinned_rows > 0 ? static_cast<double>((hi - lo + 1) * store.host.row_stride()) : 0.0;
-  const double fraction = t.forced_path == PinnedPath::kZeroCopy  ? 1.0
-                          : t.forced_path == PinnedPath::kCpuCopy ? 0.0
-                                                                  : zero_copy_fraction(t.paths, span);
-  const auto zero_copy_quota = static_cast<int64_t>(fraction * static_cast<double>(pinned_rows) + 0.5);
-  t.cpu_ids.clear();
-  t.cpu_pos.clear();
-  int64_t pinned_seen = 0;
-  for (int64_t k = 0; k < n; ++k) {
-    const int64_t id = ids[k];
-    uint8_t route = kRouteStaged;
-    if (id < t.gpu_end) {
-      route = kRouteHot;
-    } else if (id < cpu_end) {
-      if (pinned_seen++ < zero_copy_quota) {
-        route = kRouteZeroCopy;
-      } else if (cached) {
-        route = kRouteStagedProbe;
-      }
-    } else if (cached) {
-      route = kRouteProbe;
-      ++probe_rows;
-    }
-    route_h[k] = route;
-    if (route == kRouteStaged || route == kRouteStagedProbe) {
-      t.cpu_ids.push_back(id);
-      t.cpu_pos.push_back(k);
-    }
-  }
-
-  // Queued now: one upload, the serve kernel (hot rows, cache hits, zero-copy rows).
   auto* counters = static_cast<CacheCounters*>(t.counters_dev.data());
   if (cached) {
     ensure(t.hit_dev, MemoryKind::kDevice, static_cast<std::size_t>(n), t.device);
@@ -347,15 +399,24 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
   }
   GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(counters, 0, offsetof(CacheCounters, tombstones), t.stream));
   GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.events[kStart], t.stream));
-  // The ids are on the device already when the caller says so: only the routes go up.
   const bool ids_on_device = device_ids.data != nullptr && device_ids.device == t.device;
-  const std::size_t upload_from = ids_on_device ? route_offset : 0;
-  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(static_cast<std::byte*>(t.index_dev.data()) + upload_from,
-                                       static_cast<const std::byte*>(t.index_host.data()) + upload_from,
-                                       index_bytes - upload_from, cudaMemcpyHostToDevice, t.stream));
+  const int64_t* ids_dev = device_ids.data;
+  if (!ids_on_device) {
+    const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(int64_t);
+    ensure(t.index_host, MemoryKind::kPinned, bytes, t.device);
+    ensure(t.index_dev, MemoryKind::kDevice, bytes, t.device);
+    std::copy(ids.begin(), ids.end(), static_cast<int64_t*>(t.index_host.data()));
+    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(t.index_dev.data(), t.index_host.data(), bytes, cudaMemcpyHostToDevice, t.stream));
+    ids_dev = static_cast<const int64_t*>(t.index_dev.data());
+  }
+  t.router->route(ids_dev, n, bounds, store.host.row_stride(), route, t.stream);
+  if (may_stage) {
+    t.router->select_staged(route, n, t.staged, t.stream);
+    GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.staged_listed, t.stream));
+  }
   ServeRows rows;
-  rows.ids = ids_on_device ? device_ids.data : static_cast<const int64_t*>(t.index_dev.data());
-  rows.route = static_cast<const uint8_t*>(t.index_dev.data()) + route_offset;
+  rows.ids = ids_dev;
+  rows.route = route;
   rows.n = n;
   rows.hot = static_cast<const std::byte*>(t.hot.data());
   rows.pinned = t.host_tier_device;
@@ -367,70 +428,52 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
   ++t.stamp;
   t.cache.serve(rows, t.stamp, counters, t.stream);
   GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.events[kServeDone], t.stream));
+  if (may_miss) {
+    t.router->select_missed(route, rows.hit, n, t.missed, t.stream);
+    GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.missed_listed, t.stream));
+  }
 
   try {
-    // While the kernel runs: the CPU half of the pinned rows (and storage rows when there is no
-    // GPU cache) into pinned staging.
-    const std::size_t first_staged = t.cpu_ids.size();
-    ensure(t.staging_host, MemoryKind::kPinned,
-           std::max<std::size_t>(1, first_staged + static_cast<std::size_t>(probe_rows)) * static_cast<std::size_t>(rb),
-           t.device);
-    auto* staging = static_cast<std::byte*>(t.staging_host.data());
-    if (first_staged > 0) cpu::gather_host(store, t.cpu_ids, staging, stats);
-    // Storage rows with a GPU cache: the host reads only those the cache missed, so it waits for
-    // the serve kernel's hit flags (the gather's one mid-way synchronisation).
-    if (probe_rows > 0) {
-      ensure(t.hit_host, MemoryKind::kPinned, static_cast<std::size_t>(n), t.device);
-      GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(t.hit_host.data(), t.hit_dev.data(), static_cast<std::size_t>(n),
-                                           cudaMemcpyDeviceToHost, t.stream));
-      GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(t.stream));
-      const auto* hit = static_cast<const uint8_t*>(t.hit_host.data());
-      for (int64_t k = 0; k < n; ++k) {
-        if (route_h[k] == kRouteProbe && hit[k] == 0) {
-          t.cpu_ids.push_back(ids[k]);
-          t.cpu_pos.push_back(k);
-        }
-      }
-      if (t.cpu_ids.size() > first_staged) {
-        cpu::gather_host(store, std::span<const int64_t>(t.cpu_ids).subspan(first_staged),
-                         staging + first_staged * static_cast<std::size_t>(rb), stats);
-      }
+    // While the serve kernel runs: the CPU half of the pinned rows (and storage rows when there is
+    // no GPU cache) into pinned staging, up and scattered on the copy stream. The serve kernel
+    // writes no staged position, so the two streams never write the same output row.
+    int64_t staged_rows = 0;
+    if (may_stage) {
+      GRAPHTIER_CUDA_CHECK(cudaEventSynchronize(t.staged_listed));
+      staged_rows += stage_rows(store, t, ids, t.staged, t.staging_host, t.staging_dev, dst, stats);
     }
-    // The staged rows and their positions up, then scattered into the output.
-    const std::size_t staged = t.cpu_ids.size();
-    if (staged > 0) {
-      const auto staged_bytes = staged * static_cast<std::size_t>(rb);
-      ensure(t.staging_dev, MemoryKind::kDevice, staged_bytes, t.device);
-      ensure(t.staged_host, MemoryKind::kPinned, staged * sizeof(int64_t), t.device);
-      ensure(t.staged_dev, MemoryKind::kDevice, staged * sizeof(int64_t), t.device);
-      std::copy(t.cpu_pos.begin(), t.cpu_pos.end(), static_cast<int64_t*>(t.staged_host.data()));
-      GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(t.staged_dev.data(), t.staged_host.data(), staged * sizeof(int64_t),
-                                           cudaMemcpyHostToDevice, t.stream));
-      GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(t.staging_dev.data(), staging, staged_bytes, cudaMemcpyHostToDevice, t.stream));
-      RowCopy c;
-      c.src = static_cast<const std::byte*>(t.staging_dev.data());
-      c.src_pitch = rb;
-      c.dst = dst;
-      c.dst_pitch = rb;
-      c.dst_rows = static_cast<const int64_t*>(t.staged_dev.data());
-      c.row_bytes = rb;
-      c.count = static_cast<int64_t>(staged);
-      launch_copy_rows(c, t.stream);
+    // Storage rows with a GPU cache: the host reads only those the cache missed (the gather's
+    // mid-way wait).
+    int64_t missed_rows = 0;
+    if (may_miss) {
+      GRAPHTIER_CUDA_CHECK(cudaEventSynchronize(t.missed_listed));
+      missed_rows = stage_rows(store, t, ids, t.missed, t.missed_host, t.missed_dev, dst, stats);
+      staged_rows += missed_rows;
+    }
+    if (staged_rows > 0) {
+      GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.copied, t.copy_stream));
+      GRAPHTIER_CUDA_CHECK(cudaStreamWaitEvent(t.stream, t.copied, 0));
     }
     GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.events[kStagedDone], t.stream));
-    // Every output row has landed: the batched cache update (misses -> lines) reads them.
-    t.cache.update(rows, t.stamp, counters, t.stream);
+    // Every output row has landed: the batched cache update (misses -> lines) reads them. Without
+    // a pinned tier only storage positions can miss, and the host knows there were none.
+    if (!(may_miss && !pinned_tier && missed_rows == 0)) t.cache.update(rows, t.stamp, counters, t.stream);
     GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.events[kUpdateDone], t.stream));
     if (out.memory != MemoryKind::kDevice) {
       GRAPHTIER_CUDA_CHECK(
           cudaMemcpyAsync(out.data, dst, static_cast<std::size_t>(n * rb), cudaMemcpyDeviceToHost, t.stream));
     }
-    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(t.counters_host.data(), counters, sizeof(CacheCounters), cudaMemcpyDeviceToHost,
-                                         t.stream));
+    auto* down = static_cast<std::byte*>(t.counters_host.data());
+    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(down, counters, sizeof(CacheCounters), cudaMemcpyDeviceToHost, t.stream));
+    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(down + kCensusOffset, t.router->census(), sizeof(GatherCensus),
+                                         cudaMemcpyDeviceToHost, t.stream));
+    GRAPHTIER_CUDA_CHECK(
+        cudaMemcpyAsync(down + kQuotaOffset, t.router->quota(), sizeof(int64_t), cudaMemcpyDeviceToHost, t.stream));
     GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(t.stream));
   } catch (...) {
     // Nothing to undo: the update, the only step that gives lines to keys, runs after every row
     // has landed, so a gather that throws before it leaves no line claiming a row.
+    cudaStreamSynchronize(t.copy_stream);
     cudaStreamSynchronize(t.stream);
     throw;
   }
@@ -440,9 +483,15 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
     GRAPHTIER_CUDA_CHECK(cudaEventElapsedTime(&ms, t.events[a], t.events[b]));
     return static_cast<double>(ms) * 1e-3;
   };
-  const CacheCounters c = *static_cast<const CacheCounters*>(t.counters_host.data());
+  const auto* down = static_cast<const std::byte*>(t.counters_host.data());
+  CacheCounters c;
+  GatherCensus census;
+  std::memcpy(&c, down, sizeof(c));
+  std::memcpy(&census, down + kCensusOffset, sizeof(census));
   t.tombstones = c.tombstones;
-  // The serve kernel's time is shared by the rows it served, in proportion.
+  const int64_t hot_rows = census.hot;
+  // The serve kernel's time (with the routing before it) is shared by the rows it served, in
+  // proportion.
   const double serve = elapsed(kStart, kServeDone);
   const auto served = static_cast<double>(std::max<int64_t>(1, hot_rows + c.hits + c.zero_copy_rows));
   const auto tier = [&](int64_t rows_served, double seconds) { return TierStats{rows_served, rows_served * rb, seconds}; };

@@ -16,19 +16,26 @@ namespace graphtier::feature::cuda {
 std::unique_ptr<GpuTiers, GpuTiersDeleter> make_gpu_tiers(FeatureStore::Impl& store, const FeatureStoreOptions& options);
 
 /// Window buffering for the GPU cache: the ids (in [gpu_end, num_nodes)) cross once through
-/// pinned memory; the counts change on the device, in stream order with the gathers.
-void announce(GpuTiers& tiers, std::span<const int64_t> ids);
-void consume(GpuTiers& tiers, std::span<const int64_t> ids);
+/// pinned memory; the counts change on the device, in stream order with the gathers. Returns the
+/// seconds the host waited for the device (a pinned buffer's previous upload; the stream, when
+/// the device buffer grows).
+double announce(GpuTiers& tiers, std::span<const int64_t> ids);
+double consume(GpuTiers& tiers, std::span<const int64_t> ids);
 
 /// out[k] = X[ids[k]] into device memory (or host memory through a device bounce), every tier
-/// working at once: one serve kernel for the hot rows, GPU cache hits and zero-copy rows is queued
-/// on the tiers' stream while the CPU gathers the pinned tier's CPU half (split by the rows' span)
-/// into pinned staging; storage rows the cache missed follow, then one batched cache update. One
-/// stream synchronisation at the end, one more mid-way only with a GPU cache and storage rows
-/// (docs/architecture.md, "GPU software cache"). Adds to `stats`. The calling thread's current
-/// device is left as it was. With `device_ids` on the tiers' device, the kernels read the ids
-/// there and only the routes go up.
+/// working at once. The device routes the positions (gather_route.cuh: a census of the ids, the
+/// zero-copy quota of the pinned rows by their span, each position's route) and lists the
+/// positions the host stages; one serve kernel for the hot rows, GPU cache hits and zero-copy rows
+/// runs while the CPU gathers the listed rows (the pinned tier's CPU half) into pinned staging,
+/// uploaded and scattered on a second stream; storage rows the cache missed follow, then one
+/// batched cache update. Host waits (docs/architecture.md, "GPU budgets"): one stream
+/// synchronisation at the end; one event wait for the staged positions when the store can stage
+/// rows; one for the missed positions with a GPU cache and storage rows. Adds to `stats`. The
+/// calling thread's current device is left as it was. With `device_ids` on the tiers' device the
+/// host makes no pass over the ids (it reads ids[k] only at the positions it stages); otherwise
+/// it copies them once into pinned memory for the upload. With `output_after`, the tiers' streams
+/// wait on the device for the work queued on it so far before they write the output.
 void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView out, GatherStats& stats,
-            const DeviceIds& device_ids);
+            const DeviceIds& device_ids, const CudaStream* output_after);
 
 }  // namespace graphtier::feature::cuda

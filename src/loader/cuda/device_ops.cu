@@ -23,9 +23,9 @@ void free_pinned(void* ptr) noexcept {
 std::shared_ptr<void> allocate_output(std::size_t bytes, CudaStream stream, int device) {
   const DeviceGuard guard(device);
   const cudaStream_t s = cuda::native(stream);
-  std::shared_ptr<void> out = cuda::allocate_async(bytes, s);
-  GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(s));
-  return out;
+  // No wait: the writers of the memory (the feature store's streams) wait for `stream` on the
+  // device (FeatureStore::gather's output_after).
+  return cuda::allocate_async(bytes, s);
 }
 
 void order_after(CudaStream consumer, std::span<const CudaStream> waiters, int device) {
