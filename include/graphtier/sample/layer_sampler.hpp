@@ -31,8 +31,11 @@
 //   first appearance in the block's indices (so a FastGCN node with no edge to this layer's dst is
 //   dropped: it would carry no message). weights[e] for edge (i, u) = (1 / w_u) / Σ_{e' in row i}
 //   (1 / w_u') in double, rounded to float: Â[i, u] / p_u row-normalised (LADIES' debiasing), so
-//   every row sums to 1 (Â[i, u] is the same for the whole row, so it cancels). Block::edge_ids is
-//   left empty: the self-loops are not edges of the graph, and check_minibatch wants ids in [0, E).
+//   every row sums to 1 (Â[i, u] is the same for the whole row, so it cancels). The sum is a
+//   pairwise tree over the row's terms in edge order: the complete binary tree over them padded
+//   with zeros to a power of two (src/sample/layer_row_sums.hpp), which the device computes with
+//   whole warps, however long the row. Block::edge_ids is left empty: the self-loops are not
+//   edges of the graph, and check_minibatch wants ids in [0, E).
 // Choices: the paper's §4.2 matrix form (P = Q·A, rows divided by their sums) weights a column by
 // its number of batch neighbours; we follow LADIES itself (squared norms of the row-normalised
 // A + I). FastGCN's paper draws i.i.d.; repeats would break the MiniBatch rule
