@@ -103,9 +103,10 @@ class LayerSampler {
 /// sample_device leaves the blocks in device memory (DeviceMiniBatch, cuda_neighbor_sampler.hpp:
 /// every array sized by the host's bounds and allocated stream-ordered from the kept pool, owned
 /// by `storage`) with the same budget, one wait per non-empty layer (DeviceMiniBatch::host_syncs):
-/// it reads three counts through pinned staging, the block's edges and new nodes and the next
-/// layer's bound (the row nonzeros of the block's src nodes, summed on the device); with a sink,
-/// the device writes the input node ids into the sink's page-locked memory before the last wait.
+/// it reads four counts through pinned staging, the block's edges and new nodes and the next
+/// layer's bounds (the row nonzeros of the block's src nodes, their sum and largest, found on the
+/// device); with a sink, the device writes the input node ids into the sink's page-locked memory
+/// before the last wait.
 /// Several threads may sample at once on different streams.
 class CudaLayerSampler {
  public:
