@@ -107,9 +107,10 @@ GRAPHTIER_HD int64_t find_sorted(const int64_t* ids, int64_t n, int64_t key) {
 //     order of successive sampling).
 // A node's key is the minimum of its leaves' keys exactly (the passed key is m, the other one is
 // >= m since rounding is monotone), so the s best leaves lie under the s best nodes of every level
-// (ordered by (key, node)): the host expands s nodes a level, O(s log n); the device may instead
-// compute every leaf's key by walking its path and sort. Keys are positive doubles, ordered like
-// their bit patterns.
+// (ordered by (key, node)): the host expands s nodes a level, O(s log n); the device instead
+// computes every leaf's key by walking its path and sorts (LADIES), or keeps the s best nodes every
+// few levels (FastGCN: staged draws, below). Keys are positive doubles, ordered like their bit
+// patterns.
 
 /// Leaves of the race tree over n candidates: the smallest power of two >= n.
 GRAPHTIER_HD int race_levels(int64_t n) {
@@ -168,6 +169,9 @@ GRAPHTIER_HD double race_exponential(uint64_t bits) {
   return -portable_log(u);
 }
 
+/// +inf: the key of a node of weight 0 (it holds no candidate), after every real key.
+GRAPHTIER_HD double race_no_key() { return detail::bits_double(0x7ff0000000000000ull); }
+
 /// The root's key (total weight > 0).
 GRAPHTIER_HD double race_root_key(const RaceTree& t, uint64_t seed, uint64_t layer_stream) {
   return div_rn(race_exponential(race_bits(seed, layer_stream, 0, 1)), static_cast<double>(t.weight(1)));
@@ -192,27 +196,73 @@ GRAPHTIER_HD void race_children(const RaceTree& t, uint64_t seed, uint64_t layer
   const RaceBits r = race_block(seed, layer_stream, x);
   const bool left_holds_min = bounded_u64(r.split, t.weight(x)) < w_left;
   const uint64_t w_other = left_holds_min ? w_right : w_left;
-  const double other = w_other == 0 ? detail::bits_double(0x7ff0000000000000ull)
+  const double other = w_other == 0 ? race_no_key()
                                     : add_rn(m, div_rn(race_exponential(r.exponential), static_cast<double>(w_other)));
   *left = left_holds_min ? m : other;
   *right = left_holds_min ? other : m;
 }
 
-/// The key of candidate i (weight > 0), walking from the root: O(levels). What the device
-/// computes for every candidate before selecting the s smallest.
-GRAPHTIER_HD double race_leaf_key(const RaceTree& t, uint64_t seed, uint64_t layer_stream, int64_t i) {
-  double m = race_root_key(t, seed, layer_stream);
-  const int64_t leaf = (int64_t{1} << t.levels) + i;
-  for (int depth = 1; depth <= t.levels; ++depth) {
-    const int64_t child = leaf >> (t.levels - depth);
+/// The key of node y at depth depth_y, walking down from its ancestor x at depth depth_x whose key
+/// is m (x = y >> (depth_y - depth_x)): O(depth_y - depth_x); +inf if y weighs 0 (then nothing on
+/// the walk is drawn: a node of positive weight has ancestors of positive weight).
+GRAPHTIER_HD double race_descendant_key(const RaceTree& t, uint64_t seed, uint64_t layer_stream, int depth_x, double m,
+                                        int64_t y, int depth_y) {
+  if (t.weight(y) == 0) return race_no_key();
+  for (int depth = depth_x + 1; depth <= depth_y; ++depth) {
+    const int64_t child = y >> (depth_y - depth);
     m = race_child_key(t, seed, layer_stream, child >> 1, m, child);
   }
   return m;
+}
+
+/// The key of node x at depth `depth` (x in [2^depth, 2^(depth + 1))), walking from the root.
+GRAPHTIER_HD double race_node_key(const RaceTree& t, uint64_t seed, uint64_t layer_stream, int64_t x, int depth) {
+  if (t.weight(x) == 0) return race_no_key();
+  return race_descendant_key(t, seed, layer_stream, 0, race_root_key(t, seed, layer_stream), x, depth);
+}
+
+/// The key of candidate i (weight > 0), walking from the root: O(levels). What the device
+/// computes for every candidate before selecting the s smallest (LADIES).
+GRAPHTIER_HD double race_leaf_key(const RaceTree& t, uint64_t seed, uint64_t layer_stream, int64_t i) {
+  return race_node_key(t, seed, layer_stream, (int64_t{1} << t.levels) + i, t.levels);
 }
 
 /// (key, node) order: the race's total order, ties to the smaller node (candidate).
 GRAPHTIER_HD bool race_before(double key_a, int64_t a, double key_b, int64_t b) {
   return key_a < key_b || (key_a == key_b && a < b);
 }
+
+/// The same order on the keys' bit patterns (positive doubles and +inf order like their bits):
+/// (key_a, a) <= (key_b, b), the device's test against the s-th smallest pair.
+GRAPHTIER_HD bool race_at_most(uint64_t key_a, int64_t a, uint64_t key_b, int64_t b) {
+  return key_a < key_b || (key_a == key_b && a <= b);
+}
+
+// NOTE: the device's draws of s among n candidates by stages (FastGCN, where n is every node and s
+// is small). The s best leaves lie under the s best nodes of every depth, so the device need not
+// compute every leaf's key: stage 0 computes the keys of every node at depth d_0 (from the root)
+// and keeps the s best (key, node) pairs; each next stage computes the keys of the kept nodes'
+// descendants k levels down (from the kept keys) and keeps the s best of those, until the leaves:
+// O(width · levels) work per stage instead of n · levels and a sort of n. A stage's width (the
+// pairs it selects from) is at most max(8 s, 4096): d_0 is the deepest depth with 2^d_0 <= width
+// (or the leaves), k the largest with s · 2^k <= width (at least 3).
+
+/// Pairs a stage of the staged draws selects from, at most.
+GRAPHTIER_HD int64_t race_stage_width(int64_t s) { return 8 * s > 4096 ? 8 * s : 4096; }
+
+GRAPHTIER_HD int floor_log2(int64_t x) {
+  int r = 0;
+  while ((x >> (r + 1)) != 0) ++r;
+  return r;
+}
+
+/// d_0: the depth of stage 0 for `levels` levels and s draws.
+GRAPHTIER_HD int race_first_depth(int levels, int64_t s) {
+  const int d = floor_log2(race_stage_width(s));
+  return d < levels ? d : levels;
+}
+
+/// k: the levels each later stage goes down (the last one stops at the leaves).
+GRAPHTIER_HD int race_stage_step(int64_t s) { return floor_log2(race_stage_width(s) / s); }
 
 }  // namespace graphtier::sample::layer

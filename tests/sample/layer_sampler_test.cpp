@@ -211,6 +211,101 @@ TEST(LayerSampler, RaceDrawsAgreeAcrossMethods) {
   EXPECT_TRUE(cpu::draw_positions(weights, {}, 0, 3, 4).empty());
 }
 
+/// What the CUDA backend's staged_draws computes (FastGCN), replayed with the functions its kernels
+/// call: stage 0's keys at depth d_0 from the root, then k levels below the s kept nodes at a time;
+/// each stage a stable sort of (key bits, node) pairs generated in node order, the kept ones those
+/// at most the s-th pair (race_at_most), in node order; the draws the first s sorted leaves.
+std::vector<int64_t> staged_draws(std::span<const uint64_t> weights, std::span<const uint64_t> tree, int64_t s,
+                                  uint64_t seed, uint64_t ls) {
+  const auto n = static_cast<int64_t>(weights.size());
+  const layer::RaceTree t{tree.data(), weights.data(), n, layer::race_levels(n)};
+  const int first = layer::race_first_depth(t.levels, s);
+  const int step = layer::race_stage_step(s);
+  std::vector<std::pair<uint64_t, int64_t>> pairs;  // (key bits, node)
+  const auto bits = [](double k) { return detail::double_bits(k); };
+  for (int64_t x = int64_t{1} << first; x < int64_t{2} << first; ++x) {
+    pairs.emplace_back(bits(layer::race_node_key(t, seed, ls, x, first)), x);
+  }
+  int depth = first;
+  for (;;) {
+    EXPECT_GT(static_cast<int64_t>(pairs.size()), s) << "depth " << depth;
+    EXPECT_LE(static_cast<int64_t>(pairs.size()), layer::race_stage_width(s) > (int64_t{1} << t.levels)
+                                                      ? (int64_t{1} << t.levels)
+                                                      : layer::race_stage_width(s));
+    std::vector<std::pair<uint64_t, int64_t>> sorted = pairs;
+    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (depth == t.levels) {
+      std::vector<int64_t> out;
+      for (int64_t j = 0; j < s; ++j) out.push_back(sorted[j].second - (int64_t{1} << t.levels));
+      return out;
+    }
+    std::vector<std::pair<uint64_t, int64_t>> kept;
+    for (const auto& p : pairs) {
+      if (layer::race_at_most(p.first, p.second, sorted[s - 1].first, sorted[s - 1].second)) kept.push_back(p);
+    }
+    EXPECT_EQ(static_cast<int64_t>(kept.size()), s);
+    const int k = std::min(step, t.levels - depth);
+    pairs.clear();
+    for (const auto& [key, x] : kept) {
+      for (int64_t c = 0; c < (int64_t{1} << k); ++c) {
+        const int64_t y = (x << k) + c;
+        pairs.emplace_back(bits(layer::race_descendant_key(t, seed, ls, depth, detail::bits_double(key), y, depth + k)),
+                           y);
+      }
+    }
+    depth += k;
+  }
+}
+
+TEST(LayerSampler, StagedDrawsEqualTheHostDraws) {
+  // The device's FastGCN draws by stages against the host's level-by-level expansion (the same
+  // positions in the same order), for candidate counts around powers of two, plans of one to
+  // several stages (s = 1: one deep step; s = 700: steps of 3) and draws of all but one.
+  for (const int64_t n : {int64_t{2}, int64_t{3}, int64_t{300}, int64_t{4096}, int64_t{4097}, int64_t{70001},
+                          int64_t{262144}}) {
+    const std::vector<uint64_t> weights = mixed_weights(n);
+    const std::vector<uint64_t> tree = cpu::race_tree(weights);
+    for (const int64_t s : {int64_t{1}, int64_t{2}, int64_t{33}, int64_t{700}, int64_t{5000}, n / 2, n - 1}) {
+      if (s < 1 || s >= n || (n > 100000 && s > 5000)) continue;  // the largest n: the multi-stage plans
+      for (uint64_t ls = 0; ls < 2; ++ls) {
+        SCOPED_TRACE(::testing::Message() << "n " << n << " s " << s << " ls " << ls);
+        EXPECT_EQ(staged_draws(weights, tree, s, 9, ls), cpu::draw_positions(weights, tree, s, 9, ls));
+      }
+    }
+  }
+  // Plans: at most race_stage_width(s) pairs a stage, steps of at least 3 levels.
+  EXPECT_EQ(layer::race_first_depth(22, 8192), 16);
+  EXPECT_EQ(layer::race_stage_step(8192), 3);
+  EXPECT_EQ(layer::race_first_depth(22, 1), 12);
+  EXPECT_EQ(layer::race_stage_step(1), 12);
+  EXPECT_EQ(layer::race_first_depth(9, 1), 9);
+}
+
+TEST(LayerSampler, NodeKeysAreTheMinimumOfTheirLeaves) {
+  // race_node_key at every depth, and race_descendant_key from any ancestor, agree with the leaves'
+  // keys: a node's key is its smallest leaf key exactly (weightless nodes: +inf).
+  const int64_t n = 37;
+  const std::vector<uint64_t> weights = mixed_weights(n);
+  const std::vector<uint64_t> tree = cpu::race_tree(weights);
+  const layer::RaceTree t{tree.data(), weights.data(), n, layer::race_levels(n)};
+  for (int depth = 0; depth <= t.levels; ++depth) {
+    for (int64_t x = int64_t{1} << depth; x < int64_t{2} << depth; ++x) {
+      double smallest = layer::race_no_key();
+      const int span = t.levels - depth;
+      for (int64_t i = (x - (int64_t{1} << depth)) << span; i < ((x + 1 - (int64_t{1} << depth)) << span) && i < n; ++i) {
+        smallest = std::min(smallest, layer::race_leaf_key(t, 4, 2, i));
+      }
+      const double key = layer::race_node_key(t, 4, 2, x, depth);
+      EXPECT_EQ(key, smallest) << "node " << x;
+      if (depth >= 2) {
+        const int64_t up = x >> 2;
+        EXPECT_EQ(layer::race_descendant_key(t, 4, 2, depth - 2, layer::race_node_key(t, 4, 2, up, depth - 2), x, depth),
+                  key);
+      }
+    }
+  }
+}
+
 TEST(LayerSampler, RaceTiesGoToTheSmallerPosition) {
   // Equal weights at the smallest scale still give distinct keys almost surely; a tie is forced
   // here by comparing the order function itself, which both backends use.
@@ -716,6 +811,46 @@ TEST(LayerSampler, CudaDeviceFormIsReadableFromAnotherStream) {
   DeviceMiniBatch d = gpu_sampler.sample_device(seeds, 4, sampling.get());
   d.stream = reading.get();  // to_host copies on `reading`; the arrays are still freed on `sampling`
   test::expect_same_minibatch(d.to_host(), LayerSampler(g.sample_graph(), o).sample(seeds, 4));
+}
+
+/// About 10^6 nodes; node 0's in-neighbours are nodes 1..10^6 (a row longer than 256^2: three
+/// levels of the device's row sums when a layer keeps all of it), the others have two each.
+OwnedGraph hub_graph() {
+  constexpr int64_t kNodes = 1'000'100;
+  constexpr int64_t kHubDegree = 1'000'000;
+  std::vector<std::pair<int64_t, int64_t>> edges;
+  edges.reserve(static_cast<std::size_t>(kHubDegree + 2 * kNodes));
+  for (int64_t u = 1; u <= kHubDegree; ++u) edges.emplace_back(u, 0);
+  for (int64_t v = 1; v < kNodes; ++v) {
+    for (uint64_t k = 0; k < 2; ++k) {
+      edges.emplace_back(static_cast<int64_t>(bounded_u64(mix64(2 * static_cast<uint64_t>(v) + k), kNodes)), v);
+    }
+  }
+  return OwnedGraph::from_edges(kNodes, edges);
+}
+
+TEST(LayerSampler, CudaHubRowsMatchCpu) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the CUDA layer sampler on a hub of degree 10^6 not checked";
+  // A dst row of 10^6 + 1 nonzeros, spread over the device by the per-nonzero kernels, and kept
+  // whole by the layers of size -1 (row sums over three levels; in the device form the second
+  // layer's bounds come from the device). FastGCN draws 1 and 2000 of ~10^6 nodes by several stages
+  // (plans 12 -> 20 and 13 -> 16 -> 19 -> 20). Both forms, bit for bit against the CPU sampler.
+  const OwnedGraph g = hub_graph();
+  const std::vector<int64_t> seeds = {0, 5, 777, 123456};
+  for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
+    const std::vector<int64_t> sizes =
+        m == LayerMethod::kLadies ? std::vector<int64_t>{2000, -1} : std::vector<int64_t>{1, 2000, -1};
+    const LayerSamplerOptions o = layers(sizes, m, 3);
+    const LayerSampler cpu_sampler(g.sample_graph(), o);
+    const CudaLayerSampler gpu_sampler(g.sample_graph(), o);
+    SCOPED_TRACE(::testing::Message() << "method " << static_cast<int>(m));
+    const MiniBatch want = cpu_sampler.sample(seeds, 1);
+    ASSERT_GT(want.blocks.back().indptr[1], 1'000'000) << "the hub's row is kept whole in the last layer";
+    test::expect_same_minibatch(gpu_sampler.sample(seeds, 1), want);
+#if GRAPHTIER_WITH_CUDA
+    expect_device_form(gpu_sampler, cpu_sampler, seeds, 1, CudaStream{});
+#endif
+  }
 }
 
 TEST(LayerSampler, CudaSamplerIsUnsupportedWithoutCuda) {

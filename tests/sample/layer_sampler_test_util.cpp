@@ -54,6 +54,20 @@ std::map<int64_t, uint64_t> reference_draw_weights(const OwnedGraph& g, std::spa
   return weights;
 }
 
+double tree_sum(const std::vector<double>& x) {
+  // Pad to a power of two with zeros, then halve: node j of the next level = nodes 2j + 2j+1.
+  std::size_t width = 1;
+  while (width < x.size()) width *= 2;
+  std::vector<double> level(width, 0.0);
+  std::copy(x.begin(), x.end(), level.begin());
+  while (level.size() > 1) {
+    std::vector<double> up(level.size() / 2);
+    for (std::size_t j = 0; j < up.size(); ++j) up[j] = level[2 * j] + level[2 * j + 1];
+    level.swap(up);
+  }
+  return x.empty() ? 0.0 : level[0];
+}
+
 std::vector<int64_t> naive_race_order(const std::vector<uint64_t>& weights, uint64_t seed, uint64_t layer_stream) {
   // The tree as explicit levels of weights, top-down: level[d][j] = sum of the leaves under node j
   // of depth d (node number 2^d + j).
@@ -127,8 +141,9 @@ MiniBatch reference_layer_sample(const OwnedGraph& g, std::span<const int64_t> s
         if (src_set.count(g.indices[p])) row.push_back(g.indices[p]);
       }
       row.push_back(v);
-      double sum = 0;
-      for (const int64_t u : row) sum += 1.0 / static_cast<double>(w.at(u));
+      std::vector<double> inverse;
+      for (const int64_t u : row) inverse.push_back(1.0 / static_cast<double>(w.at(u)));
+      const double sum = tree_sum(inverse);
       for (const int64_t u : row) {
         b.add(u);
         b.block().weights.push_back(static_cast<float>((1.0 / static_cast<double>(w.at(u))) / sum));

@@ -19,6 +19,10 @@ std::map<int64_t, double> exact_column_norms(const OwnedGraph& g, std::span<cons
 /// The draw weights w_u with 128-bit integer arithmetic (a direct (d + 1)^2 division, std::map).
 std::map<int64_t, uint64_t> reference_draw_weights(const OwnedGraph& g, std::span<const int64_t> rows);
 
+/// The row-normalisation sum of layer_sampler.hpp the slow way: x padded with zeros to a power of
+/// two, then halved level by level (pairs of neighbours) down to one value.
+double tree_sum(const std::vector<double>& x);
+
 /// Every candidate (position) in the race's order (layer_sampler.hpp, layer_draws.hpp), written
 /// the slow way: explicit levels of 128-bit subtree sums, every node's key computed top-down, one
 /// full sort. The first s are the s draws.

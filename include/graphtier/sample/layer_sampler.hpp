@@ -31,8 +31,11 @@
 //   first appearance in the block's indices (so a FastGCN node with no edge to this layer's dst is
 //   dropped: it would carry no message). weights[e] for edge (i, u) = (1 / w_u) / Σ_{e' in row i}
 //   (1 / w_u') in double, rounded to float: Â[i, u] / p_u row-normalised (LADIES' debiasing), so
-//   every row sums to 1 (Â[i, u] is the same for the whole row, so it cancels). Block::edge_ids is
-//   left empty: the self-loops are not edges of the graph, and check_minibatch wants ids in [0, E).
+//   every row sums to 1 (Â[i, u] is the same for the whole row, so it cancels). The sum is a
+//   pairwise tree over the row's terms in edge order: the complete binary tree over them padded
+//   with zeros to a power of two (src/sample/layer_row_sums.hpp), which the device computes with
+//   whole warps, however long the row. Block::edge_ids is left empty: the self-loops are not
+//   edges of the graph, and check_minibatch wants ids in [0, E).
 // Choices: the paper's §4.2 matrix form (P = Q·A, rows divided by their sums) weights a column by
 // its number of batch neighbours; we follow LADIES itself (squared norms of the row-normalised
 // A + I). FastGCN's paper draws i.i.d.; repeats would break the MiniBatch rule
@@ -100,9 +103,10 @@ class LayerSampler {
 /// sample_device leaves the blocks in device memory (DeviceMiniBatch, cuda_neighbor_sampler.hpp:
 /// every array sized by the host's bounds and allocated stream-ordered from the kept pool, owned
 /// by `storage`) with the same budget, one wait per non-empty layer (DeviceMiniBatch::host_syncs):
-/// it reads three counts through pinned staging, the block's edges and new nodes and the next
-/// layer's bound (the row nonzeros of the block's src nodes, summed on the device); with a sink,
-/// the device writes the input node ids into the sink's page-locked memory before the last wait.
+/// it reads four counts through pinned staging, the block's edges and new nodes and the next
+/// layer's bounds (the row nonzeros of the block's src nodes, their sum and largest, found on the
+/// device); with a sink, the device writes the input node ids into the sink's page-locked memory
+/// before the last wait.
 /// Several threads may sample at once on different streams.
 class CudaLayerSampler {
  public:

@@ -8,6 +8,7 @@
 #include "cpu/compact_cpu.hpp"
 #include "cpu/row_access.hpp"
 #include "layer_draws.hpp"
+#include "layer_row_sums.hpp"
 
 namespace graphtier::sample::cpu {
 namespace {
@@ -229,9 +230,8 @@ Block layer_block(const Rows& rows, std::span<const int64_t> dst, const Weighted
       };
       for (int64_t p = 0; p < row.degree; ++p) keep(static_cast<int64_t>(row.ids[p]));
       keep(v);  // the self-loop of A + I, last
-      // Left to right in row order: the CUDA backend sums each row the same way.
-      double sum = 0;
-      for (const double x : inverse) sum += x;
+      // The pairwise tree of layer_row_sums.hpp, which the CUDA backend computes with whole warps.
+      const double sum = layer::pairwise_sum(inverse.data(), static_cast<int64_t>(inverse.size()));
       for (const double x : inverse) part.weights.push_back(static_cast<float>(x / sum));
       block.indptr[i + 1] = static_cast<int64_t>(part.neighbours.size() - first);
     }

@@ -10,6 +10,7 @@
 #include "cuda/layer_block_cuda.cuh"
 #include "cuda/layer_sampler_cuda.hpp"
 #include "layer_draws.hpp"
+#include "layer_row_sums.hpp"
 
 namespace graphtier::sample::cuda {
 namespace {
@@ -33,43 +34,87 @@ void LayerDeviceGraph::release_staging(std::unique_ptr<PinnedStaging> staging) c
 
 namespace {
 
+/// counts[i] = d_i + 1 (the row's nonzeros in A + I) for i < n, and 0 at n (the exclusive scan's
+/// total).
+__global__ void row_nonzeros_kernel(const int64_t* indptr, const int64_t* dst, int64_t n, int64_t* counts) {
+  GRAPHTIER_GRID_STRIDE(i, n + 1) { counts[i] = i < n ? indptr[dst[i] + 1] - indptr[dst[i]] + 1 : 0; }
+}
+
+/// Per nonzero of the dst rows: the slot of its column in the src set (-1 if not there; the
+/// self-loop always is), and in `kept` whether it is an edge of the block; kept[nonzeros] = 0, so
+/// that the exclusive scan of `kept` gives each edge's position and, last, their number.
 template <typename Index>
-__global__ void count_edges_kernel(TopologyRef<Index> topo, const int64_t* dst, int64_t n, const int64_t* ids,
-                                   const int64_t* num_ids_at, int64_t* counts) {
+__global__ void edge_slots_kernel(TopologyRef<Index> topo, const int64_t* dst, int64_t n, const int64_t* offsets,
+                                  int64_t nonzeros, const int64_t* ids, const int64_t* num_ids_at, int64_t* slots,
+                                  int64_t* kept) {
   const int64_t num_ids = *num_ids_at;
-  GRAPHTIER_GRID_STRIDE(i, n) {
-    const int64_t v = dst[i];
-    int64_t c = 1;  // the self-loop: every dst node is in the src set
-    for (int64_t p = topo.indptr[v]; p < topo.indptr[v + 1]; ++p) {
-      if (layer::find_sorted(ids, num_ids, topo.index(p)) >= 0) ++c;
+  GRAPHTIER_GRID_STRIDE(e, nonzeros + 1) {
+    if (e == nonzeros) {
+      kept[e] = 0;
+      continue;
     }
-    counts[i] = c;
+    const int64_t i = layer::row_of(offsets, n, e);
+    const int64_t k = layer::find_sorted(ids, num_ids, nonzero_column(topo, dst[i], e - offsets[i]));
+    slots[e] = k;
+    kept[e] = k >= 0 ? 1 : 0;
   }
 }
 
-/// One thread per row: the row's edges (CSC order, self-loop last), 1 / w_u, and the row-normalised
-/// weights summed left to right as on the host.
-template <typename Index>
-__global__ void fill_edges_kernel(TopologyRef<Index> topo, const int64_t* dst, int64_t n, const int64_t* ids,
-                                  const uint64_t* id_weights, const int64_t* num_ids_at, const int64_t* block_indptr,
-                                  int64_t* edge_slots, double* inverse, float* weights) {
-  const int64_t num_ids = *num_ids_at;
-  GRAPHTIER_GRID_STRIDE(i, n) {
-    const int64_t v = dst[i];
-    const int64_t first = block_indptr[i];
-    int64_t e = first;
-    for (int64_t p = topo.indptr[v]; p < topo.indptr[v + 1]; ++p) {
-      const int64_t k = layer::find_sorted(ids, num_ids, topo.index(p));
-      if (k < 0) continue;
-      edge_slots[e] = k;
-      inverse[e++] = __ddiv_rn(1.0, __ull2double_rn(id_weights[k]));
+/// block_indptr[i] = the position of row i's first nonzero among the kept ones (i = n: their
+/// number); every row keeps its self-loop, so the rows stay non-empty.
+__global__ void block_indptr_kernel(const int64_t* offsets, int64_t n, const int64_t* position, int64_t* block_indptr) {
+  GRAPHTIER_GRID_STRIDE(i, n + 1) { block_indptr[i] = position[offsets[i]]; }
+}
+
+/// The block's edges in row order: each kept nonzero's src slot and 1 / w_u, at its position.
+__global__ void fill_edges_kernel(const int64_t* slots, int64_t nonzeros, const int64_t* position,
+                                  const uint64_t* id_weights, int64_t* edge_slots, double* inverse) {
+  GRAPHTIER_GRID_STRIDE(e, nonzeros) {
+    const int64_t k = slots[e];
+    if (k < 0) continue;
+    edge_slots[position[e]] = k;
+    inverse[position[e]] = div_rn(1.0, __ull2double_rn(id_weights[k]));
+  }
+}
+
+constexpr unsigned kFullMask = 0xffffffffu;
+constexpr int kWarpsPerBlock = kThreads / layer::kTreeLanes;
+
+/// Level `level` >= 1 of the rows' sums (layer_row_sums.hpp): a warp per slot, which sums its 256
+/// values of the level below, 8 a lane (lane_sum) and then the 32 lanes by shuffles. After the
+/// shuffles down by 1, 2, 4, 8, 16, lane 0 holds the complete tree over the lanes in order (lane
+/// l adds lane l + 2^j's subtree at step j), the tree pairwise_sum builds over 32 values.
+__global__ void row_sums_level_kernel(const int64_t* start, int64_t n, int level, int64_t slots, const double* below,
+                                      double* above) {
+  const int lane = static_cast<int>(threadIdx.x) % layer::kTreeLanes;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarpsPerBlock;
+  for (int64_t o = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / layer::kTreeLanes; o < slots;
+       o += warps) {
+    const int64_t i = layer::tree_slot_row(start, n, level, o);
+    const int64_t len = start[i + 1] - start[i];
+    const int64_t t = o - layer::tree_slot(start, i, level);
+    if (t >= layer::tree_level_length(len, level)) continue;  // a gap after row i: o is warp-uniform
+    const int64_t first = (t << layer::kTreeFanInBits) + lane * layer::kLaneItems;
+    const int64_t count = layer::tree_level_length(len, level - 1) - first;
+    double v = count > 0 ? layer::lane_sum(below + layer::tree_slot(start, i, level - 1) + first,
+                                           count < layer::kLaneItems ? count : layer::kLaneItems)
+                         : 0.0;
+    for (int offset = 1; offset < layer::kTreeLanes; offset <<= 1) {
+      v = add_rn(v, __shfl_down_sync(kFullMask, v, offset));
     }
-    const int64_t self = layer::find_sorted(ids, num_ids, v);
-    edge_slots[e] = self;
-    inverse[e++] = __ddiv_rn(1.0, __ull2double_rn(id_weights[self]));
-    double sum = 0.0;
-    for (int64_t x = first; x < e; ++x) sum = __dadd_rn(sum, inverse[x]);
-    for (int64_t x = first; x < e; ++x) weights[x] = __double2float_rn(__ddiv_rn(inverse[x], sum));
+    if (lane == 0) above[o] = v;
+  }
+}
+
+/// weights[e] = (1 / w_u) / Σ over its row, rounded to float; the row's sum is its one value at
+/// the last level.
+__global__ void edge_weights_kernel(const int64_t* block_indptr, int64_t n, int64_t max_edges, int level,
+                                    const double* sums, const double* inverse, float* weights) {
+  const int64_t num_edges = block_indptr[n];
+  GRAPHTIER_GRID_STRIDE(e, max_edges) {
+    if (e >= num_edges) break;
+    const int64_t i = layer::row_of(block_indptr, n, e);
+    weights[e] = __double2float_rn(div_rn(inverse[e], sums[layer::tree_slot(block_indptr, i, level)]));
   }
 }
 
@@ -138,28 +183,63 @@ const T* queue_download(PinnedStaging& staging, const T* device, int64_t n, cuda
 
 }  // namespace
 
+DeviceScratch<int64_t> row_offsets(const int64_t* indptr, const int64_t* dst, int64_t n, cudaStream_t s) {
+  DeviceScratch<int64_t> offsets(static_cast<std::size_t>(n + 1), s);
+  row_nonzeros_kernel<<<blocks_for(n + 1), kThreads, 0, s>>>(indptr, dst, n, offsets.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("row_nonzeros_kernel");
+  run_cub(s, [&](void* t, std::size_t& b) {
+    return cub::DeviceScan::ExclusiveSum(t, b, offsets.get(), offsets.get(), n + 1, s);
+  });
+  return offsets;
+}
+
 template <typename Index>
-DeviceLayerBlock build_device_block(TopologyRef<Index> topo, const int64_t* dst, int64_t n_dst, int64_t max_edges,
-                                    const DeviceColumns& cols, cudaStream_t s) {
+DeviceLayerBlock build_device_block(TopologyRef<Index> topo, const DstRows& rows, const DeviceColumns& cols,
+                                    cudaStream_t s) {
   const int64_t cap = cols.capacity;
   const int64_t* num_ids = cols.size.get();
-  DeviceScratch<int64_t> block_indptr(static_cast<std::size_t>(n_dst + 1), s);
-  GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(block_indptr.get(), 0, static_cast<std::size_t>(n_dst + 1) * sizeof(int64_t), s));
-  count_edges_kernel<Index><<<blocks_for(n_dst), kThreads, 0, s>>>(topo, dst, n_dst, cols.ids.get(), num_ids,
-                                                                   block_indptr.get());
-  GRAPHTIER_CUDA_CHECK_LAUNCH("count_edges_kernel");
+  const int64_t* dst = rows.ids;
+  const int64_t n_dst = rows.n;
+  const int64_t max_edges = rows.nonzeros;
+  // Every nonzero of the dst rows is tested once (a thread each), and the kept ones are placed by
+  // a scan: the block's rows never run serially in one thread, whatever their degree.
+  DeviceScratch<int64_t> nonzero_slots(static_cast<std::size_t>(max_edges), s);
+  DeviceScratch<int64_t> position(static_cast<std::size_t>(max_edges + 1), s);
+  edge_slots_kernel<Index><<<blocks_for(max_edges + 1), kThreads, 0, s>>>(
+      topo, dst, n_dst, rows.offsets, max_edges, cols.ids.get(), num_ids, nonzero_slots.get(), position.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("edge_slots_kernel");
   run_cub(s, [&](void* t, std::size_t& b) {
-    return cub::DeviceScan::ExclusiveSum(t, b, block_indptr.get(), block_indptr.get(), n_dst + 1, s);
+    return cub::DeviceScan::ExclusiveSum(t, b, position.get(), position.get(), max_edges + 1, s);
   });
+  DeviceScratch<int64_t> block_indptr(static_cast<std::size_t>(n_dst + 1), s);
+  block_indptr_kernel<<<blocks_for(n_dst + 1), kThreads, 0, s>>>(rows.offsets, n_dst, position.get(),
+                                                                 block_indptr.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("block_indptr_kernel");
   const int64_t* num_edges = block_indptr.get() + n_dst;
 
   DeviceScratch<int64_t> edge_slots(static_cast<std::size_t>(max_edges), s);
   DeviceScratch<double> inverse(static_cast<std::size_t>(max_edges), s);
-  DeviceScratch<float> weights(static_cast<std::size_t>(max_edges), s);
-  fill_edges_kernel<Index><<<blocks_for(n_dst), kThreads, 0, s>>>(topo, dst, n_dst, cols.ids.get(), cols.weights.get(),
-                                                                  num_ids, block_indptr.get(), edge_slots.get(),
-                                                                  inverse.get(), weights.get());
+  fill_edges_kernel<<<blocks_for(max_edges), kThreads, 0, s>>>(nonzero_slots.get(), max_edges, position.get(),
+                                                               cols.weights.get(), edge_slots.get(), inverse.get());
   GRAPHTIER_CUDA_CHECK_LAUNCH("fill_edges_kernel");
+  // The rows' sums, level by level (layer_row_sums.hpp): level 1 is the largest, two arrays of its
+  // size take turns.
+  const int levels = layer::tree_levels(rows.max_row);
+  const int64_t level_slots = layer::tree_level_slots(n_dst, max_edges, 1);
+  DeviceScratch<double> sums[2] = {DeviceScratch<double>(static_cast<std::size_t>(level_slots), s),
+                                   DeviceScratch<double>(static_cast<std::size_t>(level_slots), s)};
+  for (int level = 1; level <= levels; ++level) {
+    const int64_t slots_here = layer::tree_level_slots(n_dst, max_edges, level);
+    const double* below = level == 1 ? inverse.get() : sums[level % 2].get();
+    row_sums_level_kernel<<<grid_for(slots_here, kWarpsPerBlock), kThreads, 0, s>>>(
+        block_indptr.get(), n_dst, level, slots_here, below, sums[(level + 1) % 2].get());
+    GRAPHTIER_CUDA_CHECK_LAUNCH("row_sums_level_kernel");
+  }
+  DeviceScratch<float> weights(static_cast<std::size_t>(max_edges), s);
+  edge_weights_kernel<<<blocks_for(max_edges), kThreads, 0, s>>>(block_indptr.get(), n_dst, max_edges, levels,
+                                                                 sums[(levels + 1) % 2].get(), inverse.get(),
+                                                                 weights.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("edge_weights_kernel");
 
   DeviceScratch<int64_t> local(static_cast<std::size_t>(cap), s);
   GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(local.get(), 0xFF, static_cast<std::size_t>(cap) * sizeof(int64_t), s));
@@ -209,10 +289,11 @@ DeviceLayerBlock build_device_block(TopologyRef<Index> topo, const int64_t* dst,
 void count_synchronisation() noexcept { g_synchronisations.fetch_add(1); }
 
 template <typename Index>
-Block build_block(TopologyRef<Index> topo, const int64_t* dst, int64_t n_dst, int64_t max_edges,
-                  const DeviceColumns& cols, PinnedStaging& staging, DeviceScratch<int64_t>& next_dst,
-                  int64_t& next_size, cudaStream_t s) {
-  DeviceLayerBlock d = build_device_block(topo, dst, n_dst, max_edges, cols, s);
+Block build_block(TopologyRef<Index> topo, const DstRows& rows, const DeviceColumns& cols, PinnedStaging& staging,
+                  DeviceScratch<int64_t>& next_dst, int64_t& next_size, cudaStream_t s) {
+  DeviceLayerBlock d = build_device_block(topo, rows, cols, s);
+  const int64_t n_dst = rows.n;
+  const int64_t max_edges = rows.nonzeros;
   // Everything the host keeps, through pinned staging, then the layer's one synchronisation.
   const int64_t* h_indptr = queue_download(staging, d.indptr.get(), n_dst + 1, s);
   const int64_t* h_num_new = queue_download(staging, d.num_new.get(), 1, s);
@@ -234,13 +315,13 @@ Block build_block(TopologyRef<Index> topo, const int64_t* dst, int64_t n_dst, in
   return block;
 }
 
-template DeviceLayerBlock build_device_block<int32_t>(TopologyRef<int32_t>, const int64_t*, int64_t, int64_t,
-                                                      const DeviceColumns&, cudaStream_t);
-template DeviceLayerBlock build_device_block<int64_t>(TopologyRef<int64_t>, const int64_t*, int64_t, int64_t,
-                                                      const DeviceColumns&, cudaStream_t);
-template Block build_block<int32_t>(TopologyRef<int32_t>, const int64_t*, int64_t, int64_t, const DeviceColumns&,
-                                    PinnedStaging&, DeviceScratch<int64_t>&, int64_t&, cudaStream_t);
-template Block build_block<int64_t>(TopologyRef<int64_t>, const int64_t*, int64_t, int64_t, const DeviceColumns&,
-                                    PinnedStaging&, DeviceScratch<int64_t>&, int64_t&, cudaStream_t);
+template DeviceLayerBlock build_device_block<int32_t>(TopologyRef<int32_t>, const DstRows&, const DeviceColumns&,
+                                                      cudaStream_t);
+template DeviceLayerBlock build_device_block<int64_t>(TopologyRef<int64_t>, const DstRows&, const DeviceColumns&,
+                                                      cudaStream_t);
+template Block build_block<int32_t>(TopologyRef<int32_t>, const DstRows&, const DeviceColumns&, PinnedStaging&,
+                                    DeviceScratch<int64_t>&, int64_t&, cudaStream_t);
+template Block build_block<int64_t>(TopologyRef<int64_t>, const DstRows&, const DeviceColumns&, PinnedStaging&,
+                                    DeviceScratch<int64_t>&, int64_t&, cudaStream_t);
 
 }  // namespace graphtier::sample::cuda

@@ -65,23 +65,43 @@ struct DeviceLayerBlock {
   int64_t max_src = 0;
 };
 
+/// A layer's dst rows on the device and the layout of their nonzeros in A + I: row i's CSC entries
+/// in position order, then its self-loop, at [offsets[i], offsets[i + 1]). Per-nonzero kernels find
+/// their row in `offsets` (layer::row_of), so a hub row is spread over as many threads as it has
+/// nonzeros. The host knows the two bounds without asking the device.
+struct DstRows {
+  const int64_t* ids = nullptr;      // [n] (device)
+  int64_t n = 0;
+  const int64_t* offsets = nullptr;  // [n + 1] (device): exclusive prefix sums of degree + 1
+  int64_t nonzeros = 0;              // offsets[n]: Σ (degree + 1), a bound of candidates and edges
+  int64_t max_row = 0;               // >= the longest row's degree + 1: how many levels its sum takes
+};
+
+/// offsets of DstRows for the rows dst[0, n) (n >= 1), queued on `s`.
+DeviceScratch<int64_t> row_offsets(const int64_t* indptr, const int64_t* dst, int64_t n, cudaStream_t s);
+
+/// The column of entry p of row v in A + I: its CSC entry p, or the self-loop for p = degree.
+template <typename Index>
+__device__ __forceinline__ int64_t nonzero_column(const TopologyRef<Index>& topo, int64_t v, int64_t p) {
+  const int64_t begin = topo.indptr[v];
+  return p < topo.indptr[v + 1] - begin ? topo.index(begin + p) : v;
+}
+
 /// Counts one host wait in layer_synchronisations() (layer_sampler_cuda.hpp).
 void count_synchronisation() noexcept;
 
-/// The work of build_block up to its synchronisation: the block of the rows dst[0, n_dst) over
-/// `cols` on the device, queued on `s`, with no wait.
+/// The work of build_block up to its synchronisation: the block of the rows `rows` over `cols` on
+/// the device, queued on `s`, with no wait.
 template <typename Index>
-DeviceLayerBlock build_device_block(TopologyRef<Index> topo, const int64_t* dst, int64_t n_dst, int64_t max_edges,
-                                    const DeviceColumns& cols, cudaStream_t s);
+DeviceLayerBlock build_device_block(TopologyRef<Index> topo, const DstRows& rows, const DeviceColumns& cols,
+                                    cudaStream_t s);
 
-/// Block of the rows dst[0, n_dst) (device) over the src set `cols`: edges in row order (CSC
-/// order, self-loop last), row-normalised weights, compaction; host memory, after the layer's one
-/// synchronisation. `max_edges` bounds the block's edges (Σ (degree + 1) over the dst rows, from the
-/// host's row pointers). `next_dst` receives the block's src nodes on the device (`next_size` of
-/// them): the next layer's dst nodes.
+/// Block of the rows `rows` over the src set `cols`: edges in row order (CSC order, self-loop
+/// last), row-normalised weights, compaction; host memory, after the layer's one synchronisation.
+/// rows.nonzeros bounds the block's edges. `next_dst` receives the block's src nodes on the device
+/// (`next_size` of them): the next layer's dst nodes.
 template <typename Index>
-Block build_block(TopologyRef<Index> topo, const int64_t* dst, int64_t n_dst, int64_t max_edges,
-                  const DeviceColumns& cols, PinnedStaging& staging, DeviceScratch<int64_t>& next_dst,
-                  int64_t& next_size, cudaStream_t s);
+Block build_block(TopologyRef<Index> topo, const DstRows& rows, const DeviceColumns& cols, PinnedStaging& staging,
+                  DeviceScratch<int64_t>& next_dst, int64_t& next_size, cudaStream_t s);
 
 }  // namespace graphtier::sample::cuda

@@ -5,13 +5,18 @@
 //   - Column weights are 128-bit integer sums (atomics with an explicit carry): the result does
 //     not depend on the order in which threads add, and every later step (shift, prefix sums,
 //     tree) is integer arithmetic shared with the host through layer_draws.hpp.
-//   - The draws are the race of layer_draws.hpp: every candidate's key is computed in parallel by
-//     the same __host__ __device__ functions the host calls (integer weights exact in double,
-//     IEEE-rounded operations, portable_log), then a stable radix sort of (key bits, position)
-//     gives the host's (key, position) order.
-//   - Edge weights are the only floating point: one thread per row sums its inverses left to right
-//     with explicitly rounded intrinsics (__ddiv_rn, __dadd_rn, __double2float_rn), so nvcc cannot
-//     contract them into FMAs, and the host does the same IEEE operations in the same order.
+//   - The draws are the race of layer_draws.hpp: keys are computed in parallel by the same
+//     __host__ __device__ functions the host calls (integer weights exact in double, IEEE-rounded
+//     operations, portable_log), then a stable radix sort of (key bits, position) gives the host's
+//     (key, position) order. LADIES computes every candidate's key; FastGCN, whose candidates are
+//     all nodes, goes down the tree by stages (staged_draws), never sorting all of them.
+//   - Edge weights are the only floating point: each row's inverses are summed by the pairwise
+//     tree of layer_row_sums.hpp, whose shape depends only on the row's length (warps sum aligned
+//     blocks of 256, levels of warps the blocks' sums), with explicitly rounded intrinsics
+//     (__ddiv_rn, __dadd_rn, __double2float_rn) that nvcc cannot contract into FMAs; the host
+//     builds the same tree with the same IEEE operations (pairwise_sum).
+//   - Every per-row step runs a thread per nonzero (finding its row by a binary search of the
+//     rows' offsets) or a warp per 256 terms, so a hub row is spread over the device.
 //   - Compaction orders new nodes by their first edge position (atomicMin, order-independent),
 //     which is the host's first-appearance order.
 //
@@ -22,10 +27,11 @@
 // staging in one synchronisation (build_block), which also gives the host the next layer's dst
 // count. No allocation waits (stream-ordered scratch from the pool that keeps its memory) and no
 // copy is pageable. The device form (sample_device_with) keeps the same one wait per layer but
-// reads only three counts in it: the block stays where build_device_block wrote it, and the next
-// layer's bound, which the host cannot sum without the src nodes, is summed on the device.
+// reads only four counts in it: the block stays where build_device_block wrote it, and the next
+// layer's bounds, which the host cannot compute without the src nodes, come from the device.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cub/cub.cuh>
 #include <exception>
 #include <memory>
@@ -37,6 +43,7 @@
 #include "cuda/layer_block_cuda.cuh"
 #include "cuda/layer_sampler_cuda.hpp"
 #include "layer_draws.hpp"
+#include "layer_row_sums.hpp"
 
 namespace graphtier::sample::cuda {
 namespace {
@@ -53,33 +60,25 @@ __device__ void atomic_add(U128* sum, uint64_t q) {
   if (old + q < old) atomicAdd(reinterpret_cast<unsigned long long*>(&sum->hi), 1ull);
 }
 
-/// counts[i] = d_i + 1 (the row's nonzeros in A + I).
-__global__ void row_nonzeros_kernel(const int64_t* indptr, const int64_t* dst, int64_t n, int64_t* counts) {
-  GRAPHTIER_GRID_STRIDE(i, n) { counts[i] = indptr[dst[i] + 1] - indptr[dst[i]] + 1; }
-}
-
+/// columns[e] = the column of nonzero e of the dst rows (DstRows' layout), a thread per nonzero.
 template <typename Index>
 __global__ void gather_columns_kernel(TopologyRef<Index> topo, const int64_t* dst, int64_t n, const int64_t* offsets,
-                                      int64_t* columns) {
-  GRAPHTIER_GRID_STRIDE(i, n) {
-    const int64_t v = dst[i];
-    int64_t out = offsets[i];
-    for (int64_t p = topo.indptr[v]; p < topo.indptr[v + 1]; ++p) columns[out++] = topo.index(p);
-    columns[out] = v;
+                                      int64_t nonzeros, int64_t* columns) {
+  GRAPHTIER_GRID_STRIDE(e, nonzeros) {
+    const int64_t i = layer::row_of(offsets, n, e);
+    columns[e] = nonzero_column(topo, dst[i], e - offsets[i]);
   }
 }
 
-template <typename Index>
-__global__ void column_sums_kernel(TopologyRef<Index> topo, const int64_t* dst, int64_t n, const int64_t* candidates,
-                                   const int64_t* num_candidates_at, U128* sums) {
+/// Adds each nonzero's contribution (its row's, from the row's degree = its nonzeros - 1) to its
+/// column's sum, a thread per nonzero.
+__global__ void column_sums_kernel(const int64_t* offsets, int64_t n, int64_t nonzeros, const int64_t* columns,
+                                   const int64_t* candidates, const int64_t* num_candidates_at, U128* sums) {
   const int64_t num_candidates = *num_candidates_at;
-  GRAPHTIER_GRID_STRIDE(i, n) {
-    const int64_t v = dst[i];
-    const uint64_t q = layer::row_contribution(topo.indptr[v + 1] - topo.indptr[v]);
-    for (int64_t p = topo.indptr[v]; p < topo.indptr[v + 1]; ++p) {
-      atomic_add(&sums[layer::find_sorted(candidates, num_candidates, topo.index(p))], q);
-    }
-    atomic_add(&sums[layer::find_sorted(candidates, num_candidates, v)], q);
+  GRAPHTIER_GRID_STRIDE(e, nonzeros) {
+    const int64_t i = layer::row_of(offsets, n, e);
+    const uint64_t q = layer::row_contribution(offsets[i + 1] - offsets[i] - 1);
+    atomic_add(&sums[layer::find_sorted(candidates, num_candidates, columns[e])], q);
   }
 }
 
@@ -104,12 +103,11 @@ __global__ void race_tree_kernel(const uint64_t* prefix, const int64_t* n_at, in
 
 /// Every candidate's race key, walking its path from the root (O(levels) each, all in parallel),
 /// as the bits of a positive double (ordered like the double), with its position; entries past the
-/// *n candidates (n_at null: all `capacity` are candidates) get the largest key bits [0, 63) hold,
-/// after every real key.
+/// *n candidates get the largest key bits [0, 63) hold, after every real key.
 __global__ void race_keys_kernel(const uint64_t* internal, const uint64_t* weights, const int64_t* n_at,
                                  int64_t capacity, uint64_t seed, uint64_t layer_stream, unsigned long long* keys,
                                  int64_t* positions) {
-  const int64_t n = n_at != nullptr ? *n_at : capacity;
+  const int64_t n = *n_at;
   const layer::RaceTree t{internal, weights, n, layer::race_levels(n)};
   GRAPHTIER_GRID_STRIDE(i, capacity) {
     keys[i] = i < n ? static_cast<unsigned long long>(__double_as_longlong(layer::race_leaf_key(t, seed, layer_stream, i)))
@@ -143,6 +141,45 @@ __global__ void mark_nodes_kernel(const int64_t* nodes, int64_t n, const int64_t
   GRAPHTIER_GRID_STRIDE(i, n) { flags[layer::find_sorted(ids, num_ids, nodes[i])] = 1; }
 }
 
+/// Stage 0 of the staged draws (layer_draws.hpp): the key of every node at depth `depth`, from the
+/// root, as bits, with the node, in node order.
+__global__ void race_depth_keys_kernel(layer::RaceTree t, uint64_t seed, uint64_t layer_stream, int depth,
+                                       unsigned long long* keys, int64_t* nodes) {
+  const int64_t count = int64_t{1} << depth;
+  GRAPHTIER_GRID_STRIDE(c, count) {
+    keys[c] = detail::double_bits(layer::race_node_key(t, seed, layer_stream, count + c, depth));
+    nodes[c] = count + c;
+  }
+}
+
+/// A later stage: the keys of the nodes `step` levels below the `kept` nodes at depth `depth` (in
+/// node order, with their keys as bits), in node order.
+__global__ void race_expand_kernel(layer::RaceTree t, uint64_t seed, uint64_t layer_stream,
+                                   const unsigned long long* kept_keys, const int64_t* kept_nodes, int64_t kept,
+                                   int depth, int step, unsigned long long* keys, int64_t* nodes) {
+  GRAPHTIER_GRID_STRIDE(c, kept << step) {
+    const int64_t y = (kept_nodes[c >> step] << step) + (c & ((int64_t{1} << step) - 1));
+    const double m = detail::bits_double(kept_keys[c >> step]);
+    keys[c] = detail::double_bits(layer::race_descendant_key(t, seed, layer_stream, depth, m, y, depth + step));
+    nodes[c] = y;
+  }
+}
+
+/// flags[c] = whether pair c is among the s smallest, i.e. at most the s-th smallest pair (the
+/// sorted arrays' entry s - 1); exactly s pass, since the nodes are distinct.
+__global__ void race_keep_kernel(const unsigned long long* keys, const int64_t* nodes, int64_t count,
+                                 const unsigned long long* sorted_keys, const int64_t* sorted_nodes, int64_t s,
+                                 unsigned char* flags) {
+  const uint64_t last_key = sorted_keys[s - 1];
+  const int64_t last_node = sorted_nodes[s - 1];
+  GRAPHTIER_GRID_STRIDE(c, count) { flags[c] = layer::race_at_most(keys[c], nodes[c], last_key, last_node) ? 1 : 0; }
+}
+
+/// The draws: the candidate positions of the first s leaves in race order.
+__global__ void race_positions_kernel(const int64_t* sorted_leaves, int64_t s, int levels, int64_t* out) {
+  GRAPHTIER_GRID_STRIDE(j, s) { out[j] = sorted_leaves[j] - (int64_t{1} << levels); }
+}
+
 __global__ void iota_kernel(int64_t* out, int64_t n) {
   GRAPHTIER_GRID_STRIDE(k, n) { out[k] = k; }
 }
@@ -153,15 +190,22 @@ __global__ void gather_weights_kernel(const int64_t* ids, int64_t capacity, cons
   GRAPHTIER_GRID_STRIDE(k, capacity) { weights[k] = k < n ? all_weights[ids[k]] : 0; }
 }
 
-/// Σ (degree + 1) over src[0, n_dst + *num_new_at), added into *sum (zeroed before): the row
-/// nonzeros of the next layer's dst nodes, which size its arrays. Integer atomics: the order of
-/// the additions does not matter.
+/// Σ (degree + 1) over src[0, n_dst + *num_new_at) added into bounds[0], and its largest term
+/// into bounds[1] (both zeroed before): the next layer's RowBounds, which size its arrays and set
+/// its row sums' levels. Integer atomics: the order of the updates does not matter.
 __global__ void src_nonzeros_kernel(const int64_t* indptr, const int64_t* src, int64_t n_dst, const int64_t* num_new_at,
-                                    unsigned long long* sum) {
+                                    unsigned long long* bounds) {
   const int64_t n = n_dst + *num_new_at;
-  unsigned long long local = 0;
-  GRAPHTIER_GRID_STRIDE(j, n) { local += static_cast<unsigned long long>(indptr[src[j] + 1] - indptr[src[j]] + 1); }
-  if (local != 0) atomicAdd(sum, local);
+  unsigned long long sum = 0, largest = 0;
+  GRAPHTIER_GRID_STRIDE(j, n) {
+    const auto row = static_cast<unsigned long long>(indptr[src[j] + 1] - indptr[src[j]] + 1);
+    sum += row;
+    largest = row > largest ? row : largest;
+  }
+  if (sum != 0) {
+    atomicAdd(&bounds[0], sum);
+    atomicMax(&bounds[1], largest);
+  }
 }
 
 /// The block's src nodes, as many as the device counted, into page-locked host memory (mapped).
@@ -194,11 +238,11 @@ DeviceScratch<int64_t> sorted_unique(const int64_t* keys, int64_t n, int64_t num
   return unique;
 }
 
-/// The race order of the *n_at candidates (n_at null: `capacity` of them, a count the host knows)
-/// with weights[0, capacity) (0 past the candidates) and
-/// the race tree's internal nodes, into order[0, capacity): a stable radix sort of (key bits,
-/// position) pairs whose input is in position order, so equal keys stay in position order: the
-/// host's (key, position) order exactly.
+/// The race order of the *n_at candidates (LADIES: a count only the device knows) with
+/// weights[0, capacity) (0 past the candidates) and the race tree's internal nodes, into
+/// order[0, capacity): every key, then a stable radix sort of (key bits, position) pairs whose
+/// input is in position order, so equal keys stay in position order: the host's (key, position)
+/// order exactly.
 void race_order(const uint64_t* internal, const uint64_t* weights, const int64_t* n_at, int64_t capacity,
                 uint64_t seed, uint64_t ls, int64_t* order, cudaStream_t s) {
   DeviceScratch<unsigned long long> keys(static_cast<std::size_t>(capacity), s);
@@ -214,18 +258,72 @@ void race_order(const uint64_t* internal, const uint64_t* weights, const int64_t
   });
 }
 
+/// The s draws (0 < s < n) among the n candidates of a race tree kept on the device, by stages
+/// (layer_draws.hpp): their positions into out[0, s), in race order. Each stage sorts at most
+/// race_stage_width(s) (key bits, node) pairs, generated in node order, so that the stable sort
+/// breaks equal keys by node as the host does; the s kept go on in node order (a stable selection
+/// below the s-th pair).
+void staged_draws(const uint64_t* internal, const uint64_t* weights, int64_t n, int64_t s, uint64_t seed, uint64_t ls,
+                  int64_t* out, cudaStream_t st) {
+  const layer::RaceTree t{internal, weights, n, layer::race_levels(n)};
+  const int first = layer::race_first_depth(t.levels, s);
+  const int step = layer::race_stage_step(s);
+  const int64_t width = std::max(int64_t{1} << first, first < t.levels ? s << step : 0);
+  DeviceScratch<unsigned long long> keys(static_cast<std::size_t>(width), st);
+  DeviceScratch<unsigned long long> sorted_keys(static_cast<std::size_t>(width), st);
+  DeviceScratch<int64_t> nodes(static_cast<std::size_t>(width), st);
+  DeviceScratch<int64_t> sorted_nodes(static_cast<std::size_t>(width), st);
+  int depth = first;
+  int64_t count = int64_t{1} << first;
+  race_depth_keys_kernel<<<blocks_for(count), kThreads, 0, st>>>(t, seed, ls, depth, keys.get(), nodes.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("race_depth_keys_kernel");
+  DeviceScratch<unsigned char> flags;
+  DeviceScratch<unsigned long long> kept_keys;
+  DeviceScratch<int64_t> kept_nodes;
+  DeviceScratch<int64_t> num_kept;
+  if (first < t.levels) {
+    flags = DeviceScratch<unsigned char>(static_cast<std::size_t>(width), st);
+    kept_keys = DeviceScratch<unsigned long long>(static_cast<std::size_t>(s), st);
+    kept_nodes = DeviceScratch<int64_t>(static_cast<std::size_t>(s), st);
+    num_kept = DeviceScratch<int64_t>(1, st);
+  }
+  for (;;) {
+    // More than s pairs at every stage (2^d_0 > 4 s or the n > s leaves, then s · 2^k): keys are
+    // positive doubles or +inf for weightless nodes, so bits [0, 63) order them.
+    run_cub(st, [&](void* tmp, std::size_t& b) {
+      return cub::DeviceRadixSort::SortPairs(tmp, b, keys.get(), sorted_keys.get(), nodes.get(), sorted_nodes.get(),
+                                             count, 0, 63, st);
+    });
+    if (depth == t.levels) break;
+    race_keep_kernel<<<blocks_for(count), kThreads, 0, st>>>(keys.get(), nodes.get(), count, sorted_keys.get(),
+                                                             sorted_nodes.get(), s, flags.get());
+    GRAPHTIER_CUDA_CHECK_LAUNCH("race_keep_kernel");
+    run_cub(st, [&](void* tmp, std::size_t& b) {
+      return cub::DeviceSelect::Flagged(tmp, b, keys.get(), flags.get(), kept_keys.get(), num_kept.get(), count, st);
+    });
+    run_cub(st, [&](void* tmp, std::size_t& b) {
+      return cub::DeviceSelect::Flagged(tmp, b, nodes.get(), flags.get(), kept_nodes.get(), num_kept.get(), count, st);
+    });
+    const int k = std::min(step, t.levels - depth);
+    race_expand_kernel<<<blocks_for(s << k), kThreads, 0, st>>>(t, seed, ls, kept_keys.get(), kept_nodes.get(), s,
+                                                                depth, k, keys.get(), nodes.get());
+    GRAPHTIER_CUDA_CHECK_LAUNCH("race_expand_kernel");
+    depth += k;
+    count = s << k;
+  }
+  race_positions_kernel<<<blocks_for(s), kThreads, 0, st>>>(sorted_nodes.get(), s, t.levels, out);
+  GRAPHTIER_CUDA_CHECK_LAUNCH("race_positions_kernel");
+}
+
 template <typename Index>
-DeviceColumns ladies_columns(TopologyRef<Index> topo, int64_t num_nodes, const int64_t* dst, int64_t n_dst,
-                             int64_t nonzeros, int64_t size, uint64_t seed, uint64_t ls, cudaStream_t s) {
-  DeviceScratch<int64_t> offsets(static_cast<std::size_t>(n_dst + 1), s);
-  GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(offsets.get(), 0, static_cast<std::size_t>(n_dst + 1) * sizeof(int64_t), s));
-  row_nonzeros_kernel<<<blocks_for(n_dst), kThreads, 0, s>>>(topo.indptr, dst, n_dst, offsets.get());
-  GRAPHTIER_CUDA_CHECK_LAUNCH("row_nonzeros_kernel");
-  run_cub(s, [&](void* t, std::size_t& b) {
-    return cub::DeviceScan::ExclusiveSum(t, b, offsets.get(), offsets.get(), n_dst + 1, s);
-  });
+DeviceColumns ladies_columns(TopologyRef<Index> topo, int64_t num_nodes, const DstRows& rows, int64_t size,
+                             uint64_t seed, uint64_t ls, cudaStream_t s) {
+  const int64_t* dst = rows.ids;
+  const int64_t n_dst = rows.n;
+  const int64_t nonzeros = rows.nonzeros;
   DeviceScratch<int64_t> columns(static_cast<std::size_t>(nonzeros), s);
-  gather_columns_kernel<Index><<<blocks_for(n_dst), kThreads, 0, s>>>(topo, dst, n_dst, offsets.get(), columns.get());
+  gather_columns_kernel<Index><<<blocks_for(nonzeros), kThreads, 0, s>>>(topo, dst, n_dst, rows.offsets, nonzeros,
+                                                                         columns.get());
   GRAPHTIER_CUDA_CHECK_LAUNCH("gather_columns_kernel");
   // The candidates: at most `nonzeros` (the capacity of every per-candidate array), *n_cand of them.
   const int64_t cap = nonzeros;
@@ -234,8 +332,8 @@ DeviceColumns ladies_columns(TopologyRef<Index> topo, int64_t num_nodes, const i
 
   DeviceScratch<U128> sums(static_cast<std::size_t>(cap), s);
   GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(sums.get(), 0, static_cast<std::size_t>(cap) * sizeof(U128), s));
-  column_sums_kernel<Index><<<blocks_for(n_dst), kThreads, 0, s>>>(topo, dst, n_dst, candidates.get(), n_cand.get(),
-                                                                   sums.get());
+  column_sums_kernel<<<blocks_for(nonzeros), kThreads, 0, s>>>(rows.offsets, n_dst, nonzeros, columns.get(),
+                                                               candidates.get(), n_cand.get(), sums.get());
   GRAPHTIER_CUDA_CHECK_LAUNCH("column_sums_kernel");
   DeviceScratch<U128> total(1, s);
   run_cub(s, [&](void* t, std::size_t& b) {  // the zeros past the candidates add nothing
@@ -290,11 +388,8 @@ DeviceColumns fastgcn_columns(const LayerDeviceGraph& g, const int64_t* dst, int
     GRAPHTIER_CUDA_CHECK_LAUNCH("iota_kernel");
   } else if (drawn > 0) {
     // The race only reads the tree: the one uploaded with the sampler serves every layer and stream.
-    DeviceScratch<int64_t> order(static_cast<std::size_t>(n), s);
-    race_order(static_cast<const uint64_t*>(g.fastgcn_tree.data()), static_cast<const uint64_t*>(g.fastgcn_weights.data()),
-               nullptr, n, seed, ls, order.get(), s);
-    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(keys.get(), order.get(), static_cast<std::size_t>(drawn) * sizeof(int64_t),
-                                         cudaMemcpyDeviceToDevice, s));
+    staged_draws(static_cast<const uint64_t*>(g.fastgcn_tree.data()),
+                 static_cast<const uint64_t*>(g.fastgcn_weights.data()), n, drawn, seed, ls, keys.get(), s);
   }
   GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(keys.get() + drawn, dst, static_cast<std::size_t>(n_dst) * sizeof(int64_t),
                                        cudaMemcpyDeviceToDevice, s));
@@ -309,12 +404,27 @@ DeviceColumns fastgcn_columns(const LayerDeviceGraph& g, const int64_t* dst, int
   return out;
 }
 
-/// Σ (degree + 1) over the rows `dst`: the nonzeros of their rows of A + I, a bound of the
-/// candidates and of the block's edges.
-int64_t row_nonzeros(const std::vector<int64_t>& indptr, std::span<const int64_t> dst) {
-  int64_t sum = 0;
-  for (const int64_t v : dst) sum += indptr[v + 1] - indptr[v] + 1;
-  return sum;
+/// The host's bounds of the rows `dst`: Σ (degree + 1), the nonzeros of their rows of A + I (a
+/// bound of the candidates and of the block's edges), and the largest degree + 1.
+struct RowBounds {
+  int64_t nonzeros = 0;
+  int64_t max_row = 0;
+};
+
+RowBounds row_bounds(const std::vector<int64_t>& indptr, std::span<const int64_t> dst) {
+  RowBounds b;
+  for (const int64_t v : dst) {
+    b.nonzeros += indptr[v + 1] - indptr[v] + 1;
+    b.max_row = std::max(b.max_row, indptr[v + 1] - indptr[v] + 1);
+  }
+  return b;
+}
+
+/// The layer's DstRows: the layout of the rows dst[0, n) (device), queued on `s`, kept in `offsets`.
+DstRows dst_rows(const int64_t* indptr, const int64_t* dst, int64_t n, RowBounds bounds,
+                 DeviceScratch<int64_t>& offsets, cudaStream_t s) {
+  offsets = row_offsets(indptr, dst, n, s);
+  return DstRows{dst, n, offsets.get(), bounds.nonzeros, bounds.max_row};
 }
 
 /// A staging arena of the graph's pool for one call; if the call fails with copies in flight, the
@@ -362,14 +472,14 @@ MiniBatch sample_with(const LayerDeviceGraph& g, const LayerSamplerOptions& opti
     // The dst rows on the host: the seeds, then the previous block's src nodes.
     const std::span<const int64_t> host_dst = l == 0 ? std::span<const int64_t>(batch.seeds)
                                                      : std::span<const int64_t>(batch.blocks.back().src_nodes);
-    const int64_t nonzeros = row_nonzeros(g.host_indptr, host_dst);
-    const DeviceColumns cols =
-        options.method == LayerMethod::kLadies
-            ? ladies_columns(topo, g.topology.num_nodes(), dst.get(), n_dst, nonzeros, size, options.seed, ls, s)
-            : fastgcn_columns(g, dst.get(), n_dst, size, options.seed, ls, s);
+    DeviceScratch<int64_t> offsets;
+    const DstRows rows = dst_rows(topo.indptr, dst.get(), n_dst, row_bounds(g.host_indptr, host_dst), offsets, s);
+    const DeviceColumns cols = options.method == LayerMethod::kLadies
+                                   ? ladies_columns(topo, g.topology.num_nodes(), rows, size, options.seed, ls, s)
+                                   : fastgcn_columns(g, dst.get(), n_dst, size, options.seed, ls, s);
     DeviceScratch<int64_t> next;
     int64_t next_size = 0;
-    Block block = build_block(topo, dst.get(), n_dst, nonzeros, cols, staging, next, next_size, s);
+    Block block = build_block(topo, rows, cols, staging, next, next_size, s);
     batch.blocks.push_back(std::move(block));
     dst = std::move(next);
     n_dst = next_size;
@@ -379,10 +489,10 @@ MiniBatch sample_with(const LayerDeviceGraph& g, const LayerSamplerOptions& opti
 }
 
 /// The device form of sample_with: every block stays in device memory (DeviceLayerBlock's arrays,
-/// moved into the batch's storage). The layer's one wait reads three counts through pinned
-/// staging: its edges, its new nodes, and the row nonzeros of its src nodes (the next layer's
-/// bound, summed on the device since the host has no copy of them); in the last layer's wait the
-/// sink's page-locked memory also receives the input node ids.
+/// moved into the batch's storage). The layer's one wait reads four counts through pinned
+/// staging: its edges, its new nodes, and the row nonzeros of its src nodes, their sum and their
+/// largest (the next layer's bounds, found on the device since the host has no copy of the src
+/// nodes); in the last layer's wait the sink's page-locked memory also receives the input node ids.
 template <typename Index>
 DeviceMiniBatch sample_device_with(const LayerDeviceGraph& g, const LayerSamplerOptions& options,
                                    std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream,
@@ -408,7 +518,7 @@ DeviceMiniBatch sample_device_with(const LayerDeviceGraph& g, const LayerSampler
   } else if (input_nodes && layers > 0) {
     input_nodes(0);  // no layer waits: the sink still hears the (empty) input nodes' bound
   }
-  int64_t nonzeros = row_nonzeros(g.host_indptr, seeds);
+  RowBounds bounds = row_bounds(g.host_indptr, seeds);
   for (std::size_t l = 0; l < layers; ++l) {
     DeviceBlock& block = batch.blocks.emplace_back();
     if (n_dst == 0) {  // seeds empty: every block is empty, with indptr {0}
@@ -420,17 +530,18 @@ DeviceMiniBatch sample_device_with(const LayerDeviceGraph& g, const LayerSampler
     }
     const uint64_t ls = layer_stream(stream, static_cast<int>(l));
     const int64_t size = options.layer_sizes[l];
-    const DeviceColumns cols =
-        options.method == LayerMethod::kLadies
-            ? ladies_columns(topo, g.topology.num_nodes(), dst, n_dst, nonzeros, size, options.seed, ls, s)
-            : fastgcn_columns(g, dst, n_dst, size, options.seed, ls, s);
-    DeviceLayerBlock d = build_device_block(topo, dst, n_dst, nonzeros, cols, s);
+    DeviceScratch<int64_t> offsets;
+    const DstRows rows = dst_rows(topo.indptr, dst, n_dst, bounds, offsets, s);
+    const DeviceColumns cols = options.method == LayerMethod::kLadies
+                                   ? ladies_columns(topo, g.topology.num_nodes(), rows, size, options.seed, ls, s)
+                                   : fastgcn_columns(g, dst, n_dst, size, options.seed, ls, s);
+    DeviceLayerBlock d = build_device_block(topo, rows, cols, s);
     const bool last = l + 1 == layers;
-    DeviceScratch<unsigned long long> next_nonzeros(1, s);
+    DeviceScratch<unsigned long long> next_bounds(2, s);  // Σ (degree + 1), max (degree + 1)
     if (!last) {
-      GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(next_nonzeros.get(), 0, sizeof(unsigned long long), s));
+      GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(next_bounds.get(), 0, 2 * sizeof(unsigned long long), s));
       src_nonzeros_kernel<<<blocks_for(d.max_src), kThreads, 0, s>>>(topo.indptr, d.src_nodes.get(), n_dst,
-                                                                      d.num_new.get(), next_nonzeros.get());
+                                                                      d.num_new.get(), next_bounds.get());
       GRAPHTIER_CUDA_CHECK_LAUNCH("src_nonzeros_kernel");
     } else if (input_nodes) {
       // d.max_src bounds the last block's src nodes; the device writes as many as it counted.
@@ -441,12 +552,13 @@ DeviceMiniBatch sample_device_with(const LayerDeviceGraph& g, const LayerSampler
                                                                         static_cast<int64_t*>(mapped));
       GRAPHTIER_CUDA_CHECK_LAUNCH("copy_src_nodes_kernel");
     }
-    auto* counts = static_cast<int64_t*>(staging.take(3 * sizeof(int64_t)));  // edges, new nodes, next nonzeros
+    // Edges, new nodes, and the next layer's bounds.
+    auto* counts = static_cast<int64_t*>(staging.take(4 * sizeof(int64_t)));
     GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(counts, d.indptr.get() + n_dst, sizeof(int64_t), cudaMemcpyDeviceToHost, s));
     GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(counts + 1, d.num_new.get(), sizeof(int64_t), cudaMemcpyDeviceToHost, s));
     if (!last) {
       GRAPHTIER_CUDA_CHECK(
-          cudaMemcpyAsync(counts + 2, next_nonzeros.get(), sizeof(int64_t), cudaMemcpyDeviceToHost, s));
+          cudaMemcpyAsync(counts + 2, next_bounds.get(), 2 * sizeof(int64_t), cudaMemcpyDeviceToHost, s));
     }
     count_synchronisation();
     ++batch.host_syncs;
@@ -458,7 +570,7 @@ DeviceMiniBatch sample_device_with(const LayerDeviceGraph& g, const LayerSampler
     block.indptr = d.indptr.get();
     block.indices = d.indices.get();
     block.weights = d.weights.get();
-    if (!last) nonzeros = counts[2];
+    if (!last) bounds = RowBounds{counts[2], counts[3]};
     staging.reset();
     dst = d.src_nodes.get();
     n_dst = block.num_src;

@@ -1,0 +1,130 @@
+// The one floating-point sum of layer-wise sampling, shared by the CPU and CUDA backends
+// (layer_sampler.hpp defines it): a block row's Σ (1 / w_u) over its edges, as a pairwise tree
+// whose shape depends only on the row's length, so that a whole warp (or several levels of warps,
+// for a hub row) computes it on the device with the bits the host gets by a plain loop. Also the
+// layout of the dst rows' nonzeros that the device's per-nonzero kernels index.
+// Host/device code under nvcc, plain C++ under g++.
+#pragma once
+
+#include <cstdint>
+
+#include "graphtier/core/portable_math.hpp"
+#include "graphtier/core/rng.hpp"
+
+namespace graphtier::sample::layer {
+
+// NOTE: the summation tree. Σ x[0, n) (n >= 0, every x > 0) is the complete binary tree over x
+// padded with +0 to a power of two >= n, each internal node the IEEE-rounded sum of its children.
+// Padding never changes a value (x + 0 = x for x > 0, and 0 + 0 = 0; the padding is at the end, so
+// every node is either all padding or holds a real left part), hence:
+//   - any power of two >= n gives the same sum, and a zero-padded tree over 8 or 32 items equals
+//     the tree over its real prefix;
+//   - the sum equals the tree over the sums of the aligned blocks of 2^k items (the last one
+//     partial), for every k: the device sums 8 items per lane, then 32 lanes by shuffles (an
+//     aligned block of kTreeFanIn = 256), then, for longer rows, levels of 256 block sums.
+// Addition is commutative in IEEE arithmetic, so only the grouping matters, never the operand
+// order.
+
+/// Σ x[0, n) by the tree above, in O(n) with a stack of pending aligned blocks (a binary counter):
+/// what the CPU backend calls for each row.
+GRAPHTIER_HD double pairwise_sum(const double* x, int64_t n) {
+  double pending[64];  // pending[k]: the sum of a complete aligned block of 2^k items, if bit k of i
+  for (int64_t i = 0; i < n; ++i) {
+    double v = x[i];
+    int k = 0;
+    // Item i closes the blocks of sizes 2^0, 2^1, ... while the low bits of i are ones.
+    for (uint64_t c = static_cast<uint64_t>(i); (c & 1) != 0; c >>= 1, ++k) v = add_rn(pending[k], v);
+    pending[k] = v;
+  }
+  // The blocks still pending are the set bits of n, the leftmost (largest) the highest; a block
+  // with nothing on its right passes up unchanged (its right sibling is padding).
+  double sum = 0.0;
+  bool any = false;
+  for (int k = 0; k < 64; ++k) {
+    if (((static_cast<uint64_t>(n) >> k) & 1) == 0) continue;
+    sum = any ? add_rn(pending[k], sum) : pending[k];
+    any = true;
+  }
+  return sum;
+}
+
+/// Items a device lane sums (an aligned block of 8), and lanes a warp combines.
+inline constexpr int kLaneItems = 8;
+inline constexpr int kTreeLanes = 32;
+/// Items one tree level of warps reduces to one value: an aligned block of 2^kTreeFanInBits.
+inline constexpr int kTreeFanInBits = 8;
+static_assert((int64_t{1} << kTreeFanInBits) == kLaneItems * kTreeLanes);
+
+/// The tree over x[0, count) padded to 8 items (count in [0, 8]; 0 gives +0): a lane's share,
+/// written out so that the device keeps it in registers. Equals pairwise_sum(x, count).
+GRAPHTIER_HD double lane_sum(const double* x, int64_t count) {
+  double v[kLaneItems];
+  for (int j = 0; j < kLaneItems; ++j) v[j] = j < count ? x[j] : 0.0;
+  return add_rn(add_rn(add_rn(v[0], v[1]), add_rn(v[2], v[3])), add_rn(add_rn(v[4], v[5]), add_rn(v[6], v[7])));
+}
+
+// The device's levels. Row i's terms are x[start[i], start[i + 1]) (level 0, length len_i >= 1);
+// level r >= 1 holds, for each row, the sums of its aligned blocks of 256^r terms: ceil(len_i /
+// 256^r) values, at slots [i + (start[i] >> 8r), ...) of the level's array (disjoint: row i + 1's
+// slot is at least 1 + floor(len_i / 256^r) >= ceil(len_i / 256^r) past row i's). No scan is
+// needed to place them, and the array has n + (start[n] >> 8r) slots. Level r's value t of row i is
+// the tree over level r - 1's values [256 t, 256 t + 256) of that row. Once 256^r >= len_i, the
+// row's one value at level r is its sum.
+
+/// First slot of row i at level r (r = 0: the terms themselves).
+GRAPHTIER_HD int64_t tree_slot(const int64_t* start, int64_t i, int level) {
+  return level == 0 ? start[i] : i + (start[i] >> (kTreeFanInBits * level));
+}
+
+/// Values of a row of len terms at level r: ceil(len / 256^r).
+GRAPHTIER_HD int64_t tree_level_length(int64_t len, int level) {
+  const int shift = kTreeFanInBits * level;
+  return (len + (int64_t{1} << shift) - 1) >> shift;
+}
+
+/// Slots of level r >= 1 for n rows whose terms number at most `terms`.
+GRAPHTIER_HD int64_t tree_level_slots(int64_t n, int64_t terms, int level) {
+  return n + (terms >> (kTreeFanInBits * level)) + 1;
+}
+
+/// The row whose slots at level r >= 1 begin at or before slot o: the last i in [0, n) with
+/// tree_slot(start, i, r) <= o (the slots are strictly increasing in i). The caller checks that o
+/// is one of that row's values (o - its first slot < its level length), not a gap.
+GRAPHTIER_HD int64_t tree_slot_row(const int64_t* start, int64_t n, int level, int64_t o) {
+  int64_t lo = 0, hi = n;  // answer in [lo, hi)
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (tree_slot(start, mid, level) <= o) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+/// Levels the device runs for rows of at most max_len terms: the least r >= 1 with 256^r >= max_len.
+GRAPHTIER_HD int tree_levels(int64_t max_len) {
+  int r = 1;
+  while (r * kTreeFanInBits < 62 && (int64_t{1} << (r * kTreeFanInBits)) < max_len) ++r;
+  return r;
+}
+
+/// The row of nonzero e when row i's nonzeros are [offsets[i], offsets[i + 1]) and every row has
+/// at least one (offsets strictly increasing, offsets[0] = 0 <= e < offsets[n]): the last i in
+/// [0, n) with offsets[i] <= e. Per-nonzero device work finds its row this way, so that a hub row
+/// spreads over as many threads as it has nonzeros.
+GRAPHTIER_HD int64_t row_of(const int64_t* offsets, int64_t n, int64_t e) {
+  int64_t lo = 0, hi = n;  // answer in [lo, hi)
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (offsets[mid] <= e) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+}  // namespace graphtier::sample::layer
