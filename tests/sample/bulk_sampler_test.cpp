@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <numeric>
 #include <random>
 #include <set>
+#include <thread>
+#include <utility>
 
 #include "graphtier/core/cuda_stream.hpp"
 #include "graphtier/core/error.hpp"
@@ -16,6 +19,7 @@
 #include "graphtier/sample/bulk_sampler.hpp"
 #include "graphtier/sample/random.hpp"
 #include "bulk_compact.hpp"
+#include "bulk_matrices.hpp"
 #include "bulk_row_ops.hpp"
 #include "cpu/compact_cpu.hpp"
 #include "cpu/bulk_sampler_cpu.hpp"
@@ -577,6 +581,187 @@ TEST(BulkSampler, StackedCompactionRulesMatchCompactLayer) {
   EXPECT_GT(checked_new, 300);
 }
 
+/// bulk::sample_row the way the CUDA backend's block runs it (bulk_rows_cuda.cuh): prefix sums
+/// tile by tile (carry + the tile's inclusive sums, each tile summed as a tree, not left to right),
+/// the draws of a round in reverse order zeroing what they hit and counting what was positive, the
+/// chosen entries emitted by a scan of the zero flags. Every decision is bulk_row_ops.hpp's.
+int64_t block_order_sample_row(const std::vector<double>& w, int64_t budget, bool replace, uint64_t seed, uint64_t ls,
+                               int64_t key, int64_t tile, std::vector<int64_t>& out) {
+  const auto n = static_cast<int64_t>(w.size());
+  out.assign(static_cast<std::size_t>(std::max<int64_t>(bulk::sampled_count(n, budget, replace), 0)), -1);
+  if (bulk::sampled_count(n, budget, replace) == 0) return 0;
+  if (!bulk::row_draws(n, budget, replace)) {
+    for (int64_t k = n - 1; k >= 0; --k) out[k] = k;
+    return n;
+  }
+  std::vector<double> prefix(static_cast<std::size_t>(n));
+  const auto prefix_sums = [&](const std::vector<double>& x, int64_t* last_positive) {
+    double carry = 0;
+    *last_positive = -1;
+    for (int64_t base = 0; base < n; base += tile) {
+      const int64_t len = std::min(tile, n - base);
+      // Hillis-Steele inclusive scan of the tile: another grouping of the same additions.
+      std::vector<double> scan(x.begin() + base, x.begin() + base + len);
+      for (int64_t step = 1; step < len; step *= 2) {
+        std::vector<double> next = scan;
+        for (int64_t i = step; i < len; ++i) next[i] = bulk::add_rn(scan[i], scan[i - step]);
+        scan = next;
+      }
+      for (int64_t i = 0; i < len; ++i) {
+        prefix[base + i] = bulk::add_rn(carry, scan[i]);
+        if (x[base + i] > 0) *last_positive = base + i;
+      }
+      carry = bulk::add_rn(carry, scan[len - 1]);
+    }
+    return carry;
+  };
+  int64_t last_positive = -1;
+  if (replace) {
+    const double total = prefix_sums(w, &last_positive);
+    for (int64_t j = budget - 1; j >= 0; --j) {
+      out[j] = bulk::pick_with_replacement(prefix.data(), n, bulk::draw_target(seed, ls, key, j, total));
+    }
+    return budget;
+  }
+  std::vector<double> work = w;
+  int64_t chosen = 0;
+  for (int64_t round = 0; chosen < budget; ++round) {
+    const double total = prefix_sums(work, &last_positive);
+    const uint64_t rs = bulk::round_stream_of(ls, round);
+    const int64_t need = budget - chosen;
+    for (int64_t j = need - 1; j >= 0; --j) {
+      const int64_t k = bulk::pick_distinct(prefix.data(), n, bulk::draw_target(seed, rs, key, j, total), last_positive);
+      if (std::exchange(work[k], 0.0) != 0.0) ++chosen;
+    }
+  }
+  int64_t emitted = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    if (work[k] == 0) out[emitted++] = k;
+  }
+  return emitted;
+}
+
+TEST(BulkSampler, BlockOrderDrawsEqualSampleRow) {
+  // The CUDA backend's block-per-row draws rest on the prefix sums being exact (any grouping of
+  // the additions gives the same bits) and on a round's outcome being the set of entries hit.
+  // Both kinds of row: GraphSAGE's multiplicities and LADIES' squares on the 2^-36 grid (sums up
+  // to the 2^16-row frontier's, about 2^16), short rows and rows of many tiles.
+  std::mt19937_64 rng(23);
+  int64_t drawn_rows = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    SCOPED_TRACE(trial);
+    const bool grid = trial % 2 == 1;
+    const int64_t n = trial % 50 == 0 ? 5000 : 1 + static_cast<int64_t>(rng() % 300);
+    std::vector<double> w(static_cast<std::size_t>(n));
+    for (double& x : w) {
+      // LADIES: a square of up to a whole frontier's mass on the grid (at least one unit).
+      x = grid ? static_cast<double>(1 + rng() % (uint64_t{1} << 40)) * kBulkProbabilityUnit * (rng() % 4 == 0 ? 1 : 1e-4)
+               : static_cast<double>(1 + rng() % (rng() % 8 == 0 ? 300 : 3));
+      if (grid) x = std::max(std::nearbyint(x / kBulkProbabilityUnit), 1.0) * kBulkProbabilityUnit;
+    }
+    const std::vector<int64_t> budgets = {-1, 0, 1, 2, 15, n - 1, n, n + 2, 1 + static_cast<int64_t>(rng() % n)};
+    const int64_t budget = budgets[rng() % budgets.size()];
+    const bool replace = !grid && rng() % 4 == 0;
+    const uint64_t ls = rng();
+    const int64_t count = bulk::sampled_count(n, budget, replace);
+    std::vector<double> work(static_cast<std::size_t>(n)), prefix(static_cast<std::size_t>(n));
+    std::vector<int64_t> want(static_cast<std::size_t>(count));
+    const int64_t want_n = bulk::sample_row(w.data(), n, budget, replace, 5, ls, trial, work.data(), prefix.data(), want.data());
+    for (const int64_t tile : {int64_t{32}, int64_t{256}}) {
+      std::vector<int64_t> got;
+      ASSERT_EQ(block_order_sample_row(w, budget, replace, 5, ls, trial, tile, got), want_n) << "tile " << tile;
+      ASSERT_EQ(got, want) << "tile " << tile << " n " << n << " budget " << budget;
+    }
+    drawn_rows += bulk::row_draws(n, budget, replace);
+  }
+  EXPECT_GT(drawn_rows, 200);
+}
+
+TEST(BulkSampler, RowDecisionsFollowStepTwo) {
+  // row_draws: the rows that need the prefix sums; owner_of: the range of a position, empty
+  // ranges skipped.
+  EXPECT_FALSE(bulk::row_draws(0, 5, false));
+  EXPECT_FALSE(bulk::row_draws(7, 0, true));
+  EXPECT_FALSE(bulk::row_draws(7, -1, false));
+  EXPECT_FALSE(bulk::row_draws(7, 7, false));
+  EXPECT_TRUE(bulk::row_draws(7, 6, false));
+  EXPECT_TRUE(bulk::row_draws(7, 9, true));
+  const std::vector<int64_t> offsets{0, 0, 3, 3, 3, 5, 9};  // ranges 0, 2, 3 empty
+  for (int64_t p = 0; p < offsets.back(); ++p) {
+    int64_t want = 0;
+    for (int64_t b = 0; b + 1 < static_cast<int64_t>(offsets.size()); ++b) {
+      if (offsets[b] <= p && p < offsets[b + 1]) want = b;
+    }
+    EXPECT_EQ(bulk::owner_of(offsets.data(), static_cast<int64_t>(offsets.size()) - 1, p), want) << p;
+  }
+  // The draw target is u * total with u the draw's unit double.
+  const double u = u64_to_unit_double(node_bits(3, 9, 4, 2));
+  EXPECT_EQ(bulk::draw_target(3, 9, 4, 2, 10.0), u * 10.0);
+  const double prefix[] = {1, 3, 3, 6};
+  EXPECT_EQ(bulk::pick_with_replacement(prefix, 4, 6.0), 3);  // a target at the total: the last entry
+  EXPECT_EQ(bulk::pick_distinct(prefix, 4, 6.0, 1), 1);       // ... or the last positive one
+  EXPECT_EQ(bulk::pick_distinct(prefix, 4, 2.5, 1), 1);
+}
+
+TEST(BulkSampler, LadiesProductBySortedGatherEqualsSpgemm) {
+  // The CUDA backend builds row b of P = Q * squares by gathering the squares' rows of S_b as
+  // (b, column) keys, sorting them and adding equal keys' values in whatever order the reduction
+  // takes: the same bits as the host's SpGEMM, because every sum is exact. Frontiers with repeats
+  // across batches, an empty batch, and a hub row.
+  std::vector<std::pair<int64_t, int64_t>> edges;
+  const OwnedGraph base = OwnedGraph::random(3000, 10, 31);
+  for (int64_t v = 0; v < base.num_nodes(); ++v) {
+    for (int64_t p = base.indptr[v]; p < base.indptr[v + 1]; ++p) edges.emplace_back(base.indices[p], v);
+  }
+  for (int64_t u = 0; u < 3000; ++u) edges.emplace_back(u, 7);  // node 7: every node's out-edge
+  const OwnedGraph g = OwnedGraph::from_edges(3000, edges);
+  const BulkSampler sampler(g.sample_graph(), ladies({64}));
+  const BulkMatrices& m = sampler.matrices();
+  std::vector<std::vector<int64_t>> frontiers = batches_of(g, 5, 400, 4);
+  frontiers[2].clear();
+  for (const std::size_t b : {std::size_t{0}, std::size_t{3}}) {  // frontiers hold distinct nodes
+    if (std::find(frontiers[b].begin(), frontiers[b].end(), 7) == frontiers[b].end()) frontiers[b].push_back(7);
+  }
+  CsrMatrix q;
+  q.rowptr.push_back(0);
+  for (const auto& f : frontiers) {
+    std::vector<int64_t> sorted = f;
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    q.cols.insert(q.cols.end(), sorted.begin(), sorted.end());
+    q.rowptr.push_back(static_cast<int64_t>(q.cols.size()));
+  }
+  q.vals.assign(q.cols.size(), 1.0);
+  const CsrMatrix want = cpu::spgemm(q, m.ladies_squares, m.num_nodes, nullptr);
+  std::vector<std::pair<std::pair<int64_t, int64_t>, double>> gathered;
+  for (std::size_t b = 0; b < frontiers.size(); ++b) {
+    for (const int64_t v : frontiers[b]) {
+      for (int64_t i = m.ladies_squares.rowptr[v]; i < m.ladies_squares.rowptr[v + 1]; ++i) {
+        gathered.push_back({{static_cast<int64_t>(b), m.ladies_squares.cols[i]}, m.ladies_squares.vals[i]});
+      }
+    }
+  }
+  std::stable_sort(gathered.begin(), gathered.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<int64_t> rowptr(frontiers.size() + 1, 0), cols;
+  std::vector<double> vals;
+  for (std::size_t i = 0; i < gathered.size();) {
+    std::size_t j = i;
+    while (j < gathered.size() && gathered[j].first == gathered[i].first) ++j;
+    double sum = 0;
+    for (std::size_t t = j; t > i; --t) sum = bulk::add_rn(sum, gathered[t - 1].second);  // reversed order
+    cols.push_back(gathered[i].first.second);
+    vals.push_back(sum);
+    ++rowptr[static_cast<std::size_t>(gathered[i].first.first) + 1];
+    i = j;
+  }
+  std::partial_sum(rowptr.begin(), rowptr.end(), rowptr.begin());
+  EXPECT_EQ(rowptr, want.rowptr);
+  EXPECT_EQ(cols, want.cols);
+  ASSERT_EQ(vals.size(), want.vals.size());
+  EXPECT_EQ(0, std::memcmp(vals.data(), want.vals.data(), vals.size() * sizeof(double)));
+  EXPECT_GE(want.rowptr[1] - want.rowptr[0], 3000);  // the hub's row reaches every node
+}
+
 TEST(BulkSampler, CudaMatchesCpu) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: CUDA bulk sampling vs CPU not checked";
   const OwnedGraph g = OwnedGraph::random(20000, 12, 4);
@@ -729,6 +914,114 @@ TEST(BulkSampler, CudaDeviceFormOfEmptyProductsAndEmptyFrontiers) {
       const std::vector<DeviceMiniBatch> gpu = CudaBulkSampler(g.sample_graph(), o).sample_device(spans, 5);
       ASSERT_EQ(cpu.size(), gpu.size());
       for (std::size_t b = 0; b < cpu.size(); ++b) test::expect_same_minibatch(gpu[b].to_host(), cpu[b]);
+    }
+  }
+#endif
+}
+
+/// A graph with a hub: node 0 has `hub_degree` in-edges from distinct nodes 1.. (every third
+/// doubled: multiplicities), node 1 about half as many, the rest a sparse random graph.
+OwnedGraph hub_graph(int64_t num_nodes, int64_t hub_degree) {
+  std::vector<std::pair<int64_t, int64_t>> edges;
+  edges.reserve(static_cast<std::size_t>(2 * hub_degree + 8 * num_nodes));
+  for (int64_t i = 0; i < hub_degree; ++i) {
+    const int64_t u = 1 + i % (num_nodes - 1);
+    edges.emplace_back(u, 0);
+    if (i % 3 == 0) edges.emplace_back(u, 0);
+    if (i % 2 == 0) edges.emplace_back(u, 1);
+  }
+  std::mt19937_64 rng(41);
+  for (int64_t v = 2; v < num_nodes; ++v) {
+    for (int64_t e = static_cast<int64_t>(rng() % 6); e > 0; --e) edges.emplace_back(static_cast<int64_t>(rng() % num_nodes), v);
+  }
+  return OwnedGraph::from_edges(num_nodes, edges);
+}
+
+TEST(BulkSampler, CudaHubRowsMatchCpu) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: CUDA bulk sampling of a hub row not checked";
+#if GRAPHTIER_WITH_CUDA
+  // A row of a million distinct in-neighbours (1.33 million edges) drawn by one block, GraphSAGE
+  // without and with replacement and LADIES (whose P row of a batch holding the hub has over a
+  // million entries, and whose extraction scans the hub's row): host and device forms equal the
+  // CPU's, bit for bit, with one wait per layer.
+  const OwnedGraph g = hub_graph(1'100'000, 1'000'000);
+  ASSERT_GE(g.indptr[1] - g.indptr[0], 1'000'000);
+  std::vector<std::vector<int64_t>> seeds = batches_of(g, 3, 64, 12);
+  for (auto& batch : seeds) batch.erase(std::remove_if(batch.begin(), batch.end(), [](int64_t v) { return v < 2; }), batch.end());
+  seeds[0].insert(seeds[0].begin(), 0);  // the hub first, then its half-sized neighbour
+  seeds[2].push_back(1);
+  seeds[2].push_back(0);
+  const std::vector<std::span<const int64_t>> spans(seeds.begin(), seeds.end());
+  const OwnedCudaStream own;
+  for (const BulkSamplerOptions& o : {sage({25, 10}), sage({40, 5}, true), ladies({512, 256})}) {
+    const CudaBulkSampler gpu_sampler(g.sample_graph(), o);
+    const std::vector<MiniBatch> cpu = BulkSampler(g.sample_graph(), o).sample(spans, 9);
+    const uint64_t before = cuda::bulk_synchronisations();
+    const std::vector<MiniBatch> host = gpu_sampler.sample(spans, 9, own.get());
+    EXPECT_EQ(cuda::bulk_synchronisations() - before, o.fanouts.size());
+    const std::vector<DeviceMiniBatch> device = gpu_sampler.sample_device(spans, 9, own.get());
+    ASSERT_EQ(host.size(), cpu.size());
+    ASSERT_EQ(device.size(), cpu.size());
+    for (std::size_t b = 0; b < cpu.size(); ++b) {
+      SCOPED_TRACE(b);
+      test::expect_same_minibatch(host[b], cpu[b]);
+      test::expect_same_minibatch(device[b].to_host(), cpu[b]);
+    }
+    EXPECT_GT(cpu[0].blocks[0].indptr[1], 0);  // the hub drew (or, LADIES, kept) neighbours
+  }
+#endif
+}
+
+TEST(BulkSampler, CudaConcurrentCallsGetTheirOwnResults) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: concurrent CUDA bulk calls not checked";
+#if GRAPHTIER_WITH_CUDA
+  // Two threads call one sampler at once, each on its own stream (and one more pair on the legacy
+  // default stream), host and device forms interleaved, with batches of different sizes so their
+  // staging differs: each result must be the CPU's for its own seeds and streams.
+  const OwnedGraph g = OwnedGraph::random(20000, 12, 13);
+  for (const BulkSamplerOptions& o : {sage({15, 10, 5}), ladies({256, 256})}) {
+    const CudaBulkSampler gpu_sampler(g.sample_graph(), o);
+    const BulkSampler cpu_sampler(g.sample_graph(), o);
+    constexpr int kCalls = 12;
+    std::vector<std::vector<std::vector<int64_t>>> seeds(2 * kCalls);
+    std::vector<std::vector<MiniBatch>> want(2 * kCalls), got(2 * kCalls);
+    for (int c = 0; c < 2 * kCalls; ++c) {
+      seeds[c] = batches_of(g, 1 + c % 4, c % 2 == 0 ? 64 : 512, static_cast<uint64_t>(100 * c));
+      const std::vector<std::span<const int64_t>> spans(seeds[c].begin(), seeds[c].end());
+      want[c] = cpu_sampler.sample(spans, static_cast<uint64_t>(7 * c));
+    }
+    for (const bool own_streams : {true, false}) {
+      std::vector<std::exception_ptr> errors(2);
+      const auto worker = [&](int t) {
+        try {
+          const OwnedCudaStream own;
+          const CudaStream stream = own_streams ? own.get() : CudaStream{};
+          for (int c = t; c < 2 * kCalls; c += 2) {
+            const std::vector<std::span<const int64_t>> spans(seeds[c].begin(), seeds[c].end());
+            if (c % 3 == 0) {
+              got[c].clear();
+              for (const DeviceMiniBatch& d : gpu_sampler.sample_device(spans, static_cast<uint64_t>(7 * c), stream)) {
+                got[c].push_back(d.to_host());
+              }
+            } else {
+              got[c] = gpu_sampler.sample(spans, static_cast<uint64_t>(7 * c), stream);
+            }
+          }
+        } catch (...) {
+          errors[t] = std::current_exception();
+        }
+      };
+      std::thread first(worker, 0), second(worker, 1);
+      first.join();
+      second.join();
+      for (const std::exception_ptr& e : errors) {
+        if (e) std::rethrow_exception(e);
+      }
+      for (int c = 0; c < 2 * kCalls; ++c) {
+        SCOPED_TRACE("call " + std::to_string(c) + (own_streams ? " own streams" : " default stream"));
+        ASSERT_EQ(got[c].size(), want[c].size());
+        for (std::size_t b = 0; b < want[c].size(); ++b) test::expect_same_minibatch(got[c][b], want[c][b]);
+      }
     }
   }
 #endif
