@@ -581,6 +581,27 @@ TEST(BulkSampler, StackedCompactionRulesMatchCompactLayer) {
   EXPECT_GT(checked_new, 300);
 }
 
+/// Inclusive prefix sums the way a block computes them: tile by tile, carry + the tile's inclusive
+/// sums, each tile scanned as a Hillis-Steele tree (another grouping of the additions than the
+/// serial loop's).
+std::vector<double> tiled_prefix_sums(const std::vector<double>& x, int64_t tile) {
+  const auto n = static_cast<int64_t>(x.size());
+  std::vector<double> prefix(x.size());
+  double carry = 0;
+  for (int64_t base = 0; base < n; base += tile) {
+    const int64_t len = std::min(tile, n - base);
+    std::vector<double> scan(x.begin() + base, x.begin() + base + len);
+    for (int64_t step = 1; step < len; step *= 2) {
+      std::vector<double> next = scan;
+      for (int64_t i = step; i < len; ++i) next[i] = bulk::add_rn(scan[i], scan[i - step]);
+      scan = next;
+    }
+    for (int64_t i = 0; i < len; ++i) prefix[base + i] = bulk::add_rn(carry, scan[i]);
+    carry = bulk::add_rn(carry, scan[len - 1]);
+  }
+  return prefix;
+}
+
 /// bulk::sample_row the way the CUDA backend's block runs it (bulk_rows_cuda.cuh): prefix sums
 /// tile by tile (carry + the tile's inclusive sums, each tile summed as a tree, not left to right),
 /// the draws of a round in reverse order zeroing what they hit and counting what was positive, the
@@ -594,26 +615,14 @@ int64_t block_order_sample_row(const std::vector<double>& w, int64_t budget, boo
     for (int64_t k = n - 1; k >= 0; --k) out[k] = k;
     return n;
   }
-  std::vector<double> prefix(static_cast<std::size_t>(n));
+  std::vector<double> prefix;
   const auto prefix_sums = [&](const std::vector<double>& x, int64_t* last_positive) {
-    double carry = 0;
+    prefix = tiled_prefix_sums(x, tile);
     *last_positive = -1;
-    for (int64_t base = 0; base < n; base += tile) {
-      const int64_t len = std::min(tile, n - base);
-      // Hillis-Steele inclusive scan of the tile: another grouping of the same additions.
-      std::vector<double> scan(x.begin() + base, x.begin() + base + len);
-      for (int64_t step = 1; step < len; step *= 2) {
-        std::vector<double> next = scan;
-        for (int64_t i = step; i < len; ++i) next[i] = bulk::add_rn(scan[i], scan[i - step]);
-        scan = next;
-      }
-      for (int64_t i = 0; i < len; ++i) {
-        prefix[base + i] = bulk::add_rn(carry, scan[i]);
-        if (x[base + i] > 0) *last_positive = base + i;
-      }
-      carry = bulk::add_rn(carry, scan[len - 1]);
+    for (int64_t k = 0; k < n; ++k) {
+      if (x[k] > 0) *last_positive = k;
     }
-    return carry;
+    return prefix.back();
   };
   int64_t last_positive = -1;
   if (replace) {
@@ -667,7 +676,13 @@ TEST(BulkSampler, BlockOrderDrawsEqualSampleRow) {
     std::vector<double> work(static_cast<std::size_t>(n)), prefix(static_cast<std::size_t>(n));
     std::vector<int64_t> want(static_cast<std::size_t>(count));
     const int64_t want_n = bulk::sample_row(w.data(), n, budget, replace, 5, ls, trial, work.data(), prefix.data(), want.data());
+    std::vector<double> serial(static_cast<std::size_t>(n));
+    double running = 0;
+    for (int64_t k = 0; k < n; ++k) serial[k] = running = bulk::add_rn(running, w[k]);
     for (const int64_t tile : {int64_t{32}, int64_t{256}}) {
+      // The premise: the grouping does not change a bit of the prefix sums.
+      const std::vector<double> tiled = tiled_prefix_sums(w, tile);
+      ASSERT_EQ(0, std::memcmp(tiled.data(), serial.data(), serial.size() * sizeof(double))) << "tile " << tile;
       std::vector<int64_t> got;
       ASSERT_EQ(block_order_sample_row(w, budget, replace, 5, ls, trial, tile, got), want_n) << "tile " << tile;
       ASSERT_EQ(got, want) << "tile " << tile << " n " << n << " budget " << budget;
@@ -760,6 +775,99 @@ TEST(BulkSampler, LadiesProductBySortedGatherEqualsSpgemm) {
   ASSERT_EQ(vals.size(), want.vals.size());
   EXPECT_EQ(0, std::memcmp(vals.data(), want.vals.data(), vals.size() * sizeof(double)));
   EXPECT_GE(want.rowptr[1] - want.rowptr[0], 3000);  // the hub's row reaches every node
+}
+
+TEST(BulkSampler, LadiesExtractionPerEntryEqualsHostLayer) {
+  // The CUDA backend's LADIES step 3 (bulk_sampler_cuda.cu), run on the host thread by thread:
+  // one item per entry of the frontier's rows of A (its row and batch by owner_of), marked when
+  // its column is in C_b, ranked by an exclusive sum of the marks, written at its rank with its
+  // term; then each row's sum of terms and each entry's weight. It must be cpu::ladies_layer's
+  // layer bit for bit (nodes, edge ids, weights, indptr), frontiers with an empty batch and a hub.
+  std::vector<std::pair<int64_t, int64_t>> edges;
+  const OwnedGraph base = OwnedGraph::random(4000, 10, 37);
+  for (int64_t v = 0; v < base.num_nodes(); ++v) {
+    for (int64_t p = base.indptr[v]; p < base.indptr[v + 1]; ++p) edges.emplace_back(base.indices[p], v);
+  }
+  for (int64_t u = 0; u < 4000; u += 2) edges.emplace_back(u, 9);  // node 9: a hub of 2000
+  const OwnedGraph g = OwnedGraph::from_edges(4000, edges);
+  const int64_t layer_size = 96;
+  const BulkSampler sampler(g.sample_graph(), ladies({layer_size}));
+  const BulkMatrices& m = sampler.matrices();
+  std::vector<std::vector<int64_t>> seeds = batches_of(g, 4, 150, 8);
+  seeds[1].clear();
+  if (std::find(seeds[2].begin(), seeds[2].end(), 9) == seeds[2].end()) seeds[2].push_back(9);
+  const std::vector<std::span<const int64_t>> dsts(seeds.begin(), seeds.end());
+  const std::vector<uint64_t> streams{3, 4, 5, 6};
+  const bulk::StackedFrontier f = bulk::stack_frontier(dsts, streams, ladies({layer_size}), 0);
+  const bulk::StackedDraws want = cpu::ladies_layer(m, f, layer_size, 7, true, nullptr);
+
+  const int64_t k = f.num_batches(), rows = f.rows();
+  // P and C_b as the device builds them (LadiesProductBySortedGatherEqualsSpgemm: P is the host's).
+  CsrMatrix q;
+  q.rowptr = f.offsets;
+  q.cols = f.nodes;
+  for (int64_t b = 0; b < k; ++b) std::sort(q.cols.begin() + f.offsets[b], q.cols.begin() + f.offsets[b + 1]);
+  q.vals.assign(q.cols.size(), 1.0);
+  const CsrMatrix p = cpu::spgemm(q, m.ladies_squares, m.num_nodes, nullptr);
+  std::vector<int64_t> kept, kept_offsets{0};
+  for (int64_t b = 0; b < k; ++b) {
+    const int64_t p0 = p.rowptr[b], n = p.rowptr[b + 1] - p0;
+    std::vector<double> work(static_cast<std::size_t>(n)), prefix(static_cast<std::size_t>(n));
+    std::vector<int64_t> picks(static_cast<std::size_t>(bulk::sampled_count(n, layer_size, false)));
+    const int64_t count = bulk::sample_row(p.vals.data() + p0, n, layer_size, false, 7, f.layer_streams[b], 0,
+                                           work.data(), prefix.data(), picks.data());
+    std::set<int64_t> c(f.nodes.begin() + f.offsets[b], f.nodes.begin() + f.offsets[b + 1]);
+    for (int64_t i = 0; i < count; ++i) c.insert(p.cols[p0 + picks[i]]);
+    kept.insert(kept.end(), c.begin(), c.end());
+    kept_offsets.push_back(static_cast<int64_t>(kept.size()));
+  }
+  // The kernels' loops.
+  std::vector<int64_t> a_offsets(static_cast<std::size_t>(rows + 1), 0);
+  for (int64_t r = 0; r < rows; ++r) a_offsets[r] = bulk::sampled_count(m.a.rowptr[f.nodes[r] + 1] - m.a.rowptr[f.nodes[r]], -1, false);
+  int64_t running = 0;
+  for (int64_t& x : a_offsets) running += std::exchange(x, running);
+  const int64_t total = a_offsets[rows];
+  std::vector<int64_t> ranks(static_cast<std::size_t>(total + 1), 0), nodes(static_cast<std::size_t>(total), -1),
+      ids(static_cast<std::size_t>(total), -1), indptr(static_cast<std::size_t>(rows + 1));
+  std::vector<double> terms(static_cast<std::size_t>(total)), sums(static_cast<std::size_t>(rows));
+  const auto entry = [&](int64_t e, int64_t& r, int64_t& b, int64_t& i) {
+    r = bulk::owner_of(a_offsets.data(), rows, e);
+    b = bulk::owner_of(f.offsets.data(), k, r);
+    i = m.a.rowptr[f.nodes[r]] + (e - a_offsets[r]);
+  };
+  for (int64_t e = total - 1; e >= 0; --e) {  // any order: each item writes only its own mark
+    int64_t r = 0, b = 0, i = 0;
+    entry(e, r, b, i);
+    ranks[e] = bulk::find_sorted(kept.data() + kept_offsets[b], kept_offsets[b + 1] - kept_offsets[b], m.a.cols[i]) >= 0;
+  }
+  running = 0;
+  for (int64_t& x : ranks) running += std::exchange(x, running);
+  for (int64_t e = 0; e < total; ++e) {
+    int64_t r = 0, b = 0, i = 0;
+    entry(e, r, b, i);
+    const int64_t o = ranks[e];
+    if (ranks[e + 1] == o) continue;
+    const int64_t u = m.a.cols[i], p0 = p.rowptr[b];
+    nodes[o] = u;
+    ids[o] = m.first_position[i];
+    terms[o] = bulk::ladies_term(m.a.vals[i], p.vals[p0 + bulk::find_sorted(p.cols.data() + p0, p.rowptr[b + 1] - p0, u)]);
+  }
+  for (int64_t r = 0; r <= rows; ++r) indptr[r] = ranks[a_offsets[r]];
+  for (int64_t r = 0; r < rows; ++r) sums[r] = bulk::ladies_row_sum_of_terms(terms.data() + indptr[r], indptr[r + 1] - indptr[r]);
+  const int64_t kept_edges = indptr[rows];
+  std::vector<float> weights(static_cast<std::size_t>(kept_edges));
+  for (int64_t o = 0; o < kept_edges; ++o) {
+    weights[o] = bulk::ladies_weight_of_term(terms[o], sums[bulk::owner_of(indptr.data(), rows, o)]);
+  }
+  nodes.resize(static_cast<std::size_t>(kept_edges));
+  ids.resize(static_cast<std::size_t>(kept_edges));
+  EXPECT_EQ(indptr, want.indptr);
+  EXPECT_EQ(nodes, want.nodes);
+  EXPECT_EQ(ids, want.edge_ids);
+  ASSERT_EQ(weights.size(), want.weights.size());
+  EXPECT_EQ(0, std::memcmp(weights.data(), want.weights.data(), weights.size() * sizeof(float)));
+  EXPECT_GT(kept_edges, 200);
+  EXPECT_LT(kept_edges, total);  // some entries fall outside C_b
 }
 
 TEST(BulkSampler, CudaMatchesCpu) {
