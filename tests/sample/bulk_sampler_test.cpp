@@ -115,6 +115,21 @@ double on_grid_square(double x) {
   return std::max(std::nearbyint(x * x / kBulkProbabilityUnit), 1.0) * kBulkProbabilityUnit;
 }
 
+/// The specification's row sum, the obvious way: pad with zeros to a power of two, then add
+/// adjacent pairs level by level.
+double pairwise_sum(std::vector<double> level) {
+  if (level.empty()) return 0;
+  std::size_t padded = 1;
+  while (padded < level.size()) padded *= 2;
+  level.resize(padded, 0.0);
+  while (level.size() > 1) {
+    std::vector<double> up(level.size() / 2);
+    for (std::size_t i = 0; i < up.size(); ++i) up[i] = level[2 * i] + level[2 * i + 1];
+    level = std::move(up);
+  }
+  return level[0];
+}
+
 struct RefEdge {
   int64_t node, edge_id;
   float weight;
@@ -154,10 +169,11 @@ MiniBatch reference_bulk(const OwnedGraph& g, const std::vector<int64_t>& seeds,
       std::set<int64_t> kept(dst.begin(), dst.end());
       for (int64_t k : reference_draw(entries, o.fanouts[l], false, o.seed, ls, 0)) kept.insert(entries[k].node);
       for (std::size_t i = 0; i < dst.size(); ++i) {
-        double sum = 0;
+        std::vector<double> terms;
         for (const auto& [u, mp] : a_row(g, dst[i])) {
-          if (kept.count(u)) sum += mp.first / p.at(u);
+          if (kept.count(u)) terms.push_back(mp.first / p.at(u));
         }
+        const double sum = pairwise_sum(terms);
         for (const auto& [u, mp] : a_row(g, dst[i])) {
           if (kept.count(u)) edges[i].push_back({u, mp.second, static_cast<float>(mp.first / p.at(u) / sum)});
         }
@@ -777,6 +793,56 @@ TEST(BulkSampler, LadiesProductBySortedGatherEqualsSpgemm) {
   EXPECT_GE(want.rowptr[1] - want.rowptr[0], 3000);  // the hub's row reaches every node
 }
 
+/// A row's sum the way the CUDA backend's warp adds it (ladies_row_weights_kernel): lane t sums
+/// the aligned chunk t of the terms with bulk::tree_sum, then the 32 lane sums are added in
+/// adjacent pairs, shuffle step by shuffle step.
+double warp_tree_sum(const double* terms, int64_t count) {
+  if (count == 0) return 0;
+  int64_t padded = 1;
+  while (padded < count) padded *= 2;
+  const int64_t chunk = padded > 32 ? padded / 32 : 1;
+  double lanes[32];
+  for (int64_t lane = 0; lane < 32; ++lane) {
+    const int64_t begin = lane * chunk;
+    const int64_t mine = begin < count ? std::min(chunk, count - begin) : 0;
+    lanes[lane] = bulk::tree_sum(terms + (mine > 0 ? begin : 0), mine);
+  }
+  for (int offset = 1; offset < 32; offset *= 2) {
+    for (int lane = 0; lane + offset < 32; lane += 2 * offset) lanes[lane] = bulk::add_rn(lanes[lane], lanes[lane + offset]);
+  }
+  return lanes[0];
+}
+
+TEST(BulkSampler, TreeSumIsPairwiseWhoeverAdds) {
+  // tree_sum (the host's one pass), the padded pairwise sum of the specification and the warp's
+  // chunked order give the same bits, for counts around the powers of two and the warp's width;
+  // ladies_row_sum is tree_sum of the terms. Terms spread over many magnitudes, so that another
+  // order would round differently.
+  std::mt19937_64 rng(5);
+  int64_t differs_from_left_to_right = 0;
+  for (const int64_t n : {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{3}, int64_t{31}, int64_t{32}, int64_t{33},
+                          int64_t{63}, int64_t{100}, int64_t{1023}, int64_t{1025}, int64_t{4096}, int64_t{100001}}) {
+    SCOPED_TRACE(n);
+    std::vector<double> m(static_cast<std::size_t>(n)), p(static_cast<std::size_t>(n)), t(static_cast<std::size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      m[i] = static_cast<double>(1 + rng() % 5);
+      p[i] = static_cast<double>(1 + rng() % (uint64_t{1} << 36)) * kBulkProbabilityUnit;
+      t[i] = bulk::ladies_term(m[i], p[i]);
+    }
+    const double want = pairwise_sum(t);
+    const double tree = bulk::tree_sum(t.data(), n);
+    EXPECT_EQ(0, std::memcmp(&tree, &want, sizeof want));
+    const double warp = warp_tree_sum(t.data(), n);
+    EXPECT_EQ(0, std::memcmp(&warp, &want, sizeof want));
+    const double row = bulk::ladies_row_sum(m.data(), p.data(), n);
+    EXPECT_EQ(0, std::memcmp(&row, &want, sizeof want));
+    double serial = 0;
+    for (const double x : t) serial += x;
+    differs_from_left_to_right += serial != want;
+  }
+  EXPECT_GT(differs_from_left_to_right, 0);  // the order matters: the test can tell them apart
+}
+
 TEST(BulkSampler, LadiesExtractionPerEntryEqualsHostLayer) {
   // The CUDA backend's LADIES step 3 (bulk_sampler_cuda.cu), run on the host thread by thread:
   // one item per entry of the frontier's rows of A (its row and batch by owner_of), marked when
@@ -853,11 +919,11 @@ TEST(BulkSampler, LadiesExtractionPerEntryEqualsHostLayer) {
     terms[o] = bulk::ladies_term(m.a.vals[i], p.vals[p0 + bulk::find_sorted(p.cols.data() + p0, p.rowptr[b + 1] - p0, u)]);
   }
   for (int64_t r = 0; r <= rows; ++r) indptr[r] = ranks[a_offsets[r]];
-  for (int64_t r = 0; r < rows; ++r) sums[r] = bulk::ladies_row_sum_of_terms(terms.data() + indptr[r], indptr[r + 1] - indptr[r]);
+  for (int64_t r = 0; r < rows; ++r) sums[r] = warp_tree_sum(terms.data() + indptr[r], indptr[r + 1] - indptr[r]);
   const int64_t kept_edges = indptr[rows];
   std::vector<float> weights(static_cast<std::size_t>(kept_edges));
-  for (int64_t o = 0; o < kept_edges; ++o) {
-    weights[o] = bulk::ladies_weight_of_term(terms[o], sums[bulk::owner_of(indptr.data(), rows, o)]);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t o = indptr[r]; o < indptr[r + 1]; ++o) weights[o] = bulk::ladies_weight_of_term(terms[o], sums[r]);
   }
   nodes.resize(static_cast<std::size_t>(kept_edges));
   ids.resize(static_cast<std::size_t>(kept_edges));

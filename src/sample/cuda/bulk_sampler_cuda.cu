@@ -372,18 +372,29 @@ __global__ void ranked_indptr_kernel(const int64_t* a_offsets, const int64_t* ra
   GRAPHTIER_BULK_STRIDE(r, rows + 1) { indptr[r] = ranks[a_offsets[r]]; }
 }
 
-/// Each row's sum of its kept terms, in the host's order (bulk::ladies_row_sum_of_terms): one
-/// thread per row over the row's kept entries only (at most |C_b|, not the row's degree).
-__global__ void ladies_row_sums_kernel(const int64_t* indptr, const double* terms, int64_t rows, double* sums) {
-  GRAPHTIER_BULK_STRIDE(r, rows) { sums[r] = bulk::ladies_row_sum_of_terms(terms + indptr[r], indptr[r + 1] - indptr[r]); }
-}
-
-/// Every kept entry's weight, one thread per entry (`bound` threads; indptr[rows] are real).
-__global__ void ladies_weights_kernel(const int64_t* indptr, const double* terms, const double* sums, int64_t rows,
-                                      int64_t bound, float* weights) {
-  const int64_t edges = indptr[rows];
-  GRAPHTIER_BULK_STRIDE(o, edges < bound ? edges : bound) {
-    weights[o] = bulk::ladies_weight_of_term(terms[o], sums[bulk::owner_of(indptr, rows, o)]);
+/// Each row's sum of its kept terms in bulk::tree_sum's order, then the row's weights: one warp
+/// per row. Lane t sums the aligned chunk [t * chunk, (t + 1) * chunk) of the row's terms (chunk =
+/// the terms' count padded to a power of two, over 32, at least 1), a subtree of the tree; the
+/// lanes' sums are then added in adjacent pairs (offsets 1, 2, 4, 8, 16 towards lane 0), the
+/// tree's top levels.
+__global__ void ladies_row_weights_kernel(const int64_t* indptr, const double* terms, int64_t rows, float* weights) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
+  for (int64_t r = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / 32; r < rows; r += warps) {
+    const int64_t o = indptr[r], count = indptr[r + 1] - o;
+    if (count == 0) continue;  // the same for the whole warp
+    int64_t padded = 1;
+    while (padded < count) padded *= 2;
+    const int64_t chunk = padded > 32 ? padded / 32 : 1;
+    const int64_t begin = lane * chunk;
+    const int64_t mine = begin < count ? (count - begin < chunk ? count - begin : chunk) : 0;
+    double sum = bulk::tree_sum(terms + o + (mine > 0 ? begin : 0), mine);
+    for (int offset = 1; offset < 32; offset *= 2) {
+      const double right = __shfl_down_sync(0xffffffffU, sum, offset);
+      if (lane % (2 * offset) == 0) sum = bulk::add_rn(sum, right);
+    }
+    sum = __shfl_sync(0xffffffffU, sum, 0);
+    for (int64_t i = lane; i < count; i += 32) weights[o + i] = bulk::ladies_weight_of_term(terms[o + i], sum);
   }
 }
 
@@ -584,8 +595,8 @@ LayerDraws BulkDevice::State::ladies_draws(const bulk::StackedFrontier& frontier
   split_keys_kernel<<<blocks_for(std::max(slots, k + 1)), kThreads, 0, stream>>>(unique_keys.get(), num_unique.get(), k,
                                                                                 node_bits, kept.get(), kept_offsets.get());
   GRAPHTIER_CUDA_CHECK_LAUNCH("split_keys_kernel");
-  // Step 3, one thread per entry of the frontier's rows of A: mark, rank, write; then the row sums
-  // (in the host's order) and the weights.
+  // Step 3, one thread per entry of the frontier's rows of A: mark, rank, write; then a warp per
+  // row for its sum (in the host's tree order) and its weights.
   const DeviceScratch<int64_t> a_offsets = row_offsets(d.dst.get(), rows, a.rowptr.get(), -1, false, nullptr, stream);
   DeviceScratch<int64_t> ranks(static_cast<std::size_t>(d.bound + 1), stream);
   DeviceScratch<double> terms(static_cast<std::size_t>(d.bound), stream);
@@ -600,12 +611,10 @@ LayerDraws BulkDevice::State::ladies_draws(const bulk::StackedFrontier& frontier
   d.indptr = DeviceScratch<int64_t>(static_cast<std::size_t>(rows + 1), stream);
   ranked_indptr_kernel<<<blocks_for(rows + 1), kThreads, 0, stream>>>(a_offsets.get(), ranks.get(), rows, d.indptr.get());
   GRAPHTIER_CUDA_CHECK_LAUNCH("ranked_indptr_kernel");
-  DeviceScratch<double> sums(static_cast<std::size_t>(rows), stream);
-  ladies_row_sums_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(d.indptr.get(), terms.get(), rows, sums.get());
-  GRAPHTIER_CUDA_CHECK_LAUNCH("ladies_row_sums_kernel");
-  ladies_weights_kernel<<<blocks_for(d.bound), kThreads, 0, stream>>>(d.indptr.get(), terms.get(), sums.get(), rows,
-                                                                     d.bound, d.weights.get());
-  GRAPHTIER_CUDA_CHECK_LAUNCH("ladies_weights_kernel");
+  // A warp per row: 4 rows per block of 128.
+  ladies_row_weights_kernel<<<static_cast<int>(std::clamp<int64_t>((rows + 3) / 4, 1, int64_t{1} << 20)), kThreads, 0,
+                              stream>>>(d.indptr.get(), terms.get(), rows, d.weights.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("ladies_row_weights_kernel");
   return d;
 }
 
