@@ -35,21 +35,34 @@ struct RowDrawShared {
   unsigned long long chosen_in_round;
 };
 
+/// Consecutive entries per thread in a tile: a tile of a row is kBlock * kRowItems entries, so a
+/// hub row takes a quarter of the block-wide steps and each thread's loads are in flight together.
+constexpr int kRowItems = 4;
+
 /// prefix[k] = x[0] + ... + x[k] for k < n (exact sums: any grouping gives these bits); returns
 /// the total in every thread. With `last_positive`, also the last k with x[k] > 0 (-1 if none).
 template <int kBlock>
 __device__ double block_prefix_sums(const double* x, int64_t n, double* prefix, RowDrawShared<kBlock>& s,
                                     int64_t* last_positive) {
   using Scan = cub::BlockScan<double, kBlock>;
+  constexpr int64_t kTile = int64_t{kBlock} * kRowItems;
   double carry = 0;
   int64_t last = -1;
-  for (int64_t base = 0; base < n; base += kBlock) {
-    const int64_t k = base + threadIdx.x;
-    const double v = k < n ? x[k] : 0.0;
-    if (v > 0) last = k;
-    double inclusive = 0, aggregate = 0;
+  for (int64_t base = 0; base < n; base += kTile) {
+    const int64_t first = base + static_cast<int64_t>(threadIdx.x) * kRowItems;
+    double v[kRowItems];
+#pragma unroll
+    for (int i = 0; i < kRowItems; ++i) {
+      v[i] = first + i < n ? x[first + i] : 0.0;
+      if (v[i] > 0) last = first + i;
+    }
+    double inclusive[kRowItems];
+    double aggregate = 0;
     Scan(s.scan).InclusiveSum(v, inclusive, aggregate);
-    if (k < n) prefix[k] = bulk::add_rn(carry, inclusive);
+#pragma unroll
+    for (int i = 0; i < kRowItems; ++i) {
+      if (first + i < n) prefix[first + i] = bulk::add_rn(carry, inclusive[i]);
+    }
     carry = bulk::add_rn(carry, aggregate);
     __syncthreads();  // the scan's storage is reused by the next tile
   }
@@ -109,13 +122,20 @@ __device__ int64_t block_sample_row(const double* w, int64_t n, int64_t budget, 
   }
   // The chosen entries (zeroed) in ascending order.
   using CountScan = cub::BlockScan<int64_t, kBlock>;
+  constexpr int64_t kTile = int64_t{kBlock} * kRowItems;
   int64_t emitted = 0;
-  for (int64_t base = 0; base < n; base += kBlock) {
-    const int64_t k = base + threadIdx.x;
-    const int64_t flag = k < n && work[k] == 0 ? 1 : 0;
-    int64_t rank = 0, tile = 0;
-    CountScan(s.count_scan).ExclusiveSum(flag, rank, tile);
-    if (flag != 0) out[emitted + rank] = k;
+  for (int64_t base = 0; base < n; base += kTile) {
+    const int64_t first = base + static_cast<int64_t>(threadIdx.x) * kRowItems;
+    int64_t flags[kRowItems];
+#pragma unroll
+    for (int i = 0; i < kRowItems; ++i) flags[i] = first + i < n && work[first + i] == 0 ? 1 : 0;
+    int64_t ranks[kRowItems];
+    int64_t tile = 0;
+    CountScan(s.count_scan).ExclusiveSum(flags, ranks, tile);
+#pragma unroll
+    for (int i = 0; i < kRowItems; ++i) {
+      if (flags[i] != 0) out[emitted + ranks[i]] = first + i;
+    }
     emitted += tile;
     __syncthreads();
   }
