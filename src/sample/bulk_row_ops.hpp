@@ -60,14 +60,44 @@ GRAPHTIER_HD int64_t find_sorted(const Index* cols, int64_t n, int64_t key) {
   return lo < n && static_cast<int64_t>(cols[lo]) == key ? lo : -1;
 }
 
+/// Whether a row of `n` entries really draws under a budget (and so needs the scratch of its
+/// prefix sums): it emits something, but not simply every entry.
+GRAPHTIER_HD bool row_draws(int64_t n, int64_t budget, bool replace) {
+  return sampled_count(n, budget, replace) > 0 && budget >= 0 && (replace || budget < n);
+}
+
+/// Draw j of a round: u * total, u the draw's unit double.
+GRAPHTIER_HD double draw_target(uint64_t seed, uint64_t round_stream, int64_t key, int64_t j, double total) {
+  return mul_rn(u64_to_unit_double(node_bits(seed, round_stream, key, j)), total);
+}
+
+/// With replacement: the entry of the inclusive prefix sums `prefix` (all weights positive) a
+/// target lands on; the last entry if rounding put the target at the total.
+GRAPHTIER_HD int64_t pick_with_replacement(const double* prefix, int64_t n, double target) {
+  const int64_t k = upper_bound_index(prefix, n, target);
+  return k < n ? k : n - 1;
+}
+
+/// Without replacement: the same over the prefix sums of the weights left (chosen entries zeroed),
+/// falling back on the last positive entry.
+GRAPHTIER_HD int64_t pick_distinct(const double* prefix, int64_t n, double target, int64_t last_positive) {
+  const int64_t k = upper_bound_index(prefix, n, target);
+  return k < n ? k : last_positive;
+}
+
 /// Step 2 for one row of `n` positive weights `w`: writes the chosen entry offsets (in [0, n)) to
 /// `out` (room for sampled_count(n, budget, replace)) and returns how many. `work` and `prefix`
 /// are scratch of n doubles each.
+///
+/// Every prefix sum here is exact (the weights are on the kBulkProbabilityUnit grid and a row's
+/// total stays below 2^53 units), so a backend may add in any order, e.g. a block-wide scan
+/// (bulk_rows_cuda.cuh), and the draws of one round may land in any order: a round's outcome is
+/// the set of entries its draws hit.
 GRAPHTIER_HD int64_t sample_row(const double* w, int64_t n, int64_t budget, bool replace, uint64_t seed,
                                 uint64_t layer_stream, int64_t key, double* work, double* prefix, int64_t* out) {
   const int64_t count = sampled_count(n, budget, replace);
   if (count == 0) return 0;
-  if (budget < 0 || (!replace && budget >= n)) {
+  if (!row_draws(n, budget, replace)) {
     for (int64_t k = 0; k < n; ++k) out[k] = k;
     return n;
   }
@@ -75,9 +105,7 @@ GRAPHTIER_HD int64_t sample_row(const double* w, int64_t n, int64_t budget, bool
     double total = 0;
     for (int64_t k = 0; k < n; ++k) prefix[k] = total = add_rn(total, w[k]);
     for (int64_t j = 0; j < budget; ++j) {
-      const double target = mul_rn(u64_to_unit_double(node_bits(seed, layer_stream, key, j)), total);
-      const int64_t k = upper_bound_index(prefix, n, target);
-      out[j] = k < n ? k : n - 1;  // every weight is positive: the last entry is the last positive one
+      out[j] = pick_with_replacement(prefix, n, draw_target(seed, layer_stream, key, j, total));
     }
     return budget;
   }
@@ -93,9 +121,7 @@ GRAPHTIER_HD int64_t sample_row(const double* w, int64_t n, int64_t budget, bool
     const uint64_t rs = round_stream_of(layer_stream, round);
     const int64_t need = budget - chosen;
     for (int64_t j = 0; j < need; ++j) {
-      const double target = mul_rn(u64_to_unit_double(node_bits(seed, rs, key, j)), total);
-      int64_t k = upper_bound_index(prefix, n, target);
-      if (k == n) k = last_positive;
+      const int64_t k = pick_distinct(prefix, n, draw_target(seed, rs, key, j, total), last_positive);
       // A zero here is an entry chosen earlier in this round (the prefix sums skip earlier rounds').
       if (work[k] > 0) {
         work[k] = 0;
@@ -110,17 +136,64 @@ GRAPHTIER_HD int64_t sample_row(const double* w, int64_t n, int64_t budget, bool
   return emitted;
 }
 
-/// Step 3 of LADIES for one dst row: the LADIES weight of entry k of the kept entries, given the
-/// kept entries' multiplicities `m` and their P values `p` (both [n]): (m_k / p_k) / sum_i (m_i / p_i),
-/// summed left to right.
-GRAPHTIER_HD double ladies_row_sum(const double* m, const double* p, int64_t n) {
-  double sum = 0;
-  for (int64_t k = 0; k < n; ++k) sum = add_rn(sum, div_rn(m[k], p[k]));
+/// The batch (or row) owning position p of k consecutive ranges starting at offsets[0, k)
+/// (ascending, offsets[0] = 0, p below the end of the last range): the last b with offsets[b] <= p,
+/// so that empty ranges are skipped.
+GRAPHTIER_HD int64_t owner_of(const int64_t* offsets, int64_t k, int64_t p) {
+  int64_t lo = 0, hi = k;
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (offsets[mid] <= p) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+/// LADIES' 1/p-corrected term of a kept entry of multiplicity m and P value p.
+GRAPHTIER_HD double ladies_term(double m, double p) { return div_rn(m, p); }
+
+/// The sum of t[0, n) (non-negative terms) in one fixed tree: the leaves padded with zeros to a
+/// power of two, then adjacent pairs added level by level (pairwise summation). Adding a zero is
+/// exact, so the padding never shows, and an aligned power-of-two chunk of leaves is a subtree:
+/// a warp whose lanes each sum one such chunk with tree_sum and then add the lanes' sums in
+/// adjacent pairs (bulk_sampler_cuda.cu) gets these bits, and so does this one pass, which keeps
+/// the complete subtrees seen so far on a stack (one per binary digit of the count).
+template <typename Term>
+GRAPHTIER_HD double tree_sum_of(int64_t n, Term term) {
+  double stack[64];
+  int depth = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double x = term(i);
+    // Leaf i closes one subtree per trailing one bit of i.
+    for (int64_t j = i; (j & 1) != 0; j >>= 1) x = add_rn(stack[--depth], x);
+    stack[depth++] = x;
+  }
+  // The padding: the smallest subtree meets zeros up to its left neighbour's size, then joins it.
+  double sum = depth > 0 ? stack[--depth] : 0.0;
+  while (depth > 0) sum = add_rn(stack[--depth], sum);
   return sum;
 }
 
+GRAPHTIER_HD double tree_sum(const double* t, int64_t n) {
+  return tree_sum_of(n, [t](int64_t i) { return t[i]; });
+}
+
+/// Step 3 of LADIES for one dst row: the LADIES weight of entry k of the kept entries, given the
+/// kept entries' multiplicities `m` and their P values `p` (both [n]): (m_k / p_k) / sum_i (m_i / p_i),
+/// the sum in tree_sum's order (so that a GPU warp adds a hub row's terms in parallel).
+GRAPHTIER_HD double ladies_row_sum(const double* m, const double* p, int64_t n) {
+  return tree_sum_of(n, [m, p](int64_t i) { return ladies_term(m[i], p[i]); });
+}
+
+GRAPHTIER_HD float ladies_weight_of_term(double term, double row_sum) {
+  return static_cast<float>(div_rn(term, row_sum));
+}
+
 GRAPHTIER_HD float ladies_weight(double m, double p, double row_sum) {
-  return static_cast<float>(div_rn(div_rn(m, p), row_sum));
+  return ladies_weight_of_term(ladies_term(m, p), row_sum);
 }
 
 }  // namespace graphtier::sample::bulk

@@ -5,10 +5,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <exception>
 #include <map>
 #include <numeric>
 #include <random>
 #include <set>
+#include <thread>
+#include <utility>
 
 #include "graphtier/core/cuda_stream.hpp"
 #include "graphtier/core/error.hpp"
@@ -16,6 +20,7 @@
 #include "graphtier/sample/bulk_sampler.hpp"
 #include "graphtier/sample/random.hpp"
 #include "bulk_compact.hpp"
+#include "bulk_matrices.hpp"
 #include "bulk_row_ops.hpp"
 #include "cpu/compact_cpu.hpp"
 #include "cpu/bulk_sampler_cpu.hpp"
@@ -111,6 +116,21 @@ double on_grid_square(double x) {
   return std::max(std::nearbyint(x * x / kBulkProbabilityUnit), 1.0) * kBulkProbabilityUnit;
 }
 
+/// The specification's row sum, the obvious way: pad with zeros to a power of two, then add
+/// adjacent pairs level by level.
+double pairwise_sum(std::vector<double> level) {
+  if (level.empty()) return 0;
+  std::size_t padded = 1;
+  while (padded < level.size()) padded *= 2;
+  level.resize(padded, 0.0);
+  while (level.size() > 1) {
+    std::vector<double> up(level.size() / 2);
+    for (std::size_t i = 0; i < up.size(); ++i) up[i] = level[2 * i] + level[2 * i + 1];
+    level = std::move(up);
+  }
+  return level[0];
+}
+
 struct RefEdge {
   int64_t node, edge_id;
   float weight;
@@ -150,10 +170,11 @@ MiniBatch reference_bulk(const OwnedGraph& g, const std::vector<int64_t>& seeds,
       std::set<int64_t> kept(dst.begin(), dst.end());
       for (int64_t k : reference_draw(entries, o.fanouts[l], false, o.seed, ls, 0)) kept.insert(entries[k].node);
       for (std::size_t i = 0; i < dst.size(); ++i) {
-        double sum = 0;
+        std::vector<double> terms;
         for (const auto& [u, mp] : a_row(g, dst[i])) {
-          if (kept.count(u)) sum += mp.first / p.at(u);
+          if (kept.count(u)) terms.push_back(mp.first / p.at(u));
         }
+        const double sum = pairwise_sum(terms);
         for (const auto& [u, mp] : a_row(g, dst[i])) {
           if (kept.count(u)) edges[i].push_back({u, mp.second, static_cast<float>(mp.first / p.at(u) / sum)});
         }
@@ -577,6 +598,345 @@ TEST(BulkSampler, StackedCompactionRulesMatchCompactLayer) {
   EXPECT_GT(checked_new, 300);
 }
 
+/// Inclusive prefix sums the way a block computes them: tile by tile, carry + the tile's inclusive
+/// sums, each tile scanned as a Hillis-Steele tree (another grouping of the additions than the
+/// serial loop's).
+std::vector<double> tiled_prefix_sums(const std::vector<double>& x, int64_t tile) {
+  const auto n = static_cast<int64_t>(x.size());
+  std::vector<double> prefix(x.size());
+  double carry = 0;
+  for (int64_t base = 0; base < n; base += tile) {
+    const int64_t len = std::min(tile, n - base);
+    std::vector<double> scan(x.begin() + base, x.begin() + base + len);
+    for (int64_t step = 1; step < len; step *= 2) {
+      std::vector<double> next = scan;
+      for (int64_t i = step; i < len; ++i) next[i] = bulk::add_rn(scan[i], scan[i - step]);
+      scan = next;
+    }
+    for (int64_t i = 0; i < len; ++i) prefix[base + i] = bulk::add_rn(carry, scan[i]);
+    carry = bulk::add_rn(carry, scan[len - 1]);
+  }
+  return prefix;
+}
+
+/// bulk::sample_row the way the CUDA backend's block runs it (bulk_rows_cuda.cuh): prefix sums
+/// tile by tile (carry + the tile's inclusive sums, each tile summed as a tree, not left to right),
+/// the draws of a round in reverse order zeroing what they hit and counting what was positive, the
+/// chosen entries emitted by a scan of the zero flags. Every decision is bulk_row_ops.hpp's.
+int64_t block_order_sample_row(const std::vector<double>& w, int64_t budget, bool replace, uint64_t seed, uint64_t ls,
+                               int64_t key, int64_t tile, std::vector<int64_t>& out) {
+  const auto n = static_cast<int64_t>(w.size());
+  out.assign(static_cast<std::size_t>(std::max<int64_t>(bulk::sampled_count(n, budget, replace), 0)), -1);
+  if (bulk::sampled_count(n, budget, replace) == 0) return 0;
+  if (!bulk::row_draws(n, budget, replace)) {
+    for (int64_t k = n - 1; k >= 0; --k) out[k] = k;
+    return n;
+  }
+  std::vector<double> prefix;
+  const auto prefix_sums = [&](const std::vector<double>& x, int64_t* last_positive) {
+    prefix = tiled_prefix_sums(x, tile);
+    *last_positive = -1;
+    for (int64_t k = 0; k < n; ++k) {
+      if (x[k] > 0) *last_positive = k;
+    }
+    return prefix.back();
+  };
+  int64_t last_positive = -1;
+  if (replace) {
+    const double total = prefix_sums(w, &last_positive);
+    for (int64_t j = budget - 1; j >= 0; --j) {
+      out[j] = bulk::pick_with_replacement(prefix.data(), n, bulk::draw_target(seed, ls, key, j, total));
+    }
+    return budget;
+  }
+  std::vector<double> work = w;
+  int64_t chosen = 0;
+  for (int64_t round = 0; chosen < budget; ++round) {
+    const double total = prefix_sums(work, &last_positive);
+    const uint64_t rs = bulk::round_stream_of(ls, round);
+    const int64_t need = budget - chosen;
+    for (int64_t j = need - 1; j >= 0; --j) {
+      const int64_t k = bulk::pick_distinct(prefix.data(), n, bulk::draw_target(seed, rs, key, j, total), last_positive);
+      if (std::exchange(work[k], 0.0) != 0.0) ++chosen;
+    }
+  }
+  int64_t emitted = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    if (work[k] == 0) out[emitted++] = k;
+  }
+  return emitted;
+}
+
+TEST(BulkSampler, BlockOrderDrawsEqualSampleRow) {
+  // The CUDA backend's block-per-row draws rest on the prefix sums being exact (any grouping of
+  // the additions gives the same bits) and on a round's outcome being the set of entries hit.
+  // Both kinds of row: GraphSAGE's multiplicities and LADIES' squares on the 2^-36 grid (sums up
+  // to the 2^16-row frontier's, about 2^16), short rows and rows of many tiles.
+  std::mt19937_64 rng(23);
+  int64_t drawn_rows = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    SCOPED_TRACE(trial);
+    const bool grid = trial % 2 == 1;
+    const int64_t n = trial % 50 == 0 ? 5000 : 1 + static_cast<int64_t>(rng() % 300);
+    std::vector<double> w(static_cast<std::size_t>(n));
+    for (double& x : w) {
+      // LADIES: a square of up to a whole frontier's mass on the grid (at least one unit).
+      x = grid ? static_cast<double>(1 + rng() % (uint64_t{1} << 40)) * kBulkProbabilityUnit * (rng() % 4 == 0 ? 1 : 1e-4)
+               : static_cast<double>(1 + rng() % (rng() % 8 == 0 ? 300 : 3));
+      if (grid) x = std::max(std::nearbyint(x / kBulkProbabilityUnit), 1.0) * kBulkProbabilityUnit;
+    }
+    const std::vector<int64_t> budgets = {-1, 0, 1, 2, 15, n - 1, n, n + 2, 1 + static_cast<int64_t>(rng() % n)};
+    const int64_t budget = budgets[rng() % budgets.size()];
+    const bool replace = !grid && rng() % 4 == 0;
+    const uint64_t ls = rng();
+    const int64_t count = bulk::sampled_count(n, budget, replace);
+    std::vector<double> work(static_cast<std::size_t>(n)), prefix(static_cast<std::size_t>(n));
+    std::vector<int64_t> want(static_cast<std::size_t>(count));
+    const int64_t want_n = bulk::sample_row(w.data(), n, budget, replace, 5, ls, trial, work.data(), prefix.data(), want.data());
+    std::vector<double> serial(static_cast<std::size_t>(n));
+    double running = 0;
+    for (int64_t k = 0; k < n; ++k) serial[k] = running = bulk::add_rn(running, w[k]);
+    for (const int64_t tile : {int64_t{32 * 4}, int64_t{256 * 4}}) {  // the CUDA blocks' tiles
+      // The premise: the grouping does not change a bit of the prefix sums.
+      const std::vector<double> tiled = tiled_prefix_sums(w, tile);
+      ASSERT_EQ(0, std::memcmp(tiled.data(), serial.data(), serial.size() * sizeof(double))) << "tile " << tile;
+      std::vector<int64_t> got;
+      ASSERT_EQ(block_order_sample_row(w, budget, replace, 5, ls, trial, tile, got), want_n) << "tile " << tile;
+      ASSERT_EQ(got, want) << "tile " << tile << " n " << n << " budget " << budget;
+    }
+    drawn_rows += bulk::row_draws(n, budget, replace);
+  }
+  EXPECT_GT(drawn_rows, 200);
+}
+
+TEST(BulkSampler, RowDecisionsFollowStepTwo) {
+  // row_draws: the rows that need the prefix sums; owner_of: the range of a position, empty
+  // ranges skipped.
+  EXPECT_FALSE(bulk::row_draws(0, 5, false));
+  EXPECT_FALSE(bulk::row_draws(7, 0, true));
+  EXPECT_FALSE(bulk::row_draws(7, -1, false));
+  EXPECT_FALSE(bulk::row_draws(7, 7, false));
+  EXPECT_TRUE(bulk::row_draws(7, 6, false));
+  EXPECT_TRUE(bulk::row_draws(7, 9, true));
+  const std::vector<int64_t> offsets{0, 0, 3, 3, 3, 5, 9};  // ranges 0, 2, 3 empty
+  for (int64_t p = 0; p < offsets.back(); ++p) {
+    int64_t want = 0;
+    for (int64_t b = 0; b + 1 < static_cast<int64_t>(offsets.size()); ++b) {
+      if (offsets[b] <= p && p < offsets[b + 1]) want = b;
+    }
+    EXPECT_EQ(bulk::owner_of(offsets.data(), static_cast<int64_t>(offsets.size()) - 1, p), want) << p;
+  }
+  // The draw target is u * total with u the draw's unit double.
+  const double u = u64_to_unit_double(node_bits(3, 9, 4, 2));
+  EXPECT_EQ(bulk::draw_target(3, 9, 4, 2, 10.0), u * 10.0);
+  const double prefix[] = {1, 3, 3, 6};
+  EXPECT_EQ(bulk::pick_with_replacement(prefix, 4, 6.0), 3);  // a target at the total: the last entry
+  EXPECT_EQ(bulk::pick_distinct(prefix, 4, 6.0, 1), 1);       // ... or the last positive one
+  EXPECT_EQ(bulk::pick_distinct(prefix, 4, 2.5, 1), 1);
+}
+
+TEST(BulkSampler, LadiesProductBySortedGatherEqualsSpgemm) {
+  // The CUDA backend builds row b of P = Q * squares by gathering the squares' rows of S_b as
+  // (b, column) keys, sorting them and adding equal keys' values in whatever order the reduction
+  // takes: the same bits as the host's SpGEMM, because every sum is exact. Frontiers with repeats
+  // across batches, an empty batch, and a hub row.
+  std::vector<std::pair<int64_t, int64_t>> edges;
+  const OwnedGraph base = OwnedGraph::random(3000, 10, 31);
+  for (int64_t v = 0; v < base.num_nodes(); ++v) {
+    for (int64_t p = base.indptr[v]; p < base.indptr[v + 1]; ++p) edges.emplace_back(base.indices[p], v);
+  }
+  for (int64_t u = 0; u < 3000; ++u) edges.emplace_back(u, 7);  // node 7: every node's out-edge
+  const OwnedGraph g = OwnedGraph::from_edges(3000, edges);
+  const BulkSampler sampler(g.sample_graph(), ladies({64}));
+  const BulkMatrices& m = sampler.matrices();
+  std::vector<std::vector<int64_t>> frontiers = batches_of(g, 5, 400, 4);
+  frontiers[2].clear();
+  for (const std::size_t b : {std::size_t{0}, std::size_t{3}}) {  // frontiers hold distinct nodes
+    if (std::find(frontiers[b].begin(), frontiers[b].end(), 7) == frontiers[b].end()) frontiers[b].push_back(7);
+  }
+  CsrMatrix q;
+  q.rowptr.push_back(0);
+  for (const auto& f : frontiers) {
+    std::vector<int64_t> sorted = f;
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    q.cols.insert(q.cols.end(), sorted.begin(), sorted.end());
+    q.rowptr.push_back(static_cast<int64_t>(q.cols.size()));
+  }
+  q.vals.assign(q.cols.size(), 1.0);
+  const CsrMatrix want = cpu::spgemm(q, m.ladies_squares, m.num_nodes, nullptr);
+  std::vector<std::pair<std::pair<int64_t, int64_t>, double>> gathered;
+  for (std::size_t b = 0; b < frontiers.size(); ++b) {
+    for (const int64_t v : frontiers[b]) {
+      for (int64_t i = m.ladies_squares.rowptr[v]; i < m.ladies_squares.rowptr[v + 1]; ++i) {
+        gathered.push_back({{static_cast<int64_t>(b), m.ladies_squares.cols[i]}, m.ladies_squares.vals[i]});
+      }
+    }
+  }
+  std::stable_sort(gathered.begin(), gathered.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<int64_t> rowptr(frontiers.size() + 1, 0), cols;
+  std::vector<double> vals;
+  for (std::size_t i = 0; i < gathered.size();) {
+    std::size_t j = i;
+    while (j < gathered.size() && gathered[j].first == gathered[i].first) ++j;
+    double sum = 0;
+    for (std::size_t t = j; t > i; --t) sum = bulk::add_rn(sum, gathered[t - 1].second);  // reversed order
+    cols.push_back(gathered[i].first.second);
+    vals.push_back(sum);
+    ++rowptr[static_cast<std::size_t>(gathered[i].first.first) + 1];
+    i = j;
+  }
+  std::partial_sum(rowptr.begin(), rowptr.end(), rowptr.begin());
+  EXPECT_EQ(rowptr, want.rowptr);
+  EXPECT_EQ(cols, want.cols);
+  ASSERT_EQ(vals.size(), want.vals.size());
+  EXPECT_EQ(0, std::memcmp(vals.data(), want.vals.data(), vals.size() * sizeof(double)));
+  EXPECT_GE(want.rowptr[1] - want.rowptr[0], 3000);  // the hub's row reaches every node
+}
+
+/// A row's sum the way the CUDA backend's warp adds it (ladies_row_weights_kernel): lane t sums
+/// the aligned chunk t of the terms with bulk::tree_sum, then the 32 lane sums are added in
+/// adjacent pairs, shuffle step by shuffle step.
+double warp_tree_sum(const double* terms, int64_t count) {
+  if (count == 0) return 0;
+  int64_t padded = 1;
+  while (padded < count) padded *= 2;
+  const int64_t chunk = padded > 32 ? padded / 32 : 1;
+  double lanes[32];
+  for (int64_t lane = 0; lane < 32; ++lane) {
+    const int64_t begin = lane * chunk;
+    const int64_t mine = begin < count ? std::min(chunk, count - begin) : 0;
+    lanes[lane] = bulk::tree_sum(terms + (mine > 0 ? begin : 0), mine);
+  }
+  for (int offset = 1; offset < 32; offset *= 2) {
+    for (int lane = 0; lane + offset < 32; lane += 2 * offset) lanes[lane] = bulk::add_rn(lanes[lane], lanes[lane + offset]);
+  }
+  return lanes[0];
+}
+
+TEST(BulkSampler, TreeSumIsPairwiseWhoeverAdds) {
+  // tree_sum (the host's one pass), the padded pairwise sum of the specification and the warp's
+  // chunked order give the same bits, for counts around the powers of two and the warp's width;
+  // ladies_row_sum is tree_sum of the terms. Terms spread over many magnitudes, so that another
+  // order would round differently.
+  std::mt19937_64 rng(5);
+  int64_t differs_from_left_to_right = 0;
+  for (const int64_t n : {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{3}, int64_t{31}, int64_t{32}, int64_t{33},
+                          int64_t{63}, int64_t{100}, int64_t{1023}, int64_t{1025}, int64_t{4096}, int64_t{100001}}) {
+    SCOPED_TRACE(n);
+    std::vector<double> m(static_cast<std::size_t>(n)), p(static_cast<std::size_t>(n)), t(static_cast<std::size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      m[i] = static_cast<double>(1 + rng() % 5);
+      p[i] = static_cast<double>(1 + rng() % (uint64_t{1} << 36)) * kBulkProbabilityUnit;
+      t[i] = bulk::ladies_term(m[i], p[i]);
+    }
+    const double want = pairwise_sum(t);
+    const double tree = bulk::tree_sum(t.data(), n);
+    EXPECT_EQ(0, std::memcmp(&tree, &want, sizeof want));
+    const double warp = warp_tree_sum(t.data(), n);
+    EXPECT_EQ(0, std::memcmp(&warp, &want, sizeof want));
+    const double row = bulk::ladies_row_sum(m.data(), p.data(), n);
+    EXPECT_EQ(0, std::memcmp(&row, &want, sizeof want));
+    double serial = 0;
+    for (const double x : t) serial += x;
+    differs_from_left_to_right += serial != want;
+  }
+  EXPECT_GT(differs_from_left_to_right, 0);  // the order matters: the test can tell them apart
+}
+
+TEST(BulkSampler, LadiesExtractionPerEntryEqualsHostLayer) {
+  // The CUDA backend's LADIES step 3 (bulk_sampler_cuda.cu), run on the host thread by thread:
+  // one item per entry of the frontier's rows of A (its row and batch by owner_of), marked when
+  // its column is in C_b, ranked by an exclusive sum of the marks, written at its rank with its
+  // term; then each row's sum of terms and each entry's weight. It must be cpu::ladies_layer's
+  // layer bit for bit (nodes, edge ids, weights, indptr), frontiers with an empty batch and a hub.
+  std::vector<std::pair<int64_t, int64_t>> edges;
+  const OwnedGraph base = OwnedGraph::random(4000, 10, 37);
+  for (int64_t v = 0; v < base.num_nodes(); ++v) {
+    for (int64_t p = base.indptr[v]; p < base.indptr[v + 1]; ++p) edges.emplace_back(base.indices[p], v);
+  }
+  for (int64_t u = 0; u < 4000; u += 2) edges.emplace_back(u, 9);  // node 9: a hub of 2000
+  const OwnedGraph g = OwnedGraph::from_edges(4000, edges);
+  const int64_t layer_size = 96;
+  const BulkSampler sampler(g.sample_graph(), ladies({layer_size}));
+  const BulkMatrices& m = sampler.matrices();
+  std::vector<std::vector<int64_t>> seeds = batches_of(g, 4, 150, 8);
+  seeds[1].clear();
+  if (std::find(seeds[2].begin(), seeds[2].end(), 9) == seeds[2].end()) seeds[2].push_back(9);
+  const std::vector<std::span<const int64_t>> dsts(seeds.begin(), seeds.end());
+  const std::vector<uint64_t> streams{3, 4, 5, 6};
+  const bulk::StackedFrontier f = bulk::stack_frontier(dsts, streams, ladies({layer_size}), 0);
+  const bulk::StackedDraws want = cpu::ladies_layer(m, f, layer_size, 7, true, nullptr);
+
+  const int64_t k = f.num_batches(), rows = f.rows();
+  // P and C_b as the device builds them (LadiesProductBySortedGatherEqualsSpgemm: P is the host's).
+  CsrMatrix q;
+  q.rowptr = f.offsets;
+  q.cols = f.nodes;
+  for (int64_t b = 0; b < k; ++b) std::sort(q.cols.begin() + f.offsets[b], q.cols.begin() + f.offsets[b + 1]);
+  q.vals.assign(q.cols.size(), 1.0);
+  const CsrMatrix p = cpu::spgemm(q, m.ladies_squares, m.num_nodes, nullptr);
+  std::vector<int64_t> kept, kept_offsets{0};
+  for (int64_t b = 0; b < k; ++b) {
+    const int64_t p0 = p.rowptr[b], n = p.rowptr[b + 1] - p0;
+    std::vector<double> work(static_cast<std::size_t>(n)), prefix(static_cast<std::size_t>(n));
+    std::vector<int64_t> picks(static_cast<std::size_t>(bulk::sampled_count(n, layer_size, false)));
+    const int64_t count = bulk::sample_row(p.vals.data() + p0, n, layer_size, false, 7, f.layer_streams[b], 0,
+                                           work.data(), prefix.data(), picks.data());
+    std::set<int64_t> c(f.nodes.begin() + f.offsets[b], f.nodes.begin() + f.offsets[b + 1]);
+    for (int64_t i = 0; i < count; ++i) c.insert(p.cols[p0 + picks[i]]);
+    kept.insert(kept.end(), c.begin(), c.end());
+    kept_offsets.push_back(static_cast<int64_t>(kept.size()));
+  }
+  // The kernels' loops.
+  std::vector<int64_t> a_offsets(static_cast<std::size_t>(rows + 1), 0);
+  for (int64_t r = 0; r < rows; ++r) a_offsets[r] = bulk::sampled_count(m.a.rowptr[f.nodes[r] + 1] - m.a.rowptr[f.nodes[r]], -1, false);
+  int64_t running = 0;
+  for (int64_t& x : a_offsets) running += std::exchange(x, running);
+  const int64_t total = a_offsets[rows];
+  std::vector<int64_t> ranks(static_cast<std::size_t>(total + 1), 0), nodes(static_cast<std::size_t>(total), -1),
+      ids(static_cast<std::size_t>(total), -1), indptr(static_cast<std::size_t>(rows + 1));
+  std::vector<double> terms(static_cast<std::size_t>(total)), sums(static_cast<std::size_t>(rows));
+  const auto entry = [&](int64_t e, int64_t& r, int64_t& b, int64_t& i) {
+    r = bulk::owner_of(a_offsets.data(), rows, e);
+    b = bulk::owner_of(f.offsets.data(), k, r);
+    i = m.a.rowptr[f.nodes[r]] + (e - a_offsets[r]);
+  };
+  for (int64_t e = total - 1; e >= 0; --e) {  // any order: each item writes only its own mark
+    int64_t r = 0, b = 0, i = 0;
+    entry(e, r, b, i);
+    ranks[e] = bulk::find_sorted(kept.data() + kept_offsets[b], kept_offsets[b + 1] - kept_offsets[b], m.a.cols[i]) >= 0;
+  }
+  running = 0;
+  for (int64_t& x : ranks) running += std::exchange(x, running);
+  for (int64_t e = 0; e < total; ++e) {
+    int64_t r = 0, b = 0, i = 0;
+    entry(e, r, b, i);
+    const int64_t o = ranks[e];
+    if (ranks[e + 1] == o) continue;
+    const int64_t u = m.a.cols[i], p0 = p.rowptr[b];
+    nodes[o] = u;
+    ids[o] = m.first_position[i];
+    terms[o] = bulk::ladies_term(m.a.vals[i], p.vals[p0 + bulk::find_sorted(p.cols.data() + p0, p.rowptr[b + 1] - p0, u)]);
+  }
+  for (int64_t r = 0; r <= rows; ++r) indptr[r] = ranks[a_offsets[r]];
+  for (int64_t r = 0; r < rows; ++r) sums[r] = warp_tree_sum(terms.data() + indptr[r], indptr[r + 1] - indptr[r]);
+  const int64_t kept_edges = indptr[rows];
+  std::vector<float> weights(static_cast<std::size_t>(kept_edges));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t o = indptr[r]; o < indptr[r + 1]; ++o) weights[o] = bulk::ladies_weight_of_term(terms[o], sums[r]);
+  }
+  nodes.resize(static_cast<std::size_t>(kept_edges));
+  ids.resize(static_cast<std::size_t>(kept_edges));
+  EXPECT_EQ(indptr, want.indptr);
+  EXPECT_EQ(nodes, want.nodes);
+  EXPECT_EQ(ids, want.edge_ids);
+  ASSERT_EQ(weights.size(), want.weights.size());
+  EXPECT_EQ(0, std::memcmp(weights.data(), want.weights.data(), weights.size() * sizeof(float)));
+  EXPECT_GT(kept_edges, 200);
+  EXPECT_LT(kept_edges, total);  // some entries fall outside C_b
+}
+
 TEST(BulkSampler, CudaMatchesCpu) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: CUDA bulk sampling vs CPU not checked";
   const OwnedGraph g = OwnedGraph::random(20000, 12, 4);
@@ -729,6 +1089,114 @@ TEST(BulkSampler, CudaDeviceFormOfEmptyProductsAndEmptyFrontiers) {
       const std::vector<DeviceMiniBatch> gpu = CudaBulkSampler(g.sample_graph(), o).sample_device(spans, 5);
       ASSERT_EQ(cpu.size(), gpu.size());
       for (std::size_t b = 0; b < cpu.size(); ++b) test::expect_same_minibatch(gpu[b].to_host(), cpu[b]);
+    }
+  }
+#endif
+}
+
+/// A graph with a hub: node 0 has `hub_degree` in-edges from distinct nodes 1.. (every third
+/// doubled: multiplicities), node 1 about half as many, the rest a sparse random graph.
+OwnedGraph hub_graph(int64_t num_nodes, int64_t hub_degree) {
+  std::vector<std::pair<int64_t, int64_t>> edges;
+  edges.reserve(static_cast<std::size_t>(2 * hub_degree + 8 * num_nodes));
+  for (int64_t i = 0; i < hub_degree; ++i) {
+    const int64_t u = 1 + i % (num_nodes - 1);
+    edges.emplace_back(u, 0);
+    if (i % 3 == 0) edges.emplace_back(u, 0);
+    if (i % 2 == 0) edges.emplace_back(u, 1);
+  }
+  std::mt19937_64 rng(41);
+  for (int64_t v = 2; v < num_nodes; ++v) {
+    for (int64_t e = static_cast<int64_t>(rng() % 3); e > 0; --e) edges.emplace_back(static_cast<int64_t>(rng() % num_nodes), v);
+  }
+  return OwnedGraph::from_edges(num_nodes, edges);
+}
+
+TEST(BulkSampler, CudaHubRowsMatchCpu) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: CUDA bulk sampling of a hub row not checked";
+#if GRAPHTIER_WITH_CUDA
+  // A row of a million distinct in-neighbours (1.33 million edges) drawn by one block, GraphSAGE
+  // without and with replacement and LADIES (whose P row of a batch holding the hub has over a
+  // million entries, and whose extraction scans the hub's row): host and device forms equal the
+  // CPU's, bit for bit, with one wait per layer.
+  const OwnedGraph g = hub_graph(1'100'000, 1'000'000);
+  ASSERT_GE(g.indptr[1] - g.indptr[0], 1'000'000);
+  std::vector<std::vector<int64_t>> seeds = batches_of(g, 3, 64, 12);
+  for (auto& batch : seeds) batch.erase(std::remove_if(batch.begin(), batch.end(), [](int64_t v) { return v < 2; }), batch.end());
+  seeds[0].insert(seeds[0].begin(), 0);  // the hub first, then its half-sized neighbour
+  seeds[2].push_back(1);
+  seeds[2].push_back(0);
+  const std::vector<std::span<const int64_t>> spans(seeds.begin(), seeds.end());
+  const OwnedCudaStream own;
+  for (const BulkSamplerOptions& o : {sage({25, 10}), sage({40, 5}, true), ladies({512, 256})}) {
+    const CudaBulkSampler gpu_sampler(g.sample_graph(), o);
+    const std::vector<MiniBatch> cpu = BulkSampler(g.sample_graph(), o).sample(spans, 9);
+    const uint64_t before = cuda::bulk_synchronisations();
+    const std::vector<MiniBatch> host = gpu_sampler.sample(spans, 9, own.get());
+    EXPECT_EQ(cuda::bulk_synchronisations() - before, o.fanouts.size());
+    const std::vector<DeviceMiniBatch> device = gpu_sampler.sample_device(spans, 9, own.get());
+    ASSERT_EQ(host.size(), cpu.size());
+    ASSERT_EQ(device.size(), cpu.size());
+    for (std::size_t b = 0; b < cpu.size(); ++b) {
+      SCOPED_TRACE(b);
+      test::expect_same_minibatch(host[b], cpu[b]);
+      test::expect_same_minibatch(device[b].to_host(), cpu[b]);
+    }
+    EXPECT_GT(cpu[0].blocks[0].indptr[1], 0);  // the hub drew (or, LADIES, kept) neighbours
+  }
+#endif
+}
+
+TEST(BulkSampler, CudaConcurrentCallsGetTheirOwnResults) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: concurrent CUDA bulk calls not checked";
+#if GRAPHTIER_WITH_CUDA
+  // Two threads call one sampler at once, each on its own stream (and one more pair on the legacy
+  // default stream), host and device forms interleaved, with batches of different sizes so their
+  // staging differs: each result must be the CPU's for its own seeds and streams.
+  const OwnedGraph g = OwnedGraph::random(20000, 12, 13);
+  for (const BulkSamplerOptions& o : {sage({15, 10, 5}), ladies({256, 256})}) {
+    const CudaBulkSampler gpu_sampler(g.sample_graph(), o);
+    const BulkSampler cpu_sampler(g.sample_graph(), o);
+    constexpr int kCalls = 12;
+    std::vector<std::vector<std::vector<int64_t>>> seeds(2 * kCalls);
+    std::vector<std::vector<MiniBatch>> want(2 * kCalls), got(2 * kCalls);
+    for (int c = 0; c < 2 * kCalls; ++c) {
+      seeds[c] = batches_of(g, 1 + c % 4, c % 2 == 0 ? 64 : 512, static_cast<uint64_t>(100 * c));
+      const std::vector<std::span<const int64_t>> spans(seeds[c].begin(), seeds[c].end());
+      want[c] = cpu_sampler.sample(spans, static_cast<uint64_t>(7 * c));
+    }
+    for (const bool own_streams : {true, false}) {
+      std::vector<std::exception_ptr> errors(2);
+      const auto worker = [&](int t) {
+        try {
+          const OwnedCudaStream own;
+          const CudaStream stream = own_streams ? own.get() : CudaStream{};
+          for (int c = t; c < 2 * kCalls; c += 2) {
+            const std::vector<std::span<const int64_t>> spans(seeds[c].begin(), seeds[c].end());
+            if (c % 3 == 0) {
+              got[c].clear();
+              for (const DeviceMiniBatch& d : gpu_sampler.sample_device(spans, static_cast<uint64_t>(7 * c), stream)) {
+                got[c].push_back(d.to_host());
+              }
+            } else {
+              got[c] = gpu_sampler.sample(spans, static_cast<uint64_t>(7 * c), stream);
+            }
+          }
+        } catch (...) {
+          errors[t] = std::current_exception();
+        }
+      };
+      std::thread first(worker, 0), second(worker, 1);
+      first.join();
+      second.join();
+      for (const std::exception_ptr& e : errors) {
+        if (e) std::rethrow_exception(e);
+      }
+      for (int c = 0; c < 2 * kCalls; ++c) {
+        SCOPED_TRACE("call " + std::to_string(c) + (own_streams ? " own streams" : " default stream"));
+        ASSERT_EQ(got[c].size(), want[c].size());
+        for (std::size_t b = 0; b < want[c].size(); ++b) test::expect_same_minibatch(got[c][b], want[c][b]);
+      }
     }
   }
 #endif

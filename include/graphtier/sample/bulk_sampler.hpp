@@ -19,8 +19,8 @@
 //        al.'s layer-dependent importance, over the aggregated neighbourhood of S_b (S_b included).
 //      Every entry of M is a multiple of 2^-36 (LADIES squares are rounded to the nearest multiple,
 //      at least one unit so no candidate is lost), so P, its row sums and prefix sums are exact in
-//      double whatever order a backend adds in: this is what makes cuSPARSE and the CPU agree to
-//      the bit. It bounds a LADIES frontier to 2^16 nodes per batch.
+//      double whatever order a backend adds in: this is what makes the GPU's sums (sorted gathers,
+//      block-wide scans) and the CPU's agree to the bit. It bounds a LADIES frontier to 2^16 nodes per batch.
 //   2. Inverse-transform sampling, row by row, of n = the row's budget entries (GraphSAGE: the
 //      fanout; LADIES: the layer size):
 //      - n == -1, or n >= the row's entry count without replacement: every entry.
@@ -40,8 +40,9 @@
 //      - LADIES: with C_b = S_b plus the sampled nodes (the layer keeps the batch nodes), block l
 //        holds every entry A[v, u] with v in S_b and u in C_b (R * A * C_b, no self-loops added),
 //        in ascending u per v, weighted w(v, u) = (A[v, u] / P[b, u]) normalised to sum 1 over
-//        the row (LADIES' 1/p correction, then row normalisation; computed in double, stored as
-//        float). A dst node with no such entry has no edges.
+//        the row (LADIES' 1/p correction, then row normalisation; computed in double, the row's
+//        sum in the fixed pairwise order of bulk_row_ops.hpp's tree_sum, stored as float). A dst
+//        node with no such entry has no edges.
 // Sampled nodes are therefore distinct per row without replacement, and, unlike NeighborSampler,
 // parallel edges count once (with their multiplicity as weight): a row keeps min(fanout, number
 // of distinct in-neighbours) entries.
@@ -126,15 +127,18 @@ class BulkSampler {
 /// 0: none wanted), which the device fills before that wait. The count is the last block's num_src.
 using BulkInputNodesSink = std::function<int64_t*(int64_t batch, int64_t bound)>;
 
-/// CUDA backend: the same samples bit for bit. Steps 1 and 2 (cuSPARSE SpGEMM, then one thread
-/// per row for the draws) and the GraphSAGE / LADIES extraction run on the GPU; compaction into
-/// MiniBatches runs on the host for sample() and on the GPU for sample_device(). The matrices are copied to the GPU at construction (32-bit
-/// indices: fewer than 2^31 entries, also per layer product). Throws Unsupported in a build without
-/// CUDA or with no visible GPU. Not thread-safe: one sample() call at a time.
+/// CUDA backend: the same samples bit for bit. Step 1 needs no SpGEMM on the GPU: GraphSAGE's
+/// rows of P are A's rows, read in place; LADIES' P row of a batch sums the squares' rows of its
+/// frontier, gathered, sorted by (batch, column) and reduced by key. Step 2 draws each row with a
+/// whole thread block (block-wide prefix sums: a hub row is not scanned by one thread), and the
+/// LADIES extraction runs one thread per entry of the frontier's rows. Compaction into
+/// MiniBatches runs on the host for sample() and on the GPU for sample_device(). The matrices are
+/// copied to the GPU at construction (32-bit column ids: fewer than 2^31 nodes). Throws
+/// Unsupported in a build without CUDA or with no visible GPU. Thread-safe: concurrent calls (on
+/// any streams) each stage their copies in their own pinned arena from the sampler's pool.
 /// Per layer, no synchronous allocation (every temporary is stream-ordered from the device's pool,
 /// which keeps its memory), uploads and downloads go through pinned staging reused across calls,
-/// and the host waits for the device once per layer (the copy of its results), besides the wait
-/// for the product's size inside cuSPARSE's SpGEMM.
+/// and the host waits for the device exactly once per layer (the copy of its results).
 class CudaBulkSampler {
  public:
   CudaBulkSampler(SampleGraph graph, BulkSamplerOptions options, int device = 0, ThreadPool* pool = nullptr);
@@ -154,8 +158,8 @@ class CudaBulkSampler {
   /// The same samples left in device memory, one DeviceMiniBatch per batch (to_host() equals
   /// sample()'s batch). Compaction runs on the device too (dst nodes first, then new nodes by
   /// first appearance within each batch); the k batches share their layers' arrays (each batch's
-  /// storage holds them all). The host waits once per layer, as sample() does (plus cuSPARSE's
-  /// own wait), for each batch's counts and, but for the last layer, the src nodes the next
+  /// storage holds them all). The host waits once per layer, as sample() does, for each batch's
+  /// counts and, but for the last layer, the src nodes the next
   /// layer's selection matrix is built from on the host; the blocks' other arrays never cross.
   /// DeviceMiniBatch::host_syncs counts the layer waits of the call (none when every batch is
   /// empty: its blocks are then zeroed in order on `cuda_stream`). With `input_nodes`, each

@@ -1,23 +1,23 @@
 #include <cuda_runtime.h>
-#include <cusparse.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
-#include <cub/device/device_segmented_sort.cuh>
 #include <limits>
+#include <mutex>
 #include <vector>
 
 #include "cuda_check.cuh"
 #include "cuda_stream.cuh"
-#include "cusparse_check.cuh"
 #include "device_scratch.cuh"
 #include "pinned_arena.cuh"
 #include "graphtier/core/error.hpp"
 #include "bulk_row_ops.hpp"
 #include "bulk_compact.hpp"
+#include "cuda/bulk_rows_cuda.cuh"
 #include "cuda/bulk_sampler_cuda.hpp"
 
 namespace graphtier::sample::cuda {
@@ -27,31 +27,32 @@ std::atomic<uint64_t> g_synchronisations{0};
 
 using ::graphtier::cuda::DeviceScratch;
 
-/// Pinned host memory for one layer call's uploads and downloads: a bump arena. begin() waits for
-/// the event the previous call recorded after its last copy (already complete when that call
-/// ended with its synchronisation, so free in steady state), then reuses the memory from the
-/// start. Growing mid-call retires the old block until the next begin() instead of freeing it under
-/// a copy in flight; cudaMallocHost runs only when a call needs more than ever before.
-class PinnedArena {
+/// Pinned host memory for one call's uploads and downloads: a bump arena. begin() waits for the
+/// event recorded after the arena's last copy by whichever call used it before (already complete
+/// when that call ended with its synchronisation, so free in steady state), then reuses the memory
+/// from the start. Growing mid-call retires the old block until the next begin() instead of
+/// freeing it under a copy in flight; cudaMallocHost runs only when a call needs more than ever
+/// before.
+class StagingArena {
  public:
-  PinnedArena() = default;
-  ~PinnedArena() {
+  StagingArena() = default;
+  ~StagingArena() {
     if (done_ != nullptr) {
       cudaEventSynchronize(done_);
       cudaEventDestroy(done_);
     }
   }
-  PinnedArena(const PinnedArena&) = delete;
-  PinnedArena& operator=(const PinnedArena&) = delete;
+  StagingArena(const StagingArena&) = delete;
+  StagingArena& operator=(const StagingArena&) = delete;
 
   void begin() {
     if (done_ == nullptr) GRAPHTIER_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
     GRAPHTIER_CUDA_CHECK(cudaEventSynchronize(done_));
     memory_.reset();
   }
-  /// After the call's last copy on `stream` (from a destructor: an error here shows at the next
-  /// begin()'s wait).
-  void end(cudaStream_t stream) noexcept { cudaEventRecord(done_, stream); }
+  /// After the call's last copy on `stream`; false when the event could not be recorded (the
+  /// arena must then never be reused: a copy may still read it).
+  bool end(cudaStream_t stream) noexcept { return cudaEventRecord(done_, stream) == cudaSuccess; }
 
   void* take(std::size_t bytes) { return memory_.take(bytes); }
 
@@ -60,20 +61,56 @@ class PinnedArena {
   cudaEvent_t done_ = nullptr;
 };
 
-/// Records the arena's event on every way out of a layer call.
-struct ArenaCall {
-  PinnedArena& arena;
-  cudaStream_t stream;
-  ArenaCall(PinnedArena& a, cudaStream_t s) : arena(a), stream(s) { arena.begin(); }
-  ~ArenaCall() { arena.end(stream); }
-  ArenaCall(const ArenaCall&) = delete;
-  ArenaCall& operator=(const ArenaCall&) = delete;
+/// The arenas of one sampler: a call takes one for itself (a new one when every arena is in use
+/// by an overlapping call) and gives it back at its end, so concurrent calls never share staging.
+class StagingPool {
+ public:
+  std::unique_ptr<StagingArena> acquire() {
+    const std::lock_guard lock(mutex_);
+    if (free_.empty()) return std::make_unique<StagingArena>();
+    std::unique_ptr<StagingArena> arena = std::move(free_.back());
+    free_.pop_back();
+    return arena;
+  }
+  void release(std::unique_ptr<StagingArena> arena) {
+    const std::lock_guard lock(mutex_);
+    free_.push_back(std::move(arena));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<StagingArena>> free_;
+};
+
+/// One call's arena, taken from the pool for the call's lifetime; its event is recorded on every
+/// way out, after the call's last copy (an arena whose event cannot be recorded is leaked, never
+/// reused under a copy in flight).
+class ArenaLease {
+ public:
+  ArenaLease(StagingPool& pool, cudaStream_t stream) : pool_(pool), stream_(stream), arena_(pool.acquire()) {
+    arena_->begin();
+  }
+  ~ArenaLease() {
+    if (arena_->end(stream_)) {
+      pool_.release(std::move(arena_));
+    } else {
+      static_cast<void>(arena_.release());
+    }
+  }
+  ArenaLease(const ArenaLease&) = delete;
+  ArenaLease& operator=(const ArenaLease&) = delete;
+  StagingArena& get() const { return *arena_; }
+
+ private:
+  StagingPool& pool_;
+  cudaStream_t stream_;
+  std::unique_ptr<StagingArena> arena_;
 };
 
 /// `host` staged in the arena and copied to a new stream-ordered array, asynchronously (at least
 /// one element, so the pointer is never null).
 template <typename T, typename U = T>
-DeviceScratch<T> upload(PinnedArena& arena, const std::vector<U>& host, cudaStream_t stream) {
+DeviceScratch<T> upload(StagingArena& arena, const std::vector<U>& host, cudaStream_t stream) {
   DeviceScratch<T> d(host.size(), stream);
   if (!host.empty()) {
     T* staged = static_cast<T*>(arena.take(host.size() * sizeof(T)));
@@ -85,199 +122,55 @@ DeviceScratch<T> upload(PinnedArena& arena, const std::vector<U>& host, cudaStre
 
 /// Queues a copy of device[0, n) into the arena; readable after the stream's next synchronisation.
 template <typename T>
-const T* queue_download(PinnedArena& arena, const T* device, std::size_t n, cudaStream_t stream) {
+const T* queue_download(StagingArena& arena, const T* device, std::size_t n, cudaStream_t stream) {
   if (n == 0) return nullptr;
   T* staged = static_cast<T*>(arena.take(n * sizeof(T)));
   GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(staged, device, n * sizeof(T), cudaMemcpyDeviceToHost, stream));
   return staged;
 }
 
-/// CSR on the device in cuSPARSE's 32-bit index form, in stream-ordered memory (every array has
-/// at least one element: an empty product never hands cuSPARSE a null pointer).
+/// A CSR matrix on the device (64-bit row pointers, 32-bit columns), in stream-ordered memory
+/// (every array has at least one element).
 struct DeviceCsr {
-  int64_t rows = 0, cols = 0, nnz = 0;
-  DeviceScratch<int32_t> rowptr, colind;
+  int64_t rows = 0, nnz = 0;
+  DeviceScratch<int64_t> rowptr;
+  DeviceScratch<int32_t> colind;
   DeviceScratch<double> vals;
 };
 
-DeviceCsr upload_csr(PinnedArena& arena, const CsrMatrix& m, int64_t num_cols, cudaStream_t stream) {
-  GRAPHTIER_EXPECTS(m.nnz() < std::numeric_limits<int32_t>::max() && num_cols < std::numeric_limits<int32_t>::max(),
-                    Unsupported, "CUDA bulk sampling: cuSPARSE SpGEMM takes 32-bit indices; the matrix has ", m.nnz(),
-                    " entries and ", num_cols, " columns");
+DeviceCsr upload_csr(StagingArena& arena, const CsrMatrix& m, int64_t num_cols, cudaStream_t stream) {
+  GRAPHTIER_EXPECTS(num_cols <= std::numeric_limits<int32_t>::max(), Unsupported,
+                    "CUDA bulk sampling keeps 32-bit column ids; the graph has ", num_cols, " nodes");
   DeviceCsr d;
   d.rows = m.rows();
-  d.cols = num_cols;
   d.nnz = m.nnz();
-  d.rowptr = upload<int32_t>(arena, m.rowptr, stream);
+  d.rowptr = upload<int64_t>(arena, m.rowptr, stream);
   d.colind = upload<int32_t>(arena, m.cols, stream);
   d.vals = upload<double>(arena, m.vals, stream);
   return d;
 }
 
 constexpr int kThreads = 128;
+/// Threads of the block that draws one row: a warp for GraphSAGE's many short rows (a hub row is
+/// still scanned 32 entries at a time), a wide block for LADIES' one row per batch.
+constexpr int kSageRowBlock = 32;
+constexpr int kLadiesRowBlock = 256;
 
-int blocks_for(int64_t n) { return static_cast<int>((n + kThreads - 1) / kThreads); }
+int blocks_for(int64_t n) {
+  return static_cast<int>(std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, int64_t{1} << 20));
+}
+/// One block per row, capped (the kernels loop over the rest).
+int row_blocks(int64_t rows) { return static_cast<int>(std::clamp<int64_t>(rows, 1, int64_t{1} << 20)); }
+
+#define GRAPHTIER_BULK_STRIDE(i, n)                                                          \
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
 /// The fewest low bits that hold every value in [0, max_value].
 int key_bits(int64_t max_value) {
   int bits = 1;
   while (bits < 63 && (int64_t{1} << bits) <= max_value) ++bits;
   return bits;
-}
-
-__device__ int64_t batch_of_row(const int64_t* offsets, int64_t k, int64_t r) {
-  int64_t lo = 0, hi = k;  // the last b with offsets[b] <= r
-  while (hi - lo > 1) {
-    const int64_t mid = (lo + hi) / 2;
-    if (offsets[mid] <= r) lo = mid; else hi = mid;
-  }
-  return lo;
-}
-
-/// Step 2 for stacked row r of P, then (GraphSAGE) the entry's node and first CSC position.
-struct DrawArgs {
-  const int32_t* p_rowptr;
-  const int32_t* p_cols;
-  const double* p_vals;
-  double* work;
-  double* prefix;
-  const int64_t* out_offsets;  // [rows + 1]
-  int64_t* picks;
-  int64_t* nodes;
-  const int64_t* keys;  // [rows] the draw key (node v for GraphSAGE, 0 for LADIES)
-  const int64_t* batch_offsets;  // [k + 1] rows of each batch
-  const uint64_t* layer_streams;  // [k]
-  int64_t k;
-  int64_t rows;
-  int64_t budget;
-  bool replace;
-  uint64_t seed;
-  // GraphSAGE edge ids (null when not wanted).
-  const int32_t* a_rowptr;
-  const int32_t* a_cols;
-  const int64_t* a_first;
-  int64_t* edge_ids;
-};
-
-__global__ void draw_rows_kernel(DrawArgs a) {
-  const int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (r >= a.rows) return;
-  const int64_t p0 = a.p_rowptr[r], n = a.p_rowptr[r + 1] - p0;
-  const int64_t o = a.out_offsets[r], count = a.out_offsets[r + 1] - o;
-  if (count == 0) return;
-  const int64_t b = batch_of_row(a.batch_offsets, a.k, r);
-  bulk::sample_row(a.p_vals + p0, n, a.budget, a.replace, a.seed, a.layer_streams[b], a.keys[r], a.work + p0,
-                   a.prefix + p0, a.picks + o);
-  for (int64_t i = 0; i < count; ++i) {
-    const int64_t u = a.p_cols[p0 + a.picks[o + i]];
-    a.nodes[o + i] = u;
-    if (a.edge_ids != nullptr) {
-      const int64_t v = a.keys[r];
-      const int64_t begin = a.a_rowptr[v];
-      a.edge_ids[o + i] = a.a_first[begin + bulk::find_sorted(a.a_cols + begin, a.a_rowptr[v + 1] - begin, u)];
-    }
-  }
-}
-
-/// LADIES step 3 (R * A * C_b) for stacked dst row r: pass 1 counts, pass 2 writes.
-struct ExtractArgs {
-  const int64_t* dst_nodes;  // [rows]
-  const int64_t* batch_offsets;
-  int64_t k;
-  int64_t rows;
-  const int32_t* a_rowptr;
-  const int32_t* a_cols;
-  const double* a_vals;
-  const int64_t* a_first;
-  const int64_t* kept;          // C_b sorted, batch after batch
-  const int64_t* kept_offsets;  // [k + 1]
-  const int32_t* p_rowptr;      // P: one row per batch
-  const int32_t* p_cols;
-  const double* p_vals;
-  int64_t* counts;              // pass 1 output [rows]
-  const int64_t* out_offsets;   // pass 2 input [rows + 1]
-  int64_t* nodes;
-  int64_t* edge_ids;            // null when not wanted
-  float* weights;
-};
-
-template <bool kWrite>
-__global__ void ladies_extract_kernel(ExtractArgs a) {
-  const int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (r >= a.rows) return;
-  const int64_t b = batch_of_row(a.batch_offsets, a.k, r);
-  const int64_t v = a.dst_nodes[r];
-  const int64_t* kept = a.kept + a.kept_offsets[b];
-  const int64_t num_kept = a.kept_offsets[b + 1] - a.kept_offsets[b];
-  const int64_t p0 = a.p_rowptr[b], pn = a.p_rowptr[b + 1] - p0;
-  int64_t count = 0;
-  double sum = 0;
-  // The same order of additions as bulk::ladies_row_sum on the host: ascending column.
-  for (int64_t i = a.a_rowptr[v]; i < a.a_rowptr[v + 1]; ++i) {
-    const int64_t u = a.a_cols[i];
-    if (bulk::find_sorted(kept, num_kept, u) < 0) continue;
-    ++count;
-    if (kWrite) sum = bulk::add_rn(sum, bulk::div_rn(a.a_vals[i], a.p_vals[p0 + bulk::find_sorted(a.p_cols + p0, pn, u)]));
-  }
-  if (!kWrite) {
-    a.counts[r] = count;
-    return;
-  }
-  int64_t o = a.out_offsets[r];
-  for (int64_t i = a.a_rowptr[v]; i < a.a_rowptr[v + 1]; ++i) {
-    const int64_t u = a.a_cols[i];
-    if (bulk::find_sorted(kept, num_kept, u) < 0) continue;
-    a.nodes[o] = u;
-    if (a.edge_ids != nullptr) a.edge_ids[o] = a.a_first[i];
-    a.weights[o] = bulk::ladies_weight(a.a_vals[i], a.p_vals[p0 + bulk::find_sorted(a.p_cols + p0, pn, u)], sum);
-    ++o;
-  }
-}
-
-/// C_b's keys: (b << node_bits) | node for batch b's frontier rows, then its draws; unused draw
-/// slots (past draw_offsets[k]) get (k << node_bits), after every batch.
-__global__ void union_keys_kernel(const int64_t* dst, const int64_t* batch_offsets, int64_t rows, const int64_t* drawn,
-                                  const int64_t* draw_offsets, int64_t draw_slots, int64_t k, int node_bits,
-                                  unsigned long long* keys) {
-  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= rows + draw_slots) return;
-  if (i < rows) {
-    keys[i] = (static_cast<unsigned long long>(batch_of_row(batch_offsets, k, i)) << node_bits) |
-              static_cast<unsigned long long>(dst[i]);
-    return;
-  }
-  const int64_t j = i - rows;
-  keys[i] = j < draw_offsets[k] ? (static_cast<unsigned long long>(batch_of_row(draw_offsets, k, j)) << node_bits) |
-                                      static_cast<unsigned long long>(drawn[j])
-                                : static_cast<unsigned long long>(k) << node_bits;
-}
-
-/// kept[i] = the node of unique key i; kept_offsets[b] = the first key of batch >= b (b <= k), so
-/// that batch b's kept set is kept[kept_offsets[b], kept_offsets[b + 1]) and the padding (batch k)
-/// falls outside every set.
-__global__ void kept_sets_kernel(const unsigned long long* keys, const int64_t* num_keys_at, int64_t k, int node_bits,
-                                 int64_t* kept, int64_t* kept_offsets) {
-  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  const int64_t n = *num_keys_at;
-  const unsigned long long mask = (1ull << node_bits) - 1;
-  if (i < n) kept[i] = static_cast<int64_t>(keys[i] & mask);
-  if (i <= k) {
-    const unsigned long long first = static_cast<unsigned long long>(i) << node_bits;
-    int64_t lo = 0, hi = n;
-    while (lo < hi) {
-      const int64_t mid = lo + (hi - lo) / 2;
-      if (keys[mid] < first) lo = mid + 1; else hi = mid;
-    }
-    kept_offsets[i] = lo;
-  }
-}
-
-/// counts[r] = the entries row r of P emits (step 2's rules), r < rows.
-__global__ void sampled_counts_kernel(const int32_t* rowptr, int64_t rows, int64_t budget, bool replace,
-                                      int64_t* counts) {
-  const int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (r >= rows) return;
-  counts[r] = bulk::sampled_count(rowptr[r + 1] - rowptr[r], budget, replace);
 }
 
 /// In place: offsets[0, n + 1) = the exclusive prefix sums of counts held in offsets[0, n), with
@@ -290,24 +183,224 @@ void exclusive_offsets(int64_t* offsets, int64_t n, cudaStream_t stream) {
   GRAPHTIER_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.get(), temp_bytes, offsets, offsets, n + 1, stream));
 }
 
-/// Device offsets[r] for the rows of P under a budget: counts, then the scan. No synchronisation.
-DeviceScratch<int64_t> sampled_offsets(const DeviceCsr& p, int64_t budget, bool replace, cudaStream_t stream) {
-  DeviceScratch<int64_t> offsets(static_cast<std::size_t>(p.rows + 1), stream);
-  if (p.rows > 0) {
-    sampled_counts_kernel<<<blocks_for(p.rows), kThreads, 0, stream>>>(p.rowptr.get(), p.rows, budget, replace,
-                                                                        offsets.get());
-    GRAPHTIER_CUDA_CHECK_LAUNCH("sampled_counts_kernel");
+/// For the stacked rows r < rows (node dst[r]): counts[r] = the entries row dst[r] of `rowptr`
+/// emits under the budget (step 2's rules; budget -1: its degree) and, with `scratch`, the
+/// doubles of scratch its draws need (twice the degree when it really draws).
+__global__ void row_counts_kernel(const int64_t* dst, int64_t rows, const int64_t* rowptr, int64_t budget,
+                                  bool replace, int64_t* counts, int64_t* scratch) {
+  GRAPHTIER_BULK_STRIDE(r, rows) {
+    const int64_t v = dst[r], n = rowptr[v + 1] - rowptr[v];
+    counts[r] = bulk::sampled_count(n, budget, replace);
+    if (scratch != nullptr) scratch[r] = bulk::row_draws(n, budget, replace) ? 2 * n : 0;
   }
-  exclusive_offsets(offsets.get(), p.rows, stream);
+}
+
+/// Exclusive offsets of `rows` counts computed by row_counts_kernel (no wait).
+DeviceScratch<int64_t> row_offsets(const int64_t* dst, int64_t rows, const int64_t* rowptr, int64_t budget,
+                                   bool replace, int64_t* scratch, cudaStream_t stream) {
+  DeviceScratch<int64_t> offsets(static_cast<std::size_t>(rows + 1), stream);
+  row_counts_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(dst, rows, rowptr, budget, replace, offsets.get(),
+                                                               scratch);
+  GRAPHTIER_CUDA_CHECK_LAUNCH("row_counts_kernel");
+  exclusive_offsets(offsets.get(), rows, stream);
+  if (scratch != nullptr) exclusive_offsets(scratch, rows, stream);
   return offsets;
 }
 
-/// An upper bound of Σ_r sampled_count(nnz of row r, budget, replace) from P's size alone.
-int64_t sampled_bound(const DeviceCsr& p, int64_t budget, bool replace) {
-  if (budget < 0) return p.nnz;
-  const int64_t per_row = p.rows * budget;
-  return replace ? (p.nnz == 0 ? 0 : per_row) : std::min(p.nnz, per_row);
+/// GraphSAGE step 2 read straight from A's rows (P = Q * A is the stacked rows of A: no product),
+/// one block per stacked row, then the picks' nodes and first CSC positions.
+struct SageDrawArgs {
+  const int64_t* dst;            // [rows]: also the draw keys
+  const int64_t* batch_offsets;  // [k + 1]
+  const uint64_t* layer_streams;  // [k]
+  int64_t k, rows, fanout;
+  bool replace;
+  uint64_t seed;
+  const int64_t* a_rowptr;
+  const int32_t* a_cols;
+  const double* a_vals;
+  const int64_t* a_first;
+  const int64_t* out_offsets;      // [rows + 1]
+  const int64_t* scratch_offsets;  // [rows + 1] doubles: work, then prefix sums
+  double* scratch;
+  int64_t* picks;
+  int64_t* nodes;
+  int64_t* edge_ids;  // null when not wanted
+};
+
+__global__ void __launch_bounds__(kSageRowBlock) sage_rows_kernel(SageDrawArgs a) {
+  __shared__ RowDrawShared<kSageRowBlock> shared;
+  for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
+    const int64_t o = a.out_offsets[r], count = a.out_offsets[r + 1] - o;
+    if (count == 0) continue;  // the same for the whole block
+    const int64_t v = a.dst[r], begin = a.a_rowptr[v], n = a.a_rowptr[v + 1] - begin;
+    const int64_t b = bulk::owner_of(a.batch_offsets, a.k, r);
+    double* work = a.scratch + a.scratch_offsets[r];
+    block_sample_row<kSageRowBlock>(a.a_vals + begin, n, a.fanout, a.replace, a.seed, a.layer_streams[b], v, work,
+                                    work + n, a.picks + o, shared);
+    for (int64_t i = threadIdx.x; i < count; i += kSageRowBlock) {
+      const int64_t entry = begin + a.picks[o + i];
+      a.nodes[o + i] = a.a_cols[entry];
+      if (a.edge_ids != nullptr) a.edge_ids[o + i] = a.a_first[entry];
+    }
+    __syncthreads();
+  }
 }
+
+/// LADIES step 1, gather: the squares' rows of every stacked dst row as keys (batch, column) and
+/// values, row r's at [offsets[r], offsets[r + 1]), one thread per entry.
+__global__ void gather_square_rows_kernel(const int64_t* dst, const int64_t* batch_offsets, int64_t k, int64_t rows,
+                                          const int64_t* offsets, const int64_t* rowptr, const int32_t* cols,
+                                          const double* vals, int node_bits, unsigned long long* keys,
+                                          double* out_vals) {
+  const int64_t total = offsets[rows];
+  GRAPHTIER_BULK_STRIDE(e, total) {
+    const int64_t r = bulk::owner_of(offsets, rows, e);
+    const int64_t b = bulk::owner_of(batch_offsets, k, r);
+    const int64_t i = rowptr[dst[r]] + (e - offsets[r]);
+    keys[e] = bulk::sequence_key(b, cols[i], node_bits);
+    out_vals[e] = vals[i];
+  }
+}
+
+/// After the sort and the sum by key: P's columns, and p_offsets[b] = the first key of batch >= b
+/// (b <= k), so that row b of P is [p_offsets[b], p_offsets[b + 1]).
+__global__ void split_keys_kernel(const unsigned long long* keys, const int64_t* num_keys_at, int64_t k, int node_bits,
+                                  int64_t* cols, int64_t* offsets) {
+  const int64_t n = *num_keys_at;
+  const unsigned long long mask = (1ULL << node_bits) - 1;
+  GRAPHTIER_BULK_STRIDE(i, n > k ? n : k + 1) {
+    if (i < n) cols[i] = static_cast<int64_t>(keys[i] & mask);
+    if (i <= k) {
+      const unsigned long long first = bulk::sequence_key(i, 0, node_bits);
+      int64_t lo = 0, hi = n;
+      while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (keys[mid] < first) lo = mid + 1; else hi = mid;
+      }
+      offsets[i] = lo;
+    }
+  }
+}
+
+/// counts[b] = what row b of P (offsets [k + 1]) emits under the layer size.
+__global__ void ladies_draw_counts_kernel(const int64_t* p_offsets, int64_t k, int64_t layer_size, int64_t* counts) {
+  GRAPHTIER_BULK_STRIDE(b, k) { counts[b] = bulk::sampled_count(p_offsets[b + 1] - p_offsets[b], layer_size, false); }
+}
+
+/// LADIES step 2, one block per batch row of P; writes the sampled nodes.
+__global__ void __launch_bounds__(kLadiesRowBlock)
+    ladies_rows_kernel(const int64_t* p_offsets, const int64_t* p_cols, const double* p_vals, int64_t k,
+                       int64_t layer_size, uint64_t seed, const uint64_t* layer_streams, const int64_t* draw_offsets,
+                       double* scratch, int64_t p_bound, int64_t* picks, int64_t* sampled) {
+  __shared__ RowDrawShared<kLadiesRowBlock> shared;
+  for (int64_t b = blockIdx.x; b < k; b += gridDim.x) {
+    const int64_t o = draw_offsets[b], count = draw_offsets[b + 1] - o;
+    if (count == 0) continue;
+    const int64_t p0 = p_offsets[b], n = p_offsets[b + 1] - p0;
+    block_sample_row<kLadiesRowBlock>(p_vals + p0, n, layer_size, false, seed, layer_streams[b], 0, scratch + p0,
+                                      scratch + p_bound + p0, picks + o, shared);
+    for (int64_t i = threadIdx.x; i < count; i += kLadiesRowBlock) sampled[o + i] = p_cols[p0 + picks[o + i]];
+    __syncthreads();
+  }
+}
+
+/// C_b's keys: (b << node_bits) | node for batch b's frontier rows, then its draws; unused draw
+/// slots (past draw_offsets[k]) get (k << node_bits), after every batch.
+__global__ void union_keys_kernel(const int64_t* dst, const int64_t* batch_offsets, int64_t rows, const int64_t* drawn,
+                                  const int64_t* draw_offsets, int64_t draw_slots, int64_t k, int node_bits,
+                                  unsigned long long* keys) {
+  GRAPHTIER_BULK_STRIDE(i, rows + draw_slots) {
+    if (i < rows) {
+      keys[i] = bulk::sequence_key(bulk::owner_of(batch_offsets, k, i), dst[i], node_bits);
+      continue;
+    }
+    const int64_t j = i - rows;
+    keys[i] = j < draw_offsets[k] ? bulk::sequence_key(bulk::owner_of(draw_offsets, k, j), drawn[j], node_bits)
+                                  : bulk::sequence_key(k, 0, node_bits);
+  }
+}
+
+/// LADIES step 3 (R * A * C_b), one thread per entry of the frontier rows of A (gathered
+/// positions [a_offsets[r], a_offsets[r + 1]) for row r). kFlag: marks the entries whose column is
+/// in C_b; otherwise writes the marked ones at their rank (the exclusive sum of the marks).
+struct ExtractArgs {
+  const int64_t* dst;
+  const int64_t* batch_offsets;
+  int64_t k, rows;
+  const int64_t* a_offsets;  // [rows + 1]
+  const int64_t* a_rowptr;
+  const int32_t* a_cols;
+  const double* a_vals;
+  const int64_t* a_first;
+  const int64_t* kept;          // C_b sorted, batch after batch
+  const int64_t* kept_offsets;  // [k + 1]
+  const int64_t* p_offsets;     // P: one row per batch
+  const int64_t* p_cols;
+  const double* p_vals;
+  int64_t* ranks;               // [total + 1]: the marks, then their exclusive sum
+  int64_t* nodes;
+  int64_t* edge_ids;            // null when not wanted
+  double* terms;                // the entries' ladies_term, for the row sums
+};
+
+template <bool kFlag>
+__global__ void ladies_extract_kernel(ExtractArgs a) {
+  const int64_t total = a.a_offsets[a.rows];
+  GRAPHTIER_BULK_STRIDE(e, total) {
+    const int64_t r = bulk::owner_of(a.a_offsets, a.rows, e);
+    const int64_t b = bulk::owner_of(a.batch_offsets, a.k, r);
+    const int64_t i = a.a_rowptr[a.dst[r]] + (e - a.a_offsets[r]);
+    const int64_t u = a.a_cols[i];
+    if (kFlag) {
+      const int64_t kept0 = a.kept_offsets[b];
+      a.ranks[e] = bulk::find_sorted(a.kept + kept0, a.kept_offsets[b + 1] - kept0, u) >= 0 ? 1 : 0;
+      continue;
+    }
+    const int64_t o = a.ranks[e];
+    if (a.ranks[e + 1] == o) continue;  // not in C_b
+    a.nodes[o] = u;
+    if (a.edge_ids != nullptr) a.edge_ids[o] = a.a_first[i];
+    const int64_t p0 = a.p_offsets[b];
+    const double p = a.p_vals[p0 + bulk::find_sorted(a.p_cols + p0, a.p_offsets[b + 1] - p0, u)];
+    a.terms[o] = bulk::ladies_term(a.a_vals[i], p);
+  }
+}
+
+/// indptr[r] = the rank of row r's first gathered entry (r <= rows).
+__global__ void ranked_indptr_kernel(const int64_t* a_offsets, const int64_t* ranks, int64_t rows, int64_t* indptr) {
+  GRAPHTIER_BULK_STRIDE(r, rows + 1) { indptr[r] = ranks[a_offsets[r]]; }
+}
+
+/// Each row's sum of its kept terms in bulk::tree_sum's order, then the row's weights: one warp
+/// per row. Lane t sums the aligned chunk [t * chunk, (t + 1) * chunk) of the row's terms (chunk =
+/// the terms' count padded to a power of two, over 32, at least 1), a subtree of the tree; the
+/// lanes' sums are then added in adjacent pairs (offsets 1, 2, 4, 8, 16 towards lane 0), the
+/// tree's top levels.
+__global__ void ladies_row_weights_kernel(const int64_t* indptr, const double* terms, int64_t rows, float* weights) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
+  for (int64_t r = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / 32; r < rows; r += warps) {
+    const int64_t o = indptr[r], count = indptr[r + 1] - o;
+    if (count == 0) continue;  // the same for the whole warp
+    int64_t padded = 1;
+    while (padded < count) padded *= 2;
+    const int64_t chunk = padded > 32 ? padded / 32 : 1;
+    const int64_t begin = lane * chunk;
+    const int64_t mine = begin < count ? (count - begin < chunk ? count - begin : chunk) : 0;
+    double sum = bulk::tree_sum(terms + o + (mine > 0 ? begin : 0), mine);
+    for (int offset = 1; offset < 32; offset *= 2) {
+      const double right = __shfl_down_sync(0xffffffffU, sum, offset);
+      if (lane % (2 * offset) == 0) sum = bulk::add_rn(sum, right);
+    }
+    sum = __shfl_sync(0xffffffffU, sum, 0);
+    for (int64_t i = lane; i < count; i += 32) weights[o + i] = bulk::ladies_weight_of_term(terms[o + i], sum);
+  }
+}
+
+struct AddDoubles {
+  __device__ double operator()(double a, double b) const { return bulk::add_rn(a, b); }
+};
 
 /// One layer's draws for every stacked row, in device memory, before compaction (the arrays hold
 /// `bound` entries, of which indptr[rows] are real).
@@ -325,125 +418,36 @@ struct LayerDraws {
 
 struct BulkDevice::State {
   int device = 0;
-  cusparseHandle_t handle = nullptr;
   DeviceCsr a;
   DeviceScratch<int64_t> a_first;
   DeviceCsr squares;  // LADIES only
-  std::vector<int64_t> a_rowptr;  // A's row pointers on the host: the bound of a LADIES extraction
-  mutable PinnedArena arena;      // staging of every upload and download (calls do not overlap)
-  ~State() {
-    if (handle != nullptr) cusparseDestroy(handle);
-  }
+  // A's and the squares' row pointers on the host: the bounds of a layer's arrays.
+  std::vector<int64_t> a_rowptr, squares_rowptr;
+  mutable StagingPool staging;  // one arena per call in flight
 
   /// Steps 1 and 2 (and LADIES' extraction) of one layer, queued on `stream`; no wait of ours.
-  /// The caller holds an ArenaCall.
   LayerDraws draws(const bulk::StackedFrontier& frontier, const BulkSamplerOptions& options, int layer,
-                   cudaStream_t stream) const;
+                   StagingArena& arena, cudaStream_t stream) const;
   LayerDraws graphsage_draws(const bulk::StackedFrontier& frontier, int64_t fanout, bool replace, uint64_t seed,
-                             bool edge_ids, cudaStream_t stream) const;
+                             bool edge_ids, StagingArena& arena, cudaStream_t stream) const;
   LayerDraws ladies_draws(const bulk::StackedFrontier& frontier, int64_t layer_size, uint64_t seed, bool edge_ids,
-                          cudaStream_t stream) const;
-
-  /// P = Q * m with rows sorted by column (cuSPARSE does not promise sorted output). Every
-  /// temporary is stream-ordered; no synchronisation of ours (cuSPARSE's SpGEMM waits for the
-  /// product's size inside cusparseSpGEMM_compute).
-  DeviceCsr spgemm(const std::vector<int64_t>& q_rowptr, const std::vector<int64_t>& q_cols, const DeviceCsr& m,
-                   cudaStream_t stream) const {
-    DeviceCsr p;
-    p.rows = static_cast<int64_t>(q_rowptr.size()) - 1;
-    p.cols = m.cols;
-    p.rowptr = DeviceScratch<int32_t>(static_cast<std::size_t>(p.rows + 1), stream);
-    if (q_cols.empty() || m.nnz == 0) {
-      GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(p.rowptr.get(), 0, static_cast<std::size_t>(p.rows + 1) * sizeof(int32_t), stream));
-      p.colind = DeviceScratch<int32_t>(1, stream);
-      p.vals = DeviceScratch<double>(1, stream);
-      return p;
-    }
-    GRAPHTIER_EXPECTS(static_cast<int64_t>(q_cols.size()) < std::numeric_limits<int32_t>::max(), Unsupported,
-                      "CUDA bulk sampling: ", q_cols.size(), " stacked frontier nodes need 64-bit indices; sample fewer batches at once");
-    const DeviceScratch<int32_t> qr = upload<int32_t>(arena, q_rowptr, stream), qc = upload<int32_t>(arena, q_cols, stream);
-    const DeviceScratch<double> qv = upload<double>(arena, std::vector<double>(q_cols.size(), 1.0), stream);
-    GRAPHTIER_CUSPARSE_CHECK(cusparseSetStream(handle, stream));
-    cusparseSpMatDescr_t mq = nullptr, mm = nullptr, mp = nullptr;
-    cusparseSpGEMMDescr_t desc = nullptr;
-    const auto release = [&] {
-      if (mq != nullptr) cusparseDestroySpMat(mq);
-      if (mm != nullptr) cusparseDestroySpMat(mm);
-      if (mp != nullptr) cusparseDestroySpMat(mp);
-      if (desc != nullptr) cusparseSpGEMM_destroyDescr(desc);
-    };
-    try {
-      GRAPHTIER_CUSPARSE_CHECK(cusparseCreateCsr(&mq, p.rows, m.rows, static_cast<int64_t>(q_cols.size()), qr.get(), qc.get(), qv.get(),
-                                    CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
-      GRAPHTIER_CUSPARSE_CHECK(cusparseCreateCsr(&mm, m.rows, m.cols, m.nnz, m.rowptr.get(), m.colind.get(), m.vals.get(),
-                                    CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
-      GRAPHTIER_CUSPARSE_CHECK(cusparseCreateCsr(&mp, p.rows, m.cols, 0, p.rowptr.get(), nullptr, nullptr, CUSPARSE_INDEX_32I,
-                                    CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
-      GRAPHTIER_CUSPARSE_CHECK(cusparseSpGEMM_createDescr(&desc));
-      const double alpha = 1.0, beta = 0.0;
-      constexpr auto kOp = CUSPARSE_OPERATION_NON_TRANSPOSE;
-      constexpr auto kAlg = CUSPARSE_SPGEMM_DEFAULT;
-      std::size_t size1 = 0, size2 = 0;
-      GRAPHTIER_CUSPARSE_CHECK(cusparseSpGEMM_workEstimation(handle, kOp, kOp, &alpha, mq, mm, &beta, mp, CUDA_R_64F, kAlg, desc, &size1, nullptr));
-      DeviceScratch<char> buffer1(size1, stream);
-      GRAPHTIER_CUSPARSE_CHECK(cusparseSpGEMM_workEstimation(handle, kOp, kOp, &alpha, mq, mm, &beta, mp, CUDA_R_64F, kAlg, desc, &size1,
-                                                buffer1.get()));
-      GRAPHTIER_CUSPARSE_CHECK(cusparseSpGEMM_compute(handle, kOp, kOp, &alpha, mq, mm, &beta, mp, CUDA_R_64F, kAlg, desc, &size2, nullptr));
-      DeviceScratch<char> buffer2(size2, stream);
-      GRAPHTIER_CUSPARSE_CHECK(cusparseSpGEMM_compute(handle, kOp, kOp, &alpha, mq, mm, &beta, mp, CUDA_R_64F, kAlg, desc, &size2,
-                                         buffer2.get()));
-      int64_t rows = 0, cols = 0, nnz = 0;
-      GRAPHTIER_CUSPARSE_CHECK(cusparseSpMatGetSize(mp, &rows, &cols, &nnz));
-      GRAPHTIER_EXPECTS(nnz < std::numeric_limits<int32_t>::max(), Unsupported, "CUDA bulk sampling: the product has ", nnz,
-                        " entries, beyond 32-bit indices; sample fewer batches at once");
-      p.nnz = nnz;
-      // At least one element (DeviceScratch): an empty product (frontiers whose rows are all
-      // empty) would hand null column and value pointers to cusparseCsrSetPointers and SpGEMM_copy.
-      DeviceScratch<int32_t> cols_unsorted(static_cast<std::size_t>(nnz), stream);
-      DeviceScratch<double> vals_unsorted(static_cast<std::size_t>(nnz), stream);
-      GRAPHTIER_CUSPARSE_CHECK(cusparseCsrSetPointers(mp, p.rowptr.get(), cols_unsorted.get(), vals_unsorted.get()));
-      GRAPHTIER_CUSPARSE_CHECK(cusparseSpGEMM_copy(handle, kOp, kOp, &alpha, mq, mm, &beta, mp, CUDA_R_64F, kAlg, desc));
-      release();
-      mq = mm = mp = nullptr;
-      desc = nullptr;
-
-      p.colind = DeviceScratch<int32_t>(static_cast<std::size_t>(nnz), stream);
-      p.vals = DeviceScratch<double>(static_cast<std::size_t>(nnz), stream);
-      if (nnz > 0) {
-        std::size_t temp_bytes = 0;
-        const auto nitems = static_cast<int>(nnz), nsegs = static_cast<int>(p.rows);
-        GRAPHTIER_CUDA_CHECK(cub::DeviceSegmentedSort::SortPairs(nullptr, temp_bytes, cols_unsorted.get(), p.colind.get(),
-                                                    vals_unsorted.get(), p.vals.get(), nitems, nsegs, p.rowptr.get(),
-                                                    p.rowptr.get() + 1, stream));
-        DeviceScratch<char> temp(temp_bytes, stream);
-        GRAPHTIER_CUDA_CHECK(cub::DeviceSegmentedSort::SortPairs(temp.get(), temp_bytes, cols_unsorted.get(), p.colind.get(),
-                                                    vals_unsorted.get(), p.vals.get(), nitems, nsegs, p.rowptr.get(),
-                                                    p.rowptr.get() + 1, stream));
-      }
-      // The temporaries (Q, the SpGEMM buffers, the unsorted product) are freed in stream order,
-      // after the work queued on `stream` that reads them: no wait here.
-    } catch (...) {
-      release();
-      throw;
-    }
-    return p;
-  }
+                          StagingArena& arena, cudaStream_t stream) const;
 };
 
 BulkDevice::BulkDevice(const BulkMatrices& m, BulkAlgorithm algorithm, int device) : state_(std::make_unique<State>()) {
   state_->device = device;
   GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
-  GRAPHTIER_CUSPARSE_CHECK(cusparseCreate(&state_->handle));
   // Once per sampler, on the legacy default stream (which every blocking stream waits for).
   const cudaStream_t stream = nullptr;
-  PinnedArena& arena = state_->arena;
   {
-    const ArenaCall call(arena, stream);
+    const ArenaLease lease(state_->staging, stream);
+    StagingArena& arena = lease.get();
     state_->a = upload_csr(arena, m.a, m.num_nodes, stream);
     state_->a_first = upload<int64_t>(arena, m.first_position, stream);
     if (algorithm == BulkAlgorithm::kLadies) state_->squares = upload_csr(arena, m.ladies_squares, m.num_nodes, stream);
   }
   state_->a_rowptr = m.a.rowptr;
+  if (algorithm == BulkAlgorithm::kLadies) state_->squares_rowptr = m.ladies_squares.rowptr;
   GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));  // the matrices are in place before any stream uses them
 }
 
@@ -452,87 +456,118 @@ BulkDevice::~BulkDevice() = default;
 uint64_t bulk_synchronisations() noexcept { return g_synchronisations.load(); }
 
 // Synchronisation budget (bulk_sampler_cuda.hpp): one per layer, the copy of the results (host
-// form) or of the per-batch counts and the next frontier (device form).
+// form) or of the per-batch counts and the next frontier (device form). Nothing below waits.
 
-LayerDraws BulkDevice::State::graphsage_draws(const bulk::StackedFrontier& frontier, int64_t fanout,
-                                                          bool replace, uint64_t seed, bool edge_ids,
-                                                          cudaStream_t stream) const {
+LayerDraws BulkDevice::State::graphsage_draws(const bulk::StackedFrontier& frontier, int64_t fanout, bool replace,
+                                              uint64_t seed, bool edge_ids, StagingArena& arena,
+                                              cudaStream_t stream) const {
   const int64_t rows = frontier.rows();
   LayerDraws d;
+  // The exact output size and the draws' scratch, from A's row pointers on the host.
+  int64_t scratch_bound = 0;
+  for (const int64_t v : frontier.nodes) {
+    const int64_t n = a_rowptr[v + 1] - a_rowptr[v];
+    d.bound += bulk::sampled_count(n, fanout, replace);
+    if (bulk::row_draws(n, fanout, replace)) scratch_bound += 2 * n;
+  }
   d.dst = upload<int64_t>(arena, frontier.nodes, stream);  // also the draw keys
   d.batch_offsets = upload<int64_t>(arena, frontier.offsets, stream);
-  std::vector<int64_t> q_rowptr(static_cast<std::size_t>(rows + 1));
-  for (int64_t r = 0; r <= rows; ++r) q_rowptr[r] = r;
-  const DeviceCsr p = spgemm(q_rowptr, frontier.nodes, a, stream);
-  // Output offsets on the device; the arrays are sized by a bound known on the host.
-  d.indptr = sampled_offsets(p, fanout, replace, stream);
-  d.bound = sampled_bound(p, fanout, replace);
+  DeviceScratch<int64_t> scratch_offsets(static_cast<std::size_t>(rows + 1), stream);
+  d.indptr = row_offsets(d.dst.get(), rows, a.rowptr.get(), fanout, replace, scratch_offsets.get(), stream);
   d.nodes = DeviceScratch<int64_t>(static_cast<std::size_t>(d.bound), stream);
   if (edge_ids) d.edge_ids = DeviceScratch<int64_t>(static_cast<std::size_t>(d.bound), stream);
   if (d.bound == 0) return d;  // every row emits nothing (the offsets are all zero)
   const DeviceScratch<uint64_t> streams = upload<uint64_t>(arena, frontier.layer_streams, stream);
-  DeviceScratch<double> work(static_cast<std::size_t>(p.nnz), stream), prefix(static_cast<std::size_t>(p.nnz), stream);
+  DeviceScratch<double> scratch(static_cast<std::size_t>(scratch_bound), stream);
   DeviceScratch<int64_t> picks(static_cast<std::size_t>(d.bound), stream);
-  DrawArgs args{p.rowptr.get(), p.colind.get(), p.vals.get(), work.get(), prefix.get(), d.indptr.get(),
-                picks.get(), d.nodes.get(), d.dst.get(), d.batch_offsets.get(), streams.get(), frontier.num_batches(),
-                rows, fanout, replace, seed, a.rowptr.get(), a.colind.get(),
-                a_first.get(), edge_ids ? d.edge_ids.get() : nullptr};
-  draw_rows_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(args);
-  GRAPHTIER_CUDA_CHECK_LAUNCH("draw_rows_kernel");
+  const SageDrawArgs args{d.dst.get(), d.batch_offsets.get(), streams.get(), frontier.num_batches(), rows, fanout,
+                          replace, seed, a.rowptr.get(), a.colind.get(), a.vals.get(), a_first.get(), d.indptr.get(),
+                          scratch_offsets.get(), scratch.get(), picks.get(), d.nodes.get(),
+                          edge_ids ? d.edge_ids.get() : nullptr};
+  sage_rows_kernel<<<row_blocks(rows), kSageRowBlock, 0, stream>>>(args);
+  GRAPHTIER_CUDA_CHECK_LAUNCH("sage_rows_kernel");
   return d;
 }
 
-LayerDraws BulkDevice::State::ladies_draws(const bulk::StackedFrontier& frontier, int64_t layer_size,
-                                                       uint64_t seed, bool edge_ids, cudaStream_t stream) const {
+LayerDraws BulkDevice::State::ladies_draws(const bulk::StackedFrontier& frontier, int64_t layer_size, uint64_t seed,
+                                           bool edge_ids, StagingArena& arena, cudaStream_t stream) const {
   const int64_t k = frontier.num_batches(), rows = frontier.rows();
   LayerDraws d;
   d.dst = upload<int64_t>(arena, frontier.nodes, stream);
   d.batch_offsets = upload<int64_t>(arena, frontier.offsets, stream);
-  d.indptr = DeviceScratch<int64_t>(static_cast<std::size_t>(rows + 1), stream);
-  // Step 3's bound: the rows' degrees in A (host copy). None: no row has an entry.
-  for (const int64_t v : frontier.nodes) d.bound += a_rowptr[v + 1] - a_rowptr[v];
+  // Step 3's bound: the rows' degrees in A; step 1's: their entries in the squares (host copies).
+  int64_t gathered = 0;
+  for (const int64_t v : frontier.nodes) {
+    d.bound += a_rowptr[v + 1] - a_rowptr[v];
+    gathered += squares_rowptr[v + 1] - squares_rowptr[v];
+  }
   d.nodes = DeviceScratch<int64_t>(static_cast<std::size_t>(d.bound), stream);
   if (edge_ids) d.edge_ids = DeviceScratch<int64_t>(static_cast<std::size_t>(d.bound), stream);
   d.weights = DeviceScratch<float>(static_cast<std::size_t>(d.bound), stream);
-  if (d.bound == 0) {
+  if (d.bound == 0) {  // no row has an entry: no edges whatever is drawn
+    d.indptr = DeviceScratch<int64_t>(static_cast<std::size_t>(rows + 1), stream);
     GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(d.indptr.get(), 0, static_cast<std::size_t>(rows + 1) * sizeof(int64_t), stream));
     return d;
   }
-  // Step 1: one row per batch. cuSPARSE's CSR format wants ascending columns within a row, and
-  // the frontier is in MiniBatch order: sort each batch's columns (all values are 1, and P is
-  // exact whatever the order, so nothing else changes).
-  std::vector<int64_t> q_cols = frontier.nodes;
-  for (int64_t b = 0; b < k; ++b) {
-    std::sort(q_cols.begin() + frontier.offsets[b], q_cols.begin() + frontier.offsets[b + 1]);
-  }
-  const DeviceCsr p = spgemm(frontier.offsets, q_cols, squares, stream);
-  // Step 2: one thread per batch row, offsets on the device, arrays sized by a bound.
-  const DeviceScratch<int64_t> draw_offsets = sampled_offsets(p, layer_size, false, stream);
-  const int64_t draw_bound = sampled_bound(p, layer_size, false);
-  const DeviceScratch<uint64_t> streams = upload<uint64_t>(arena, frontier.layer_streams, stream);
-  DeviceScratch<int64_t> sampled(static_cast<std::size_t>(draw_bound), stream);
-  if (draw_bound > 0) {
-    std::vector<int64_t> row_batches(static_cast<std::size_t>(k + 1));
-    for (int64_t b = 0; b <= k; ++b) row_batches[b] = b;  // P's rows are the batches themselves
-    const DeviceScratch<int64_t> keys = upload<int64_t>(arena, std::vector<int64_t>(static_cast<std::size_t>(k), 0), stream);
-    const DeviceScratch<int64_t> row_of_batch = upload<int64_t>(arena, row_batches, stream);
-    DeviceScratch<double> work(static_cast<std::size_t>(p.nnz), stream), prefix(static_cast<std::size_t>(p.nnz), stream);
-    DeviceScratch<int64_t> picks(static_cast<std::size_t>(draw_bound), stream);
-    DrawArgs args{p.rowptr.get(), p.colind.get(), p.vals.get(), work.get(), prefix.get(), draw_offsets.get(),
-                  picks.get(), sampled.get(), keys.get(), row_of_batch.get(), streams.get(), k, k, layer_size,
-                  false, seed, nullptr, nullptr, nullptr, nullptr};
-    draw_rows_kernel<<<blocks_for(k), kThreads, 0, stream>>>(args);
-    GRAPHTIER_CUDA_CHECK_LAUNCH("draw_rows_kernel");
-  }
-  // C_b on the device: batch b's frontier and draws as keys (b << node_bits) | node, sorted and made
-  // unique, then cut by batch. The unused draw slots get batch k, after every batch.
   const int node_bits = key_bits(a.rows);
   const int end_bit = node_bits + key_bits(k);
   GRAPHTIER_EXPECTS(end_bit <= 64, Unsupported, "CUDA bulk sampling: ", k, " batches of a ", a.rows,
-                    "-node graph do not fit the 64-bit keys of the kept sets; sample fewer batches at once");
+                    "-node graph do not fit 64-bit (batch, node) keys; sample fewer batches at once");
+  // Step 1 without a product: row b of P sums the squares' rows of S_b, so gather those rows as
+  // (b, column) keys, sort them and add the values of equal keys (every sum is exact, bulk_sampler.hpp,
+  // so the order of the additions does not matter).
+  const DeviceScratch<int64_t> s_offsets = row_offsets(d.dst.get(), rows, squares.rowptr.get(), -1, false, nullptr, stream);
+  DeviceScratch<unsigned long long> keys(static_cast<std::size_t>(gathered), stream), sorted_keys(static_cast<std::size_t>(gathered), stream);
+  DeviceScratch<double> vals(static_cast<std::size_t>(gathered), stream), sorted_vals(static_cast<std::size_t>(gathered), stream);
+  gather_square_rows_kernel<<<blocks_for(gathered), kThreads, 0, stream>>>(
+      d.dst.get(), d.batch_offsets.get(), k, rows, s_offsets.get(), squares.rowptr.get(), squares.colind.get(),
+      squares.vals.get(), node_bits, keys.get(), vals.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("gather_square_rows_kernel");
+  {
+    std::size_t temp_bytes = 0;
+    GRAPHTIER_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys.get(), sorted_keys.get(), vals.get(),
+                                                         sorted_vals.get(), gathered, 0, end_bit, stream));
+    DeviceScratch<char> temp(temp_bytes, stream);
+    GRAPHTIER_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.get(), temp_bytes, keys.get(), sorted_keys.get(),
+                                                         vals.get(), sorted_vals.get(), gathered, 0, end_bit, stream));
+  }
+  DeviceScratch<int64_t> num_p(1, stream);
+  DeviceScratch<double> p_vals(static_cast<std::size_t>(gathered), stream);
+  {  // the unique keys go back into `keys`
+    std::size_t temp_bytes = 0;
+    GRAPHTIER_CUDA_CHECK(cub::DeviceReduce::ReduceByKey(nullptr, temp_bytes, sorted_keys.get(), keys.get(),
+                                                        sorted_vals.get(), p_vals.get(), num_p.get(), AddDoubles{},
+                                                        gathered, stream));
+    DeviceScratch<char> temp(temp_bytes, stream);
+    GRAPHTIER_CUDA_CHECK(cub::DeviceReduce::ReduceByKey(temp.get(), temp_bytes, sorted_keys.get(), keys.get(),
+                                                        sorted_vals.get(), p_vals.get(), num_p.get(), AddDoubles{},
+                                                        gathered, stream));
+  }
+  DeviceScratch<int64_t> p_cols(static_cast<std::size_t>(gathered), stream), p_offsets(static_cast<std::size_t>(k + 1), stream);
+  split_keys_kernel<<<blocks_for(std::max(gathered, k + 1)), kThreads, 0, stream>>>(keys.get(), num_p.get(), k, node_bits,
+                                                                                   p_cols.get(), p_offsets.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("split_keys_kernel");
+  // Step 2: one block per batch row of P, offsets on the device, arrays sized by a bound.
+  DeviceScratch<int64_t> draw_offsets(static_cast<std::size_t>(k + 1), stream);
+  ladies_draw_counts_kernel<<<blocks_for(k), kThreads, 0, stream>>>(p_offsets.get(), k, layer_size, draw_offsets.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("ladies_draw_counts_kernel");
+  exclusive_offsets(draw_offsets.get(), k, stream);
+  const int64_t draw_bound = std::min(gathered, k * layer_size);
+  const DeviceScratch<uint64_t> streams = upload<uint64_t>(arena, frontier.layer_streams, stream);
+  DeviceScratch<int64_t> sampled(static_cast<std::size_t>(draw_bound), stream);
+  if (draw_bound > 0) {
+    DeviceScratch<double> scratch(static_cast<std::size_t>(2 * gathered), stream);
+    DeviceScratch<int64_t> picks(static_cast<std::size_t>(draw_bound), stream);
+    ladies_rows_kernel<<<row_blocks(k), kLadiesRowBlock, 0, stream>>>(
+        p_offsets.get(), p_cols.get(), p_vals.get(), k, layer_size, seed, streams.get(), draw_offsets.get(),
+        scratch.get(), gathered, picks.get(), sampled.get());
+    GRAPHTIER_CUDA_CHECK_LAUNCH("ladies_rows_kernel");
+  }
+  // C_b on the device: batch b's frontier and draws as keys (b << node_bits) | node, sorted and made
+  // unique, then cut by batch. The unused draw slots get batch k, after every batch.
   const int64_t slots = rows + draw_bound;
   DeviceScratch<unsigned long long> union_keys(static_cast<std::size_t>(slots), stream);
-  DeviceScratch<unsigned long long> sorted_keys(static_cast<std::size_t>(slots), stream);
+  DeviceScratch<unsigned long long> sorted_union(static_cast<std::size_t>(slots), stream);
   DeviceScratch<unsigned long long> unique_keys(static_cast<std::size_t>(slots), stream);
   DeviceScratch<int64_t> num_unique(1, stream);
   union_keys_kernel<<<blocks_for(slots), kThreads, 0, stream>>>(d.dst.get(), d.batch_offsets.get(), rows, sampled.get(),
@@ -541,47 +576,54 @@ LayerDraws BulkDevice::State::ladies_draws(const bulk::StackedFrontier& frontier
   GRAPHTIER_CUDA_CHECK_LAUNCH("union_keys_kernel");
   {
     std::size_t temp_bytes = 0;
-    GRAPHTIER_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, union_keys.get(), sorted_keys.get(), slots,
+    GRAPHTIER_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, union_keys.get(), sorted_union.get(), slots,
                                                         0, end_bit, stream));
     DeviceScratch<char> temp(temp_bytes, stream);
-    GRAPHTIER_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp.get(), temp_bytes, union_keys.get(), sorted_keys.get(),
+    GRAPHTIER_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp.get(), temp_bytes, union_keys.get(), sorted_union.get(),
                                                         slots, 0, end_bit, stream));
   }
   {
     std::size_t temp_bytes = 0;
-    GRAPHTIER_CUDA_CHECK(cub::DeviceSelect::Unique(nullptr, temp_bytes, sorted_keys.get(), unique_keys.get(),
+    GRAPHTIER_CUDA_CHECK(cub::DeviceSelect::Unique(nullptr, temp_bytes, sorted_union.get(), unique_keys.get(),
                                                    num_unique.get(), slots, stream));
     DeviceScratch<char> temp(temp_bytes, stream);
-    GRAPHTIER_CUDA_CHECK(cub::DeviceSelect::Unique(temp.get(), temp_bytes, sorted_keys.get(), unique_keys.get(),
+    GRAPHTIER_CUDA_CHECK(cub::DeviceSelect::Unique(temp.get(), temp_bytes, sorted_union.get(), unique_keys.get(),
                                                    num_unique.get(), slots, stream));
   }
-  DeviceScratch<int64_t> kept_d(static_cast<std::size_t>(slots), stream);
-  DeviceScratch<int64_t> kept_offsets_d(static_cast<std::size_t>(k + 1), stream);
-  kept_sets_kernel<<<blocks_for(std::max(slots, k + 1)), kThreads, 0, stream>>>(unique_keys.get(), num_unique.get(), k,
-                                                                               node_bits, kept_d.get(), kept_offsets_d.get());
-  GRAPHTIER_CUDA_CHECK_LAUNCH("kept_sets_kernel");
-  // Step 3: count, scan and write on the device.
-  ExtractArgs e{d.dst.get(), d.batch_offsets.get(), k, rows, a.rowptr.get(), a.colind.get(),
-                a.vals.get(), a_first.get(), kept_d.get(), kept_offsets_d.get(), p.rowptr.get(),
-                p.colind.get(), p.vals.get(), d.indptr.get(), nullptr, nullptr, nullptr, nullptr};
-  ladies_extract_kernel<false><<<blocks_for(rows), kThreads, 0, stream>>>(e);
-  GRAPHTIER_CUDA_CHECK_LAUNCH("ladies_extract_kernel<false>");
-  exclusive_offsets(d.indptr.get(), rows, stream);
-  e.out_offsets = d.indptr.get();
-  e.nodes = d.nodes.get();
-  e.edge_ids = edge_ids ? d.edge_ids.get() : nullptr;
-  e.weights = d.weights.get();
-  ladies_extract_kernel<true><<<blocks_for(rows), kThreads, 0, stream>>>(e);
+  DeviceScratch<int64_t> kept(static_cast<std::size_t>(slots), stream);
+  DeviceScratch<int64_t> kept_offsets(static_cast<std::size_t>(k + 1), stream);
+  split_keys_kernel<<<blocks_for(std::max(slots, k + 1)), kThreads, 0, stream>>>(unique_keys.get(), num_unique.get(), k,
+                                                                                node_bits, kept.get(), kept_offsets.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("split_keys_kernel");
+  // Step 3, one thread per entry of the frontier's rows of A: mark, rank, write; then a warp per
+  // row for its sum (in the host's tree order) and its weights.
+  const DeviceScratch<int64_t> a_offsets = row_offsets(d.dst.get(), rows, a.rowptr.get(), -1, false, nullptr, stream);
+  DeviceScratch<int64_t> ranks(static_cast<std::size_t>(d.bound + 1), stream);
+  DeviceScratch<double> terms(static_cast<std::size_t>(d.bound), stream);
+  ExtractArgs e{d.dst.get(), d.batch_offsets.get(), k, rows, a_offsets.get(), a.rowptr.get(), a.colind.get(),
+                a.vals.get(), a_first.get(), kept.get(), kept_offsets.get(), p_offsets.get(), p_cols.get(),
+                p_vals.get(), ranks.get(), d.nodes.get(), edge_ids ? d.edge_ids.get() : nullptr, terms.get()};
+  ladies_extract_kernel<true><<<blocks_for(d.bound), kThreads, 0, stream>>>(e);
   GRAPHTIER_CUDA_CHECK_LAUNCH("ladies_extract_kernel<true>");
+  exclusive_offsets(ranks.get(), d.bound, stream);
+  ladies_extract_kernel<false><<<blocks_for(d.bound), kThreads, 0, stream>>>(e);
+  GRAPHTIER_CUDA_CHECK_LAUNCH("ladies_extract_kernel<false>");
+  d.indptr = DeviceScratch<int64_t>(static_cast<std::size_t>(rows + 1), stream);
+  ranked_indptr_kernel<<<blocks_for(rows + 1), kThreads, 0, stream>>>(a_offsets.get(), ranks.get(), rows, d.indptr.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("ranked_indptr_kernel");
+  // A warp per row: 4 rows per block of 128.
+  ladies_row_weights_kernel<<<static_cast<int>(std::clamp<int64_t>((rows + 3) / 4, 1, int64_t{1} << 20)), kThreads, 0,
+                              stream>>>(d.indptr.get(), terms.get(), rows, d.weights.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("ladies_row_weights_kernel");
   return d;
 }
 
 LayerDraws BulkDevice::State::draws(const bulk::StackedFrontier& frontier, const BulkSamplerOptions& options,
-                                         int layer, cudaStream_t stream) const {
+                                    int layer, StagingArena& arena, cudaStream_t stream) const {
   const int64_t f = options.fanouts[static_cast<std::size_t>(layer)];
   return options.algorithm == BulkAlgorithm::kLadies
-             ? ladies_draws(frontier, f, options.seed, options.edge_ids, stream)
-             : graphsage_draws(frontier, f, options.replace, options.seed, options.edge_ids, stream);
+             ? ladies_draws(frontier, f, options.seed, options.edge_ids, arena, stream)
+             : graphsage_draws(frontier, f, options.replace, options.seed, options.edge_ids, arena, stream);
 }
 
 bulk::StackedDraws BulkDevice::host_layer(const bulk::StackedFrontier& frontier, const BulkSamplerOptions& options,
@@ -592,9 +634,9 @@ bulk::StackedDraws BulkDevice::host_layer(const bulk::StackedFrontier& frontier,
   bulk::StackedDraws d;
   d.indptr.assign(static_cast<std::size_t>(rows + 1), 0);
   if (rows == 0) return d;
-  PinnedArena& arena = state_->arena;
-  const ArenaCall call(arena, stream);
-  const LayerDraws draws_d = state_->draws(frontier, options, layer, stream);
+  const ArenaLease lease(state_->staging, stream);
+  StagingArena& arena = lease.get();
+  const LayerDraws draws_d = state_->draws(frontier, options, layer, arena, stream);
   if (draws_d.bound == 0) return d;  // every row emits nothing
   const bool ladies = options.algorithm == BulkAlgorithm::kLadies;
   const auto bound = static_cast<std::size_t>(draws_d.bound);
@@ -624,10 +666,6 @@ std::shared_ptr<void> keep(DeviceScratch<T>&& array) {
 }
 
 // The device compaction (bulk_compact.hpp), one thread per position or sorted entry.
-
-#define GRAPHTIER_BULK_STRIDE(i, n)                                                          \
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
 __global__ void sequence_starts_kernel(const int64_t* offsets, const int64_t* indptr, int64_t k, int64_t* starts) {
   GRAPHTIER_BULK_STRIDE(b, k + 1) { starts[b] = bulk::sequence_start(offsets[b], indptr[offsets[b]]); }
@@ -701,7 +739,7 @@ __global__ void rebase_indptr_kernel(const int64_t* indptr, const int64_t* offse
                                      int64_t* rebased) {
   GRAPHTIER_BULK_STRIDE(t, rows + k) {
     if (t < rows) {
-      const int64_t b = batch_of_row(offsets, k, t);
+      const int64_t b = bulk::owner_of(offsets, k, t);
       rebased[t + b] = indptr[t] - indptr[offsets[b]];
     } else {
       const int64_t b = t - rows;
@@ -748,7 +786,6 @@ std::vector<DeviceMiniBatch> BulkDevice::sample_device(std::span<const std::span
   GRAPHTIER_EXPECTS(end_bit <= 64, Unsupported, "CUDA bulk sampling: ", k, " batches of a ", state_->a.rows,
                     "-node graph do not fit 64-bit compaction keys; sample fewer batches at once");
   std::vector<std::span<const int64_t>> dsts(static_cast<std::size_t>(k));
-  PinnedArena& arena = state_->arena;
   for (std::size_t l = 0; l < layers; ++l) {
     const bool last = l + 1 == layers;
     for (int64_t b = 0; b < k; ++b) dsts[b] = frontiers[b];
@@ -766,8 +803,9 @@ std::vector<DeviceMiniBatch> BulkDevice::sample_device(std::span<const std::span
       }
       continue;
     }
-    const ArenaCall call(arena, stream);
-    LayerDraws d = state_->draws(frontier, options, static_cast<int>(l), stream);
+    const ArenaLease lease(state_->staging, stream);  // this layer's own staging: calls may overlap
+    StagingArena& arena = lease.get();
+    LayerDraws d = state_->draws(frontier, options, static_cast<int>(l), arena, stream);
     // The stacked sequences (bulk_compact.hpp), sized by the bound: n >= rows + edges.
     const int64_t n = rows + d.bound;
     DeviceScratch<int64_t> starts(static_cast<std::size_t>(k + 1), stream);

@@ -1,6 +1,8 @@
-// CUDA backend of bulk sampling (bulk_sampler.hpp): the matrices live on one GPU; each layer runs
-// P = Q * M with cuSPARSE SpGEMM, rows sorted by CUB, then the shared row ops (bulk_row_ops.hpp)
-// one thread per row for the draws and the extraction. Plain C++ header; CUDA builds only.
+// CUDA backend of bulk sampling (bulk_sampler.hpp): the matrices live on one GPU; each layer reads
+// GraphSAGE's rows of P in place (they are A's rows) or builds LADIES' P by a sorted gather of the
+// squares' rows, draws each row with a thread block (bulk_rows_cuda.cuh over the shared row ops,
+// bulk_row_ops.hpp) and extracts LADIES' blocks one thread per entry. Plain C++ header; CUDA
+// builds only.
 #pragma once
 
 #include <cstdint>
@@ -18,15 +20,15 @@ namespace graphtier::sample::cuda {
 /// one): the tests check the budget below against it.
 uint64_t bulk_synchronisations() noexcept;
 
-/// Not thread-safe: one cuSPARSE handle, re-bound to the caller's stream on each call, and one
-/// pinned staging arena. Synchronisation budget per layer: one (the copy of the results, or in the
-/// device form of the counts and the next frontier; the LADIES kept sets are built on the device),
-/// plus cuSPARSE's own wait for the product's size; no
-/// cudaMalloc or cudaFree (stream-ordered temporaries), no pageable copies.
+/// Thread-safe: each call (each layer of a call) stages its copies in a pinned arena of its own,
+/// taken from a pool and given back after its last copy. Synchronisation budget per layer:
+/// exactly one (the copy of the results, or in the device form of the counts and the next
+/// frontier; P, the LADIES kept sets and the output sizes stay on the device); no cudaMalloc or
+/// cudaFree (stream-ordered temporaries), no pageable copies.
 class BulkDevice {
  public:
-  /// Copies A (and the LADIES squares) to `device`. Throws Unsupported when they need 64-bit
-  /// indices (cuSPARSE SpGEMM takes 32-bit ones).
+  /// Copies A (and the LADIES squares) to `device`. Throws Unsupported for 2^31 nodes or more
+  /// (32-bit column ids).
   BulkDevice(const BulkMatrices& m, BulkAlgorithm algorithm, int device);
   ~BulkDevice();
   BulkDevice(const BulkDevice&) = delete;
