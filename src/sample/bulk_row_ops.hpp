@@ -12,6 +12,7 @@
 #include "graphtier/core/portable_math.hpp"
 #include "graphtier/core/rng.hpp"
 #include "graphtier/sample/random.hpp"
+#include "pairwise_sum.hpp"
 
 namespace graphtier::sample::bulk {
 
@@ -155,37 +156,16 @@ GRAPHTIER_HD int64_t owner_of(const int64_t* offsets, int64_t k, int64_t p) {
 /// LADIES' 1/p-corrected term of a kept entry of multiplicity m and P value p.
 GRAPHTIER_HD double ladies_term(double m, double p) { return div_rn(m, p); }
 
-/// The sum of t[0, n) (non-negative terms) in one fixed tree: the leaves padded with zeros to a
-/// power of two, then adjacent pairs added level by level (pairwise summation). Adding a zero is
-/// exact, so the padding never shows, and an aligned power-of-two chunk of leaves is a subtree:
-/// a warp whose lanes each sum one such chunk with tree_sum and then add the lanes' sums in
-/// adjacent pairs (bulk_sampler_cuda.cu) gets these bits, and so does this one pass, which keeps
-/// the complete subtrees seen so far on a stack (one per binary digit of the count).
-template <typename Term>
-GRAPHTIER_HD double tree_sum_of(int64_t n, Term term) {
-  double stack[64];
-  int depth = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    double x = term(i);
-    // Leaf i closes one subtree per trailing one bit of i.
-    for (int64_t j = i; (j & 1) != 0; j >>= 1) x = add_rn(stack[--depth], x);
-    stack[depth++] = x;
-  }
-  // The padding: the smallest subtree meets zeros up to its left neighbour's size, then joins it.
-  double sum = depth > 0 ? stack[--depth] : 0.0;
-  while (depth > 0) sum = add_rn(stack[--depth], sum);
-  return sum;
-}
-
-GRAPHTIER_HD double tree_sum(const double* t, int64_t n) {
-  return tree_sum_of(n, [t](int64_t i) { return t[i]; });
-}
+// Row sums: pairwise_sum.hpp's tree (a warp whose lanes each sum an aligned chunk and then add the
+// lanes' sums in adjacent pairs, bulk_sampler_cuda.cu, gets the same bits).
+using ::graphtier::sample::pairwise_sum;
+using ::graphtier::sample::pairwise_sum_of;
 
 /// Step 3 of LADIES for one dst row: the LADIES weight of entry k of the kept entries, given the
 /// kept entries' multiplicities `m` and their P values `p` (both [n]): (m_k / p_k) / sum_i (m_i / p_i),
-/// the sum in tree_sum's order (so that a GPU warp adds a hub row's terms in parallel).
+/// the sum in pairwise_sum's order (so that a GPU warp adds a hub row's terms in parallel).
 GRAPHTIER_HD double ladies_row_sum(const double* m, const double* p, int64_t n) {
-  return tree_sum_of(n, [m, p](int64_t i) { return ladies_term(m[i], p[i]); });
+  return pairwise_sum_of(n, [m, p](int64_t i) { return ladies_term(m[i], p[i]); });
 }
 
 GRAPHTIER_HD float ladies_weight_of_term(double term, double row_sum) {

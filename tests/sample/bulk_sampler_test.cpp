@@ -23,6 +23,7 @@
 #include "bulk_matrices.hpp"
 #include "bulk_row_ops.hpp"
 #include "cpu/compact_cpu.hpp"
+#include "layer_sampler_test_util.hpp"
 #include "cpu/bulk_sampler_cpu.hpp"
 #include "sample_test_util.hpp"
 #if GRAPHTIER_WITH_CUDA
@@ -116,21 +117,6 @@ double on_grid_square(double x) {
   return std::max(std::nearbyint(x * x / kBulkProbabilityUnit), 1.0) * kBulkProbabilityUnit;
 }
 
-/// The specification's row sum, the obvious way: pad with zeros to a power of two, then add
-/// adjacent pairs level by level.
-double pairwise_sum(std::vector<double> level) {
-  if (level.empty()) return 0;
-  std::size_t padded = 1;
-  while (padded < level.size()) padded *= 2;
-  level.resize(padded, 0.0);
-  while (level.size() > 1) {
-    std::vector<double> up(level.size() / 2);
-    for (std::size_t i = 0; i < up.size(); ++i) up[i] = level[2 * i] + level[2 * i + 1];
-    level = std::move(up);
-  }
-  return level[0];
-}
-
 struct RefEdge {
   int64_t node, edge_id;
   float weight;
@@ -174,7 +160,7 @@ MiniBatch reference_bulk(const OwnedGraph& g, const std::vector<int64_t>& seeds,
         for (const auto& [u, mp] : a_row(g, dst[i])) {
           if (kept.count(u)) terms.push_back(mp.first / p.at(u));
         }
-        const double sum = pairwise_sum(terms);
+        const double sum = test::tree_sum(terms);
         for (const auto& [u, mp] : a_row(g, dst[i])) {
           if (kept.count(u)) edges[i].push_back({u, mp.second, static_cast<float>(mp.first / p.at(u) / sum)});
         }
@@ -795,7 +781,7 @@ TEST(BulkSampler, LadiesProductBySortedGatherEqualsSpgemm) {
 }
 
 /// A row's sum the way the CUDA backend's warp adds it (ladies_row_weights_kernel): lane t sums
-/// the aligned chunk t of the terms with bulk::tree_sum, then the 32 lane sums are added in
+/// the aligned chunk t of the terms with bulk::pairwise_sum, then the 32 lane sums are added in
 /// adjacent pairs, shuffle step by shuffle step.
 double warp_tree_sum(const double* terms, int64_t count) {
   if (count == 0) return 0;
@@ -806,7 +792,7 @@ double warp_tree_sum(const double* terms, int64_t count) {
   for (int64_t lane = 0; lane < 32; ++lane) {
     const int64_t begin = lane * chunk;
     const int64_t mine = begin < count ? std::min(chunk, count - begin) : 0;
-    lanes[lane] = bulk::tree_sum(terms + (mine > 0 ? begin : 0), mine);
+    lanes[lane] = bulk::pairwise_sum(terms + (mine > 0 ? begin : 0), mine);
   }
   for (int offset = 1; offset < 32; offset *= 2) {
     for (int lane = 0; lane + offset < 32; lane += 2 * offset) lanes[lane] = bulk::add_rn(lanes[lane], lanes[lane + offset]);
@@ -815,10 +801,10 @@ double warp_tree_sum(const double* terms, int64_t count) {
 }
 
 TEST(BulkSampler, TreeSumIsPairwiseWhoeverAdds) {
-  // tree_sum (the host's one pass), the padded pairwise sum of the specification and the warp's
-  // chunked order give the same bits, for counts around the powers of two and the warp's width;
-  // ladies_row_sum is tree_sum of the terms. Terms spread over many magnitudes, so that another
-  // order would round differently.
+  // pairwise_sum (the host's one pass), the padded pairwise sum of the specification
+  // (test::tree_sum) and the warp's chunked order give the same bits, for counts around the powers
+  // of two and the warp's width; ladies_row_sum is pairwise_sum of the terms. Terms spread over
+  // many magnitudes, so that another order would round differently.
   std::mt19937_64 rng(5);
   int64_t differs_from_left_to_right = 0;
   for (const int64_t n : {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{3}, int64_t{31}, int64_t{32}, int64_t{33},
@@ -830,8 +816,8 @@ TEST(BulkSampler, TreeSumIsPairwiseWhoeverAdds) {
       p[i] = static_cast<double>(1 + rng() % (uint64_t{1} << 36)) * kBulkProbabilityUnit;
       t[i] = bulk::ladies_term(m[i], p[i]);
     }
-    const double want = pairwise_sum(t);
-    const double tree = bulk::tree_sum(t.data(), n);
+    const double want = test::tree_sum(t);
+    const double tree = bulk::pairwise_sum(t.data(), n);
     EXPECT_EQ(0, std::memcmp(&tree, &want, sizeof want));
     const double warp = warp_tree_sum(t.data(), n);
     EXPECT_EQ(0, std::memcmp(&warp, &want, sizeof want));

@@ -19,8 +19,8 @@ std::map<int64_t, double> exact_column_norms(const OwnedGraph& g, std::span<cons
 /// The draw weights w_u with 128-bit integer arithmetic (a direct (d + 1)^2 division, std::map).
 std::map<int64_t, uint64_t> reference_draw_weights(const OwnedGraph& g, std::span<const int64_t> rows);
 
-/// The row-normalisation sum of layer_sampler.hpp the slow way: x padded with zeros to a power of
-/// two, then halved level by level (pairs of neighbours) down to one value.
+/// The samplers' row sum (pairwise_sum.hpp) the slow way: x padded with zeros to a power of two,
+/// then halved level by level (pairs of neighbours) down to one value.
 double tree_sum(const std::vector<double>& x);
 
 /// Every candidate (position) in the race's order (layer_sampler.hpp, layer_draws.hpp), written

@@ -41,7 +41,7 @@
 //        holds every entry A[v, u] with v in S_b and u in C_b (R * A * C_b, no self-loops added),
 //        in ascending u per v, weighted w(v, u) = (A[v, u] / P[b, u]) normalised to sum 1 over
 //        the row (LADIES' 1/p correction, then row normalisation; computed in double, the row's
-//        sum in the fixed pairwise order of bulk_row_ops.hpp's tree_sum, stored as float). A dst
+//        sum in the fixed pairwise order of the samplers' pairwise_sum, stored as float). A dst
 //        node with no such entry has no edges.
 // Sampled nodes are therefore distinct per row without replacement, and, unlike NeighborSampler,
 // parallel edges count once (with their multiplicity as weight): a row keeps min(fanout, number

@@ -372,7 +372,7 @@ __global__ void ranked_indptr_kernel(const int64_t* a_offsets, const int64_t* ra
   GRAPHTIER_BULK_STRIDE(r, rows + 1) { indptr[r] = ranks[a_offsets[r]]; }
 }
 
-/// Each row's sum of its kept terms in bulk::tree_sum's order, then the row's weights: one warp
+/// Each row's sum of its kept terms in bulk::pairwise_sum's order, then the row's weights: one warp
 /// per row. Lane t sums the aligned chunk [t * chunk, (t + 1) * chunk) of the row's terms (chunk =
 /// the terms' count padded to a power of two, over 32, at least 1), a subtree of the tree; the
 /// lanes' sums are then added in adjacent pairs (offsets 1, 2, 4, 8, 16 towards lane 0), the
@@ -388,7 +388,7 @@ __global__ void ladies_row_weights_kernel(const int64_t* indptr, const double* t
     const int64_t chunk = padded > 32 ? padded / 32 : 1;
     const int64_t begin = lane * chunk;
     const int64_t mine = begin < count ? (count - begin < chunk ? count - begin : chunk) : 0;
-    double sum = bulk::tree_sum(terms + o + (mine > 0 ? begin : 0), mine);
+    double sum = bulk::pairwise_sum(terms + o + (mine > 0 ? begin : 0), mine);
     for (int offset = 1; offset < 32; offset *= 2) {
       const double right = __shfl_down_sync(0xffffffffU, sum, offset);
       if (lane % (2 * offset) == 0) sum = bulk::add_rn(sum, right);
