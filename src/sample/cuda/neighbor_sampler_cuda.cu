@@ -26,6 +26,7 @@
 #include "cuda/neighbor_draws_cuda.cuh"
 #include "cuda/neighbor_sampler_cuda.hpp"
 #include "cuda/topology_ref.cuh"
+#include "current_device.cuh"
 #include "memory_cuda.hpp"
 #include "neighbor_steps.hpp"
 
@@ -391,19 +392,19 @@ std::shared_ptr<PinnedStagingPool> make_staging_pool() { return std::make_shared
 DeviceMiniBatch sample_device(const DeviceTopology::State& topology, const NeighborSamplerOptions& options,
                               std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream,
                               PinnedStagingPool& staging, const InputNodesSink& input_nodes) {
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(topology.device));
+  const ::graphtier::cuda::CurrentDevice on_device(topology.device);
   return topology.index64 ? sample_typed<int64_t>(topology, options, seeds, stream, cuda_stream, staging, input_nodes)
                           : sample_typed<int32_t>(topology, options, seeds, stream, cuda_stream, staging, input_nodes);
 }
 
 void copy_to_host(void* dst, const void* src, std::size_t bytes, CudaStream stream, int device) {
   if (bytes == 0) return;
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
+  const ::graphtier::cuda::CurrentDevice on_device(device);
   GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, native(stream)));
 }
 
 void synchronize(CudaStream stream, int device) {
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
+  const ::graphtier::cuda::CurrentDevice on_device(device);
   GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(native(stream)));
 }
 
