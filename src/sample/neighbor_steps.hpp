@@ -48,6 +48,18 @@ GRAPHTIER_HD bool cost_grows_with_degree(int64_t fanout, bool replace, bool weig
   return fanout < 0 || (!replace && fanout >= d);
 }
 
+/// Whether any node of a layer can be a hub (a degree d >= kHubDegree whose draw
+/// cost_grows_with_degree): the GPU sampler launches its hub kernels only then. Unweighted, only a
+/// whole list (fanout -1, or a fanout of at least kHubDegree without replacement) is a hub's.
+GRAPHTIER_HD bool hubs_possible(int64_t fanout, bool replace, bool weighted) {
+  // cost_grows_with_degree is monotone in d: true at some d >= kHubDegree iff at kHubDegree.
+  return cost_grows_with_degree(fanout, replace, weighted, kHubDegree);
+}
+
+/// Whether the GPU count pass runs a thread per dst node rather than a warp: when a node's count
+/// needs its degree alone (unweighted, or fanout 0), not a pass over its weights.
+GRAPHTIER_HD bool count_per_thread(int64_t fanout, bool weighted) { return !weighted || fanout == 0; }
+
 /// Draw i of Floyd's algorithm for node v (f of d, f < d): t in [0, d - f + i].
 GRAPHTIER_HD int64_t floyd_draw(uint64_t seed, uint64_t layer_stream, int64_t v, int64_t d, int64_t f, int64_t i) {
   return static_cast<int64_t>(bounded_u64(node_bits(seed, layer_stream, v, i), static_cast<uint64_t>(d - f + i + 1)));
