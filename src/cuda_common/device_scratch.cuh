@@ -14,7 +14,7 @@
 namespace graphtier::cuda {
 
 /// Sets the release threshold of the current device's default memory pool, once per device and
-/// process, to pool_release_threshold (graphtier/core/device_memory.hpp: an eighth of the
+/// process, to pool_release_threshold (graphtier/core/device_memory.hpp: a quarter of the
 /// device's memory unless GRAPHTIER_POOL_KEEP says otherwise): by default the pool hands all its
 /// memory back to the driver at every synchronisation, and re-mapping it then costs each
 /// minibatch; kept without a bound (as before), a peak stays mapped for the process's life. Every

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "graphtier/core/rng.hpp"
 #include "graphtier/sample/random.hpp"
@@ -224,6 +225,25 @@ inline int64_t layer_batch_bytes(const LayerBound& b, bool edge_ids) {
 /// position, the new-node ranks.
 inline int64_t layer_workspace_bytes(const LayerBound& b) {
   return b.nd * 8 + b.ne * 8 + b.ne * 8 + static_cast<int64_t>(b.capacity) * 16 + (b.nd + b.ne) * 4 + b.ne * 8;
+}
+
+/// An upper bound of the device bytes one GPU sampling call of nd0 seeds allocates: every
+/// layer's batch arrays, plus the workspace (each layer's, summed: at least the largest of each
+/// array, which is what the reused scratch holds) with DeviceScratch's headroom of half again;
+/// -1 when a fanout -1 layer has no bound before sampling.
+inline int64_t call_device_bytes(int64_t nd0, std::span<const int64_t> fanouts, bool replace, bool edge_ids,
+                                 int64_t num_nodes, int64_t num_edges) {
+  int64_t batch = nd0 * 8;  // the seeds
+  int64_t workspace = 0;
+  int64_t nd = nd0;
+  for (const int64_t fanout : fanouts) {
+    const LayerBound b = layer_bound(nd, fanout, replace, num_nodes, num_edges);
+    if (b.ne < 0) return -1;
+    batch += layer_batch_bytes(b, edge_ids);
+    workspace += layer_workspace_bytes(b);
+    nd = b.num_src;
+  }
+  return batch + workspace + workspace / 2;
 }
 
 }  // namespace graphtier::sample::nbr

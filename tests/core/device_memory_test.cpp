@@ -20,9 +20,9 @@ namespace {
 
 constexpr int64_t kGiB = int64_t{1} << 30;
 
-TEST(PoolReleaseThreshold, DefaultsToAnEighthOfTheDevice) {
-  EXPECT_EQ(pool_release_threshold(80 * kGiB, ""), 10 * kGiB);
-  EXPECT_EQ(pool_release_threshold(141 * kGiB, ""), 141 * kGiB / 8);
+TEST(PoolReleaseThreshold, DefaultsToAQuarterOfTheDevice) {
+  EXPECT_EQ(pool_release_threshold(80 * kGiB, ""), 20 * kGiB);
+  EXPECT_EQ(pool_release_threshold(141 * kGiB, ""), 141 * kGiB / 4);
   EXPECT_EQ(pool_release_threshold(0, ""), 0);
 }
 

@@ -339,6 +339,30 @@ TEST(CudaNeighborSampler, CountPerThreadOnlyWhereTheCountNeedsTheDegreeAlone) {
   }
 }
 
+TEST(CudaNeighborSampler, ACallsDeviceBytesAreBoundedByItsLayers) {
+  // [15, 10, 5] from 1024 seeds on a graph of 20M nodes and 385M edges, by hand: the layers'
+  // bounds are (nd, ne, num_src) = (1024, 15360, 16384), (16384, 163840, 180224),
+  // (180224, 901120, 1081344), with tables of 2^15, 2^19 and 2^22 slots.
+  const std::vector<int64_t> fanouts{15, 10, 5};
+  const int64_t n = 20'000'000, e = 385'000'000;
+  int64_t batch = 1024 * 8, workspace = 0;
+  const int64_t layers[3][4] = {{1024, 15360, 16384, 1 << 15}, {16384, 163840, 180224, 1 << 19},
+                                {180224, 901120, 1081344, 1 << 22}};
+  for (const auto& l : layers) {
+    batch += (l[0] + 1) * 8 + l[2] * 8 + l[1] * 8 + l[1] * 8;  // indptr, src nodes, indices, edge ids
+    workspace += l[0] * 8 + 2 * l[1] * 8 + l[3] * 16 + (l[0] + l[1]) * 4 + l[1] * 8;
+  }
+  EXPECT_EQ(nbr::call_device_bytes(1024, fanouts, false, true, n, e), batch + workspace + workspace / 2);
+  EXPECT_LT(nbr::call_device_bytes(1024, fanouts, false, true, n, e), int64_t{256} << 20);  // per stream
+  EXPECT_LT(nbr::call_device_bytes(1024, fanouts, false, false, n, e),
+            nbr::call_device_bytes(1024, fanouts, false, true, n, e));
+  EXPECT_LE(nbr::call_device_bytes(512, fanouts, false, true, n, e),
+            nbr::call_device_bytes(1024, fanouts, false, true, n, e));
+  // A fanout -1 layer has no bound before sampling; fanout 0 layers hold only their indptr.
+  EXPECT_EQ(nbr::call_device_bytes(1024, std::vector<int64_t>{10, -1}, false, true, n, e), -1);
+  EXPECT_GT(nbr::call_device_bytes(1024, std::vector<int64_t>{0}, false, true, n, e), 0);
+}
+
 TEST(CudaNeighborSampler, TheDevicePoolKeepsTheRulesShare) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the pool's release threshold not checked";
 #if GRAPHTIER_WITH_CUDA

@@ -23,11 +23,12 @@ struct DeviceMemory {
 inline constexpr const char* kPoolKeepVariable = "GRAPHTIER_POOL_KEEP";
 
 /// The default share of a device's memory the stream-ordered pool keeps mapped between
-/// synchronisations: an eighth (10 GB of an 80 GB H100). The sampler's and the loader's per-
-/// minibatch temporaries of a few streams stay far below it, so steady state never re-maps; a
-/// peak above it (a fanout -1 layer, a large merged gather) is handed back to the driver at the
-/// next synchronisation instead of being kept from PyTorch for the rest of the process.
-inline constexpr int64_t kPoolKeepDivisor = 8;
+/// synchronisations: a quarter (20 GB of an 80 GB H100). The samplers' temporaries (a few hundred
+/// MB per stream for [15, 10, 5] and 1024 seeds) and the loader's device outputs of the batches in
+/// flight (merged gathers of up to a few GB each) stay below it, so steady state does not re-map;
+/// a peak above it (a fanout -1 layer, an unusually large merge) is handed back to the driver at
+/// the next synchronisation instead of being kept from PyTorch for the rest of the process.
+inline constexpr int64_t kPoolKeepDivisor = 4;
 
 /// The release threshold (cudaMemPoolAttrReleaseThreshold) of a device of `total_bytes`: the
 /// setting of kPoolKeepVariable when given (empty: unset), else total_bytes / kPoolKeepDivisor.
