@@ -63,7 +63,7 @@ class Block:
         return torch.stack([self.indices, self.dst_index])
 
     def to(self, device: Union[str, torch.device]) -> "Block":
-        move = lambda t: None if t is None else t.to(device)  # noqa: E731
+        move = lambda t: None if t is None else _to_device(t, device)  # noqa: E731
         return Block(self.num_dst, move(self.src_nodes), move(self.indptr), move(self.indices),
                      move(self.edge_ids), move(self.weights))
 
@@ -97,9 +97,24 @@ class Batch:
         return [(b.edge_index, b.size) for b in reversed(self.blocks)]
 
     def to(self, device: Union[str, torch.device]) -> "Batch":
-        return Batch(self.epoch, self.index, self.seeds.to(device), self.input_nodes.to(device),
-                     None if self.x is None else self.x.to(device), self.y.to(device),
+        """The batch on `device`. Host tensors reach a CUDA device through pinned memory with
+        non_blocking copies on the current stream: the training step never waits for them (the
+        labels of every batch, the blocks of a CPU-sampled one)."""
+        return Batch(self.epoch, self.index, _to_device(self.seeds, device), _to_device(self.input_nodes, device),
+                     None if self.x is None else _to_device(self.x, device), _to_device(self.y, device),
                      [b.to(device) for b in self.blocks])
+
+
+def _to_device(t: torch.Tensor, device: Union[str, torch.device]) -> torch.Tensor:
+    """`t` on `device`; a host tensor bound for a CUDA device is copied into pinned memory (PyTorch's
+    caching host allocator, which reuses that block only after the copy has run) and then without a
+    host wait: a pageable copy would block the step."""
+    device = torch.device(device)
+    if device.type != "cuda" or t.device.type != "cpu":
+        return t.to(device)
+    if not t.is_pinned():
+        t = t.pin_memory()
+    return t.to(device, non_blocking=True)
 
 
 def _batch_from_dict(d: dict) -> Batch:
@@ -243,7 +258,7 @@ class _Pass:
         if loader.device.type != "cpu":
             # x is already there, and so are the blocks, seeds and input nodes when they were sampled
             # on the GPU by the neighbour sampler (their .to() is a no-op); the labels come from the
-            # host.
+            # host, pinned, by a non_blocking copy on the current stream (Batch.to).
             batch = batch.to(loader.device)
         # Advanced before the batch is handed out: a checkpoint taken while it trains resumes after it
         # (at the next batch this loader delivers).

@@ -37,6 +37,26 @@ def test_cuda_loader_equals_the_cpu_loader(synthetic, gpu_sampling):
     assert features["gpu_hot"]["rows"] > 0 and features["gpu_cache"]["rows"] > 0, features
 
 
+def test_labels_reach_the_gpu_without_a_host_wait(synthetic):
+    from graphtier.loader import _to_device
+
+    y = torch.arange(-1, 999)
+    assert torch.equal(_to_device(y, "cuda").cpu(), y)  # also warms PyTorch's pinned block cache
+    # A pageable copy would synchronise with the stream; the pinned, non_blocking one does not.
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        on_gpu = _to_device(y, "cuda")
+    finally:
+        torch.cuda.set_sync_debug_mode(0)
+    assert on_gpu.is_cuda and torch.equal(on_gpu.cpu(), y)
+    ds = graphtier.Dataset(synthetic)
+    cpu = graphtier.NeighborLoader(ds, [5], batch_size=128, split="train", seed=3)
+    gpu = graphtier.NeighborLoader(ds, [5], batch_size=128, split="train", seed=3, device="cuda", gpu_sampling=True,
+                                   **GPU_TIERS)
+    for a, b in zip(cpu, gpu):
+        assert b.y.is_cuda and torch.equal(a.y, b.y.cpu()), a.index
+
+
 def test_gather_to_the_gpu_equals_the_table(synthetic):
     ds = graphtier.Dataset(synthetic)
     ids = torch.randint(0, ds.num_nodes, (5000,), generator=torch.Generator().manual_seed(3)).numpy()

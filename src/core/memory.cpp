@@ -8,6 +8,7 @@
 #include <new>
 #include <utility>
 
+#include "graphtier/core/device_memory.hpp"
 #include "graphtier/core/error.hpp"
 #if GRAPHTIER_WITH_CUDA
 #include "memory_cuda.hpp"
@@ -40,6 +41,28 @@ bool cuda_available() {
   return cuda::device_count() > 0;
 #else
   return false;
+#endif
+}
+
+DeviceMemory device_memory(int device) {
+#if GRAPHTIER_WITH_CUDA
+  return cuda::device_memory(device);
+#else
+  static_cast<void>(device);
+  throw Unsupported("device_memory needs a CUDA build");
+#endif
+}
+
+void require_device_memory(std::string_view what, int64_t bytes, int device) {
+  if (bytes <= 0) return;
+  check_device_budget(what, bytes, device_memory(device), device);
+}
+
+void trim_device_pool(int device) {
+#if GRAPHTIER_WITH_CUDA
+  cuda::trim_pool(device);
+#else
+  static_cast<void>(device);
 #endif
 }
 

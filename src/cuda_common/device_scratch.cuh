@@ -13,9 +13,12 @@
 
 namespace graphtier::cuda {
 
-/// Makes the current device's default memory pool keep what is freed into it, once per device and
-/// process: by default the pool hands its memory back to the driver at every synchronisation, and
-/// re-mapping it then costs each minibatch. Every stream-ordered allocation below calls it.
+/// Sets the release threshold of the current device's default memory pool, once per device and
+/// process, to pool_release_threshold (graphtier/core/device_memory.hpp: a quarter of the
+/// device's memory unless GRAPHTIER_POOL_KEEP says otherwise): by default the pool hands all its
+/// memory back to the driver at every synchronisation, and re-mapping it then costs each
+/// minibatch; kept without a bound (as before), a peak stays mapped for the process's life. Every
+/// stream-ordered allocation below calls it.
 void keep_pool_memory();
 
 /// Device memory from the stream-ordered allocator (cudaMallocAsync), freed in order on the same
@@ -32,6 +35,9 @@ inline std::shared_ptr<void> allocate_async(std::size_t bytes, cudaStream_t stre
 /// A typed scratch array in stream-ordered device memory, freed on its stream. Either sized once
 /// (`DeviceScratch(n, stream)`: at least one element, so get() is never null) or grown on demand
 /// and reused across the layers of one call (`DeviceScratch(stream)`, then `grow`). Move-only.
+/// DeviceScratch::grow's headroom above a request: half of it, at most this many bytes.
+inline constexpr std::size_t kMaxHeadroomBytes = std::size_t{64} << 20;
+
 template <typename T>
 class DeviceScratch {
  public:
@@ -59,8 +65,9 @@ class DeviceScratch {
   /// was ever asked for.
   T* grow(int64_t count) {
     const auto n = static_cast<std::size_t>(count);
-    // Some headroom, so that the next layer (usually larger) does not reallocate at once.
-    if (n > capacity_) reallocate(n + n / 2);
+    // Some headroom, so that the next layer (usually larger) does not reallocate at once; capped,
+    // so that a scratch of gigabytes (a fanout -1 layer) does not hold half as much again unused.
+    if (n > capacity_) reallocate(n + std::min(n / 2, kMaxHeadroomBytes / sizeof(T)));
     return ptr_;
   }
 

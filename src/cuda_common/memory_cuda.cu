@@ -2,9 +2,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 
 #include "cuda_check.cuh"
+#include "current_device.cuh"
 #include "device_scratch.cuh"
+#include "graphtier/core/device_memory.hpp"
 #include "memory_cuda.hpp"
 
 namespace graphtier::cuda {
@@ -17,9 +20,24 @@ void keep_pool_memory() {
   if (device >= kDevices || kept[device].load(std::memory_order_acquire)) return;
   cudaMemPool_t pool = nullptr;
   GRAPHTIER_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
-  uint64_t keep = UINT64_MAX;
-  GRAPHTIER_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  const char* setting = std::getenv(kPoolKeepVariable);
+  const auto keep = static_cast<uint64_t>(
+      pool_release_threshold(device_memory(device).total_bytes, setting == nullptr ? "" : setting));
+  GRAPHTIER_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, const_cast<uint64_t*>(&keep)));
   kept[device].store(true, std::memory_order_release);
+}
+
+DeviceMemory device_memory(int device) {
+  const CurrentDevice on_device(device);
+  std::size_t free = 0, total = 0;
+  GRAPHTIER_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return {static_cast<int64_t>(free), static_cast<int64_t>(total)};
+}
+
+void trim_pool(int device) {
+  cudaMemPool_t pool = nullptr;
+  GRAPHTIER_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+  GRAPHTIER_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
 }
 
 void* allocate_pinned(std::size_t bytes) {
@@ -31,14 +49,14 @@ void* allocate_pinned(std::size_t bytes) {
 void free_pinned(void* ptr) noexcept { cudaFreeHost(ptr); }
 
 void* allocate_device(std::size_t bytes, int device) {
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
+  const CurrentDevice on_device(device);
   void* ptr = nullptr;
   GRAPHTIER_CUDA_CHECK(cudaMalloc(&ptr, bytes));
   return ptr;
 }
 
 void free_device(void* ptr, int device) noexcept {
-  cudaSetDevice(device);
+  const CurrentDevice on_device(device, std::nothrow);
   cudaFree(ptr);
 }
 
@@ -49,7 +67,7 @@ int device_count() noexcept {
 }
 
 void synchronize(int device) {
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
+  const CurrentDevice on_device(device);
   GRAPHTIER_CUDA_CHECK(cudaDeviceSynchronize());
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "graphtier/core/device_memory.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/sample/epoch.hpp"
 #include "device_ops.hpp"
@@ -60,6 +61,14 @@ BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> i
     if (options.gpu_sampling) {
       topology_ = std::make_unique<sample::DeviceTopology>(graph_, options.topology);
       cuda_neighbor_ = std::make_unique<sample::CudaNeighborSampler>(*topology_, o);
+      // Every pool thread samples a batch on its own stream at once: their bound (unknown with a
+      // fanout -1 layer) must fit in what the topology left free.
+      const int64_t per_call = cuda_neighbor_->device_bytes_bound(options.batch_size);
+      if (per_call > 0) {
+        require_device_memory(detail::concat("GPU neighbour sampling (", pool_.size(), " streams, each up to ",
+                                             per_call, " bytes for a batch of ", options.batch_size, " seeds)"),
+                              per_call * pool_.size(), topology_->device());
+      }
       for (int t = 0; t < pool_.size(); ++t) {
         cuda_streams_.push_back(std::make_shared<OwnedCudaStream>(topology_->device()));
       }

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 
@@ -23,6 +24,11 @@ void free_pinned(void* ptr) noexcept;
 /// order, so any other stream that writes it must first wait for the work queued on `stream` (the
 /// feature store does, given `stream` as FeatureStore::gather's output_after). Null for 0 bytes.
 std::shared_ptr<void> allocate_output(std::size_t bytes, CudaStream stream, int device);
+
+/// A fence for a pinned ring slot: an event recorded on `consumer` now, polled (cudaEventQuery)
+/// by the returned function, which owns it. An error of the query counts as done (the context is
+/// gone, or the fault is reported by the consumer's own calls), so a slot is never held forever.
+std::function<bool()> record_fence(CudaStream consumer, int device);
 
 /// Makes every stream of `waiters` wait for the work queued on `consumer` so far (one event, no
 /// host wait): called before releasing memory that `waiters` free and `consumer` may still read.

@@ -15,6 +15,7 @@ namespace {
 void* allocate_pinned(std::size_t) { no_cuda(); }
 void free_pinned(void*) noexcept {}
 std::shared_ptr<void> allocate_output(std::size_t, CudaStream, int) { no_cuda(); }
+std::function<bool()> record_fence(CudaStream, int) { no_cuda(); }
 void order_after(CudaStream, std::span<const CudaStream> waiters, int) {
   if (!waiters.empty()) no_cuda();
 }

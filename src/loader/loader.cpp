@@ -2,8 +2,11 @@
 #include "graphtier/loader/loader.hpp"
 
 #include <chrono>
+#include <exception>
+#include <string>
 #include <mutex>
 
+#include "graphtier/core/device_memory.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
 #include "graphtier/loader/bounded_queue.hpp"
@@ -81,17 +84,49 @@ struct Loader::Impl {
     stats.window_wait_seconds += seconds;
   }
   void stop() noexcept;
+  /// The epoch's end: the devices this loader allocates on keep no unused pool memory
+  /// (trim_device_pool), so that evaluation and the model get it back; the next epoch maps its
+  /// working set again once.
+  void trim_pools() const {
+    const bool sampling = options.gpu_sampling;
+    const bool output = output_stream != nullptr;
+    if (sampling) trim_device_pool(options.topology.device);
+    if (output && !(sampling && options.topology.device == options.device)) trim_device_pool(options.device);
+  }
 };
 
+namespace {
+
+/// What a stage throws: an OutOfMemory names the stage, its batches and the epoch, so that a
+/// failed allocation mid-epoch says which budget to lower (the sampler's streams and fanouts, or
+/// the gather's merged output and caches).
+std::exception_ptr stage_error(Stage stage, int64_t epoch, std::span<const int64_t> batches) {
+  try {
+    throw;
+  } catch (const OutOfMemory& e) {
+    std::string which;
+    for (const int64_t b : batches) which += (which.empty() ? "" : ", ") + std::to_string(b);
+    return std::make_exception_ptr(OutOfMemory(detail::concat(
+        "loader: the ", stage == Stage::kSample ? "sample" : "gather", " stage of epoch ", epoch, " (batch",
+        batches.size() == 1 ? " " : "es ", which, ") ran out of device memory: ", e.what())));
+  } catch (...) {
+    return std::current_exception();
+  }
+}
+
+}  // namespace
+
 void Loader::Impl::run_sampler(int64_t epoch, int64_t first) {
+  std::vector<int64_t> batches;  // outside the try: `indices` views it when a stage fails
+  std::span<const int64_t> indices;
   try {
     const std::vector<int64_t> order = sampler.epoch_order(epoch);
-    const std::vector<int64_t> batches = sampler.delivered_from(first);
+    batches = sampler.delivered_from(first);
     const auto total = static_cast<int64_t>(batches.size());
     std::vector<SampledBatch> group;
     for (int64_t g = 0; g < total;) {
       const int64_t last = std::min(g + sampler.group_size(), total);
-      const std::span<const int64_t> indices(batches.data() + g, static_cast<std::size_t>(last - g));
+      indices = std::span<const int64_t>(batches.data() + g, static_cast<std::size_t>(last - g));
       const auto t0 = std::chrono::steady_clock::now();
       sampler.sample(order, epoch, indices, group);
       {
@@ -113,7 +148,7 @@ void Loader::Impl::run_sampler(int64_t epoch, int64_t first) {
     }
     window->close();
   } catch (...) {
-    window->fail(std::current_exception());
+    window->fail(stage_error(Stage::kSample, epoch, indices));
   }
 }
 
@@ -141,6 +176,7 @@ void Loader::Impl::gather_group(int64_t epoch, std::vector<Sampled>& group) {
     for (const Sampled& s : group) options.fault_hook(Stage::kGather, s.index);
   }
   std::shared_ptr<void> buffer;
+  std::shared_ptr<PinnedRing::Lease> lease;  // pinned output
   int64_t row_bytes = 0;
   if (store != nullptr) {
     // One gather for the whole group: the storage tier sees all of its reads at once (and reads a
@@ -159,7 +195,7 @@ void Loader::Impl::gather_group(int64_t epoch, std::vector<Sampled>& group) {
       buffer = device::allocate_output(bytes, output_stream->get(), options.device);
       data = buffer.get();
     } else if (pinned_output) {
-      auto lease = std::make_shared<PinnedRing::Lease>(pinned_output->acquire((bytes + 7) / 8));
+      lease = std::make_shared<PinnedRing::Lease>(pinned_output->acquire((bytes + 7) / 8));
       data = lease->data();
       buffer = std::shared_ptr<void>(lease, data);
     } else {
@@ -193,6 +229,12 @@ void Loader::Impl::gather_group(int64_t epoch, std::vector<Sampled>& group) {
     if (buffer) {
       const graph::FeatureLayout& layout = store->layout();
       if (output_stream) l.streams.push_back(output_stream);
+      if (lease) {
+        // Every batch of the group fences the shared buffer behind its own consumer's copies.
+        l.fence_pinned = [lease, device = options.device](CudaStream consumer) {
+          lease->fence_after(device::record_fence(consumer, device));
+        };
+      }
       l.x_buffer = buffer;
       l.x = TensorView::contiguous(static_cast<std::byte*>(buffer.get()) + offset * row_bytes, layout.dtype,
                                    {n, layout.dim}, options.output, options.device);
@@ -229,11 +271,14 @@ void Loader::Impl::run_gather(int64_t epoch) {
       }
       gather_group(epoch, group);
     }
+    trim_pools();
     ready->close();
   } catch (...) {
+    std::vector<int64_t> indices;
+    for (const Sampled& s : group) indices.push_back(s.index);
     // Batches taken from the window but not gathered give their announcements back.
     for (Sampled& s : group) consume(s);
-    ready->fail(std::current_exception());
+    ready->fail(stage_error(Stage::kGather, epoch, indices));
     window->cancel();
   }
 }
@@ -298,6 +343,7 @@ std::optional<LoadedBatch> Loader::next() {
 void Loader::stop() noexcept { impl_->stop(); }
 
 void LoadedBatch::release_after(CudaStream consumer) const {
+  if (fence_pinned) fence_pinned(consumer);
   if (streams.empty()) return;
   std::vector<CudaStream> waiters;
   for (const auto& s : streams) waiters.push_back(s->get());

@@ -1,9 +1,17 @@
 // Page-locked host buffers reused from minibatch to minibatch: the ids a GPU-sampled minibatch sends
 // to the host (its input nodes, which the feature gather routes to the host tiers), one buffer per
 // minibatch in flight in the pipeline (sampled, waiting in the window, or being gathered), and
-// pinned feature outputs, one per gather whose batches are still alive. Steady state allocates
-// nothing. The allocator is handed in (cudaHostAlloc in the loader, plain memory in the CPU
-// tests), so the reuse is checked without a GPU.
+// pinned feature outputs, one per gather whose batches are still alive or whose consumer's copies
+// are still queued. Steady state allocates nothing. The allocator is handed in (cudaHostAlloc in
+// the loader, plain memory in the CPU tests), and so are the fences (a CUDA event in the loader, a
+// flag in the CPU tests), so the reuse is checked without a GPU.
+//
+// A slot goes back to the ring when its lease dies, but a consumer may still have copies of it
+// queued on a stream (a non_blocking copy to the GPU returns at once): a lease fenced with
+// `fence_after` (LoadedBatch::release_after records an event on the consumer's stream) is handed
+// out again only once every fence reports done, the same contract as the device memory that
+// release_after orders on the stream that frees it. Fences are polled when a slot is wanted, never
+// waited for: a slot still fenced is skipped, and the ring grows while copies are in flight.
 #pragma once
 
 #include <cstddef>
@@ -22,11 +30,20 @@ class PinnedRing {
  public:
   using Allocate = std::function<void*(std::size_t bytes)>;
   using Free = std::function<void(void*)>;
+  /// True once the work it was recorded behind has completed (polled, never waited on; it owns
+  /// what it polls, e.g. a CUDA event).
+  using Fence = std::function<bool()>;
 
  private:
   struct Slot {
     int64_t* data = nullptr;
     std::size_t capacity = 0;  // entries
+    std::vector<Fence> fences;  // the consumers' copies that must complete before reuse
+    /// Whether every fence is done (those that are are dropped). Called under the ring's mutex.
+    bool ready() {
+      std::erase_if(fences, [](const Fence& f) { return f(); });
+      return fences.empty();
+    }
   };
   struct State {
     State(Allocate a, Free f) : allocate(std::move(a)), free(std::move(f)) {}
@@ -37,17 +54,31 @@ class PinnedRing {
     }
     Slot* take(std::size_t count) {
       const std::lock_guard lock(mutex);
-      for (auto it = free_slots.rbegin(); it != free_slots.rend(); ++it) {
-        if ((*it)->capacity >= count) {
-          Slot* s = *it;
-          free_slots.erase(std::next(it).base());
-          return s;
+      // Free slots whose fences are done, most recently returned last.
+      Slot* fit = nullptr;
+      Slot* newest = nullptr;
+      std::size_t fit_at = 0, newest_at = 0;
+      for (std::size_t i = free_slots.size(); i-- > 0;) {
+        Slot* s = free_slots[i];
+        if (!s->ready()) continue;
+        if (newest == nullptr) {
+          newest = s;
+          newest_at = i;
+        }
+        if (s->capacity >= count) {
+          fit = s;
+          fit_at = i;
+          break;
         }
       }
       Slot* s = nullptr;
-      if (!free_slots.empty()) {
-        s = free_slots.back();
-        free_slots.pop_back();
+      if (fit != nullptr) {
+        free_slots.erase(free_slots.begin() + static_cast<std::ptrdiff_t>(fit_at));
+        return fit;
+      }
+      if (newest != nullptr) {
+        s = newest;
+        free_slots.erase(free_slots.begin() + static_cast<std::ptrdiff_t>(newest_at));
       } else {
         s = all.emplace_back(std::make_unique<Slot>()).get();
         free_slots.reserve(all.size());  // so that give_back never allocates
@@ -66,6 +97,10 @@ class PinnedRing {
     void give_back(Slot* s) noexcept {
       const std::lock_guard lock(mutex);
       free_slots.push_back(s);  // capacity reserved by take
+    }
+    void fence(Slot* s, Fence f) {
+      const std::lock_guard lock(mutex);
+      s->fences.push_back(std::move(f));
     }
 
     Allocate allocate;
@@ -105,6 +140,11 @@ class PinnedRing {
     bool empty() const noexcept { return slot_ == nullptr; }
     /// Keeps the first `count` entries of those asked for (a bound, once the real count is known).
     void shrink(std::size_t count) noexcept { size_ = std::min(size_, count); }
+    /// The slot is not handed out again, after this lease dies, before `done` reports true: called
+    /// once per consumer whose queued work (a copy on its stream) still reads or writes the slot.
+    void fence_after(Fence done) {
+      if (slot_ != nullptr) state_->fence(slot_, std::move(done));
+    }
 
    private:
     friend class PinnedRing;
@@ -118,8 +158,9 @@ class PinnedRing {
     std::size_t size_ = 0;
   };
 
-  /// A free slot with room for `count` ids: the most recently returned one that is large enough,
-  /// else the most recent one regrown, else a new one (only while the pipeline fills).
+  /// A free slot with room for `count` ids, among those whose fences are done: the most recently
+  /// returned one that is large enough, else the most recent one regrown, else a new one (only
+  /// while the pipeline fills, or while consumers' copies are in flight).
   Lease acquire(std::size_t count) {
     Lease lease;
     lease.state_ = state_;

@@ -8,6 +8,7 @@
 #include "graphtier/core/memory.hpp"
 #include "cuda/layer_sampler_cuda.hpp"
 #include "cuda/neighbor_sampler_cuda.hpp"
+#include "neighbor_steps.hpp"
 
 namespace graphtier::sample {
 namespace {
@@ -28,6 +29,11 @@ CudaNeighborSampler::CudaNeighborSampler(const DeviceTopology& topology, Neighbo
 #if GRAPHTIER_WITH_CUDA
   staging_ = cuda::make_staging_pool();
 #endif
+}
+
+int64_t CudaNeighborSampler::device_bytes_bound(int64_t num_seeds) const {
+  return nbr::call_device_bytes(num_seeds, options_.fanouts, options_.replace, options_.edge_ids,
+                                topology_->num_nodes(), topology_->num_edges());
 }
 
 DeviceMiniBatch CudaNeighborSampler::sample_device(std::span<const int64_t> seeds, uint64_t stream,

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "graphtier/core/rng.hpp"
 #include "graphtier/sample/random.hpp"
@@ -47,6 +48,18 @@ GRAPHTIER_HD bool cost_grows_with_degree(int64_t fanout, bool replace, bool weig
   if (weighted) return true;
   return fanout < 0 || (!replace && fanout >= d);
 }
+
+/// Whether any node of a layer can be a hub (a degree d >= kHubDegree whose draw
+/// cost_grows_with_degree): the GPU sampler launches its hub kernels only then. Unweighted, only a
+/// whole list (fanout -1, or a fanout of at least kHubDegree without replacement) is a hub's.
+GRAPHTIER_HD bool hubs_possible(int64_t fanout, bool replace, bool weighted) {
+  // cost_grows_with_degree is monotone in d: true at some d >= kHubDegree iff at kHubDegree.
+  return cost_grows_with_degree(fanout, replace, weighted, kHubDegree);
+}
+
+/// Whether the GPU count pass runs a thread per dst node rather than a warp: when a node's count
+/// needs its degree alone (unweighted, or fanout 0), not a pass over its weights.
+GRAPHTIER_HD bool count_per_thread(int64_t fanout, bool weighted) { return !weighted || fanout == 0; }
 
 /// Draw i of Floyd's algorithm for node v (f of d, f < d): t in [0, d - f + i].
 GRAPHTIER_HD int64_t floyd_draw(uint64_t seed, uint64_t layer_stream, int64_t v, int64_t d, int64_t f, int64_t i) {
@@ -212,6 +225,25 @@ inline int64_t layer_batch_bytes(const LayerBound& b, bool edge_ids) {
 /// position, the new-node ranks.
 inline int64_t layer_workspace_bytes(const LayerBound& b) {
   return b.nd * 8 + b.ne * 8 + b.ne * 8 + static_cast<int64_t>(b.capacity) * 16 + (b.nd + b.ne) * 4 + b.ne * 8;
+}
+
+/// An upper bound of the device bytes one GPU sampling call of nd0 seeds allocates: every
+/// layer's batch arrays, plus the workspace (each layer's, summed: at least the largest of each
+/// array, which is what the reused scratch holds) with DeviceScratch's headroom of half again;
+/// -1 when a fanout -1 layer has no bound before sampling.
+inline int64_t call_device_bytes(int64_t nd0, std::span<const int64_t> fanouts, bool replace, bool edge_ids,
+                                 int64_t num_nodes, int64_t num_edges) {
+  int64_t batch = nd0 * 8;  // the seeds
+  int64_t workspace = 0;
+  int64_t nd = nd0;
+  for (const int64_t fanout : fanouts) {
+    const LayerBound b = layer_bound(nd, fanout, replace, num_nodes, num_edges);
+    if (b.ne < 0) return -1;
+    batch += layer_batch_bytes(b, edge_ids);
+    workspace += layer_workspace_bytes(b);
+    nd = b.num_src;
+  }
+  return batch + workspace + workspace / 2;
 }
 
 }  // namespace graphtier::sample::nbr

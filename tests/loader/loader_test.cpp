@@ -7,8 +7,14 @@
 #include <chrono>
 #include <cstring>
 #include <future>
+#include <optional>
+#include <string>
 #include <stdexcept>
 #include <thread>
+
+#if GRAPHTIER_WITH_CUDA
+#include <cuda_runtime.h>
+#endif
 
 #include "feature/feature_test_util.hpp"
 #include "io/io_test_util.hpp"
@@ -292,6 +298,54 @@ TEST(Loader, PinnedOutputIsTheCpuPipelinesInReusedBuffers) {
   }
 }
 
+#if GRAPHTIER_WITH_CUDA
+/// Holds `stream` (a consumer's copy still queued) until `open` is set, or 20 s pass.
+void hold_stream(cudaStream_t stream, std::atomic<bool>* open) {
+  const auto wait = [](void* flag) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!static_cast<std::atomic<bool>*>(flag)->load() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  };
+  ASSERT_EQ(cudaLaunchHostFunc(stream, wait, open), cudaSuccess);
+}
+#endif
+
+TEST(Loader, PinnedOutputIsReusedOnlyAfterTheConsumersStreamPassedIt) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the pinned ring's event-based recycling not checked";
+#if GRAPHTIER_WITH_CUDA
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  ThreadPool p(2);
+  feature::FeatureStore store(d, store_options("30%", "5%"), p);
+  LoaderOptions o = small_options();
+  o.output = MemoryKind::kPinned;
+  o.accumulate = false;  // one buffer per batch
+  Loader loader(d, &store, train_ids(d), o);
+  OwnedCudaStream consumer(0);
+  std::atomic<bool> open{false};
+  loader.start(0);
+  std::optional<LoadedBatch> first = loader.next();
+  ASSERT_TRUE(first.has_value());
+  const void* held = first->x_buffer.get();
+  // The consumer queues work that reads x (held back by a host function), releases the batch
+  // after it and drops it: its buffer must not serve another gather until the stream passes.
+  hold_stream(static_cast<cudaStream_t>(consumer.get().handle), &open);
+  first->release_after(consumer.get());
+  first.reset();
+  int64_t delivered = 1;
+  for (int i = 0; i < 6; ++i) {
+    std::optional<LoadedBatch> b = loader.next();
+    if (!b) break;
+    ++delivered;
+    EXPECT_NE(b->x_buffer.get(), held) << "batch " << b->index << " reuses a buffer the consumer's stream still reads";
+  }
+  open.store(true);
+  ASSERT_EQ(cudaStreamSynchronize(static_cast<cudaStream_t>(consumer.get().handle)), cudaSuccess);
+  while (loader.next()) ++delivered;
+  EXPECT_EQ(delivered, loader.num_batches());
+#endif
+}
+
 TEST(Loader, DeviceBatchesLeaveCpuSamplingOnTheHost) {
   const graph::Dataset d = graph::Dataset::open(dataset_dir());
   const std::vector<int64_t> ids = train_ids(d);
@@ -569,6 +623,35 @@ TEST(Loader, SampleStageFailureReachesTheConsumerAfterEarlierBatches) {
     FAIL() << "the sampler's failure must reach next()";
   } catch (const std::runtime_error& e) {
     EXPECT_STREQ(e.what(), "injected sampler failure at batch 3");
+  }
+}
+
+TEST(Loader, OutOfMemoryInAStageNamesTheStageAndTheBatch) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  ThreadPool pool(2);
+  feature::FeatureStore store(d, store_options("0", "0"), pool);
+  for (const Stage failing : {Stage::kSample, Stage::kGather}) {
+    const std::string stage = failing == Stage::kSample ? "sample" : "gather";
+    SCOPED_TRACE(stage);
+    LoaderOptions o = small_options();
+    o.sample_threads = 1;
+    o.accumulate = false;
+    o.fault_hook = [failing](Stage s, int64_t batch) {
+      if (s == failing && batch == 2) throw OutOfMemory("cudaMallocAsync failed: out of memory");
+    };
+    Loader loader(d, &store, train_ids(d), o);
+    loader.start(5);
+    try {
+      while (loader.next()) {
+      }
+      FAIL() << "the stage's OutOfMemory must reach next()";
+    } catch (const OutOfMemory& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("the " + stage + " stage"), std::string::npos) << m;
+      EXPECT_NE(m.find("epoch 5"), std::string::npos) << m;
+      EXPECT_NE(m.find("batch 2"), std::string::npos) << m;
+      EXPECT_NE(m.find("cudaMallocAsync failed"), std::string::npos) << m;
+    }
   }
 }
 

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <memory>
 #include <set>
 #include <thread>
 #include <vector>
@@ -131,6 +133,88 @@ TEST(PinnedRing, ShrinkTrimsALeaseToTheRealCountAndNeverGrowsIt) {
   EXPECT_EQ(lease.ids().data(), data);
   lease.shrink(50);
   EXPECT_EQ(lease.ids().size(), 7u);
+}
+
+/// A consumer's queued copy, as a fence: done once `finished` is set.
+PinnedRing::Fence copy_done(const std::shared_ptr<std::atomic<bool>>& finished) {
+  return [finished] { return finished->load(); };
+}
+
+TEST(PinnedRing, AFencedSlotIsReusedOnlyOnceItsConsumersCopyHasCompleted) {
+  Counted c;
+  PinnedRing ring = c.ring();
+  auto copied = std::make_shared<std::atomic<bool>>(false);
+  int64_t* fenced = nullptr;
+  {
+    PinnedRing::Lease a = ring.acquire(100);
+    fenced = a.data();
+    a.fence_after(copy_done(copied));  // the consumer queued a copy of it, then dropped the batch
+  }
+  int64_t* other = nullptr;
+  for (int batch = 0; batch < 10; ++batch) {  // the copy is still queued: a second slot serves
+    PinnedRing::Lease b = ring.acquire(100);
+    EXPECT_NE(b.data(), fenced) << "batch " << batch << " got the slot a consumer's copy still reads";
+    if (other == nullptr) other = b.data();
+    EXPECT_EQ(b.data(), other) << "the unfenced slot is reused";
+  }
+  EXPECT_EQ(ring.slots(), 2u);
+  copied->store(true);
+  {
+    PinnedRing::Lease l1 = ring.acquire(100);
+    PinnedRing::Lease l2 = ring.acquire(100);
+    EXPECT_TRUE((l1.data() == fenced) != (l2.data() == fenced)) << "the slot whose copy completed is free again";
+  }
+  EXPECT_EQ(ring.slots(), 2u);
+  EXPECT_EQ(ring.allocations(), 2u);
+}
+
+TEST(PinnedRing, ASlotSharedByBatchesWaitsForEveryConsumersFence) {
+  // One merged gather: several batches share the slot, each fences it behind its own consumer.
+  Counted c;
+  PinnedRing ring = c.ring();
+  auto first = std::make_shared<std::atomic<bool>>(false);
+  auto second = std::make_shared<std::atomic<bool>>(false);
+  int64_t* shared = nullptr;
+  {
+    auto lease = std::make_shared<PinnedRing::Lease>(ring.acquire(64));
+    shared = lease->data();
+    lease->fence_after(copy_done(first));
+    lease->fence_after(copy_done(second));
+  }
+  first->store(true);
+  {
+    PinnedRing::Lease l = ring.acquire(64);
+    EXPECT_NE(l.data(), shared) << "one consumer's copy is still queued";
+  }
+  second->store(true);
+  PinnedRing::Lease l1 = ring.acquire(64);
+  PinnedRing::Lease l2 = ring.acquire(64);  // both free slots are ready now
+  EXPECT_TRUE(l1.data() == shared || l2.data() == shared);
+  EXPECT_EQ(ring.allocations(), 2u);
+}
+
+TEST(PinnedRing, AFenceIsPolledNeverWaitedForAndDroppedOnceDone) {
+  Counted c;
+  PinnedRing ring = c.ring();
+  auto polls = std::make_shared<int>(0);
+  int64_t* fenced = nullptr;
+  {
+    PinnedRing::Lease a = ring.acquire(8);
+    fenced = a.data();
+    a.fence_after([polls] { return ++*polls >= 3; });  // done at the third poll
+  }
+  PinnedRing::Lease b = ring.acquire(8);  // poll 1: not done, a new slot
+  PinnedRing::Lease d = ring.acquire(8);  // poll 2: not done, a new slot
+  EXPECT_NE(b.data(), fenced);
+  EXPECT_NE(d.data(), fenced);
+  PinnedRing::Lease e = ring.acquire(8);  // poll 3: done
+  EXPECT_EQ(e.data(), fenced);
+  EXPECT_EQ(*polls, 3);
+  e = PinnedRing::Lease();
+  PinnedRing::Lease f = ring.acquire(8);
+  EXPECT_EQ(f.data(), fenced);
+  EXPECT_EQ(*polls, 3) << "a fence once done is dropped, not polled again";
+  EXPECT_EQ(ring.slots(), 3u);
 }
 
 }  // namespace

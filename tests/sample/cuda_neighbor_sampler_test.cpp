@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
 
 #include "graphtier/core/cuda_stream.hpp"
+#include "graphtier/core/device_memory.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/memory.hpp"
 #include "graphtier/core/portable_math.hpp"
@@ -18,7 +20,10 @@
 #include "graphtier/sample/cuda_neighbor_sampler.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
 #include "sample_test_util.hpp"
+#include "neighbor_steps.hpp"
 #if GRAPHTIER_WITH_CUDA
+#include <cuda_runtime.h>
+
 #include "cuda/neighbor_sampler_cuda.hpp"
 #endif
 
@@ -291,6 +296,147 @@ TEST(CudaNeighborSampler, OneSynchronisationPerMinibatch) {
   }
   const CudaNeighborSampler gpu(t, NeighborSamplerOptions{.fanouts = {4, 4}});
   EXPECT_EQ(gpu.sample_device(std::vector<int64_t>{}, 0).host_syncs, 1);
+}
+
+TEST(CudaNeighborSampler, HubKernelsRunExactlyWhenSomeDegreeMakesAHub) {
+  // nbr::hubs_possible against every degree from kHubDegree up (and far above it).
+  std::vector<int64_t> degrees;
+  for (int64_t d = nbr::kHubDegree; d < nbr::kHubDegree + 64; ++d) degrees.push_back(d);
+  for (const int64_t d : {int64_t{1} << 20, int64_t{1} << 30}) degrees.push_back(d);
+  for (const int64_t fanout : {int64_t{-1}, int64_t{0}, int64_t{1}, int64_t{5}, int64_t{15}, int64_t{32},
+                               nbr::kHubDegree - 1, nbr::kHubDegree, nbr::kHubDegree + 1, int64_t{1} << 21}) {
+    for (const bool replace : {false, true}) {
+      for (const bool weighted : {false, true}) {
+        bool any = false;
+        for (const int64_t d : degrees) any = any || nbr::cost_grows_with_degree(fanout, replace, weighted, d);
+        EXPECT_EQ(nbr::hubs_possible(fanout, replace, weighted), any)
+            << "fanout " << fanout << " replace " << replace << " weighted " << weighted;
+      }
+    }
+  }
+  // The loader's default fanouts never launch a hub kernel on an unweighted graph.
+  for (const int64_t fanout : {15, 10, 5}) EXPECT_FALSE(nbr::hubs_possible(fanout, false, false));
+}
+
+TEST(CudaNeighborSampler, CountPerThreadOnlyWhereTheCountNeedsTheDegreeAlone) {
+  // Where count_per_thread holds, the count kernel passes `positive` = d: the count must not
+  // depend on the positive edges; where it does not hold, it does for some degree.
+  for (const int64_t fanout : {-1, 0, 1, 3, 15}) {
+    for (const bool replace : {false, true}) {
+      for (const bool weighted : {false, true}) {
+        bool depends = false;
+        for (int64_t d = 0; d <= 20; ++d) {
+          for (int64_t positive = 0; positive <= d; ++positive) {
+            const int64_t with_degree = nbr::sample_count(fanout, replace, weighted, d, d);
+            const int64_t real = nbr::sample_count(fanout, replace, weighted, d, weighted ? positive : d);
+            depends = depends || with_degree != real;
+          }
+        }
+        EXPECT_EQ(nbr::count_per_thread(fanout, weighted), !depends)
+            << "fanout " << fanout << " replace " << replace << " weighted " << weighted;
+      }
+    }
+  }
+}
+
+TEST(CudaNeighborSampler, ACallsDeviceBytesAreBoundedByItsLayers) {
+  // [15, 10, 5] from 1024 seeds on a graph of 20M nodes and 385M edges, by hand: the layers'
+  // bounds are (nd, ne, num_src) = (1024, 15360, 16384), (16384, 163840, 180224),
+  // (180224, 901120, 1081344), with tables of 2^15, 2^19 and 2^22 slots.
+  const std::vector<int64_t> fanouts{15, 10, 5};
+  const int64_t n = 20'000'000, e = 385'000'000;
+  int64_t batch = 1024 * 8, workspace = 0;
+  const int64_t layers[3][4] = {{1024, 15360, 16384, 1 << 15}, {16384, 163840, 180224, 1 << 19},
+                                {180224, 901120, 1081344, 1 << 22}};
+  for (const auto& l : layers) {
+    batch += (l[0] + 1) * 8 + l[2] * 8 + l[1] * 8 + l[1] * 8;  // indptr, src nodes, indices, edge ids
+    workspace += l[0] * 8 + 2 * l[1] * 8 + l[3] * 16 + (l[0] + l[1]) * 4 + l[1] * 8;
+  }
+  EXPECT_EQ(nbr::call_device_bytes(1024, fanouts, false, true, n, e), batch + workspace + workspace / 2);
+  EXPECT_LT(nbr::call_device_bytes(1024, fanouts, false, true, n, e), int64_t{256} << 20);  // per stream
+  EXPECT_LT(nbr::call_device_bytes(1024, fanouts, false, false, n, e),
+            nbr::call_device_bytes(1024, fanouts, false, true, n, e));
+  EXPECT_LE(nbr::call_device_bytes(512, fanouts, false, true, n, e),
+            nbr::call_device_bytes(1024, fanouts, false, true, n, e));
+  // A fanout -1 layer has no bound before sampling; fanout 0 layers hold only their indptr.
+  EXPECT_EQ(nbr::call_device_bytes(1024, std::vector<int64_t>{10, -1}, false, true, n, e), -1);
+  EXPECT_GT(nbr::call_device_bytes(1024, std::vector<int64_t>{0}, false, true, n, e), 0);
+}
+
+TEST(CudaNeighborSampler, TheDevicePoolKeepsTheRulesShare) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the pool's release threshold not checked";
+#if GRAPHTIER_WITH_CUDA
+  const OwnedGraph g = OwnedGraph::random(2000, 6, 91);
+  const DeviceTopology t(g.sample_graph(), {});
+  const CudaNeighborSampler gpu(t, NeighborSamplerOptions{.fanouts = {5, 5}});
+  static_cast<void>(gpu.sample(test::random_seeds(g.num_nodes(), 64, 1), 1));
+  cudaMemPool_t pool = nullptr;
+  ASSERT_EQ(cudaDeviceGetDefaultMemPool(&pool, 0), cudaSuccess);
+  uint64_t threshold = 0;
+  ASSERT_EQ(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold), cudaSuccess);
+  const char* setting = std::getenv(kPoolKeepVariable);
+  EXPECT_EQ(threshold, static_cast<uint64_t>(pool_release_threshold(device_memory(0).total_bytes,
+                                                                    setting == nullptr ? "" : setting)));
+  EXPECT_NE(threshold, UINT64_MAX) << "the pool keeps its peak forever";
+#endif
+}
+
+TEST(CudaNeighborSampler, ATopologyLargerThanTheFreeMemoryFailsAtCreation) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the topology's budget check not checked";
+#if GRAPHTIER_WITH_CUDA
+  const OwnedGraph g = OwnedGraph::random(1 << 20, 4, 17);
+  const auto needed = static_cast<int64_t>(g.indptr.size() * sizeof(int64_t) + g.indices.size() * sizeof(int32_t));
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  // Take all but half of what the topology needs (cudaMalloc may refuse a little less than the
+  // free bytes: step down until it accepts).
+  const int64_t free_before = device_memory(0).free_bytes;
+  int64_t take = free_before - needed / 2;
+  void* hog = nullptr;
+  while (take > 0 && cudaMalloc(&hog, static_cast<std::size_t>(take)) != cudaSuccess) {
+    (void)cudaGetLastError();
+    hog = nullptr;
+    take -= int64_t{16} << 20;
+  }
+  const int64_t free_now = device_memory(0).free_bytes;
+  if (free_now >= needed) {
+    if (hog != nullptr) cudaFree(hog);
+    GTEST_SKIP() << "could not fill the device down to less than " << needed << " free bytes (" << free_now << ")";
+  }
+  try {
+    const DeviceTopology t(g.sample_graph(), {});
+    ADD_FAILURE() << "a topology of " << needed << " bytes was made with " << free_now << " free";
+  } catch (const OutOfMemory& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("DeviceTopology"), std::string::npos) << m;
+    EXPECT_NE(m.find("free"), std::string::npos) << m;
+  }
+  ASSERT_EQ(cudaFree(hog), cudaSuccess);
+  // With the memory back, the same topology is made.
+  EXPECT_NO_THROW(DeviceTopology(g.sample_graph(), {}));
+#endif
+}
+
+TEST(CudaNeighborSampler, SamplingLeavesTheCallersCurrentDeviceAsItWas) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the caller's current device not checked";
+#if GRAPHTIER_WITH_CUDA
+  int devices = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&devices), cudaSuccess);
+  if (devices < 2) GTEST_SKIP() << "needs two GPUs (the topology on one, the caller on the other); has " << devices;
+  const OwnedGraph g = OwnedGraph::random(2000, 6, 93);
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  const DeviceTopology t(g.sample_graph(), TopologyOptions{.device = 1});
+  int current = -1;
+  ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
+  EXPECT_EQ(current, 0) << "after the topology's upload";
+  const OwnedCudaStream stream(1);
+  const CudaNeighborSampler gpu(t, NeighborSamplerOptions{.fanouts = {5, 5}});
+  const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 64, 3);
+  const MiniBatch got = gpu.sample(seeds, 3, stream.get());
+  ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
+  EXPECT_EQ(current, 0) << "after sampling and the copy to the host";
+  expect_same(got, NeighborSampler(g.sample_graph(), NeighborSamplerOptions{.fanouts = {5, 5}}).sample(seeds, 3),
+              "on device 1");
+#endif
 }
 
 TEST(CudaNeighborSampler, PinnedStagingIsReusedAcrossMinibatches) {

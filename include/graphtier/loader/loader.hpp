@@ -26,8 +26,12 @@
 // ordered memory from the device's kept pool on the loader's output stream (no cudaMalloc/cudaFree
 // per batch), allocated by the gather thread with one host wait on that stream per gather; the
 // gather completes x before the batch is delivered. Pinned output x: page-locked buffers reused
-// once their batches are dropped. Device memory is freed in order on the stream that made it,
-// after the consumer's work: LoadedBatch::release_after.
+// once their batches are dropped and the copies their consumers queued have completed. Device
+// memory is freed in order on the stream that made it, after the consumer's work, and pinned x is
+// reused after it: LoadedBatch::release_after. At the end of each epoch the gather thread hands the
+// unused memory of the device's stream-ordered pool back to the driver (trim_device_pool). A
+// failure to allocate device memory in a stage reaches next() as OutOfMemory naming the stage and
+// the batch.
 //
 // Every minibatch is a pure function of (ids, seed, epoch, batch index): the output does not depend
 // on stage timing, merging, the window or which tiers served the features, and an epoch can start
@@ -129,10 +133,16 @@ struct LoadedBatch {
   /// otherwise.
   std::shared_ptr<const sample::DeviceMiniBatch> device;
 
-  /// Device memory is freed in order on the stream that made it when the batch dies. Work that
-  /// reads it on another stream (`consumer`) must be ordered before that: call this after queuing
-  /// the last such work and before dropping the batch (an event, no host wait). Nothing to do for
-  /// host batches.
+  /// Pinned x (LoaderOptions::output kPinned): fences x's page-locked buffer behind the work queued
+  /// on a consumer's stream so far (release_after calls it); empty otherwise.
+  std::function<void(CudaStream consumer)> fence_pinned;
+
+  /// Device memory is freed in order on the stream that made it when the batch dies, and a pinned
+  /// x's buffer is reused for a later gather. Work that reads either on a stream (`consumer`: a
+  /// kernel, a non_blocking copy of a pinned x) must be ordered before that: call this after
+  /// queuing the last such work and before dropping the batch (an event, no host wait; the pinned
+  /// buffer is reused only once the event has completed). Nothing to do for host batches, or for a
+  /// pinned x read by the host alone.
   void release_after(CudaStream consumer) const;
 };
 

@@ -96,6 +96,12 @@ class CudaNeighborSampler {
   const NeighborSamplerOptions& options() const noexcept { return options_; }
   const DeviceTopology& topology() const noexcept { return *topology_; }
 
+  /// An upper bound of the device bytes one call with `num_seeds` seeds allocates on its stream
+  /// (the minibatch's arrays and the call's workspace with its headroom, all sized by the layers'
+  /// bounds), or -1 when a fanout -1 layer leaves it unbounded until sampled. What a caller
+  /// sampling on k streams at once checks k times against the free memory (the loader does).
+  int64_t device_bytes_bound(int64_t num_seeds) const;
+
  private:
   const DeviceTopology* topology_;
   NeighborSamplerOptions options_;

@@ -1,12 +1,13 @@
 #include "cuda/cuda_stream_cuda.hpp"
 
 #include "cuda_check.cuh"
+#include "current_device.cuh"
 #include "cuda_stream.cuh"
 
 namespace graphtier::cuda {
 
 CudaStream create_stream(int device) {
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
+  const CurrentDevice on_device(device);
   cudaStream_t s = nullptr;
   GRAPHTIER_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   return CudaStream{s};
@@ -14,7 +15,7 @@ CudaStream create_stream(int device) {
 
 void destroy_stream(CudaStream stream, int device) noexcept {
   if (stream.handle == nullptr) return;
-  cudaSetDevice(device);
+  const CurrentDevice on_device(device, std::nothrow);
   cudaStreamDestroy(native(stream));
 }
 

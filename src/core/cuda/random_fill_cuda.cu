@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cuda_check.cuh"
+#include "current_device.cuh"
 #include "cuda/random_fill_cuda.hpp"
 #include "graphtier/core/rng.hpp"
 
@@ -20,7 +21,7 @@ __global__ void philox_fill_kernel(uint64_t seed, uint64_t stream, uint64_t firs
 
 void philox_fill(uint64_t seed, uint64_t stream, uint64_t first_index, uint64_t* out, int64_t n, int device) {
   if (n == 0) return;
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
+  const CurrentDevice on_device(device);
   constexpr int kThreads = 256;
   const int blocks = static_cast<int>(std::min<int64_t>((n + kThreads - 1) / kThreads, 65535));
   philox_fill_kernel<<<blocks, kThreads>>>(seed, stream, first_index, out, n);

@@ -19,6 +19,7 @@
 #include "cuda/gpu_cache.cuh"
 #include "cuda/gpu_tiers.hpp"
 #include "graphtier/core/cuda_stream.hpp"
+#include "graphtier/core/device_memory.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/file.hpp"
 #include "graphtier/core/log.hpp"
@@ -262,6 +263,13 @@ std::unique_ptr<GpuTiers, GpuTiersDeleter> make_gpu_tiers(FeatureStore::Impl& st
   for (cudaEvent_t* e : {&t->staged_listed, &t->missed_listed, &t->copied, &t->output_ready}) {
     GRAPHTIER_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
   }
+  // Checked against what is free before the tiers allocate: the hot rows, and the cache's lines
+  // with their bookkeeping (at most 77 bytes per line, 4 per id of its range: architecture.md).
+  const int64_t cache_rows = store.tiers.gpu_cache_rows;
+  require_device_memory("the feature store's GPU tiers (hot rows and software cache)",
+                        t->gpu_end * t->row_bytes +
+                            (cache_rows > 0 ? cache_rows * (t->row_bytes + 77) + (store.num_nodes - t->gpu_end) * 4 : 0),
+                        t->device);
   if (t->gpu_end > 0) {
     t->hot = Buffer(MemoryKind::kDevice, static_cast<std::size_t>(t->gpu_end * t->row_bytes), t->device);
     load_hot_rows(*t, store.features_path, store.layout, t->gpu_end);

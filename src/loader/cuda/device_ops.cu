@@ -28,6 +28,24 @@ std::shared_ptr<void> allocate_output(std::size_t bytes, CudaStream stream, int 
   return cuda::allocate_async(bytes, s);
 }
 
+std::function<bool()> record_fence(CudaStream consumer, int device) {
+  const DeviceGuard guard(device);
+  cudaEvent_t event = nullptr;
+  GRAPHTIER_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  std::shared_ptr<CUevent_st> owned(event, [](cudaEvent_t e) { cudaEventDestroy(e); });
+  GRAPHTIER_CUDA_CHECK(cudaEventRecord(event, cuda::native(consumer)));
+  return [owned] {
+    const cudaError_t status = cudaEventQuery(owned.get());
+    if (status == cudaErrorNotReady) {
+      // Not an error, but never left for a later launch check on this thread to find.
+      if (cudaPeekAtLastError() == cudaErrorNotReady) (void)cudaGetLastError();
+      return false;
+    }
+    if (status != cudaSuccess) (void)cudaGetLastError();
+    return true;
+  };
+}
+
 void order_after(CudaStream consumer, std::span<const CudaStream> waiters, int device) {
   if (waiters.empty()) return;
   const DeviceGuard guard(device);

@@ -1,3 +1,8 @@
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <cub/device/device_scan.cuh>
+
 #include "graphtier/core/rng.hpp"
 #include "cuda/compact_cuda.cuh"
 #include "cuda/cuda_util.cuh"
@@ -6,20 +11,11 @@
 namespace graphtier::sample::cuda {
 namespace {
 
-constexpr unsigned long long kEmpty = ~0ull;
+constexpr unsigned long long kEmpty = kEmptySlot;
 
 /// The slots the real sizes use (a power of two no larger than b.capacity).
 __device__ __forceinline__ uint64_t used_capacity(const CompactBuffers& b) {
-  const int64_t ids = b.counts->nd + b.counts->ne;
-  return nbr::compact_capacity(ids < b.num_nodes ? ids : b.num_nodes);
-}
-
-__global__ void clear_kernel(CompactBuffers b) {
-  const auto used = static_cast<int64_t>(used_capacity(b));
-  GRAPHTIER_GRID_STRIDE(i, used) {
-    b.keys[i] = kEmpty;
-    b.firsts[i] = kEmpty;
-  }
+  return used_table_slots(b.counts->nd, b.counts->ne, b.num_nodes);
 }
 
 __global__ void insert_kernel(const int64_t* dst, const int64_t* neighbours, CompactBuffers b) {
@@ -42,13 +38,14 @@ __global__ void insert_kernel(const int64_t* dst, const int64_t* neighbours, Com
   }
 }
 
-__global__ void mark_kernel(CompactBuffers b) {
-  const int64_t nd = b.counts->nd, ne = b.counts->ne;
-  GRAPHTIER_GRID_STRIDE(e, b.ne_bound) {
-    // Zero past ne: the scan runs over the bound.
-    b.new_rank[e] = e < ne && nbr::first_occurrence(b.firsts[b.slot_of[nd + e]], nd + e) ? 1 : 0;
+/// The scan's input: 1 where neighbour e is its id's first occurrence (a new node), 0 past ne.
+struct NewNodeMark {
+  CompactBuffers b;
+  __device__ int64_t operator()(int64_t e) const {
+    const int64_t nd = b.counts->nd, ne = b.counts->ne;
+    return e < ne && nbr::first_occurrence(b.firsts[b.slot_of[nd + e]], nd + e) ? 1 : 0;
   }
-}
+};
 
 __global__ void write_kernel(const int64_t* dst, const int64_t* neighbours, CompactBuffers b, int64_t* src_nodes,
                              int64_t* local) {
@@ -69,17 +66,19 @@ __global__ void write_kernel(const int64_t* dst, const int64_t* neighbours, Comp
 
 }  // namespace
 
-void compact_mark(const int64_t* dst, const int64_t* neighbours, const CompactBuffers& b, cudaStream_t stream) {
-  clear_kernel<<<blocks_for(static_cast<int64_t>(b.capacity)), kThreads, 0, stream>>>(b);
-  GRAPHTIER_CUDA_CHECK_LAUNCH("clear_kernel");
-  if (b.nd_bound + b.ne_bound > 0) {
-    insert_kernel<<<blocks_for(b.nd_bound + b.ne_bound), kThreads, 0, stream>>>(dst, neighbours, b);
-    GRAPHTIER_CUDA_CHECK_LAUNCH("insert_kernel");
-  }
-  if (b.ne_bound > 0) {
-    mark_kernel<<<blocks_for(b.ne_bound), kThreads, 0, stream>>>(b);
-    GRAPHTIER_CUDA_CHECK_LAUNCH("mark_kernel");
-  }
+void compact_insert(const int64_t* dst, const int64_t* neighbours, const CompactBuffers& b, cudaStream_t stream) {
+  if (b.nd_bound + b.ne_bound == 0) return;
+  insert_kernel<<<blocks_for(b.nd_bound + b.ne_bound), kThreads, 0, stream>>>(dst, neighbours, b);
+  GRAPHTIER_CUDA_CHECK_LAUNCH("insert_kernel");
+}
+
+void compact_rank(const CompactBuffers& b, DeviceScratch<unsigned char>& temp, cudaStream_t stream) {
+  if (b.ne_bound == 0) return;
+  const auto marks = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), NewNodeMark{b});
+  std::size_t bytes = 0;
+  GRAPHTIER_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, marks, b.new_rank, b.ne_bound, stream));
+  void* storage = temp.grow(static_cast<int64_t>(bytes));
+  GRAPHTIER_CUDA_CHECK(cub::DeviceScan::InclusiveSum(storage, bytes, marks, b.new_rank, b.ne_bound, stream));
 }
 
 void compact_write(const int64_t* dst, const int64_t* neighbours, const CompactBuffers& b, int64_t* src_nodes,

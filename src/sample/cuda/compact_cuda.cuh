@@ -1,6 +1,9 @@
 // Unique-and-compact of one layer on the GPU (the twin of cpu/compact_cpu.cpp): global neighbour
 // ids -> local positions in the layer's src nodes, new nodes numbered in first-appearance order.
 //
+// Per layer: compact_clear (inside the fill kernel), compact_insert, compact_rank (the scan of the
+// new-node marks, computed as the scan reads them), compact_write.
+//
 // Hash-based, not sort-based: the dst nodes (positions 0 .. nd-1) and then the neighbours
 // (positions nd + e) are inserted into an open-addressing table keyed by global id (atomicCAS),
 // each slot keeping the smallest position that holds its id (atomicMin). A neighbour whose
@@ -17,6 +20,9 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+
+#include "device_scratch.cuh"
+#include "neighbor_steps.hpp"
 
 namespace graphtier::sample::cuda {
 
@@ -42,9 +48,35 @@ struct CompactBuffers {
   LayerCounts* next;           // the next layer's: nd written (= num_src)
 };
 
-/// Clears the part of the table the real sizes use, fills it and slot_of, and marks new nodes
-/// (1/0) in new_rank[0, ne_bound): to be scanned in place over ne_bound.
-void compact_mark(const int64_t* dst, const int64_t* neighbours, const CompactBuffers& b, cudaStream_t stream);
+inline constexpr unsigned long long kEmptySlot = ~0ull;
+
+/// The table slots the real sizes use: a power of two no larger than CompactBuffers::capacity.
+__host__ __device__ inline uint64_t used_table_slots(int64_t nd, int64_t ne, int64_t num_nodes) {
+  const int64_t ids = nd + ne;
+  return nbr::compact_capacity(ids < num_nodes ? ids : num_nodes);
+}
+
+/// Empties the slots the real sizes (nd, ne) use, grid-stride over the calling kernel's threads:
+/// run by the layer's fill kernel, which learns ne from the scanned indptr (one launch fewer than
+/// a clearing kernel of its own). Must complete before compact_insert, and after the previous
+/// layer's compact_write (stream order gives both).
+__device__ inline void compact_clear(const CompactBuffers& b, int64_t nd, int64_t ne) {
+  const auto used = static_cast<int64_t>(used_table_slots(nd, ne, b.num_nodes));
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < used; i += stride) {
+    b.keys[i] = kEmptySlot;
+    b.firsts[i] = kEmptySlot;
+  }
+}
+
+/// Fills the table (cleared by compact_clear) and slot_of with the dst nodes and the neighbours.
+void compact_insert(const int64_t* dst, const int64_t* neighbours, const CompactBuffers& b, cudaStream_t stream);
+
+/// new_rank[e] = how many new nodes the neighbours 0 .. e hold (zero past ne): an inclusive scan
+/// over ne_bound whose input marks each new node as it is read (nbr::first_occurrence), so that no
+/// kernel writes the marks first. `temp` holds CUB's temporary storage (grown when needed).
+void compact_rank(const CompactBuffers& b, ::graphtier::cuda::DeviceScratch<unsigned char>& temp,
+                  cudaStream_t stream);
 
 /// After the scan: src_nodes[0, nd) = dst, src_nodes[nd + rank] = each new node, local[e] = its
 /// neighbour's local id; writes counts->num_src and next->nd.

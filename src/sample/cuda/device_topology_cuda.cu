@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <variant>
 
 #include "cuda_check.cuh"
+#include "current_device.cuh"
+#include "graphtier/core/device_memory.hpp"
 #include "device_scratch.cuh"
 #include "cuda/device_topology_cuda.hpp"
 
@@ -43,7 +46,7 @@ const void* to_pinned(State& state, const void* src, std::size_t bytes) {
 }  // namespace
 
 std::unique_ptr<State> upload_topology(const SampleGraph& graph, const TopologyOptions& options) {
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(options.device));
+  const ::graphtier::cuda::CurrentDevice on_device(options.device);
   ::graphtier::cuda::keep_pool_memory();
   auto state = std::make_unique<State>();
   state->placement = options.placement;
@@ -75,6 +78,12 @@ std::unique_ptr<State> upload_topology(const SampleGraph& graph, const TopologyO
 
   // indptr is read twice per dst node; only the fully pinned placement leaves it on the host.
   const std::size_t indptr_bytes = indptr.size() * sizeof(int64_t);
+  // The device part, checked against what is free before anything is allocated.
+  const auto device_part = static_cast<int64_t>(
+      (options.placement == TopologyPlacement::kPinned ? 0 : indptr_bytes) + split * edge_bytes);
+  require_device_memory("DeviceTopology (indptr and the neighbour lists of " + std::to_string(state->cached_nodes) +
+                            " nodes in device memory)",
+                        device_part, options.device);
   state->indptr = static_cast<const int64_t*>(options.placement == TopologyPlacement::kPinned
                                                   ? to_pinned(*state, indptr.data(), indptr_bytes)
                                                   : to_device(*state, indptr.data(), indptr_bytes));

@@ -26,6 +26,7 @@
 #include "cuda/neighbor_draws_cuda.cuh"
 #include "cuda/neighbor_sampler_cuda.hpp"
 #include "cuda/topology_ref.cuh"
+#include "current_device.cuh"
 #include "memory_cuda.hpp"
 #include "neighbor_steps.hpp"
 
@@ -79,6 +80,27 @@ __global__ void __launch_bounds__(kThreads) count_kernel(TopologyRef<Index> g, D
   }
 }
 
+/// count_kernel for an unweighted layer (nbr::count_per_thread): a node's count needs only its
+/// degree, two loads of indptr, so one thread per node (a warp would leave 31 lanes idle).
+template <typename Index>
+__global__ void __launch_bounds__(kThreads) count_unweighted_kernel(TopologyRef<Index> g, DrawParams c,
+                                                                    const int64_t* dst, LayerCounts* n,
+                                                                    int64_t nd_bound, int64_t* counts,
+                                                                    int64_t* indptr, int64_t* hubs) {
+  const int64_t nd = n->nd;
+  if (blockIdx.x == 0 && threadIdx.x == 0) indptr[0] = 0;
+  GRAPHTIER_GRID_STRIDE(w, nd_bound) {
+    if (w >= nd) {
+      counts[w] = 0;
+      continue;
+    }
+    const int64_t v = dst[w];
+    const int64_t d = g.indptr[v + 1] - g.indptr[v];
+    if (is_hub(c, d)) hubs[append(&n->hubs)] = w;
+    counts[w] = sample_count(c, d, d);
+  }
+}
+
 template <typename Index>
 __global__ void __launch_bounds__(kThreads) hub_count_kernel(TopologyRef<Index> g, DrawParams c, const int64_t* dst,
                                                              const LayerCounts* n, const int64_t* hubs,
@@ -94,16 +116,19 @@ __global__ void __launch_bounds__(kThreads) hub_count_kernel(TopologyRef<Index> 
   }
 }
 
+/// Also empties the part of the layer's compaction table that its real sizes use (compact_clear:
+/// the sizes are known here, from the scanned indptr), saving the clearing kernel's launch.
 template <typename Index>
 __global__ void __launch_bounds__(kThreads) fill_kernel(TopologyRef<Index> g, DrawParams c, const int64_t* dst,
                                                         LayerCounts* layer, int64_t nd_bound,
                                                         const int64_t* out_indptr, int64_t* positions,
-                                                        int64_t* neighbours) {
+                                                        int64_t* neighbours, CompactBuffers table) {
   __shared__ WarpScratch scratch[kWarpsPerBlock];
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
   WarpScratch& s = scratch[threadIdx.x / kWarp];
   const int64_t nd = layer->nd < nd_bound ? layer->nd : nd_bound;
   if (blockIdx.x == 0 && threadIdx.x == 0) layer->ne = out_indptr[nd];
+  compact_clear(table, nd, out_indptr[nd]);
   const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarpsPerBlock;
   for (int64_t w = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp; w < nd; w += warps) {
     const int64_t out = out_indptr[w];
@@ -266,14 +291,24 @@ DeviceMiniBatch sample_typed(const DeviceTopology::State& topology, const Neighb
       GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(indptr, 0, sizeof(int64_t), s));
       continue;
     }
-    // Hubs are distinct nodes of at least kHubDegree edges each.
-    const int64_t hub_bound = std::min(nd_bound, topology.num_edges / nbr::kHubDegree);
+    // Hubs are distinct nodes of at least kHubDegree edges each, and none when no degree makes
+    // this layer's draw a hub's (an unweighted fanout below kHubDegree): then no hub kernel runs.
+    const int64_t hub_bound =
+        nbr::hubs_possible(fanout, options.replace, topology.weighted)
+            ? std::min(nd_bound, topology.num_edges / nbr::kHubDegree)
+            : 0;
     int64_t* hubs = ws.hubs.grow(std::max<int64_t>(hub_bound, 1));
     const auto hub_blocks = static_cast<unsigned>(std::min(hub_bound, kHubBlocks));
     int64_t* counts = ws.counts.grow(nd_bound);
-    count_kernel<Index><<<grid_for(nd_bound, kWarpsPerBlock), kThreads, 0, s>>>(g, c, dst, counts_l, nd_bound, counts,
+    if (nbr::count_per_thread(fanout, topology.weighted)) {
+      count_unweighted_kernel<Index><<<blocks_for(nd_bound), kThreads, 0, s>>>(g, c, dst, counts_l, nd_bound, counts,
                                                                                 indptr, hubs);
-    GRAPHTIER_CUDA_CHECK_LAUNCH("count_kernel");
+      GRAPHTIER_CUDA_CHECK_LAUNCH("count_unweighted_kernel");
+    } else {
+      count_kernel<Index><<<grid_for(nd_bound, kWarpsPerBlock), kThreads, 0, s>>>(g, c, dst, counts_l, nd_bound,
+                                                                                  counts, indptr, hubs);
+      GRAPHTIER_CUDA_CHECK_LAUNCH("count_kernel");
+    }
     if (topology.weighted && hub_bound > 0 && fanout != 0) {
       hub_count_kernel<Index><<<hub_blocks, kThreads, 0, s>>>(g, c, dst, counts_l, hubs, counts);
       GRAPHTIER_CUDA_CHECK_LAUNCH("hub_count_kernel");
@@ -292,14 +327,6 @@ DeviceMiniBatch sample_typed(const DeviceTopology::State& topology, const Neighb
     int64_t* positions = options.edge_ids ? alloc64(b.ne) : ws.positions.grow(b.ne);
     int64_t* neighbours = ws.neighbours.grow(b.ne);
     edge_positions[static_cast<std::size_t>(l)] = positions;
-    // Always launched: it writes the layer's ne.
-    fill_kernel<Index><<<grid_for(b.nd, kWarpsPerBlock), kThreads, 0, s>>>(g, c, dst, counts_l, b.nd, indptr,
-                                                                           positions, neighbours);
-    GRAPHTIER_CUDA_CHECK_LAUNCH("fill_kernel");
-    if (hub_bound > 0 && fanout != 0) {
-      hub_fill_kernel<Index><<<hub_blocks, kThreads, 0, s>>>(g, c, dst, counts_l, hubs, indptr, positions, neighbours);
-      GRAPHTIER_CUDA_CHECK_LAUNCH("hub_fill_kernel");
-    }
 
     GRAPHTIER_EXPECTS(b.capacity <= (uint64_t{1} << 32), InvalidArgument, "layer ", l, " may have ", b.nd + b.ne,
                       " nodes and edges: the GPU compaction addresses fewer than 2^31");
@@ -313,8 +340,18 @@ DeviceMiniBatch sample_typed(const DeviceTopology::State& topology, const Neighb
                                  b.ne,
                                  counts_l,
                                  counts_l + 1};
-    compact_mark(dst, neighbours, buffers, s);
-    if (b.ne > 0) inclusive_sum(buffers.new_rank, buffers.new_rank, b.ne, ws, s);  // in place: CUB allows it
+    // Always launched: it writes the layer's ne and clears the compaction table (grid-stride, so
+    // a grid sized for the dst nodes clears any table; more blocks when the table is the larger).
+    const unsigned fill_blocks = std::max(grid_for(b.nd, kWarpsPerBlock), blocks_for(static_cast<int64_t>(b.capacity) / 4));
+    fill_kernel<Index><<<fill_blocks, kThreads, 0, s>>>(g, c, dst, counts_l, b.nd, indptr, positions, neighbours,
+                                                        buffers);
+    GRAPHTIER_CUDA_CHECK_LAUNCH("fill_kernel");
+    if (hub_bound > 0 && fanout != 0) {
+      hub_fill_kernel<Index><<<hub_blocks, kThreads, 0, s>>>(g, c, dst, counts_l, hubs, indptr, positions, neighbours);
+      GRAPHTIER_CUDA_CHECK_LAUNCH("hub_fill_kernel");
+    }
+    compact_insert(dst, neighbours, buffers, s);
+    compact_rank(buffers, ws.cub_temp, s);
     int64_t* src_nodes = alloc64(b.num_src);
     int64_t* local = alloc64(b.ne);
     block.src_nodes = src_nodes;
@@ -391,19 +428,19 @@ std::shared_ptr<PinnedStagingPool> make_staging_pool() { return std::make_shared
 DeviceMiniBatch sample_device(const DeviceTopology::State& topology, const NeighborSamplerOptions& options,
                               std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream,
                               PinnedStagingPool& staging, const InputNodesSink& input_nodes) {
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(topology.device));
+  const ::graphtier::cuda::CurrentDevice on_device(topology.device);
   return topology.index64 ? sample_typed<int64_t>(topology, options, seeds, stream, cuda_stream, staging, input_nodes)
                           : sample_typed<int32_t>(topology, options, seeds, stream, cuda_stream, staging, input_nodes);
 }
 
 void copy_to_host(void* dst, const void* src, std::size_t bytes, CudaStream stream, int device) {
   if (bytes == 0) return;
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
+  const ::graphtier::cuda::CurrentDevice on_device(device);
   GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, native(stream)));
 }
 
 void synchronize(CudaStream stream, int device) {
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
+  const ::graphtier::cuda::CurrentDevice on_device(device);
   GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(native(stream)));
 }
 
