@@ -3,7 +3,7 @@
 # bundle that scripts/gpu-bundle.sh built on the CPU machine (carry [".bundle"]), within 8 minutes on
 # an H100, and ends with one table: each figure next to its floor or peer, as a ratio
 # (scripts/gpu_table.py).
-#   preflight  at most 15 s: the GPU, every binary's libraries (cuSPARSE found on the machine), the
+#   preflight  at most 15 s: the GPU, every binary's libraries (the driver's alone), the
 #              Python with torch and pytest, a compiler and Python's headers for the extension; stops
 #              with one line naming what is missing. Then, in the background, graphtier._core is
 #              built from the bundle against this Python (python/bundle, about 30 s on 16 cores) and
@@ -53,14 +53,6 @@ if nvidia-smi -L >>"$out/gpu.txt" 2>&1 && nvidia-smi -L | grep -q "^GPU"; then
 else
   log "preflight: no GPU visible (nvidia-smi): a rehearsal; GPU tests skip and nothing is measured"
 fi
-# cuSPARSE: the toolkit's, else PyTorch's NVIDIA wheels'.
-cuda_libs=""
-for d in ${CUDA_HOME:+$CUDA_HOME/lib64} /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
-         $("$py" -c 'import nvidia, os; [print(os.path.join(p, sub, "lib")) for p in nvidia.__path__ for sub in ("cu13", "cusparse")]' 2>/dev/null); do
-  if compgen -G "$d/libcusparse.so.[0-9]*" >/dev/null; then cuda_libs=$d; break; fi
-done
-[ -n "$cuda_libs" ] || missing "no libcusparse.so in the CUDA toolkit or PyTorch's nvidia packages"
-export LD_LIBRARY_PATH=$cuda_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 for b in "$bundle"/bin/*; do
   unresolved=$(ldd "$b" 2>&1 | grep -E "not found|not a dynamic" | grep -v "not a dynamic" | tr -s ' \t' ' ')
   [ -z "$unresolved" ] || missing "$(basename "$b") cannot load:$unresolved"
@@ -69,13 +61,13 @@ done
 for tool in cmake ninja c++; do command -v $tool >/dev/null || missing "no $tool (the extension is built here)"; done
 py_include=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 [ -f "$py_include/Python.h" ] || missing "no Python.h in $py_include (the extension is built here)"
-log "preflight passed in $((SECONDS - preflight_start)) s ($("$py" --version 2>&1), cuSPARSE from $cuda_libs)"
+log "preflight passed in $((SECONDS - preflight_start)) s ($("$py" --version 2>&1))"
 
 # ---- background: the extension, then the benchmark graphs ---------------------------------------
 ext_build=/tmp/graphtier-ext
 rm -rf "$ext_build" "$ext_build.rc"
 (
-  cmake -S python/bundle -B "$ext_build" -G Ninja -DGRAPHTIER_BUNDLE="$bundle" -DGRAPHTIER_CUDA_LIBS="$cuda_libs" \
+  cmake -S python/bundle -B "$ext_build" -G Ninja -DGRAPHTIER_BUNDLE="$bundle" \
     -DPython_EXECUTABLE="$(command -v "$py")" >"$ext_build.log" 2>&1 &&
     cmake --build "$ext_build" -j "$jobs" >>"$ext_build.log" 2>&1
   echo $? >"$ext_build.rc"
