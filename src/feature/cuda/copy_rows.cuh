@@ -29,10 +29,24 @@ __device__ __forceinline__ void warp_copy_row(const std::byte* src, std::byte* d
     const uintptr_t base = s / kSegment * kSegment;
     const auto head = static_cast<int64_t>(s - base);  // a multiple of 16 below 128
     const int64_t span = head + row_bytes;
-    for (int64_t off = static_cast<int64_t>(lane) * kVector; off < span; off += kWarp * kVector) {
-      if (off < head) continue;
-      const int4 v = *reinterpret_cast<const int4*>(base + static_cast<uintptr_t>(off));
-      *reinterpret_cast<int4*>(d + static_cast<uintptr_t>(off - head)) = v;
+    // kUnroll loads per lane in flight before the first store (a 2 KiB row and its head in one
+    // round): the stores could alias the loads as far as the compiler knows, so a load-store loop
+    // would wait out one memory round trip per 512 bytes of the row.
+    constexpr int kUnroll = 4;
+    constexpr int64_t kRound = kWarp * kVector * kUnroll;
+    for (int64_t first = static_cast<int64_t>(lane) * kVector; first < span; first += kRound) {
+      int4 v[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int64_t off = first + u * kWarp * kVector;
+        v[u] = off >= head && off < span ? *reinterpret_cast<const int4*>(base + static_cast<uintptr_t>(off))
+                                         : make_int4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int64_t off = first + u * kWarp * kVector;
+        if (off >= head && off < span) *reinterpret_cast<int4*>(d + static_cast<uintptr_t>(off - head)) = v[u];
+      }
     }
   } else if (((s | d | n) % 4) == 0) {
     const auto* src_words = reinterpret_cast<const uint32_t*>(src);
