@@ -32,8 +32,14 @@ CudaNeighborSampler::CudaNeighborSampler(const DeviceTopology& topology, Neighbo
 }
 
 int64_t CudaNeighborSampler::device_bytes_bound(int64_t num_seeds) const {
+#if GRAPHTIER_WITH_CUDA
+  // From the CUDA translation unit, which compiles the sampler's bounds (neighbor_steps.hpp) for
+  // its own sizing: one compiler emits them, so no two definitions of one inline function differ.
+  return cuda::device_bytes_bound(options_, num_seeds, topology_->num_nodes(), topology_->num_edges());
+#else
   return nbr::call_device_bytes(num_seeds, options_.fanouts, options_.replace, options_.edge_ids,
                                 topology_->num_nodes(), topology_->num_edges());
+#endif
 }
 
 DeviceMiniBatch CudaNeighborSampler::sample_device(std::span<const int64_t> seeds, uint64_t stream,

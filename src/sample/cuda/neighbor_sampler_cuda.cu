@@ -423,6 +423,11 @@ int64_t PinnedStagingPool::allocations() const {
   return allocations_;
 }
 
+int64_t device_bytes_bound(const NeighborSamplerOptions& options, int64_t num_seeds, int64_t num_nodes,
+                           int64_t num_edges) {
+  return nbr::call_device_bytes(num_seeds, options.fanouts, options.replace, options.edge_ids, num_nodes, num_edges);
+}
+
 std::shared_ptr<PinnedStagingPool> make_staging_pool() { return std::make_shared<PinnedStagingPool>(); }
 
 DeviceMiniBatch sample_device(const DeviceTopology::State& topology, const NeighborSamplerOptions& options,

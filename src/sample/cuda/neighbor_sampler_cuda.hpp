@@ -38,6 +38,10 @@ class PinnedStagingPool {
 
 std::shared_ptr<PinnedStagingPool> make_staging_pool();
 
+/// CudaNeighborSampler::device_bytes_bound: nbr::call_device_bytes for these options.
+int64_t device_bytes_bound(const NeighborSamplerOptions& options, int64_t num_seeds, int64_t num_nodes,
+                           int64_t num_edges);
+
 /// The layer loop on the GPU; inputs already validated.
 DeviceMiniBatch sample_device(const DeviceTopology::State& topology, const NeighborSamplerOptions& options,
                               std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream,
