@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "graphtier/core/rng.hpp"
+#include "segments.hpp"
 
 namespace graphtier::sample::bulk {
 
@@ -25,20 +26,8 @@ namespace graphtier::sample::bulk {
 /// indptr[offsets[b]]).
 GRAPHTIER_HD int64_t sequence_start(int64_t row_offset, int64_t edge_offset) { return row_offset + edge_offset; }
 
-/// The batch whose sequence holds stacked position p: the last b in [0, k) with starts[b] <= p
-/// (starts ascending, starts[0] = 0).
-GRAPHTIER_HD int64_t sequence_batch(const int64_t* starts, int64_t k, int64_t p) {
-  int64_t lo = 0, hi = k;
-  while (hi - lo > 1) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (starts[mid] <= p) {
-      lo = mid;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
-}
+// The batch whose sequence holds a stacked position: segment_of(starts, k, p) (segments.hpp).
+using ::graphtier::sample::segment_of;
 
 /// The key of a position: batch in the high bits, node id in the low `node_bits` ones.
 GRAPHTIER_HD unsigned long long sequence_key(int64_t batch, int64_t node, int node_bits) {

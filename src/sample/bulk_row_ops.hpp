@@ -13,6 +13,7 @@
 #include "graphtier/core/rng.hpp"
 #include "graphtier/sample/random.hpp"
 #include "pairwise_sum.hpp"
+#include "segments.hpp"
 
 namespace graphtier::sample::bulk {
 
@@ -137,21 +138,7 @@ GRAPHTIER_HD int64_t sample_row(const double* w, int64_t n, int64_t budget, bool
   return emitted;
 }
 
-/// The batch (or row) owning position p of k consecutive ranges starting at offsets[0, k)
-/// (ascending, offsets[0] = 0, p below the end of the last range): the last b with offsets[b] <= p,
-/// so that empty ranges are skipped.
-GRAPHTIER_HD int64_t owner_of(const int64_t* offsets, int64_t k, int64_t p) {
-  int64_t lo = 0, hi = k;
-  while (hi - lo > 1) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (offsets[mid] <= p) {
-      lo = mid;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
-}
+using ::graphtier::sample::segment_of;  // the batch (or row) owning a position of consecutive ranges
 
 /// LADIES' 1/p-corrected term of a kept entry of multiplicity m and P value p.
 GRAPHTIER_HD double ladies_term(double m, double p) { return div_rn(m, p); }

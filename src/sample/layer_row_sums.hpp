@@ -11,6 +11,7 @@
 #include "graphtier/core/portable_math.hpp"
 #include "graphtier/core/rng.hpp"
 #include "pairwise_sum.hpp"
+#include "segments.hpp"
 
 namespace graphtier::sample::layer {
 
@@ -60,16 +61,7 @@ GRAPHTIER_HD int64_t tree_level_slots(int64_t n, int64_t terms, int level) {
 /// tree_slot(start, i, r) <= o (the slots are strictly increasing in i). The caller checks that o
 /// is one of that row's values (o - its first slot < its level length), not a gap.
 GRAPHTIER_HD int64_t tree_slot_row(const int64_t* start, int64_t n, int level, int64_t o) {
-  int64_t lo = 0, hi = n;  // answer in [lo, hi)
-  while (hi - lo > 1) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (tree_slot(start, mid, level) <= o) {
-      lo = mid;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
+  return segment_of_key(n, o, [start, level](int64_t i) { return tree_slot(start, i, level); });
 }
 
 /// Levels the device runs for rows of at most max_len terms: the least r >= 1 with 256^r >= max_len.
@@ -79,21 +71,9 @@ GRAPHTIER_HD int tree_levels(int64_t max_len) {
   return r;
 }
 
-/// The row of nonzero e when row i's nonzeros are [offsets[i], offsets[i + 1]) and every row has
-/// at least one (offsets strictly increasing, offsets[0] = 0 <= e < offsets[n]): the last i in
-/// [0, n) with offsets[i] <= e. Per-nonzero device work finds its row this way, so that a hub row
-/// spreads over as many threads as it has nonzeros.
-GRAPHTIER_HD int64_t row_of(const int64_t* offsets, int64_t n, int64_t e) {
-  int64_t lo = 0, hi = n;  // answer in [lo, hi)
-  while (hi - lo > 1) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (offsets[mid] <= e) {
-      lo = mid;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
-}
+// The row of nonzero e when row i's nonzeros are [offsets[i], offsets[i + 1]) and every row has at
+// least one: segment_of(offsets, n, e) (segments.hpp). Per-nonzero device work finds its row this
+// way, so that a hub row spreads over as many threads as it has nonzeros.
+using ::graphtier::sample::segment_of;
 
 }  // namespace graphtier::sample::layer

@@ -493,7 +493,7 @@ StackedCompaction compact_stacked(const std::vector<int64_t>& offsets, const std
       keyed[p] = {bulk::sequence_key(k, 0, node_bits), p};
       continue;
     }
-    const int64_t b = bulk::sequence_batch(c.starts.data(), k, p);
+    const int64_t b = bulk::segment_of(c.starts.data(), k, p);
     const int64_t q = p - c.starts[b], nd = offsets[b + 1] - offsets[b];
     const int64_t node = q < nd ? dst[offsets[b] + q] : nodes[indptr[offsets[b]] + (q - nd)];
     keyed[p] = {bulk::sequence_key(b, node, node_bits), p};
@@ -509,7 +509,7 @@ StackedCompaction compact_stacked(const std::vector<int64_t>& offsets, const std
     const int64_t p0 = keyed[i].second;
     run_first[run_ids[i] - 1] = p0;
     if (p0 >= c.starts[k]) continue;
-    const int64_t b = bulk::sequence_batch(c.starts.data(), k, p0);
+    const int64_t b = bulk::segment_of(c.starts.data(), k, p0);
     if (bulk::is_new_node(p0 - c.starts[b], offsets[b + 1] - offsets[b])) ranks[p0] = 1;
   }
   int64_t sum = 0;
@@ -520,7 +520,7 @@ StackedCompaction compact_stacked(const std::vector<int64_t>& offsets, const std
     const int64_t p = keyed[i].second;
     if (p >= c.starts[k]) continue;
     const int64_t p0 = run_first[run_ids[i] - 1];
-    const int64_t b = bulk::sequence_batch(c.starts.data(), k, p);
+    const int64_t b = bulk::segment_of(c.starts.data(), k, p);
     const int64_t s0 = c.starts[b], nd = offsets[b + 1] - offsets[b], q = p - s0;
     const int64_t id = bulk::local_id(p0 - s0, nd, ranks[p0] - ranks[s0]);
     if (q >= nd) c.local[indptr[offsets[b]] + (q - nd)] = id;
@@ -696,7 +696,7 @@ TEST(BulkSampler, BlockOrderDrawsEqualSampleRow) {
 }
 
 TEST(BulkSampler, RowDecisionsFollowStepTwo) {
-  // row_draws: the rows that need the prefix sums; owner_of: the range of a position, empty
+  // row_draws: the rows that need the prefix sums; segment_of: the range of a position, empty
   // ranges skipped.
   EXPECT_FALSE(bulk::row_draws(0, 5, false));
   EXPECT_FALSE(bulk::row_draws(7, 0, true));
@@ -710,7 +710,7 @@ TEST(BulkSampler, RowDecisionsFollowStepTwo) {
     for (int64_t b = 0; b + 1 < static_cast<int64_t>(offsets.size()); ++b) {
       if (offsets[b] <= p && p < offsets[b + 1]) want = b;
     }
-    EXPECT_EQ(bulk::owner_of(offsets.data(), static_cast<int64_t>(offsets.size()) - 1, p), want) << p;
+    EXPECT_EQ(bulk::segment_of(offsets.data(), static_cast<int64_t>(offsets.size()) - 1, p), want) << p;
   }
   // The draw target is u * total with u the draw's unit double.
   const double u = u64_to_unit_double(node_bits(3, 9, 4, 2));
@@ -832,7 +832,7 @@ TEST(BulkSampler, TreeSumIsPairwiseWhoeverAdds) {
 
 TEST(BulkSampler, LadiesExtractionPerEntryEqualsHostLayer) {
   // The CUDA backend's LADIES step 3 (bulk_sampler_cuda.cu), run on the host thread by thread:
-  // one item per entry of the frontier's rows of A (its row and batch by owner_of), marked when
+  // one item per entry of the frontier's rows of A (its row and batch by segment_of), marked when
   // its column is in C_b, ranked by an exclusive sum of the marks, written at its rank with its
   // term; then each row's sum of terms and each entry's weight. It must be cpu::ladies_layer's
   // layer bit for bit (nodes, edge ids, weights, indptr), frontiers with an empty batch and a hub.
@@ -884,8 +884,8 @@ TEST(BulkSampler, LadiesExtractionPerEntryEqualsHostLayer) {
       ids(static_cast<std::size_t>(total), -1), indptr(static_cast<std::size_t>(rows + 1));
   std::vector<double> terms(static_cast<std::size_t>(total)), sums(static_cast<std::size_t>(rows));
   const auto entry = [&](int64_t e, int64_t& r, int64_t& b, int64_t& i) {
-    r = bulk::owner_of(a_offsets.data(), rows, e);
-    b = bulk::owner_of(f.offsets.data(), k, r);
+    r = bulk::segment_of(a_offsets.data(), rows, e);
+    b = bulk::segment_of(f.offsets.data(), k, r);
     i = m.a.rowptr[f.nodes[r]] + (e - a_offsets[r]);
   };
   for (int64_t e = total - 1; e >= 0; --e) {  // any order: each item writes only its own mark

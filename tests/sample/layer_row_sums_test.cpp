@@ -159,10 +159,10 @@ TEST(LayerRowSums, RowOfFindsEveryNonzerosRow) {
   int64_t row = 0;
   for (int64_t e = 0; e < offsets[n]; ++e) {
     while (offsets[row + 1] <= e) ++row;
-    ASSERT_EQ(layer::row_of(offsets.data(), n, e), row) << "nonzero " << e;
+    ASSERT_EQ(layer::segment_of(offsets.data(), n, e), row) << "nonzero " << e;
   }
   const std::vector<int64_t> one = {0, 3};
-  EXPECT_EQ(layer::row_of(one.data(), 1, 2), 0);
+  EXPECT_EQ(layer::segment_of(one.data(), 1, 2), 0);
 }
 
 }  // namespace

@@ -234,7 +234,7 @@ __global__ void __launch_bounds__(kSageRowBlock) sage_rows_kernel(SageDrawArgs a
     const int64_t o = a.out_offsets[r], count = a.out_offsets[r + 1] - o;
     if (count == 0) continue;  // the same for the whole block
     const int64_t v = a.dst[r], begin = a.a_rowptr[v], n = a.a_rowptr[v + 1] - begin;
-    const int64_t b = bulk::owner_of(a.batch_offsets, a.k, r);
+    const int64_t b = bulk::segment_of(a.batch_offsets, a.k, r);
     double* work = a.scratch + a.scratch_offsets[r];
     block_sample_row<kSageRowBlock>(a.a_vals + begin, n, a.fanout, a.replace, a.seed, a.layer_streams[b], v, work,
                                     work + n, a.picks + o, shared);
@@ -255,8 +255,8 @@ __global__ void gather_square_rows_kernel(const int64_t* dst, const int64_t* bat
                                           double* out_vals) {
   const int64_t total = offsets[rows];
   GRAPHTIER_BULK_STRIDE(e, total) {
-    const int64_t r = bulk::owner_of(offsets, rows, e);
-    const int64_t b = bulk::owner_of(batch_offsets, k, r);
+    const int64_t r = bulk::segment_of(offsets, rows, e);
+    const int64_t b = bulk::segment_of(batch_offsets, k, r);
     const int64_t i = rowptr[dst[r]] + (e - offsets[r]);
     keys[e] = bulk::sequence_key(b, cols[i], node_bits);
     out_vals[e] = vals[i];
@@ -312,11 +312,11 @@ __global__ void union_keys_kernel(const int64_t* dst, const int64_t* batch_offse
                                   unsigned long long* keys) {
   GRAPHTIER_BULK_STRIDE(i, rows + draw_slots) {
     if (i < rows) {
-      keys[i] = bulk::sequence_key(bulk::owner_of(batch_offsets, k, i), dst[i], node_bits);
+      keys[i] = bulk::sequence_key(bulk::segment_of(batch_offsets, k, i), dst[i], node_bits);
       continue;
     }
     const int64_t j = i - rows;
-    keys[i] = j < draw_offsets[k] ? bulk::sequence_key(bulk::owner_of(draw_offsets, k, j), drawn[j], node_bits)
+    keys[i] = j < draw_offsets[k] ? bulk::sequence_key(bulk::segment_of(draw_offsets, k, j), drawn[j], node_bits)
                                   : bulk::sequence_key(k, 0, node_bits);
   }
 }
@@ -348,8 +348,8 @@ template <bool kFlag>
 __global__ void ladies_extract_kernel(ExtractArgs a) {
   const int64_t total = a.a_offsets[a.rows];
   GRAPHTIER_BULK_STRIDE(e, total) {
-    const int64_t r = bulk::owner_of(a.a_offsets, a.rows, e);
-    const int64_t b = bulk::owner_of(a.batch_offsets, a.k, r);
+    const int64_t r = bulk::segment_of(a.a_offsets, a.rows, e);
+    const int64_t b = bulk::segment_of(a.batch_offsets, a.k, r);
     const int64_t i = a.a_rowptr[a.dst[r]] + (e - a.a_offsets[r]);
     const int64_t u = a.a_cols[i];
     if (kFlag) {
@@ -680,7 +680,7 @@ __global__ void sequence_keys_kernel(int64_t n, const int64_t* starts, int64_t k
       keys[p] = bulk::sequence_key(k, 0, node_bits);
       continue;
     }
-    const int64_t b = bulk::sequence_batch(starts, k, p);
+    const int64_t b = bulk::segment_of(starts, k, p);
     const int64_t q = p - starts[b], nd = offsets[b + 1] - offsets[b];
     const int64_t node = q < nd ? dst[offsets[b] + q] : nodes[indptr[offsets[b]] + (q - nd)];
     keys[p] = bulk::sequence_key(b, node, node_bits);
@@ -701,7 +701,7 @@ __global__ void run_firsts_kernel(const unsigned long long* sorted_keys, const i
     const int64_t p0 = sorted_positions[i];
     run_first[run_ids[i] - 1] = p0;
     if (p0 >= starts[k]) continue;
-    const int64_t b = bulk::sequence_batch(starts, k, p0);
+    const int64_t b = bulk::segment_of(starts, k, p0);
     if (bulk::is_new_node(p0 - starts[b], offsets[b + 1] - offsets[b])) new_flags[p0] = 1;
   }
 }
@@ -716,7 +716,7 @@ __global__ void compact_write_kernel(const unsigned long long* sorted_keys, cons
     const int64_t p = sorted_positions[i];
     if (p >= starts[k]) continue;
     const int64_t p0 = run_first[run_ids[i] - 1];
-    const int64_t b = bulk::sequence_batch(starts, k, p);
+    const int64_t b = bulk::segment_of(starts, k, p);
     const int64_t s0 = starts[b], nd = offsets[b + 1] - offsets[b];
     const int64_t q = p - s0;
     const int64_t id = bulk::local_id(p0 - s0, nd, ranks[p0] - ranks[s0]);
@@ -739,7 +739,7 @@ __global__ void rebase_indptr_kernel(const int64_t* indptr, const int64_t* offse
                                      int64_t* rebased) {
   GRAPHTIER_BULK_STRIDE(t, rows + k) {
     if (t < rows) {
-      const int64_t b = bulk::owner_of(offsets, k, t);
+      const int64_t b = bulk::segment_of(offsets, k, t);
       rebased[t + b] = indptr[t] - indptr[offsets[b]];
     } else {
       const int64_t b = t - rows;
@@ -753,7 +753,7 @@ __global__ void sink_src_nodes_kernel(const int64_t* src_nodes, int64_t n, const
                                       const int64_t* counts, int64_t* const* hosts) {
   GRAPHTIER_BULK_STRIDE(p, n) {
     if (p >= starts[k]) continue;
-    const int64_t b = bulk::sequence_batch(starts, k, p);
+    const int64_t b = bulk::segment_of(starts, k, p);
     const int64_t q = p - starts[b];
     if (q < counts[b] && hosts[b] != nullptr) hosts[b][q] = src_nodes[p];
   }

@@ -53,7 +53,7 @@ __global__ void edge_slots_kernel(TopologyRef<Index> topo, const int64_t* dst, i
       kept[e] = 0;
       continue;
     }
-    const int64_t i = layer::row_of(offsets, n, e);
+    const int64_t i = layer::segment_of(offsets, n, e);
     const int64_t k = layer::find_sorted(ids, num_ids, nonzero_column(topo, dst[i], e - offsets[i]));
     slots[e] = k;
     kept[e] = k >= 0 ? 1 : 0;
@@ -113,7 +113,7 @@ __global__ void edge_weights_kernel(const int64_t* block_indptr, int64_t n, int6
   const int64_t num_edges = block_indptr[n];
   GRAPHTIER_GRID_STRIDE(e, max_edges) {
     if (e >= num_edges) break;
-    const int64_t i = layer::row_of(block_indptr, n, e);
+    const int64_t i = layer::segment_of(block_indptr, n, e);
     weights[e] = __double2float_rn(div_rn(inverse[e], sums[layer::tree_slot(block_indptr, i, level)]));
   }
 }

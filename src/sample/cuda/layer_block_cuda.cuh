@@ -67,7 +67,7 @@ struct DeviceLayerBlock {
 
 /// A layer's dst rows on the device and the layout of their nonzeros in A + I: row i's CSC entries
 /// in position order, then its self-loop, at [offsets[i], offsets[i + 1]). Per-nonzero kernels find
-/// their row in `offsets` (layer::row_of), so a hub row is spread over as many threads as it has
+/// their row in `offsets` (segment_of, segments.hpp), so a hub row is spread over as many threads as it has
 /// nonzeros. The host knows the two bounds without asking the device.
 struct DstRows {
   const int64_t* ids = nullptr;      // [n] (device)

@@ -65,7 +65,7 @@ template <typename Index>
 __global__ void gather_columns_kernel(TopologyRef<Index> topo, const int64_t* dst, int64_t n, const int64_t* offsets,
                                       int64_t nonzeros, int64_t* columns) {
   GRAPHTIER_GRID_STRIDE(e, nonzeros) {
-    const int64_t i = layer::row_of(offsets, n, e);
+    const int64_t i = layer::segment_of(offsets, n, e);
     columns[e] = nonzero_column(topo, dst[i], e - offsets[i]);
   }
 }
@@ -76,7 +76,7 @@ __global__ void column_sums_kernel(const int64_t* offsets, int64_t n, int64_t no
                                    const int64_t* candidates, const int64_t* num_candidates_at, U128* sums) {
   const int64_t num_candidates = *num_candidates_at;
   GRAPHTIER_GRID_STRIDE(e, nonzeros) {
-    const int64_t i = layer::row_of(offsets, n, e);
+    const int64_t i = layer::segment_of(offsets, n, e);
     const uint64_t q = layer::row_contribution(offsets[i + 1] - offsets[i] - 1);
     atomic_add(&sums[layer::find_sorted(candidates, num_candidates, columns[e])], q);
   }
