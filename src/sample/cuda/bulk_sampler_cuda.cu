@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cuda_check.cuh"
+#include "current_device.cuh"
 #include "cuda_stream.cuh"
 #include "device_scratch.cuh"
 #include "pinned_arena.cuh"
@@ -436,7 +437,7 @@ struct BulkDevice::State {
 
 BulkDevice::BulkDevice(const BulkMatrices& m, BulkAlgorithm algorithm, int device) : state_(std::make_unique<State>()) {
   state_->device = device;
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
+  const ::graphtier::cuda::CurrentDevice on_device(device);
   // Once per sampler, on the legacy default stream (which every blocking stream waits for).
   const cudaStream_t stream = nullptr;
   {
@@ -629,7 +630,7 @@ LayerDraws BulkDevice::State::draws(const bulk::StackedFrontier& frontier, const
 bulk::StackedDraws BulkDevice::host_layer(const bulk::StackedFrontier& frontier, const BulkSamplerOptions& options,
                                           int layer, CudaStream cuda_stream) const {
   const cudaStream_t stream = ::graphtier::cuda::native(cuda_stream);
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(state_->device));
+  const ::graphtier::cuda::CurrentDevice on_device(state_->device);
   const int64_t rows = frontier.rows();
   bulk::StackedDraws d;
   d.indptr.assign(static_cast<std::size_t>(rows + 1), 0);
@@ -767,7 +768,7 @@ std::vector<DeviceMiniBatch> BulkDevice::sample_device(std::span<const std::span
                                                        CudaStream cuda_stream,
                                                        const BulkInputNodesSink& input_nodes) const {
   const cudaStream_t stream = ::graphtier::cuda::native(cuda_stream);
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(state_->device));
+  const ::graphtier::cuda::CurrentDevice on_device(state_->device);
   const auto k = static_cast<int64_t>(batches_of_seeds.size());
   GRAPHTIER_EXPECTS(streams.size() == batches_of_seeds.size(), InvalidArgument, "bulk sampling of ", k,
                     " batches got ", streams.size(), " streams (one per batch)");

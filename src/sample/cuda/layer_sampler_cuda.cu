@@ -42,6 +42,7 @@
 #include "graphtier/core/memory.hpp"
 #include "cuda/layer_block_cuda.cuh"
 #include "cuda/layer_sampler_cuda.hpp"
+#include "current_device.cuh"
 #include "layer_draws.hpp"
 #include "layer_row_sums.hpp"
 
@@ -601,7 +602,7 @@ void free_layer_graph(LayerDeviceGraph* graph) noexcept { delete graph; }
 
 MiniBatch sample_layers(const LayerDeviceGraph& graph, const LayerSamplerOptions& options,
                         std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream) {
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(graph.topology.device()));
+  const ::graphtier::cuda::CurrentDevice on_device(graph.topology.device());
   const cudaStream_t s = native(cuda_stream);
   return graph.topology.state().index64 ? sample_with<int64_t>(graph, options, seeds, stream, s)
                                         : sample_with<int32_t>(graph, options, seeds, stream, s);
@@ -610,7 +611,7 @@ MiniBatch sample_layers(const LayerDeviceGraph& graph, const LayerSamplerOptions
 DeviceMiniBatch sample_layers_device(const LayerDeviceGraph& graph, const LayerSamplerOptions& options,
                                      std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream,
                                      const InputNodesSink& input_nodes) {
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(graph.topology.device()));
+  const ::graphtier::cuda::CurrentDevice on_device(graph.topology.device());
   return graph.topology.state().index64
              ? sample_device_with<int64_t>(graph, options, seeds, stream, cuda_stream, input_nodes)
              : sample_device_with<int32_t>(graph, options, seeds, stream, cuda_stream, input_nodes);

@@ -1,6 +1,7 @@
 // A kernel over the host/device math the samplers' identity rests on (core/portable_math.hpp's
 // log, random.hpp's Efraimidis-Spirakis key), for the GPU tests to compare with the host.
 #include "cuda/cuda_util.cuh"
+#include "current_device.cuh"
 #include "cuda/neighbor_sampler_cuda.hpp"
 #include "graphtier/core/portable_math.hpp"
 #include "graphtier/sample/random.hpp"
@@ -19,7 +20,7 @@ __global__ void log_and_keys_kernel(const double* x, int64_t nx, uint64_t seed, 
 void device_log_and_keys(std::span<const double> x, uint64_t seed, uint64_t layer_stream,
                          std::span<const int64_t> edges, std::span<const float> w, int device, std::vector<double>& logs,
                          std::vector<double>& keys) {
-  GRAPHTIER_CUDA_CHECK(cudaSetDevice(device));
+  const ::graphtier::cuda::CurrentDevice on_device(device);
   const auto nx = static_cast<int64_t>(x.size());
   const auto nk = static_cast<int64_t>(edges.size());
   cudaStream_t s = nullptr;
