@@ -6,7 +6,7 @@
 #   preflight  at most 15 s: the GPU, every binary's libraries (the driver's alone), the
 #              Python with torch and pytest, a compiler and Python's headers for the extension; stops
 #              with one line naming what is missing. Then, in the background, graphtier._core is
-#              built from the bundle against this Python (python/bundle, about 30 s on 16 cores) and
+#              built from the bundle against this Python (python/bundle, about 15 s on 16 cores) and
 #              the benchmark graphs are generated (niced), while the GPU tests run.
 #   test       the GPU tests alone (.bundle/gpu-tests.txt: one gtest filter per binary), the
 #              binaries in parallel: CUDA == CPU identity, offsets >= 2^31, hubs, fanouts 32/33,
