@@ -2,12 +2,12 @@
 # Builds, on this CPU machine, everything the GPU machine's one call runs, into .bundle/ (ignored by
 # git, at most 60 MiB): a GPU lease is too short to spend compiling (README, "With a GPU").
 #   build    the gpu-bundle preset: Release for sm_90, liburing, xxHash, the CUDA runtime and
-#            libstdc++ static, no build-tree paths baked in; cuSPARSE is found there at run time
+#            libstdc++ static, no build-tree paths baked in: the binaries need the driver alone
 #   test     its whole ctest suite here (the CUDA build's test run: CPU tests pass, GPU tests skip
 #            visibly); the tests that skipped are the GPU tests, listed in gpu-tests.txt as one
 #            gtest filter per binary
-#   bundle   bin/ (without debug information, symbols kept: the test binaries that hold GPU tests, the graphtier command, the GPU
-#            benches), lib/ (the engine's static libraries and the static CUDA runtime, from which
+#   bundle   bin/ (the test binaries that hold GPU tests, the graphtier command, the GPU benches;
+#            debug information dropped, symbols kept), lib/ (the engine's static libraries and the static CUDA runtime, from which
 #            python/bundle builds graphtier._core against the device's own Python), nanobind/,
 #            gpu-tests.txt, BUILD (commit and toolchain)
 #   scripts/gpu-bundle.sh [--jobs N]

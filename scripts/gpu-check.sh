@@ -54,7 +54,7 @@ else
   log "preflight: no GPU visible (nvidia-smi): a rehearsal; GPU tests skip and nothing is measured"
 fi
 for b in "$bundle"/bin/*; do
-  unresolved=$(ldd "$b" 2>&1 | grep -E "not found|not a dynamic" | grep -v "not a dynamic" | tr -s ' \t' ' ')
+  unresolved=$(ldd "$b" 2>&1 | grep "not found" | tr -s ' \t' ' ')
   [ -z "$unresolved" ] || missing "$(basename "$b") cannot load:$unresolved"
 done
 "$py" -c "import torch, pytest" 2>/dev/null || missing "$py lacks torch or pytest"
@@ -92,8 +92,9 @@ fi
 
 # ---- phases ------------------------------------------------------------------------------------
 phase_test() {
-  local pids=() rc=0 line binary filter
+  local pids=() rc=0 binary filter
   : >"$out/tests.log"
+  rm -f /tmp/gt-*.log  # only this run's logs are collected below
   while read -r binary filter; do
     "$bundle/bin/$binary" --gtest_filter="$filter" --gtest_color=no >"/tmp/gt-$binary.log" 2>&1 &
     pids+=($!)

@@ -3,8 +3,8 @@
 
 #include <chrono>
 #include <exception>
-#include <string>
 #include <mutex>
+#include <string>
 
 #include "graphtier/core/device_memory.hpp"
 #include "graphtier/core/error.hpp"

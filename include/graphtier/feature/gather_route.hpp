@@ -142,7 +142,7 @@ SplitTable split_table(const PinnedPaths& paths);
 SplitTable uniform_split_table(uint32_t share);
 
 /// Whether some span leaves part of the pinned rows to the CPU (the host must then wait for their
-/// positions), and whether some span sends some to zero-copy.
+/// positions).
 bool splits_to_cpu(const SplitTable& t);
 
 }  // namespace graphtier::feature
