@@ -312,8 +312,12 @@ def _check_storage_sizes(f) -> None:
         if len(pickles) != 1:
             raise ValueError("no data.pkl in the archive")
         prefix = pickles[0][: -len("data.pkl")]
-        if sizes[pickles[0]] > os.fstat(f.fileno()).st_size:  # stored, never compressed, by torch.save
-            raise ValueError("data.pkl is larger than the file")
+        # torch.save stores every entry, never compressed, so none can hold more bytes than the file;
+        # torch's reader allocates what an entry claims (its version record included) before reading.
+        file_size = os.fstat(f.fileno()).st_size
+        for name, size in sizes.items():
+            if size > file_size:
+                raise ValueError(f"{name} claims {size} bytes, more than the file's {file_size}")
         dry_run = _StorageSizes(z.read(pickles[0]))
         dry_run.load()
     for key, nbytes in dry_run.storages:

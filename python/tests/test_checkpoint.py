@@ -3,6 +3,7 @@ malformed with ValueError naming the file, as it does a damaged file (fuzz/check
 found these)."""
 
 import io
+import os
 import pickle
 import types
 import zipfile
@@ -76,6 +77,14 @@ def test_storage_larger_than_the_file_is_a_value_error(tmp_path):
     huge = _checkpoint_with_storage(tmp_path / "huge.pt", 2**28, b"\0" * 12)
     with pytest.raises(ValueError, match="tensor storage .0. of 1073741824 bytes, the archive holds 12"):
         train.load_checkpoint(huge, DS)
+
+
+def test_an_entry_larger_than_the_file_is_a_value_error():
+    # Found by fuzzing: the central directory gives archive/version 2^32 - 1 bytes, which torch's
+    # reader allocated (2.2 GB) before reading the 2 bytes the archive holds.
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "fuzz", "corpus", "checkpoint", "oom-entry-size.pt")
+    with pytest.raises(ValueError, match="archive/version claims 4294967295 bytes, more than the file's"):
+        train.load_checkpoint(path, DS)
 
 
 def test_legacy_or_other_format_is_a_value_error(tmp_path):
