@@ -68,6 +68,11 @@ def rows(out: str):
         if hot:
             yield (f"HBM hot tier, {hot['row_bytes']} B rows", fmt(hot["bytes_per_second"], "B/s"),
                    f"device-to-device copy: {fmt(feat['d2d_bytes_per_second'], 'B/s')}", hot["over_d2d"], 0.8)
+            if "d2d_same_size_bytes_per_second" in hot:
+                yield (f"HBM hot tier, device ids, {fmt(hot['request_bytes'], 'B')} per call",
+                       fmt(hot["device_ids_bytes_per_second"], "B/s"),
+                       f"device-to-device copy of that size: {fmt(hot['d2d_same_size_bytes_per_second'], 'B/s')}",
+                       hot["device_ids_over_d2d_same_size"], 0.8)
         hit = feat.get("gpu_cache_hits")
         if hit:
             yield (f"GPU cache, all hits, {hit['row_bytes']} B rows", fmt(hit["rows_per_second"], "rows/s"),

@@ -4,8 +4,9 @@
 //
 //   pinned:  the pinned tier (all rows in it) at 128 B .. 4 KiB rows: zero-copy alone, CPU gather
 //            + copy alone, and the measured split, against the pinned host->device copy rate;
-//   gpu:     the GPU hot tier against the device-to-device copy rate, with ids from the host and
-//            with ids already on the device (a GPU-sampled minibatch's: no upload);
+//   gpu:     the GPU hot tier against the device-to-device copy rate (1 GiB copies, and copies of
+//            the gather's own size, one synchronous call each), with ids from the host and with ids
+//            already on the device (a GPU-sampled minibatch's: no upload);
 //   cache:   the GPU cache when every row hits (512 B rows), against the pinned tier's rows/s, with
 //            ids from the host and from the device;
 //   storage: the storage tier's read IOPS against raw 4 KiB reads of the same file (io engine);
@@ -205,10 +206,18 @@ int main(int argc, char** argv) {
         feature::FeatureStore store(dataset, o, pool);
         const Run r = run_gather(store, batch_rows, 1.0, seconds);
         const Run d = run_gather(store, batch_rows, 1.0, seconds, false, /*device_ids=*/true);
+        // The copy at the gather's own size, one synchronous call each, as each gather is: what a
+        // request of this size can reach at all (the 1 GiB copies above amortise the call).
+        const double d2d_same = copy_rate(MemoryKind::kDevice, MemoryKind::kDevice,
+                                          static_cast<std::size_t>(batch_rows * row_bytes), seconds);
         j["gpu_tier"] = {{"row_bytes", row_bytes}, {"bytes_per_second", r.bytes_per_second},
                          {"over_d2d", r.bytes_per_second / d2d},
                          {"device_ids_bytes_per_second", d.bytes_per_second},
                          {"device_ids_over_d2d", d.bytes_per_second / d2d},
+                         {"d2d_same_size_bytes_per_second", d2d_same},
+                         {"request_bytes", batch_rows * row_bytes},
+                         {"over_d2d_same_size", r.bytes_per_second / d2d_same},
+                         {"device_ids_over_d2d_same_size", d.bytes_per_second / d2d_same},
                          // Device time alone (CUDA events from the ids' upload to the serve
                          // kernel's end), without the host's part and the synchronisation.
                          {"device_time_bytes_per_second", static_cast<double>(r.stats.gpu_hot.bytes) /

@@ -1,5 +1,6 @@
 // The front door of FeatureStore::gather: validates the output and every id, then dispatches on
 // where the output lives and whether GPU tiers exist.
+#include <algorithm>
 #include <chrono>
 
 #include "cpu/gather_cpu.hpp"
@@ -24,9 +25,19 @@ GatherStats FeatureStore::gather(std::span<const int64_t> ids, TensorView out, c
                     ", the feature table ", dtype_name(s.layout.dtype));
   GRAPHTIER_EXPECTS(out.is_contiguous() && (n == 0 || out.data != nullptr), InvalidArgument,
                     "gather output must be contiguous and non-null");
-  for (std::size_t k = 0; k < ids.size(); ++k) {
-    GRAPHTIER_EXPECTS(ids[k] >= 0 && ids[k] < s.num_nodes, OutOfRange, "feature id ", ids[k], " at position ", k,
-                      " is outside [0, ", s.num_nodes, ")");
+  // One branch-free pass (it vectorises: the whole check costs a few microseconds at 65536 ids),
+  // then the first bad position only when there is one.
+  int64_t low = 0;
+  int64_t high = 0;
+  for (const int64_t id : ids) {
+    low = std::min(low, id);
+    high = std::max(high, id);
+  }
+  if (low < 0 || high >= s.num_nodes) {
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      GRAPHTIER_EXPECTS(ids[k] >= 0 && ids[k] < s.num_nodes, OutOfRange, "feature id ", ids[k], " at position ", k,
+                        " is outside [0, ", s.num_nodes, ")");
+    }
   }
   const std::lock_guard lock(s.gather_mutex);
   const auto start = std::chrono::steady_clock::now();

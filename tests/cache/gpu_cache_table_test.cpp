@@ -233,7 +233,8 @@ TEST(GpuCacheTableTest, ClockClassAndWindowCount) {
 
 // The device cache's state and its three kernels (probe, victim sweep, table update), run on the
 // host in the order the kernels run them; the sweep visits slots in chunks of `chunk`, with each
-// slot's victims_before taken as an exclusive scan over its chunk, as the block-wide scan does.
+// slot's victims_before taken as an exclusive scan over its chunk, as the sweep's grid does (a
+// round of blocks x 1024 slots: a block scan plus the victims of the blocks before it).
 class SerialDeviceCache {
  public:
   SerialDeviceCache(int64_t lines, int64_t base, int64_t num_keys, int64_t chunk)

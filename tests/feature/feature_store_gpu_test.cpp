@@ -207,9 +207,10 @@ TEST(FeatureStoreGpuTest, ManyLinesAndLargeRequestsMatchTheHostModel) {
   ThreadPool pool(2);
   constexpr int64_t kManyNodes = 20000;
   const std::string& dir = test::feature_dataset(kManyNodes, 24, DType::kFloat32, 0);
-  // 1 line (the sweep's one block almost idle) and 2500 lines (the sweep in three rounds of its
-  // 1024 threads, victims across the rounds' boundaries); pinned rows read by zero-copy.
-  for (const int64_t lines : {int64_t{1}, int64_t{2500}}) {
+  // 1 line (the sweep's one block, an ordinary launch), 2500 lines (three blocks of 1024 threads,
+  // cooperative: victims across the blocks' boundaries) and 12000 (twelve); pinned rows read by
+  // zero-copy.
+  for (const int64_t lines : {int64_t{1}, int64_t{2500}, int64_t{12000}}) {
     SCOPED_TRACE("lines " + std::to_string(lines));
     FeatureStoreOptions options;
     options.budgets.gpu_hot = Budget::bytes(100 * 96);  // ids [0, 100) hot

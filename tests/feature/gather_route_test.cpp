@@ -179,6 +179,26 @@ TEST(GatherRouteTest, RoutesAndStagedPositionsMatchTheHostRoutingAtEveryQuota) {
   }
 }
 
+// A store that stages nothing before the serve kernel (all pinned rows zero-copy, storage only
+// behind a GPU cache) lets the serve kernel route each position alone: the same routes as the full
+// routing with the census's quota (all the pinned rows), and no position staged.
+TEST(GatherRouteTest, RoutesAloneMatchTheHostRoutingWhenNothingIsStaged) {
+  int64_t checked = 0;
+  for (const RouteBounds& b : layouts()) {
+    const bool storage = b.cpu_end < 1000;
+    if (storage && !b.cached) continue;  // storage rows without a cache are staged
+    const std::vector<int64_t> ids = draw_ids(1500, 1000, 12);
+    const GatherCensus c = census_of(ids, b, 256);
+    const HostRouting host = host_routing(ids, b, c.pinned);
+    EXPECT_TRUE(host.cpu_pos.empty());
+    std::vector<uint8_t> alone(ids.size());
+    for (std::size_t k = 0; k < ids.size(); ++k) alone[k] = route_alone(ids[k], b);
+    EXPECT_EQ(alone, host.route) << "bounds " << b.gpu_end << ", " << b.cpu_end << ", cached " << b.cached;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 9);
+}
+
 TEST(GatherRouteTest, MissedPositionsMatchTheHostScanOfTheHitFlags) {
   const RouteBounds b{100, 400, true};
   const std::vector<int64_t> ids = draw_ids(2000, 1000, 4);

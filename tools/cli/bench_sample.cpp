@@ -154,7 +154,7 @@ void add_gpu_rows(const sample::SampleGraph& graph, const sample::NeighborSample
     }
     const sample::DeviceTopology topology(graph, c.topology);
     const sample::CudaNeighborSampler sampler(topology, options);
-    for (const int streams : {1, 4}) {
+    for (const int streams : {1, 4, 8}) {
       Row r = run_gpu_batches(sampler, seeds_of, num_batches, batch_size, seconds, streams);
       r.backend = "gpu";
       r.topology = c.name;

@@ -51,6 +51,12 @@ GRAPHTIER_HD uint8_t route_of(int64_t id, const RouteBounds& b, int64_t pinned_b
   return b.cached ? kRouteProbe : kRouteStaged;
 }
 
+/// The route where the store never stages a row before the serve kernel: every pinned row goes
+/// zero-copy (the split table never leaves one to the CPU) and storage rows are probed in a GPU
+/// cache (or there are none). No route then depends on other positions, so the serve kernel
+/// decides each one itself, without the census, the quota and the route pass.
+GRAPHTIER_HD uint8_t route_alone(int64_t id, const RouteBounds& b) { return route_of(id, b, 0, 1); }
+
 /// Positions whose bytes the host gathers into staging before it could know whether they hit.
 GRAPHTIER_HD bool is_staged(uint8_t route) { return route == kRouteStaged || route == kRouteStagedProbe; }
 

@@ -38,9 +38,6 @@ class DeviceRouter {
   /// Queues the census of ids[0, n) (device), the quota, and route[k] for every position.
   void route(const int64_t* ids, int64_t n, const RouteBounds& bounds, int64_t row_stride, uint8_t* route,
              cudaStream_t stream);
-  /// The census and quota of the last route(), in device memory (copied down with the counters).
-  const GatherCensus* census() const noexcept { return census_.get(); }
-  const int64_t* quota() const noexcept { return quota_.get(); }
 
   /// Queues the compaction of the positions whose route is staged (is_staged) into `list`.
   void select_staged(const uint8_t* route, int64_t n, PositionList& list, cudaStream_t stream);

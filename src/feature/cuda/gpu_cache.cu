@@ -1,5 +1,6 @@
 #include "cuda/gpu_cache.cuh"
 
+#include <cooperative_groups.h>
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_select.cuh>
 
@@ -18,7 +19,7 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarp = 32;
-constexpr int kSweepThreads = 1024;  // the victim sweep's one block
+constexpr int kSweepThreads = 1024;  // threads per block of the victim sweep
 constexpr unsigned kFullMask = 0xffffffffu;
 
 struct CacheState {
@@ -51,22 +52,53 @@ unsigned blocks_for(int64_t items, int64_t per_block) {
   return static_cast<unsigned>(std::clamp<int64_t>((items + per_block - 1) / per_block, 1, 65535));
 }
 
+// Adds one block's count to a counter: the block's warps add into shared memory, thread 0 adds the
+// total with one global atomic (per-warp atomics on one address serialise in L2: 65536 of them per
+// gather of 65536 rows). Every thread of the block calls it.
+__device__ __forceinline__ void add_block_counts(unsigned long long (&shared)[3], const int64_t (&mine)[3], int lane,
+                                                 CacheCounters* counters) {
+  if (lane == 0) {
+    for (int c = 0; c < 3; ++c) {
+      if (mine[c] != 0) atomicAdd(&shared[c], static_cast<unsigned long long>(mine[c]));
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned long long* global[3] = {reinterpret_cast<unsigned long long*>(&counters->hot_rows),
+                                     reinterpret_cast<unsigned long long*>(&counters->hits),
+                                     reinterpret_cast<unsigned long long*>(&counters->zero_copy_rows)};
+    for (int c = 0; c < 3; ++c) {
+      if (shared[c] != 0) atomicAdd(global[c], shared[c]);
+    }
+  }
+}
+
 // One warp per output position: the hot tier, a probe of the table (lane 0, the slot broadcast),
-// the line or the pinned row.
+// the line or the pinned row. With r.route_here the warp routes its position (route_alone) and
+// writes the route for the kernels after it.
 __global__ void serve_kernel(ServeRows r, Table table, const std::byte* lines, uint8_t* referenced, uint32_t* stamps,
                              bool cached, uint32_t stamp, CacheCounters* counters) {
+  __shared__ unsigned long long block_counts[3];  // hot rows, hits, zero-copy rows
+  if (threadIdx.x < 3) block_counts[threadIdx.x] = 0;
+  __syncthreads();
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
   const int64_t first_warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
   const int64_t num_warps = static_cast<int64_t>(gridDim.x) * blockDim.x / kWarp;
-  int64_t hits = 0;
-  int64_t zero_copy = 0;
+  int64_t counts[3] = {0, 0, 0};
   for (int64_t k = first_warp; k < r.n; k += num_warps) {
     const int64_t id = r.ids[k];
-    const uint8_t route = r.route[k];
+    uint8_t route = 0;
+    if (r.route_here) {
+      route = route_alone(id, r.bounds);
+      if (lane == 0) r.route[k] = route;
+    } else {
+      route = r.route[k];
+    }
     std::byte* dst = r.out + k * r.row_bytes;
     if (route == kRouteHot) {
       if (lane == 0 && r.hit != nullptr) r.hit[k] = 0;
       warp_copy_row(r.hot + id * r.row_bytes, dst, r.row_bytes, lane);
+      ++counts[0];
       continue;
     }
     int64_t slot = -1;
@@ -84,18 +116,13 @@ __global__ void serve_kernel(ServeRows r, Table table, const std::byte* lines, u
     if (route == kRouteStagedProbe) continue;  // the CPU gathered it before it could know
     if (slot >= 0) {
       warp_copy_row(lines + slot * r.row_bytes, dst, r.row_bytes, lane);
-      ++hits;
+      ++counts[1];
     } else if (route == kRouteZeroCopy) {
       warp_copy_row(r.pinned + (id - r.pinned_begin) * r.pinned_pitch, dst, r.row_bytes, lane);
-      ++zero_copy;
+      ++counts[2];
     }
   }
-  if (lane == 0 && hits > 0)
-    atomicAdd(reinterpret_cast<unsigned long long*>(&counters->hits), static_cast<unsigned long long>(hits));
-  if (lane == 0 && zero_copy > 0) {
-    atomicAdd(reinterpret_cast<unsigned long long*>(&counters->zero_copy_rows),
-              static_cast<unsigned long long>(zero_copy));
-  }
+  add_block_counts(block_counts, counts, lane, counters);
 }
 
 // A position the cache saw and missed.
@@ -141,6 +168,8 @@ struct SweepArgs {
   CacheState* state;
   CacheCounters* counters;
   uint32_t stamp;
+  int* block_victims;            // [gridDim.x] one round's victims per block
+  unsigned long long* cleared;   // second-chance bits the first lap cleared (zero at launch)
 };
 
 __device__ __forceinline__ void take_line(const SweepArgs& a, int64_t j, int64_t slot) {
@@ -150,42 +179,52 @@ __device__ __forceinline__ void take_line(const SweepArgs& a, int64_t j, int64_t
   a.stamps[slot] = a.stamp;
 }
 
-// One block: never-used lines first, then the CLOCK sweep from the hand, kSweepThreads slots at a
-// time, each slot's victims_before an exclusive block scan (the order of a one-at-a-time hand).
+// The blocks of one sweep wait for each other: a grid barrier of a cooperative launch, or the
+// block barrier when the sweep has one block (a device without cooperative launches).
+__device__ __forceinline__ void sweep_barrier() {
+  if (gridDim.x == 1) {
+    __syncthreads();
+  } else {
+    cooperative_groups::this_grid().sync();
+  }
+}
+
+// Never-used lines first, then the CLOCK sweep from the hand, in rounds of gridDim.x x
+// kSweepThreads slots (the co-resident blocks of a cooperative launch, at most the lines): slot i
+// of a round is thread i of the grid, its victims_before a block scan plus the victims of the
+// blocks before it (their totals exchanged through `block_victims` between two grid barriers), so
+// the order is a one-at-a-time hand's at any grid size. Each thread owns the same slots in both
+// laps, so a slot's bookkeeping is read and written by one thread; `taken` and `need` are computed
+// by every thread alike from the same totals. Never-used lines and bypassed fills are grid-strided.
 __global__ void __launch_bounds__(kSweepThreads) sweep_kernel(SweepArgs a) {
   using Scan = cub::BlockScan<int, kSweepThreads>;
   __shared__ typename Scan::TempStorage scan_temp;
-  __shared__ int64_t taken;
-  __shared__ int64_t last;
-  __shared__ int64_t need;
-  __shared__ unsigned long long cleared;  // second-chance lines the first lap reached
+  __shared__ int64_t victims_before_block;
+  __shared__ int64_t round_victims;
   const int tid = static_cast<int>(threadIdx.x);
+  const int64_t thread = static_cast<int64_t>(blockIdx.x) * kSweepThreads + tid;
+  const int64_t threads = static_cast<int64_t>(gridDim.x) * kSweepThreads;
   const int64_t m = *a.fill_count;
   const int64_t unused = a.state->unused;
   const int64_t hand = a.state->hand;
   const int64_t from_unused = std::min(m, a.lines - unused);
-  for (int64_t j = tid; j < from_unused; j += kSweepThreads) {
+  for (int64_t j = thread; j < from_unused; j += threads) {
     a.evict_key[j] = -1;
     take_line(a, j, unused + j);
   }
-  if (tid == 0) {
-    taken = 0;
-    last = -1;
-    need = m - from_unused;
-    cleared = 0;
-  }
-  __syncthreads();
+  sweep_barrier();  // the lines just taken are seen as used by this gather
+  int64_t taken = 0;
+  int64_t need = m - from_unused;  // 0 unless every line is used: the sweep never sees a never-used line
+  int64_t last_seen = -1;          // the last victim this thread took
+  int64_t last_index = -1;         // its fill number
   for (int lap = 0; lap < 2; ++lap) {
     if (lap == 1) {
-      // Every thread reads the first lap's totals before one of them changes `need`.
-      const int64_t second = gpu::clock_second_lap_need(need, taken, static_cast<int64_t>(cleared));
-      __syncthreads();
-      if (tid == 0) need = second;
-      __syncthreads();
+      sweep_barrier();  // every second-chance clear of the first lap is counted
+      need = gpu::clock_second_lap_need(need, taken,
+                                        static_cast<int64_t>(*reinterpret_cast<volatile unsigned long long*>(a.cleared)));
     }
-    for (int64_t begin = 0; begin < a.lines; begin += kSweepThreads) {
-      if (taken >= need) break;  // uniform: read after a barrier
-      const int64_t i = begin + tid;
+    for (int64_t begin = 0; begin < a.lines && taken < need; begin += threads) {
+      const int64_t i = begin + thread;
       const bool valid = i < a.lines;
       const int64_t s = valid ? (hand + i) % a.lines : 0;
       gpu::ClockClass cls = gpu::ClockClass::kKeep;
@@ -193,35 +232,56 @@ __global__ void __launch_bounds__(kSweepThreads) sweep_kernel(SweepArgs a) {
         const int64_t key = a.slot_key[s];
         cls = gpu::clock_class(lap, a.stamps[s] == a.stamp, a.reuse[key - a.base], a.referenced[s]);
       }
-      int before_in_chunk = 0;
-      int chunk_victims = 0;
-      Scan(scan_temp).ExclusiveSum(cls == gpu::ClockClass::kVictim ? 1 : 0, before_in_chunk, chunk_victims);
-      const int64_t before = taken + before_in_chunk;
-      const int64_t after = std::min(need, taken + chunk_victims);
+      int before_in_block = 0;
+      int block_victims = 0;
+      Scan(scan_temp).ExclusiveSum(cls == gpu::ClockClass::kVictim ? 1 : 0, before_in_block, block_victims);
+      if (tid == 0) a.block_victims[blockIdx.x] = block_victims;
+      sweep_barrier();
+      if (tid < 32) {  // one warp sums the blocks' totals: those before this block, and all
+        int64_t before = 0;
+        int64_t all = 0;
+        for (int64_t b = tid; b < gridDim.x; b += 32) {
+          const int64_t v = *reinterpret_cast<volatile const int*>(&a.block_victims[b]);
+          all += v;
+          if (b < blockIdx.x) before += v;
+        }
+        for (int d = 16; d > 0; d /= 2) {
+          before += __shfl_down_sync(kFullMask, before, d);
+          all += __shfl_down_sync(kFullMask, all, d);
+        }
+        if (tid == 0) {
+          victims_before_block = before;
+          round_victims = all;
+        }
+      }
+      __syncthreads();
+      const int64_t before = taken + victims_before_block + before_in_block;
+      const int64_t after = std::min(need, taken + round_victims);
       if (valid && gpu::clock_reached(before, need)) {
         if (cls == gpu::ClockClass::kSecondChance) {
           a.referenced[s] = 0;
-          atomicAdd(&cleared, 1ull);
+          atomicAdd(a.cleared, 1ull);
         }
         if (cls == gpu::ClockClass::kVictim) {
           const int64_t j = from_unused + before;
           a.evict_key[j] = a.slot_key[s];
           take_line(a, j, s);
-          if (before == after - 1) last = s;
+          last_seen = s;
+          last_index = before;
         }
       }
-      __syncthreads();  // every thread has read `taken` and the scan storage
-      if (tid == 0) taken = after;
-      __syncthreads();
+      taken = after;
+      sweep_barrier();  // every block has read block_victims and the scan storage
     }
   }
+  // The hand passes the last victim: the thread that took victim number taken - 1 writes it.
+  if (taken > 0 && last_index == taken - 1) a.state->hand = (last_seen + 1) % a.lines;
   const int64_t got = from_unused + taken;
-  for (int64_t j = got + tid; j < m; j += kSweepThreads) {
+  for (int64_t j = got + thread; j < m; j += threads) {
     a.fill_slot[j] = -1;
     a.evict_key[j] = -1;
   }
-  if (tid == 0) {
-    if (last >= 0) a.state->hand = (last + 1) % a.lines;
+  if (thread == 0) {
     a.state->unused = unused + from_unused;
     a.counters->fills = got;
     a.counters->bypasses = m - got;
@@ -330,6 +390,19 @@ DeviceCache::DeviceCache(int64_t lines, int64_t row_bytes, int64_t base, int64_t
   GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(stamp_.data(), 0, stamp_.size(), stream));
   GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(reuse_.data(), 0, reuse_.size(), stream));
   GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(state_.data(), 0, state_.size(), stream));
+  // The sweep's grid: a block per 1024 lines, at most one per multiprocessor, all co-resident (a
+  // cooperative launch); one block where the device has no cooperative launches.
+  int cooperative = 0;
+  int multiprocessors = 0;
+  int per_multiprocessor = 0;
+  GRAPHTIER_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+  GRAPHTIER_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  GRAPHTIER_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, sweep_kernel, kSweepThreads, 0));
+  const int64_t resident = cooperative != 0 ? static_cast<int64_t>(multiprocessors) * std::min(per_multiprocessor, 1) : 1;
+  sweep_blocks_ = static_cast<int>(std::clamp<int64_t>((lines_ + kSweepThreads - 1) / kSweepThreads, 1,
+                                                       std::max<int64_t>(1, resident)));
+  sweep_scratch_ = Buffer(MemoryKind::kDevice, sizeof(unsigned long long) + sweep_blocks_ * sizeof(int), device);
 }
 
 void DeviceCache::serve(const ServeRows& rows, uint32_t stamp, CacheCounters* counters, cudaStream_t stream) {
@@ -381,8 +454,18 @@ void DeviceCache::update(const ServeRows& rows, uint32_t stamp, CacheCounters* c
               lines_,
               static_cast<CacheState*>(state_.data()),
               counters,
-              stamp};
-  sweep_kernel<<<1, kSweepThreads, 0, stream>>>(a);
+              stamp,
+              reinterpret_cast<int*>(static_cast<std::byte*>(sweep_scratch_.data()) + sizeof(unsigned long long)),
+              static_cast<unsigned long long*>(sweep_scratch_.data())};
+  GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(a.cleared, 0, sizeof(unsigned long long), stream));
+  if (sweep_blocks_ == 1) {
+    sweep_kernel<<<1, kSweepThreads, 0, stream>>>(a);
+  } else {
+    void* args[] = {&a};
+    GRAPHTIER_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&sweep_kernel),
+                                                     dim3(static_cast<unsigned>(sweep_blocks_)), dim3(kSweepThreads),
+                                                     args, 0, stream));
+  }
   GRAPHTIER_CUDA_CHECK_LAUNCH("sweep_kernel");
   const Table table{static_cast<int64_t*>(table_keys_.data()), static_cast<int64_t*>(table_slots_.data()), mask_};
   apply_fills_kernel<<<blocks_for(n, kThreads / kWarp), kThreads, 0, stream>>>(

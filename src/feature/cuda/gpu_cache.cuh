@@ -26,6 +26,7 @@ namespace graphtier::feature::cuda {
 
 /// Per-gather counters in device memory, copied back once at the end of the gather.
 struct CacheCounters {
+  int64_t hot_rows = 0;        // positions served from the hot tier
   int64_t hits = 0;            // positions served from a line
   int64_t zero_copy_rows = 0;  // positions served by zero-copy reads of the pinned tier
   int64_t fills = 0;           // distinct missed keys given a line
@@ -37,7 +38,12 @@ struct CacheCounters {
 /// One gather's rows as the serve kernel reads them (device pointers).
 struct ServeRows {
   const int64_t* ids = nullptr;
-  const uint8_t* route = nullptr;
+  // [n] each position's route (gather_route.hpp). With `route_here` the serve kernel decides it
+  // (route_of with every pinned row zero-copy: the store never stages a row, so no route depends
+  // on the other positions) and writes it for the kernels after; otherwise the router wrote it.
+  uint8_t* route = nullptr;
+  bool route_here = false;
+  RouteBounds bounds;  // read with route_here
   int64_t n = 0;
   const std::byte* hot = nullptr;     // [gpu_end, row_bytes]
   const std::byte* pinned = nullptr;  // the pinned tier as the GPU addresses it
@@ -58,7 +64,8 @@ class DeviceCache {
   int64_t lines() const noexcept { return lines_; }
 
   /// Queues the serve kernel: hot rows, cache hits (reference bit and use stamp `stamp` set), and
-  /// zero-copy misses; counts into `counters` (device). hit[k] is written for every position.
+  /// zero-copy misses; counts into `counters` (device), one atomic per block and counter. hit[k]
+  /// is written for every position, route[k] too with `route_here`.
   void serve(const ServeRows& rows, uint32_t stamp, CacheCounters* counters, cudaStream_t stream);
   /// Queues the batched update for the misses of serve(): each distinct missed key (any route
   /// but kRouteHot and kRouteStaged, hit 0), in order of first position, takes a never-used line or a CLOCK
@@ -85,6 +92,8 @@ class DeviceCache {
   Buffer stamp_;        // [lines] the gather that last used the line
   Buffer reuse_;        // [num_nodes - base] announced uses per key
   Buffer state_;        // CacheState: hand, never-used lines
+  int sweep_blocks_ = 1;  // the victim sweep's grid (a cooperative launch when above 1)
+  Buffer sweep_scratch_;  // the sweep's cleared count, then its blocks' victims per round
   // Per-gather scratch, grown on demand (stream-ordered, kept between gathers).
   ::graphtier::cuda::DeviceScratch<int64_t> pending_keys_, pending_first_, iota_, fill_pos_, fill_slot_, evict_key_,
       fill_count_, window_keys_, window_first_;

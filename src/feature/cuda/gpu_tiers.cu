@@ -32,11 +32,6 @@ namespace {
 
 enum Event { kStart, kServeDone, kStagedDone, kUpdateDone, kNumEvents };
 
-// counters_host: the cache counters, the census, the quota.
-constexpr std::size_t kCensusOffset = sizeof(CacheCounters);
-constexpr std::size_t kQuotaOffset = kCensusOffset + sizeof(GatherCensus);
-constexpr std::size_t kCountersHostBytes = kQuotaOffset + sizeof(int64_t);
-
 // Rows sampled to measure the two pinned-tier paths at start-up, at each span.
 constexpr int64_t kCalibrationRows = 16384;
 // The narrow span the zero-copy path is also measured at (docs/architecture.md, Performance floor:
@@ -118,7 +113,7 @@ struct GpuTiers {
   Buffer missed_dev;
   Buffer bounce;        // device output for a gather into host memory
   Buffer counters_dev;  // CacheCounters
-  Buffer counters_host; // pinned: CacheCounters then GatherCensus, read after the final synchronisation
+  Buffer counters_host; // pinned: CacheCounters, read after the final synchronisation
   Buffer window_host[2];  // pinned: the ids of one announce/consume
   Buffer window_dev;
   PinnedPaths paths;
@@ -280,7 +275,7 @@ std::unique_ptr<GpuTiers, GpuTiersDeleter> make_gpu_tiers(FeatureStore::Impl& st
              "' applies to the host cache only");
   }
   t->counters_dev = Buffer(MemoryKind::kDevice, sizeof(CacheCounters), t->device);
-  t->counters_host = Buffer(MemoryKind::kPinned, kCountersHostBytes, t->device);
+  t->counters_host = Buffer(MemoryKind::kPinned, sizeof(CacheCounters), t->device);
   GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(t->counters_dev.data(), 0, sizeof(CacheCounters), t->stream));
   if (store.host.end() > store.host.begin()) {
     void* mapped = nullptr;
@@ -417,7 +412,10 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
     GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(t.index_dev.data(), t.index_host.data(), bytes, cudaMemcpyHostToDevice, t.stream));
     ids_dev = static_cast<const int64_t*>(t.index_dev.data());
   }
-  t.router->route(ids_dev, n, bounds, store.host.row_stride(), route, t.stream);
+  // A store that stages nothing routes in the serve kernel (route_alone): no census, quota or
+  // route pass before it.
+  const bool route_here = !may_stage;
+  if (!route_here) t.router->route(ids_dev, n, bounds, store.host.row_stride(), route, t.stream);
   if (may_stage) {
     t.router->select_staged(route, n, t.staged, t.stream);
     GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.staged_listed, t.stream));
@@ -425,6 +423,8 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
   ServeRows rows;
   rows.ids = ids_dev;
   rows.route = route;
+  rows.route_here = route_here;
+  rows.bounds = bounds;
   rows.n = n;
   rows.hot = static_cast<const std::byte*>(t.hot.data());
   rows.pinned = t.host_tier_device;
@@ -471,12 +471,8 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
       GRAPHTIER_CUDA_CHECK(
           cudaMemcpyAsync(out.data, dst, static_cast<std::size_t>(n * rb), cudaMemcpyDeviceToHost, t.stream));
     }
-    auto* down = static_cast<std::byte*>(t.counters_host.data());
-    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(down, counters, sizeof(CacheCounters), cudaMemcpyDeviceToHost, t.stream));
-    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(down + kCensusOffset, t.router->census(), sizeof(GatherCensus),
-                                         cudaMemcpyDeviceToHost, t.stream));
     GRAPHTIER_CUDA_CHECK(
-        cudaMemcpyAsync(down + kQuotaOffset, t.router->quota(), sizeof(int64_t), cudaMemcpyDeviceToHost, t.stream));
+        cudaMemcpyAsync(t.counters_host.data(), counters, sizeof(CacheCounters), cudaMemcpyDeviceToHost, t.stream));
     GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(t.stream));
   } catch (...) {
     // Nothing to undo: the update, the only step that gives lines to keys, runs after every row
@@ -491,13 +487,10 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
     GRAPHTIER_CUDA_CHECK(cudaEventElapsedTime(&ms, t.events[a], t.events[b]));
     return static_cast<double>(ms) * 1e-3;
   };
-  const auto* down = static_cast<const std::byte*>(t.counters_host.data());
   CacheCounters c;
-  GatherCensus census;
-  std::memcpy(&c, down, sizeof(c));
-  std::memcpy(&census, down + kCensusOffset, sizeof(census));
+  std::memcpy(&c, t.counters_host.data(), sizeof(c));
   t.tombstones = c.tombstones;
-  const int64_t hot_rows = census.hot;
+  const int64_t hot_rows = c.hot_rows;
   // The serve kernel's time (with the routing before it) is shared by the rows it served, in
   // proportion.
   const double serve = elapsed(kStart, kServeDone);
