@@ -11,6 +11,7 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -942,6 +943,32 @@ TEST(BulkSampler, CudaMatchesCpu) {
     const std::vector<MiniBatch> gpu_listed = CudaBulkSampler(g.sample_graph(), o).sample(spans, streams);
     for (std::size_t b = 0; b < cpu.size(); ++b) test::expect_same_minibatch(cpu_listed[b], gpu_listed[b]);
   }
+}
+
+TEST(BulkSampler, CudaMatricesLargerThanTheFreeMemoryFailAtCreation) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the bulk sampler's budget check not checked";
+  const OwnedGraph g = OwnedGraph::random(1 << 19, 8, 19);
+  // The row pointers alone need this much; the check counts the entries too.
+  const auto row_pointers = static_cast<int64_t>(g.indptr.size() * sizeof(int64_t));
+  test::DeviceFill fill(row_pointers);
+  const int64_t free_now = fill.free_bytes();
+  if (!fill.filled()) {
+    fill.release();
+    GTEST_SKIP() << "could not fill the device down to less than " << row_pointers << " free bytes (" << free_now << ")";
+  }
+  for (const BulkSamplerOptions& o : {sage({5, 5}), ladies({64, 64})}) {
+    try {
+      const CudaBulkSampler sampler(g.sample_graph(), o);
+      ADD_FAILURE() << "a bulk sampler was made with " << free_now << " bytes free";
+    } catch (const OutOfMemory& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("CudaBulkSampler"), std::string::npos) << m;  // not an allocation failing half-way
+      EXPECT_NE(m.find("free"), std::string::npos) << m;
+    }
+  }
+  fill.release();
+  // With the memory back, the same sampler is made.
+  EXPECT_NO_THROW(CudaBulkSampler(g.sample_graph(), sage({5, 5})));
 }
 
 TEST(BulkSampler, CudaEmptyProductsMatchCpu) {

@@ -388,31 +388,10 @@ TEST(CudaNeighborSampler, ATopologyLargerThanTheFreeMemoryFailsAtCreation) {
   const OwnedGraph g = OwnedGraph::random(1 << 20, 4, 17);
   const auto needed = static_cast<int64_t>(g.indptr.size() * sizeof(int64_t) + g.indices.size() * sizeof(int32_t));
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-  // Take all but half of what the topology needs: cudaMalloc may refuse a little less than the
-  // free bytes (step down until it accepts), and what is left free after one block may still be
-  // more than the topology needs (the driver's granularity), so take blocks until it is not.
-  struct Hogs {  // given back on every path out, a throw included
-    std::vector<void*> blocks;
-    void free() {
-      for (void* p : blocks) EXPECT_EQ(cudaFree(p), cudaSuccess);
-      blocks.clear();
-    }
-    ~Hogs() { free(); }
-  } hogs;
-  for (int block = 0; block < 16 && device_memory(0).free_bytes >= needed; ++block) {
-    int64_t take = device_memory(0).free_bytes - needed / 2;
-    void* hog = nullptr;
-    while (take > 0 && cudaMalloc(&hog, static_cast<std::size_t>(take)) != cudaSuccess) {
-      (void)cudaGetLastError();
-      hog = nullptr;
-      take -= int64_t{16} << 20;
-    }
-    if (hog == nullptr) break;
-    hogs.blocks.push_back(hog);
-  }
-  const int64_t free_now = device_memory(0).free_bytes;
-  if (free_now >= needed) {
-    hogs.free();
+  test::DeviceFill fill(needed);
+  const int64_t free_now = fill.free_bytes();
+  if (!fill.filled()) {
+    fill.release();
     GTEST_SKIP() << "could not fill the device down to less than " << needed << " free bytes (" << free_now << ")";
   }
   try {
@@ -423,7 +402,7 @@ TEST(CudaNeighborSampler, ATopologyLargerThanTheFreeMemoryFailsAtCreation) {
     EXPECT_NE(m.find("DeviceTopology"), std::string::npos) << m;
     EXPECT_NE(m.find("free"), std::string::npos) << m;
   }
-  hogs.free();
+  fill.release();
   // With the memory back, the same topology is made.
   EXPECT_NO_THROW(DeviceTopology(g.sample_graph(), {}));
 #endif

@@ -8,6 +8,12 @@
 #include <numeric>
 #include <random>
 
+#if GRAPHTIER_WITH_CUDA
+#include <cuda_runtime.h>
+#endif
+
+#include "graphtier/core/device_memory.hpp"
+#include "graphtier/core/error.hpp"
 #include "graphtier/core/rng.hpp"
 #include "graphtier/sample/random.hpp"
 
@@ -164,5 +170,29 @@ std::vector<int64_t> random_seeds(int64_t num_nodes, int64_t count, uint64_t see
   all.resize(static_cast<std::size_t>(std::min(count, num_nodes)));
   return all;
 }
+
+DeviceFill::DeviceFill(int64_t below) : below_(below) {
+  for (int block = 0; block < 16 && free_bytes() >= below_; ++block) {
+    int64_t take = free_bytes() - below_ / 2;
+    while (take > 0) {
+      try {
+        blocks_.emplace_back(MemoryKind::kDevice, static_cast<std::size_t>(take), 0);
+        break;
+      } catch (const OutOfMemory&) {
+#if GRAPHTIER_WITH_CUDA
+        (void)cudaGetLastError();  // the refused cudaMalloc must not fail the next launch check
+#endif
+        take -= int64_t{16} << 20;
+      }
+    }
+    if (take <= 0) break;
+  }
+}
+
+int64_t DeviceFill::free_bytes() const { return device_memory(0).free_bytes; }
+
+bool DeviceFill::filled() const { return free_bytes() < below_; }
+
+void DeviceFill::release() { blocks_.clear(); }
 
 }  // namespace graphtier::sample::test

@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "graphtier/core/memory.hpp"
 #include "graphtier/graph/csc_view.hpp"
 #include "graphtier/sample/minibatch.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
@@ -58,5 +59,26 @@ MiniBatch reference_sample(const OwnedGraph& g, std::span<const int64_t> seeds, 
 
 /// Distinct random seeds in [0, num_nodes).
 std::vector<int64_t> random_seeds(int64_t num_nodes, int64_t count, uint64_t seed);
+
+/// Device 0's memory taken until less than `below` bytes are free (blocks of what is free minus
+/// below / 2; cudaMalloc may refuse a little less than the free bytes, so each steps down by 16
+/// MiB until it is accepted), for the tests of the budget checks at creation; given back by
+/// release() or on destruction, on every path out of a test. Tests that use it take the whole
+/// device: scripts/gpu-check.sh runs them alone (whole_device_tests).
+class DeviceFill {
+ public:
+  explicit DeviceFill(int64_t below);
+  ~DeviceFill() { release(); }
+  DeviceFill(const DeviceFill&) = delete;
+  DeviceFill& operator=(const DeviceFill&) = delete;
+  /// Whether less than `below` bytes are free now (else the test should skip, saying so).
+  bool filled() const;
+  int64_t free_bytes() const;
+  void release();
+
+ private:
+  int64_t below_ = 0;
+  std::vector<Buffer> blocks_;
+};
 
 }  // namespace graphtier::sample::test

@@ -15,6 +15,7 @@
 #include "cuda_stream.cuh"
 #include "device_scratch.cuh"
 #include "pinned_arena.cuh"
+#include "graphtier/core/device_memory.hpp"
 #include "graphtier/core/error.hpp"
 #include "bulk_row_ops.hpp"
 #include "bulk_compact.hpp"
@@ -438,6 +439,18 @@ struct BulkDevice::State {
 BulkDevice::BulkDevice(const BulkMatrices& m, BulkAlgorithm algorithm, int device) : state_(std::make_unique<State>()) {
   state_->device = device;
   const ::graphtier::cuda::CurrentDevice on_device(device);
+  // Checked against what is free before anything is uploaded: A (row pointers, int32 columns,
+  // double values), its first positions, and for LADIES the squared matrix.
+  const auto csr_bytes = [](const CsrMatrix& c) {
+    return static_cast<int64_t>(c.rowptr.size() * sizeof(int64_t)) +
+           c.nnz() * static_cast<int64_t>(sizeof(int32_t) + sizeof(double));
+  };
+  const bool ladies = algorithm == BulkAlgorithm::kLadies;
+  require_device_memory(detail::concat("CudaBulkSampler (the adjacency matrix", ladies ? " and its LADIES square" : "",
+                                       " of ", m.num_nodes, " nodes, ", m.a.nnz(), " entries)"),
+                        csr_bytes(m.a) + static_cast<int64_t>(m.first_position.size() * sizeof(int64_t)) +
+                            (ladies ? csr_bytes(m.ladies_squares) : 0),
+                        device);
   // Once per sampler, on the legacy default stream (which every blocking stream waits for).
   const cudaStream_t stream = nullptr;
   {
