@@ -17,13 +17,15 @@
 // gather ends with a stream synchronisation; the GPU-side per-tier times come from CUDA events
 // and are reported in the tier statistics; the hot tier also reports its device time alone).
 //
-//   feature_cuda_bench --dir /scratch [--table-bytes 4GiB] [--batch-rows 65536] [--seconds 2]
+//   feature_cuda_bench --dir /scratch [--table-bytes 4GiB] [--batch-rows 65536] [--seconds 2] [--hot-only]
+// --hot-only: the hot tier alone (its 1 KiB dataset, nothing else): for a profiler's run.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -141,9 +143,14 @@ int main(int argc, char** argv) {
   int64_t table_bytes = int64_t{4} << 30;
   int64_t batch_rows = 65536;
   double seconds = 2;
+  bool hot_only = false;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string arg = argv[i];
+      if (arg == "--hot-only") {
+        hot_only = true;
+        continue;
+      }
       GRAPHTIER_EXPECTS(i + 1 < argc, InvalidArgument, arg, " needs a value");
       const std::string value = argv[++i];
       if (arg == "--dir") root = value;
@@ -161,14 +168,20 @@ int main(int argc, char** argv) {
     j["d2d_bytes_per_second"] = d2d;
 
     nlohmann::json pinned = nlohmann::json::array();
+    // The pinned tier's paths alone and split (none with --hot-only).
+    std::vector<std::pair<const char*, feature::PinnedPath>> pinned_paths;
+    if (!hot_only) {
+      pinned_paths = {{"zero_copy", feature::PinnedPath::kZeroCopy},
+                      {"cpu_copy", feature::PinnedPath::kCpuCopy},
+                      {"measured", feature::PinnedPath::kMeasured}};
+    }
     for (const int64_t row_bytes : {128, 256, 512, 1024, 2048, 4096}) {
+      if (hot_only && row_bytes != 1024) continue;
       const std::string dir = make_dataset(root, row_bytes, table_bytes, pool);
       const graph::Dataset dataset = graph::Dataset::open(dir);
       nlohmann::json row{{"row_bytes", row_bytes}};
       double best_alone = 0;
-      for (const auto& [name, path] : {std::pair{"zero_copy", feature::PinnedPath::kZeroCopy},
-                                       std::pair{"cpu_copy", feature::PinnedPath::kCpuCopy},
-                                       std::pair{"measured", feature::PinnedPath::kMeasured}}) {
+      for (const auto& [name, path] : pinned_paths) {
         feature::FeatureStoreOptions o;
         o.budgets.cpu = Budget::percent(100);
         o.pinned_path = path;
@@ -267,7 +280,7 @@ int main(int argc, char** argv) {
                           {"over_pcie", r.bytes_per_second / h2d}, {"plain_path_bytes_per_second", p.bytes_per_second},
                           {"over_plain", r.bytes_per_second / p.bytes_per_second}, {"tiers", tiers_json(r.stats)}};
       }
-      pinned.push_back(row);
+      if (!hot_only) pinned.push_back(row);
       graph::remove_tree(dir);
     }
     j["pinned_tier"] = pinned;

@@ -671,6 +671,8 @@ TEST(LayerSampler, CudaRaceDrawsMatchCpuOnOwnStreams) {
           other.join();
         }
         for (uint64_t stream = 0; stream < 4; ++stream) {
+          SCOPED_TRACE(::testing::Message() << "batch " << stream << (stream < 2 ? " (other thread, stream a)"
+                                                                                  : " (this thread, stream b)"));
           test::expect_same_minibatch(got[stream], cpu_sampler.sample(test::random_seeds(g.num_nodes(), 64, stream), stream));
         }
       }
