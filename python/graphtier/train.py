@@ -11,7 +11,7 @@ and each feature tier's rows/s per epoch (matplotlib, imported only then).
 Given a partition directory (`graphtier partition`'s output) instead of a dataset, it trains on P
 processes launched by torchrun (`torchrun --nproc-per-node P -m graphtier.train PARTITION_DIR`):
 PyTorch DDP, each step trains P minibatches, one per rank (rank K trains batch s * P + K at step
-s), so an epoch has num_batches // P steps; see graphtier.dist.training.
+s), so an epoch has num_batches // P steps; see graphtier.distributed.train.
 """
 
 from __future__ import annotations
@@ -428,12 +428,12 @@ class ProgressBar:
 
 
 def run(args: argparse.Namespace, prog: str = "python -m graphtier.train") -> dict:
-    from graphtier.dist.training import is_partition_dir
+    from graphtier.distributed.train import is_partition_dir
 
     if is_partition_dir(args.dataset):
-        from graphtier.dist import training
+        from graphtier.distributed import train as distributed_train
 
-        return training.run(args, prog)
+        return distributed_train.run(args, prog)
     if args.plot:
         plots.require()
     if args.deterministic:

@@ -1,4 +1,4 @@
-"""Failure is an error, not a hang (python/graphtier/dist/failure.py): a rank that raises or is
+"""Failure is an error, not a hang (python/graphtier/distributed/failure.py): a rank that raises or is
 killed mid-epoch makes every rank exit non-zero within --dist-timeout, with a message naming the
 failed rank; a launch that cannot work (world size, a missing rank directory, mixed versions) is
 one clear error on every rank before any collective."""

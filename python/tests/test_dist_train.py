@@ -1,4 +1,4 @@
-"""Distributed training (python/graphtier/dist/training.py under `python -m graphtier.train
+"""Distributed training (python/graphtier/distributed/train.py under `python -m graphtier.train
 PARTITION_DIR`, 2 Gloo processes): its loss curve is that of one process accumulating the
 gradients of the same 2 minibatches per step, an interrupted and resumed run gives the
 uninterrupted curve, and Cora trains to the single-process accuracy."""

@@ -28,9 +28,9 @@ from typing import Iterator, List, Optional, Sequence
 import torch
 
 from graphtier import _core
-from graphtier.dist.comm import CommStats, alltoallv
-from graphtier.dist.grid import GridGroups, ProcessGrid, grid_groups
-from graphtier.dist.partition import Partition
+from graphtier.distributed.comm import CommStats, alltoallv
+from graphtier.distributed.grid import GridGroups, ProcessGrid, grid_groups
+from graphtier.distributed.partition import Partition
 from graphtier.loader import Batch, Block
 
 _METHODS = ("neighbor", "ladies")

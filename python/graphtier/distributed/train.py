@@ -33,14 +33,14 @@ import torch.nn.functional as F
 
 import graphtier
 from graphtier import train as single
-from graphtier.dist import failure
+from graphtier.distributed import failure
 from graphtier import _core
-from graphtier.dist.comm import CommStats
-from graphtier.dist.features import DistFeatureFetcher
-from graphtier.dist.sampler import DistSampler
-from graphtier.dist.grid import ProcessGrid, grid_groups
-from graphtier.dist.partition import Partition, rank_dir_name
-from graphtier.dist.partition import is_partition_dir as _has_manifest
+from graphtier.distributed.comm import CommStats
+from graphtier.distributed.features import DistFeatureFetcher
+from graphtier.distributed.sampler import DistSampler
+from graphtier.distributed.grid import ProcessGrid, grid_groups
+from graphtier.distributed.partition import Partition, rank_dir_name
+from graphtier.distributed.partition import is_partition_dir as _has_manifest
 
 # Test hook (python/tests/test_dist_failure.py): "raise:RANK:STEP" raises in rank RANK at training
 # step STEP of its first epoch, "kill:RANK:STEP" sends itself SIGKILL there.
@@ -66,7 +66,7 @@ def _env_int(name: str) -> int:
 
 class _RankBatches:
     """This rank's minibatches of one split: batch b = s * P + rank at step s, sampled by
-    graphtier.dist.DistSampler (graph replicated: alone; graph partitioned: with the rank's
+    graphtier.distributed.DistSampler (graph replicated: alone; graph partitioned: with the rank's
     process column, a collective on `groups`). Training uses the epoch's first
     (num_batches // P) * P batches; evaluation all of them, the last step's missing ones as None
     (a rank without a batch still takes part in the exchanges)."""

@@ -21,9 +21,9 @@ import torch
 
 import graphtier
 from graphtier._ids import node_ids
-from graphtier.dist.comm import CommStats, alltoallv
-from graphtier.dist.grid import ProcessGrid, grid_groups
-from graphtier.dist.partition import Partition
+from graphtier.distributed.comm import CommStats, alltoallv
+from graphtier.distributed.grid import ProcessGrid, grid_groups
+from graphtier.distributed.partition import Partition
 
 
 class DistFeatureFetcher:
@@ -61,7 +61,7 @@ class DistFeatureFetcher:
         """Since construction or the last `reset_counters`: gathers, rows asked for, rows served from
         the local store, distinct rows fetched from the column, rows this rank served to others,
         seconds in gather, and bytes sent and received (ids out and rows back, as
-        graphtier.dist.comm counts them: what left this process or reached it)."""
+        graphtier.distributed.comm counts them: what left this process or reached it)."""
         now = self.stats.as_dict()
         return dict(self._counts, bytes_sent=now["bytes_sent"] - self._start["bytes_sent"],
                     bytes_received=now["bytes_received"] - self._start["bytes_received"])
