@@ -21,6 +21,7 @@ import torch
 
 import graphtier
 from graphtier._ids import node_ids
+from graphtier._dtypes import torch_dtype
 from graphtier.distributed.comm import CommStats, alltoallv
 from graphtier.distributed.grid import ProcessGrid, grid_groups
 from graphtier.distributed.partition import Partition
@@ -52,7 +53,7 @@ class DistFeatureFetcher:
                              f"of process row {partition.row} say {expected}")
         self.store = graphtier.FeatureStore(self.dataset, device=self.device.index or 0, **store_options)
         self.dim = self.dataset.feature_dim
-        self.dtype = {"float32": torch.float32, "float16": torch.float16}[self.dataset.feature_dtype]
+        self.dtype = torch_dtype(self.dataset.feature_dtype)
         self.stats = CommStats()
         self._start = self.stats.as_dict()
         self._counts = {"gathers": 0, "rows": 0, "local_rows": 0, "remote_rows": 0, "served_rows": 0, "seconds": 0.0}
