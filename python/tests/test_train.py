@@ -1,6 +1,7 @@
 """The training job: accuracy targets and a loss curve that does not depend on where the features
 come from, on prefetching, or on an interruption."""
 
+import json
 import statistics
 
 import pytest
@@ -70,7 +71,6 @@ def test_cora_graphsage_with_bulk_sampling_reaches_planetoid_accuracy_over_five_
 def test_graphtier_train_runs_the_same_job(synthetic, tmp_path):
     """`graphtier train` hands its arguments to this package's job in the interpreter named by
     GRAPHTIER_PYTHON: the same loss curve as train.run, written to --json."""
-    import json
     import os
     import subprocess
     import sys
@@ -97,3 +97,18 @@ def test_graphtier_train_runs_the_same_job(synthetic, tmp_path):
     r = subprocess.run([cli(), "train", synthetic], env=dict(env, GRAPHTIER_PYTHON="/nonexistent/python"),
                        capture_output=True, text=True)
     assert r.returncode != 0 and "cannot run the Python interpreter '/nonexistent/python'" in r.stderr, r.stderr
+
+
+def test_no_eval_prints_and_records_no_validation_or_test_figure(synthetic, tmp_path, capsys):
+    out = tmp_path / "run.json"
+    args = [synthetic, *SHORT, "--no-eval", "--json", str(out)]
+    args.remove("--quiet")
+    result = train.run(train.parse_args(args))
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[:2] for line in lines[:2]] == [["epoch", "0"], ["epoch", "1"]], lines
+    assert not any(" val " in line or "test" in line for line in lines), lines
+    assert lines[-1] == "trained 2 epochs of sage (no evaluation)"
+    for figures in (result, json.loads(out.read_text())):
+        assert (figures["best_epoch"], figures["val_acc"], figures["test_acc"]) == (None, None, None)
+        assert [e["val_acc"] for e in figures["epochs"]] == [None, None]
+
