@@ -112,3 +112,31 @@ def test_no_eval_prints_and_records_no_validation_or_test_figure(synthetic, tmp_
         assert (figures["best_epoch"], figures["val_acc"], figures["test_acc"]) == (None, None, None)
         assert [e["val_acc"] for e in figures["epochs"]] == [None, None]
 
+
+def test_graphtier_train_runs_the_python_installed_beside_it(tmp_path):
+    """`graphtier train` installed in an environment's bin/ (pip puts it beside the environment's
+    python3) runs that interpreter when the environment is not activated: the first python3 on
+    PATH here is a decoy that fails, and GRAPHTIER_PYTHON is unset."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from conftest import cli
+
+    env_bin, decoy = tmp_path / "env" / "bin", tmp_path / "decoy"
+    env_bin.mkdir(parents=True)
+    decoy.mkdir()
+    shutil.copy2(cli(), env_bin / "graphtier")
+    # The environment's python3 (a script: a venv's own would look for its pyvenv.cfg beside it).
+    for path, body in ((env_bin / "python3", f'exec "{sys.executable}" "$@"'), (decoy / "python3", "exit 97")):
+        path.write_text(f"#!/bin/sh\n{body}\n")
+        path.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "GRAPHTIER_PYTHON"}
+    env["PATH"] = f"{decoy}:/usr/bin:/bin"
+    r = subprocess.run([str(env_bin / "graphtier"), "train", "--help"], env=env, capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith("usage: graphtier train"), (r.returncode, r.stdout, r.stderr)
+    # Without one beside it, python3 on PATH, as before.
+    os.unlink(env_bin / "python3")
+    r = subprocess.run([str(env_bin / "graphtier"), "train", "--help"], env=env, capture_output=True, text=True)
+    assert r.returncode == 97, (r.returncode, r.stdout, r.stderr)
