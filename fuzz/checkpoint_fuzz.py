@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checkpoint metadata (python/graphtier/train.py load_checkpoint, and its check that the
+"""Checkpoint metadata (python/graphtier/training/checkpoint.py load_checkpoint, and its check that the
 checkpoint belongs to the dataset): torch.save'd checkpoints with mutated bytes either load, as a
 dict holding every checkpoint key and written for this dataset (or for none), or are refused with
 ValueError, the documented error. Any other exception fails the run.
@@ -24,9 +24,9 @@ import types
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def import_train():
+def import_checkpoint():
     try:
-        from graphtier import train  # noqa: F401  (an installed package with its extension)
+        from graphtier.training import checkpoint  # noqa: F401  (an installed package with its extension)
     except ImportError:
         for name in [m for m in sys.modules if m == "graphtier" or m.startswith("graphtier.")]:
             del sys.modules[name]
@@ -34,8 +34,8 @@ def import_train():
         pkg.__path__ = [os.path.join(ROOT, "python", "graphtier")]
         sys.modules["graphtier"] = pkg
         sys.modules["graphtier._core"] = pkg._core = types.ModuleType("graphtier._core")
-        from graphtier import train  # noqa: F811
-    return train
+        from graphtier.training import checkpoint  # noqa: F811
+    return checkpoint
 
 
 DATASET = types.SimpleNamespace(name="cora", num_nodes=2708, num_edges=10556, feature_dim=1433, num_classes=7,
@@ -80,24 +80,24 @@ class ContractBroken(AssertionError):
     pass
 
 
-def make_test(train):
+def make_test(checkpoint):
     # One file per process, removed after each input: atheris ends the process without returning.
     base = os.environ.get("GRAPHTIER_FUZZ_SCRATCH") or ("/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir())
     path = os.path.join(base, f"graphtier-fuzz-checkpoint-{os.getpid()}.pt")
-    identity = train.dataset_identity(DATASET)
+    identity = checkpoint.dataset_identity(DATASET)
 
     def test_one(data: bytes):
         with open(path, "wb") as f:
             f.write(data)
         try:
-            state = train.load_checkpoint(path, DATASET)
+            state = checkpoint.load_checkpoint(path, DATASET)
         except ValueError as e:
             if path not in str(e):
                 raise ContractBroken(f"ValueError does not name the file: {e}")
             return
         finally:
             os.unlink(path)
-        if not isinstance(state, dict) or any(k not in state for k in train._CHECKPOINT_KEYS):
+        if not isinstance(state, dict) or any(k not in state for k in checkpoint.CHECKPOINT_KEYS):
             raise ContractBroken("load_checkpoint returned something that is not a checkpoint")
         saved = state.get("dataset")
         if saved is not None and any(type(saved.get(k)) is not type(v) or saved.get(k) != v for k, v in identity.items()):
@@ -175,12 +175,12 @@ def main():
         make_corpus(argv[1])
         return
     if argv[:1] == ["--mutate"]:
-        mutation_loop(make_test(import_train()), argv[1], argv[2:])
+        mutation_loop(make_test(import_checkpoint()), argv[1], argv[2:])
         return
     import atheris
     with atheris.instrument_imports(include=["graphtier"]):
-        train = import_train()
-    atheris.Setup([sys.argv[0]] + argv, make_test(train))
+        checkpoint = import_checkpoint()
+    atheris.Setup([sys.argv[0]] + argv, make_test(checkpoint))
     atheris.Fuzz()
 
 

@@ -40,9 +40,9 @@ def _worker(rank, world, port, part_dir, args, queue):
     import torch.nn.functional as F
     from datetime import timedelta
 
-    from graphtier.dist import CommStats, Partition, ProcessGrid, grid_groups
-    from graphtier.dist.features import DistFeatureFetcher
-    from graphtier.dist.sampler import DistSampler
+    from graphtier.distributed import CommStats, Partition, ProcessGrid, grid_groups
+    from graphtier.distributed.features import DistFeatureFetcher
+    from graphtier.distributed.sampler import DistSampler
     from graphtier.models import GraphSAGE
 
     torch.set_num_threads(1)
@@ -103,7 +103,7 @@ def _worker(rank, world, port, part_dir, args, queue):
 
 
 def measure(part_dir: str, world: int, args: dict) -> list:
-    from graphtier.dist.comm import free_port
+    from graphtier.distributed.comm import free_port
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     port = free_port()
@@ -149,7 +149,7 @@ def main(argv=None) -> int:
               str(a.dim), "--classes", "16", "--seed", "7"])
     import inspect
 
-    from graphtier.dist.sampler import DistSampler
+    from graphtier.distributed.sampler import DistSampler
     params = inspect.signature(DistSampler).parameters
     sampler_options = {"group": a.group, "bulk": 0} if "group" in params else {"bulk": a.group}
     args = {"fanouts": a.fanouts, "batch_size": a.batch_size, "steps": a.steps, "sampler_options": sampler_options}

@@ -38,9 +38,10 @@ def training_figure(result: dict):
     loss.legend(loc="upper right")
 
     acc.plot(xs, [e["train_acc"] for e in epochs], marker="o", markersize=3, label="train")
-    if any(e["val_acc"] >= 0 for e in epochs):
-        acc.plot(xs, [e["val_acc"] for e in epochs], marker="o", markersize=3, label="validation")
-    if result.get("best_epoch", -1) >= 0:
+    if any(e["val_acc"] is not None for e in epochs):
+        val = [float("nan") if e["val_acc"] is None else e["val_acc"] for e in epochs]  # unevaluated: no point
+        acc.plot(xs, val, marker="o", markersize=3, label="validation")
+    if result.get("best_epoch") is not None:
         acc.axvline(result["best_epoch"], color="gray", linestyle=":", linewidth=1)
         acc.set_title(f"accuracy (test {result['test_acc']:.3f} at best validation)")
     else:

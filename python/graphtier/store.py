@@ -6,11 +6,8 @@ from __future__ import annotations
 import torch
 
 from graphtier import _core
+from graphtier._dtypes import torch_dtype
 from graphtier._ids import node_ids
-
-_TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
-                 "int32": torch.int32, "int64": torch.int64, "uint8": torch.uint8}
-
 
 class FeatureStore(_core.FeatureStore):
     __doc__ = _core.FeatureStore.__doc__
@@ -26,7 +23,7 @@ class FeatureStore(_core.FeatureStore):
         if memory != "device":
             return super().gather(ids, memory)
         device = torch.device("cuda", self.device)
-        out = torch.empty((len(ids), self.feature_dim), dtype=_TORCH_DTYPES[self.dtype], device=device)
+        out = torch.empty((len(ids), self.feature_dim), dtype=torch_dtype(self.dtype), device=device)
         # The allocator may hand out memory that work queued on the current stream still reads; the
         # gather writes on the store's own stream, so it starts once that work is done (a host wait
         # on an event), and it is complete when gather_into returns.

@@ -11,28 +11,25 @@ and each feature tier's rows/s per epoch (matplotlib, imported only then).
 Given a partition directory (`graphtier partition`'s output) instead of a dataset, it trains on P
 processes launched by torchrun (`torchrun --nproc-per-node P -m graphtier.train PARTITION_DIR`):
 PyTorch DDP, each step trains P minibatches, one per rank (rank K trains batch s * P + K at step
-s), so an epoch has num_batches // P steps; see graphtier.dist.training.
+s), so an epoch has num_batches // P steps; see graphtier.distributed.train. The
+pieces both jobs share (model, step, evaluation, checkpoint) are graphtier.training.
 """
 
 from __future__ import annotations
 
 import argparse
-import io
-import json
 import os
-import pickle
 import sys
 import time
-import warnings
-import zipfile
 from typing import List, Optional
 
 import torch
-import torch.nn.functional as F
 
 import graphtier
 from graphtier import plots
-from graphtier.models import MLP, GraphSAGE, LayerGCN
+from graphtier.training import (batch_seed, dataset_identity, evaluate, load_checkpoint, load_feature_table,
+                                load_model_state, make_model, model_features, save_checkpoint, train_step, write_json)
+from graphtier.training.report import best_figures, final_line, not_evaluated, validation_figure
 
 
 def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtier.train") -> argparse.Namespace:
@@ -165,66 +162,23 @@ def make_loader(args, ds, store, split: str, train: bool):
                                     features=not args.baseline, **common)
 
 
-def load_feature_table(ds) -> torch.Tensor:
-    """The whole feature table as one CPU tensor (the baseline's x_cpu): features.bin read into RAM."""
-    import numpy as np
-
-    dtype = {"float32": np.float32, "float16": np.float16}[ds.feature_dtype]
-    raw = np.fromfile(os.path.join(ds.path, "features.bin"), dtype=np.uint8).reshape(ds.num_nodes, -1)
-    rows = raw.view(dtype)[:, : ds.feature_dim]
-    return torch.from_numpy(np.ascontiguousarray(rows))
-
-
-def make_model(args, ds) -> torch.nn.Module:
-    kind = {"sage": GraphSAGE, "ladies": LayerGCN, "fastgcn": LayerGCN, "mlp": MLP}[args.model]
-    layers = args.mlp_layers if args.model == "mlp" else len(args.fanout_list)
-    return kind(ds.feature_dim, args.hidden, ds.num_classes, layers, args.dropout)
-
-
-def batch_seed(seed: int, epoch: int, index: int) -> int:
-    """Dropout's seed for one training step: a function of the position, so a resumed run draws
-    what the uninterrupted one drew."""
-    return (seed * 1_000_003 + epoch * 65_537 + index) % (2**63 - 1)
-
-
 def model_inputs(batch, args, x_cpu=None):
     """(x, batch) ready for the model on args.device. The baseline (x_cpu given) gathers x with
     index_select on the CPU and copies it and the batch to the device; graphtier's x is already there."""
     if x_cpu is not None:
-        x = x_cpu.index_select(0, batch.input_nodes).to(args.device).float()
+        x = x_cpu.index_select(0, batch.input_nodes).to(args.device)
         batch = batch.to(args.device)
     else:
-        x = batch.x.float()
-    if args.normalize_features:
-        x = x / x.sum(dim=1, keepdim=True).clamp(min=1e-12)
-    return x, batch
+        x = batch.x
+    return model_features(x, args.normalize_features), batch
 
 
-@torch.no_grad()
-def evaluate(model, loader, args, x_cpu=None) -> float:
-    model.eval()
-    loader.set_epoch(0)  # the same sampled neighbourhoods at every evaluation
-    correct = total = 0
-    for batch in loader:
-        x, batch = model_inputs(batch, args, x_cpu)
-        pred = model(x, batch.blocks).argmax(dim=1)
-        keep = batch.y >= 0
-        correct += int((pred[keep] == batch.y[keep]).sum())
-        total += int(keep.sum())
+def accuracy(model, loader, args, x_cpu=None) -> float:
+    """The model's accuracy on the labelled seeds of `loader`'s split (the same sampled
+    neighbourhoods at every evaluation: the loader's epoch 0)."""
+    loader.set_epoch(0)
+    correct, total = evaluate(model, (model_inputs(batch, args, x_cpu) for batch in loader))
     return correct / max(total, 1)
-
-
-def write_atomically(path: str, write) -> None:
-    """write(tmp) fills a temporary file beside `path`, which is then renamed over it: a crash
-    leaves the old file (checkpoints, --json)."""
-    tmp = f"{path}.tmp-{os.getpid()}"
-    write(tmp)
-    os.replace(tmp, path)
-
-
-def _write_json(path: str, value) -> None:
-    with open(path, "w") as f:
-        json.dump(value, f, indent=1)
 
 
 def _tier_summary(stats: dict) -> str:
@@ -235,155 +189,6 @@ def _tier_summary(stats: dict) -> str:
     if io["reads"]:
         parts.append(f"io {io['iops'] / 1e3:.1f}K IOPS")
     return ", ".join(parts) or "none"
-
-
-def _one_line(e: BaseException) -> str:
-    return " ".join(str(e).split()) or type(e).__name__
-
-
-def dataset_identity(ds) -> dict:
-    """What a checkpoint must agree with to resume on `ds` (its path may have moved)."""
-    return {"name": ds.name, "num_nodes": ds.num_nodes, "num_edges": ds.num_edges, "feature_dim": ds.feature_dim,
-            "num_classes": ds.num_classes}
-
-
-_CHECKPOINT_KEYS = ("model", "optimizer", "position", "history", "best", "partial")
-# A checkpoint holds tensors and plain containers only: torch 2.x loads it without running pickled
-# code (2.4 and 2.5 warn when weights_only is left out). Torch 1.13 has the argument, but its
-# weights-only unpickler refuses floats ("Unsupported operand 71"), so it loads as before.
-_WEIGHTS_ONLY = {"weights_only": True} if int(torch.__version__.split(".")[0]) >= 2 else {}
-
-
-# Bytes per element of the storage types torch.save names (torch/storage.py); any other counts 1.
-_STORAGE_ELEMENT_BYTES = {"DoubleStorage": 8, "FloatStorage": 4, "HalfStorage": 2, "BFloat16Storage": 2,
-                          "LongStorage": 8, "IntStorage": 4, "ShortStorage": 2, "ComplexDoubleStorage": 16,
-                          "ComplexFloatStorage": 8, "QInt32Storage": 4}
-
-
-class _StorageSizes(pickle._Unpickler):
-    """A dry run over a checkpoint's pickle that executes nothing: every global is a stand-in, and
-    each tensor storage it names is recorded as (key, bytes). The pure-Python unpickler reads what a
-    length field claims only as far as the data goes."""
-
-    class _StandIn:
-        def __init__(self, *args, **kwargs):
-            pass
-
-        def __call__(self, *args, **kwargs):
-            return type(self)()
-
-        def __setstate__(self, state):
-            pass
-
-        def __setitem__(self, key, value):  # an OrderedDict's items
-            pass
-
-        def append(self, value):
-            pass
-
-        def extend(self, values):
-            pass
-
-    def __init__(self, data: bytes):
-        super().__init__(io.BytesIO(data), encoding="utf-8")
-        self.storages = []
-
-    def find_class(self, module, name):
-        stand_in = type("StandIn", (self._StandIn,), {"storage_name": name})
-        return stand_in()
-
-    def persistent_load(self, pid):
-        # torch's storage ids: ("storage", storage type, key, location, numel[, view metadata])
-        if isinstance(pid, tuple) and len(pid) >= 5 and pid[0] == "storage":
-            size = _STORAGE_ELEMENT_BYTES.get(getattr(pid[1], "storage_name", None), 1)
-            if not isinstance(pid[4], int) or pid[4] < 0:
-                raise pickle.UnpicklingError(f"a tensor storage of {pid[4]!r} elements")
-            self.storages.append((str(pid[2]), pid[4] * size))
-        return self._StandIn()
-
-
-def _check_storage_sizes(f) -> None:
-    """Refuses a checkpoint (torch's zip layout) whose pickle names a tensor storage larger than the
-    bytes the archive holds for it: torch would allocate what the pickle claims, up to any size, and
-    load the file into it with garbage after the real bytes."""
-    with zipfile.ZipFile(f) as z:
-        sizes = {i.filename: i.file_size for i in z.infolist()}
-        pickles = [n for n in sizes if n.endswith("/data.pkl") or n == "data.pkl"]
-        if len(pickles) != 1:
-            raise ValueError("no data.pkl in the archive")
-        prefix = pickles[0][: -len("data.pkl")]
-        # torch.save stores every entry, never compressed, so none can hold more bytes than the file;
-        # torch's reader allocates what an entry claims (its version record included) before reading.
-        file_size = os.fstat(f.fileno()).st_size
-        for name, size in sizes.items():
-            if size > file_size:
-                raise ValueError(f"{name} claims {size} bytes, more than the file's {file_size}")
-        dry_run = _StorageSizes(z.read(pickles[0]))
-        dry_run.load()
-    for key, nbytes in dry_run.storages:
-        held = sizes.get(f"{prefix}data/{key}")
-        if held is None or nbytes > held:
-            raise ValueError(f"tensor storage {key!r} of {nbytes} bytes, the archive holds {held or 0} for it")
-
-
-def load_checkpoint(path: str, ds, distributed: Optional[dict] = None) -> dict:
-    """The state saved by run(), checked: a file torch cannot read (truncated, not a checkpoint, a
-    tensor larger than the file) or one written for another dataset, or by a run on another number
-    of ranks (`distributed`: {"ranks": P, ...}, None for one process), is a ValueError naming the
-    file."""
-    with open(path, "rb") as f:  # an OSError opening it names the file; past that, the contents are at fault
-        try:
-            # run() writes torch's zip format; the legacy format would read its pickle from the file
-            # itself, where a claimed length is allocated before it is read.
-            if f.read(4) != b"PK\x03\x04":
-                raise ValueError("not a zip archive, as torch.save writes")
-            _check_storage_sizes(f)
-            f.seek(0)
-            # torch 2.x's weights-only unpickler warns on stderr about a pickle protocol it did not
-            # expect (a damaged or foreign file) before it fails: the error line below says it all.
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                state = torch.load(f, **_WEIGHTS_ONLY)
-        except Exception as e:  # a damaged file fails in any layer (zip, pickle, storage: EINVAL without a name)
-            raise ValueError(f"{path}: not a readable checkpoint (truncated or damaged?): {_one_line(e)}") from None
-    if not isinstance(state, dict) or any(k not in state for k in _CHECKPOINT_KEYS):
-        raise ValueError(f"{path}: not a checkpoint of python -m graphtier.train (expected the keys "
-                         f"{', '.join(_CHECKPOINT_KEYS)})")
-    saved, here = state.get("dataset"), dataset_identity(ds)
-    if saved is not None and not isinstance(saved, dict):
-        raise ValueError(f"{path}: its dataset record is a {type(saved).__name__}, not a dict (not a checkpoint of "
-                         "python -m graphtier.train?)")
-    for field in here if saved is not None else ():
-        there = saved.get(field)
-        # Compared by type first: a value of another type (a tensor, a float count) is another record,
-        # never an elementwise comparison. Fields this version does not check are ignored.
-        if type(there) is not type(here[field]) or there != here[field]:
-            raise ValueError(f"{path}: written for another dataset ({field} {there!r} there, "
-                             f"{here[field]!r} in {ds.path})")
-    # A position counts steps of P minibatches: the number of ranks must agree (the replication
-    # changes where rows live, not what is trained).
-    ranks = lambda d: d.get("ranks") if isinstance(d, dict) else None  # noqa: E731
-    if ranks(state.get("distributed")) != ranks(distributed):
-        grid = lambda d: f"{ranks(d)} ranks" if ranks(d) is not None else "one process"  # noqa: E731
-        raise ValueError(f"{path}: written by a run on {grid(state.get('distributed'))}, this run is on "
-                         f"{grid(distributed)} (its positions count other steps)")
-    return state
-
-
-def load_model_state(path: str, state: dict, model: torch.nn.Module, optimizer) -> None:
-    """Loads the checkpoint's model and optimiser; one that does not fit (another --model, --hidden,
-    ...) is a ValueError naming the file and the first tensor that differs."""
-    saved, here = state["model"], model.state_dict()
-    for name in sorted(set(saved) | set(here)):
-        if name not in saved or name not in here or tuple(saved[name].shape) != tuple(here[name].shape):
-            shape = lambda d: tuple(d[name].shape) if name in d else "absent"  # noqa: E731
-            raise ValueError(f"{path}: does not fit this model (written with other --model, --hidden, --fanouts "
-                             f"or --mlp-layers?): {name} is {shape(saved)} there, {shape(here)} here")
-    try:
-        model.load_state_dict(saved)
-        optimizer.load_state_dict(state["optimizer"])
-    except (RuntimeError, ValueError, KeyError, TypeError) as e:
-        raise ValueError(f"{path}: does not fit this model: {_one_line(e)}") from None
 
 
 def _clock(seconds: float) -> str:
@@ -428,12 +233,12 @@ class ProgressBar:
 
 
 def run(args: argparse.Namespace, prog: str = "python -m graphtier.train") -> dict:
-    from graphtier.dist.training import is_partition_dir
+    from graphtier.distributed.train import is_partition_dir
 
     if is_partition_dir(args.dataset):
-        from graphtier.dist import training
+        from graphtier.distributed import train as distributed_train
 
-        return training.run(args, prog)
+        return distributed_train.run(args, prog)
     if args.plot:
         plots.require()
     if args.deterministic:
@@ -451,11 +256,11 @@ def run(args: argparse.Namespace, prog: str = "python -m graphtier.train") -> di
     valid_loader = make_loader(args, ds, store, "valid", train=False)
     test_loader = make_loader(args, ds, store, "test", train=False)
     x_cpu = load_feature_table(ds) if args.baseline else None
-    model = make_model(args, ds).to(device)
+    model = make_model(args, ds.feature_dim, ds.num_classes).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
 
     history = {"epochs": [], "losses": []}
-    best = {"val_acc": -1.0, "test_acc": 0.0, "epoch": -1}
+    best = not_evaluated()
     partial = {"loss_sum": 0.0, "correct": 0, "seen": 0}  # the running epoch, for a mid-epoch checkpoint
     if args.resume and args.checkpoint and os.path.exists(args.checkpoint):
         state = load_checkpoint(args.checkpoint, ds)
@@ -467,10 +272,10 @@ def run(args: argparse.Namespace, prog: str = "python -m graphtier.train") -> di
 
     def checkpoint() -> None:
         if args.checkpoint:
-            state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                     "position": train_loader.position, "history": history, "best": best, "partial": partial,
-                     "args": vars(args), "dataset": dataset_identity(ds)}
-            write_atomically(args.checkpoint, lambda tmp: torch.save(state, tmp))
+            save_checkpoint(args.checkpoint, {
+                "model": model.state_dict(), "optimizer": optimizer.state_dict(), "position": train_loader.position,
+                "history": history, "best": best, "partial": partial, "args": vars(args),
+                "dataset": dataset_identity(ds)})
 
     steps_this_run = 0
     events = ([torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)]
@@ -486,25 +291,16 @@ def run(args: argparse.Namespace, prog: str = "python -m graphtier.train") -> di
             step_start = time.perf_counter()
             if events:
                 events[0].record()
-            torch.manual_seed(batch_seed(args.seed, epoch, batch.index))
-            out = model(x, batch.blocks)
-            keep = batch.y >= 0
-            loss = F.cross_entropy(out[keep], batch.y[keep])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
+            step = train_step(model, optimizer, x, batch, batch_seed(args.seed, epoch, batch.index))
             if events:
                 events[1].record()
-            # Synchronises with the device: the step is done. detach(): torch 2.x warns when a tensor
-            # that requires grad becomes a Python number.
-            loss_value = float(loss.detach())
+            loss_value, labelled, correct = step.figures()  # waits for the device: the step is done
             history["losses"].append(loss_value)
             # Busy time: on a GPU the step's own time on the device (CUDA events), else its wall time.
             compute_seconds += (events[0].elapsed_time(events[1]) / 1000 if events
                                 else time.perf_counter() - step_start)
-            labelled = int(keep.sum())
             partial["loss_sum"] += loss_value * labelled
-            partial["correct"] += int((out[keep].argmax(dim=1) == batch.y[keep]).sum())
+            partial["correct"] += correct
             partial["seen"] += labelled
             bar.update(batch.index + 1, loss_value)
             steps_this_run += 1
@@ -514,9 +310,9 @@ def run(args: argparse.Namespace, prog: str = "python -m graphtier.train") -> di
                 return {"stopped": True, "position": train_loader.position, "losses": history["losses"]}
         seconds = time.perf_counter() - start
         stats = train_loader.stats()
-        val_acc = -1.0 if args.no_eval else evaluate(model, valid_loader, args, x_cpu)
-        if not args.no_eval and val_acc > best["val_acc"]:
-            best = {"val_acc": val_acc, "test_acc": evaluate(model, test_loader, args, x_cpu), "epoch": epoch}
+        val_acc = None if args.no_eval else accuracy(model, valid_loader, args, x_cpu)
+        if val_acc is not None and val_acc > best["val_acc"]:
+            best = {"val_acc": val_acc, "test_acc": accuracy(model, test_loader, args, x_cpu), "epoch": epoch}
         record = {"epoch": epoch, "loss": partial["loss_sum"] / max(partial["seen"], 1),
                   "train_acc": partial["correct"] / max(partial["seen"], 1), "val_acc": val_acc,
                   "seconds": seconds, "batches_per_second": stats["batches"] / max(seconds, 1e-9),
@@ -527,23 +323,18 @@ def run(args: argparse.Namespace, prog: str = "python -m graphtier.train") -> di
         bar.clear()
         if not args.quiet:
             print(f"epoch {epoch:3d}  loss {record['loss']:.4f}  train {record['train_acc']:.3f}  "
-                  f"val {val_acc:.3f}  {record['batches_per_second']:.1f} batches/s  "
+                  f"{validation_figure(val_acc)}{record['batches_per_second']:.1f} batches/s  "
                   f"busy {100 * record['busy_fraction']:.0f}%  sample {stats['sample_seconds']:.2f}s "
                   f"(window wait {stats['window_wait_seconds']:.2f}s) "
                   f"gather {stats['gather_seconds']:.2f}s ({stats['gathers']} gathers)  tiers: {_tier_summary(stats)}",
                   flush=True)
         checkpoint()
 
-    result = {"model": args.model, "dataset": args.dataset, "seed": args.seed, "best_epoch": best["epoch"],
-              "val_acc": best["val_acc"], "test_acc": best["test_acc"], "epochs": history["epochs"],
-              "losses": history["losses"]}
-    if args.no_eval:
-        print(f"trained {len(history['epochs'])} epochs of {args.model} (no evaluation)", flush=True)
-    else:
-        print(f"test accuracy {best['test_acc']:.4f} (model {args.model}, best validation {best['val_acc']:.4f} "
-              f"at epoch {best['epoch']})", flush=True)
+    result = {"model": args.model, "dataset": args.dataset, "seed": args.seed, **best_figures(best),
+              "epochs": history["epochs"], "losses": history["losses"]}
+    print(final_line(result), flush=True)
     if args.json:
-        write_atomically(args.json, lambda tmp: _write_json(tmp, result))
+        write_json(args.json, result)
     if args.plot:
         plots.write_png(plots.training_figure(result), args.plot)
     return result

@@ -1,4 +1,4 @@
-// Sampling by pieces, for the distributed sampler (python/graphtier/dist): the epoch order, the
+// Sampling by pieces, for the distributed sampler (python/graphtier/distributed): the epoch order, the
 // single-process samplers one minibatch at a time, and one layer on fetched neighbour rows
 // (graphtier/sample/row_sampling.hpp), one batch at a time or k at once with the bulk matrix
 // samplers. Blocks come back as the loader's block dicts.

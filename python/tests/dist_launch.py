@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
-from graphtier.dist.comm import free_port
+from graphtier.distributed.comm import free_port
 
 
 @dataclass

@@ -13,7 +13,7 @@ import traceback
 from datetime import timedelta
 from typing import Any, Callable, List
 
-from graphtier.dist.comm import free_port
+from graphtier.distributed.comm import free_port
 
 MAX_PROCESSES = 4  # the CI machine has 2 cores, shared
 

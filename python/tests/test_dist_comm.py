@@ -1,4 +1,4 @@
-"""graphtier.dist building blocks: the process grid, all-to-allv over Gloo, and the checks a rank
+"""graphtier.distributed building blocks: the process grid, all-to-allv over Gloo, and the checks a rank
 makes of its partition directory before any collective."""
 
 import json
@@ -7,7 +7,7 @@ import os
 import pytest
 import torch
 
-from graphtier.dist import CommStats, Partition, ProcessGrid, alltoallv, grid_groups
+from graphtier.distributed import CommStats, Partition, ProcessGrid, alltoallv, grid_groups
 
 from dist_util import spawn
 

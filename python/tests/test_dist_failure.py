@@ -1,4 +1,4 @@
-"""Failure is an error, not a hang (python/graphtier/dist/failure.py): a rank that raises or is
+"""Failure is an error, not a hang (python/graphtier/distributed/failure.py): a rank that raises or is
 killed mid-epoch makes every rank exit non-zero within --dist-timeout, with a message naming the
 failed rank; a launch that cannot work (world size, a missing rank directory, mixed versions) is
 one clear error on every rank before any collective."""
@@ -12,6 +12,33 @@ from dist_launch import describe, launch
 
 TIMEOUT = 15  # --dist-timeout of these runs: the bound every process must exit within
 TRAIN = ["-m", "graphtier.train"]
+
+# python -m graphtier.train with rank RANK's training step replaced by one that fails at the
+# given step of its first epoch (the real step before it): "raise" raises RuntimeError there,
+# "kill" sends the process SIGKILL. The fault is the test's, from outside the package.
+FAULTY_TRAIN = """
+import os, signal, sys
+from graphtier import train
+from graphtier.distributed import train as job
+
+ACTION, RANK, STEP = sys.argv.pop(1), int(sys.argv.pop(1)), int(sys.argv.pop(1))
+real, steps = job.train_step, []
+
+def faulty_step(*args, **kwargs):
+    steps.append(None)
+    if int(os.environ["RANK"]) == RANK and len(steps) == STEP + 1:
+        if ACTION == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        raise RuntimeError(f"test failure injected at step {STEP}")
+    return real(*args, **kwargs)
+
+job.train_step = faulty_step
+sys.exit(train.main(sys.argv[1:]))
+"""
+
+
+def _faulty(action: str, rank: int, step: int) -> list:
+    return ["-c", FAULTY_TRAIN, action, str(rank), str(step)]
 OPTIONS = ["--epochs", "3", "--batch-size", "64", "--fanouts", "5,5", "--hidden", "16", "--threads", "1",
            "--no-eval", "--dist-timeout", str(TIMEOUT)]
 
@@ -36,8 +63,7 @@ def _assert_all_fail_naming(result, failed: int, since: float) -> None:
 
 
 def test_a_rank_that_raises_stops_every_rank(partitions):
-    result = launch(2, [*TRAIN, partitions[2], *OPTIONS], timeout=90,
-                    env={"GRAPHTIER_DIST_TEST_FAIL": "raise:1:2"})
+    result = launch(2, [*_faulty("raise", 1, 2), partitions[2], *OPTIONS], timeout=90)
     _assert_all_fail_naming(result, failed=1, since=result[1].seconds)
     assert "test failure injected" in result[1].stderr and "test failure injected" in result[0].stderr, describe(result)
 
@@ -45,8 +71,7 @@ def test_a_rank_that_raises_stops_every_rank(partitions):
 def test_a_killed_rank_stops_every_rank(partitions):
     # Rank 1 sends itself SIGKILL at step 2 of the first epoch: it leaves no message; rank 0 watches
     # its heartbeat, ranks 2 and 3 learn it from the store.
-    result = launch(4, [*TRAIN, partitions[4], *OPTIONS], timeout=90,
-                    env={"GRAPHTIER_DIST_TEST_FAIL": "kill:1:2"})
+    result = launch(4, [*_faulty("kill", 1, 2), partitions[4], *OPTIONS], timeout=90)
     assert result[1].returncode == -9, describe(result)
     _assert_all_fail_naming(result, failed=1, since=result[1].seconds)
     for r in (result[0], result[2], result[3]):
@@ -55,7 +80,7 @@ def test_a_killed_rank_stops_every_rank(partitions):
 
 def test_a_killed_rank_0_stops_every_rank(partitions):
     # Launched without torchrun, rank 0 hosts the rendezvous store: the others lose it at once.
-    result = launch(2, [*TRAIN, partitions[2], *OPTIONS], timeout=90, env={"GRAPHTIER_DIST_TEST_FAIL": "kill:0:2"})
+    result = launch(2, [*_faulty("kill", 0, 2), partitions[2], *OPTIONS], timeout=90)
     assert result[0].returncode == -9, describe(result)
     _assert_all_fail_naming(result, failed=0, since=result[0].seconds)
     assert "lost the rendezvous store" in result[1].stderr, describe(result)

@@ -1,4 +1,4 @@
-"""DistFeatureFetcher (python/graphtier/dist/features.py): every rank's gather is byte for byte the
+"""DistFeatureFetcher (python/graphtier/distributed/features.py): every rank's gather is byte for byte the
 single-process gather of the same ids, for P in {2, 4} Gloo processes and replication c in {1, 2},
 and the bytes it counts cross the column as sent by one rank and received by another."""
 
@@ -11,8 +11,8 @@ from dist_util import spawn
 
 
 def _gather_on_rank(rank: int, world: int, partition_dir: str) -> dict:
-    from graphtier.dist import Partition, ProcessGrid
-    from graphtier.dist.features import DistFeatureFetcher
+    from graphtier.distributed import Partition, ProcessGrid
+    from graphtier.distributed.features import DistFeatureFetcher
 
     partition = Partition.open(partition_dir, rank)
     fetcher = DistFeatureFetcher(partition, ProcessGrid(world, partition.replication, rank))

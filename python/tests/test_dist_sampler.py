@@ -1,4 +1,4 @@
-"""graphtier.dist.DistSampler: every rank's minibatch b of an epoch equals the single-process
+"""graphtier.distributed.DistSampler: every rank's minibatch b of an epoch equals the single-process
 loader's minibatch b, field by field, for P in {1, 2, 4} Gloo processes, replication c in {1, 2},
 the graph replicated or partitioned into block rows, GraphSAGE and LADIES: the one-at-a-time samplers
 (bulk 0, rows fetched for 1 or 3 minibatches at once) against the loader with bulk 0, and the bulk
@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from graphtier import LayerLoader, NeighborLoader, _core
-from graphtier.dist import CommStats, DistSampler, Partition, ProcessGrid, grid_groups
+from graphtier.distributed import CommStats, DistSampler, Partition, ProcessGrid, grid_groups
 
 from conftest import run_cli
 from dist_util import spawn

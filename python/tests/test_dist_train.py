@@ -1,4 +1,4 @@
-"""Distributed training (python/graphtier/dist/training.py under `python -m graphtier.train
+"""Distributed training (python/graphtier/distributed/train.py under `python -m graphtier.train
 PARTITION_DIR`, 2 Gloo processes): its loss curve is that of one process accumulating the
 gradients of the same 2 minibatches per step, an interrupted and resumed run gives the
 uninterrupted curve, and Cora trains to the single-process accuracy."""
@@ -14,7 +14,7 @@ import torch.nn.functional as F
 import graphtier
 from conftest import run_cli
 from dist_launch import describe, launch
-from graphtier import train
+from graphtier import train, training
 
 # DDP sums the ranks' gradients in its all-reduce where one process sums them in autograd: the
 # same terms in another order, so parameters differ in the last bits after the first step and the
@@ -49,7 +49,7 @@ def _accumulated_reference(source: str, ranks: int, *extra: str) -> list:
     torch.manual_seed(args.seed)
     ds = graphtier.Dataset(source)
     loader = train.make_loader(args, ds, None, "train", train=True)
-    model = train.make_model(args, ds)
+    model = training.make_model(args, ds.feature_dim, ds.num_classes)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     losses = []
     for epoch in range(args.epochs):
@@ -59,7 +59,7 @@ def _accumulated_reference(source: str, ranks: int, *extra: str) -> list:
             optimizer.zero_grad()
             for batch in batches[step * ranks:(step + 1) * ranks]:
                 x, batch = train.model_inputs(batch, args)
-                torch.manual_seed(train.batch_seed(args.seed, epoch, batch.index))
+                torch.manual_seed(training.batch_seed(args.seed, epoch, batch.index))
                 out = model(x, batch.blocks)
                 keep = batch.y >= 0
                 loss = F.cross_entropy(out[keep], batch.y[keep])
@@ -72,8 +72,14 @@ def _accumulated_reference(source: str, ranks: int, *extra: str) -> list:
 @pytest.mark.parametrize("graph,extra", [("replicated", []), ("partitioned", []), ("partitioned", ["--bulk", "2"])])
 def test_loss_curve_equals_one_process_accumulating_two_minibatches(synthetic, partition2, tmp_path, graph, extra):
     part = partition2 if graph == "replicated" else _partition(synthetic, tmp_path / "p2", graph)
-    _run(part, tmp_path / "run.json", *extra)
+    ranks = _run(part, tmp_path / "run.json", *extra)
     got = json.loads((tmp_path / "run.json").read_text())
+    # --no-eval: no validation or test figure, printed or recorded.
+    lines = ranks[0].stdout.splitlines()
+    assert [line.split()[:2] for line in lines] == [["epoch", "0"], ["epoch", "1"], ["trained", "2"]], lines
+    assert " val " not in ranks[0].stdout and lines[-1] == "trained 2 epochs of sage on 2 ranks (no evaluation)"
+    assert (got["best_epoch"], got["val_acc"], got["test_acc"]) == (None, None, None)
+    assert [e["val_acc"] for e in got["epochs"]] == [None, None]
     want = _accumulated_reference(synthetic, 2, *extra)
     assert got["steps_per_epoch"] * 2 * 2 == len(want) == len(got["losses"])
     assert [b for b, _ in got["batch_losses"][: got["steps_per_epoch"] * 2]] == list(range(got["steps_per_epoch"] * 2))
@@ -108,15 +114,15 @@ def test_cora_on_two_ranks_reaches_the_single_process_accuracy(cora, tmp_path):
 def test_a_checkpoint_of_another_process_grid_is_refused(tmp_path):
     # Its position counts steps of another number of minibatches: resuming from it would train others.
     ds = types.SimpleNamespace(name="g", num_nodes=600, num_edges=3000, feature_dim=8, num_classes=4, path="g")
-    state = {k: {} for k in train._CHECKPOINT_KEYS}
-    state["dataset"] = train.dataset_identity(ds)
+    state = {k: {} for k in training.CHECKPOINT_KEYS}
+    state["dataset"] = training.dataset_identity(ds)
     for saved, here, words in (({"ranks": 2, "replication": 1}, None, "a run on 2 ranks, this run is on one process"),
                                (None, {"ranks": 2, "replication": 1}, "a run on one process, this run is on 2 ranks"),
                                ({"ranks": 4, "replication": 2}, {"ranks": 2, "replication": 1}, "on 4 ranks")):
         path = tmp_path / "run.pt"
         torch.save(dict(state, distributed=saved) if saved else state, path)
         with pytest.raises(ValueError, match=words):
-            train.load_checkpoint(str(path), ds, distributed=here)
+            training.load_checkpoint(str(path), ds, distributed=here)
     # Another replication moves rows, not minibatches: the run continues.
     torch.save(dict(state, distributed={"ranks": 2, "replication": 1}), tmp_path / "run.pt")
-    assert train.load_checkpoint(str(tmp_path / "run.pt"), ds, distributed={"ranks": 2, "replication": 2})
+    assert training.load_checkpoint(str(tmp_path / "run.pt"), ds, distributed={"ranks": 2, "replication": 2})

@@ -91,7 +91,7 @@ def test_batches_keep_pyg_layout_and_invariants(cora):
     from torch_geometric.utils import trim_to_layer
 
     from graphtier.pyg import NeighborLoader
-    from graphtier.train import load_feature_table
+    from graphtier.training import load_feature_table
 
     ds = graphtier.Dataset(cora)
     indptr, indices = _csc(cora)

@@ -1,6 +1,7 @@
 """The training job: accuracy targets and a loss curve that does not depend on where the features
 come from, on prefetching, or on an interruption."""
 
+import json
 import statistics
 
 import pytest
@@ -70,7 +71,6 @@ def test_cora_graphsage_with_bulk_sampling_reaches_planetoid_accuracy_over_five_
 def test_graphtier_train_runs_the_same_job(synthetic, tmp_path):
     """`graphtier train` hands its arguments to this package's job in the interpreter named by
     GRAPHTIER_PYTHON: the same loss curve as train.run, written to --json."""
-    import json
     import os
     import subprocess
     import sys
@@ -97,3 +97,46 @@ def test_graphtier_train_runs_the_same_job(synthetic, tmp_path):
     r = subprocess.run([cli(), "train", synthetic], env=dict(env, GRAPHTIER_PYTHON="/nonexistent/python"),
                        capture_output=True, text=True)
     assert r.returncode != 0 and "cannot run the Python interpreter '/nonexistent/python'" in r.stderr, r.stderr
+
+
+def test_no_eval_prints_and_records_no_validation_or_test_figure(synthetic, tmp_path, capsys):
+    out = tmp_path / "run.json"
+    args = [synthetic, *SHORT, "--no-eval", "--json", str(out)]
+    args.remove("--quiet")
+    result = train.run(train.parse_args(args))
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[:2] for line in lines[:2]] == [["epoch", "0"], ["epoch", "1"]], lines
+    assert not any(" val " in line or "test" in line for line in lines), lines
+    assert lines[-1] == "trained 2 epochs of sage (no evaluation)"
+    for figures in (result, json.loads(out.read_text())):
+        assert (figures["best_epoch"], figures["val_acc"], figures["test_acc"]) == (None, None, None)
+        assert [e["val_acc"] for e in figures["epochs"]] == [None, None]
+
+
+def test_graphtier_train_runs_the_python_installed_beside_it(tmp_path):
+    """`graphtier train` installed in an environment's bin/ (pip puts it beside the environment's
+    python3) runs that interpreter when the environment is not activated: the first python3 on
+    PATH here is a decoy that fails, and GRAPHTIER_PYTHON is unset."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from conftest import cli
+
+    env_bin, decoy = tmp_path / "env" / "bin", tmp_path / "decoy"
+    env_bin.mkdir(parents=True)
+    decoy.mkdir()
+    shutil.copy2(cli(), env_bin / "graphtier")
+    # The environment's python3 (a script: a venv's own would look for its pyvenv.cfg beside it).
+    for path, body in ((env_bin / "python3", f'exec "{sys.executable}" "$@"'), (decoy / "python3", "exit 97")):
+        path.write_text(f"#!/bin/sh\n{body}\n")
+        path.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "GRAPHTIER_PYTHON"}
+    env["PATH"] = f"{decoy}:/usr/bin:/bin"
+    r = subprocess.run([str(env_bin / "graphtier"), "train", "--help"], env=env, capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith("usage: graphtier train"), (r.returncode, r.stdout, r.stderr)
+    # Without one beside it, python3 on PATH, as before.
+    os.unlink(env_bin / "python3")
+    r = subprocess.run([str(env_bin / "graphtier"), "train", "--help"], env=env, capture_output=True, text=True)
+    assert r.returncode == 97, (r.returncode, r.stdout, r.stderr)

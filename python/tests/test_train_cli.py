@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import graphtier.train as train
+from graphtier import training
 from test_train_errors import _assert_refused, _train
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,7 +88,7 @@ def test_checkpoints_load_with_weights_only_where_torch_has_it(synthetic, tmp_pa
         return real(*args, **kwargs)
 
     monkeypatch.setattr(torch, "load", spy)
-    state = train.load_checkpoint(ckpt, graphtier.Dataset(synthetic))
+    state = training.load_checkpoint(ckpt, graphtier.Dataset(synthetic))
     assert state["position"] == (0, 1)
     # Torch 1.13's weights-only unpickler cannot read floats: only 2.x gets weights_only=True.
     assert calls == [{"weights_only": True} if int(torch.__version__.split(".")[0]) >= 2 else {}]

@@ -17,6 +17,7 @@
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/interrupt.hpp"
 #include "graphtier/core/log.hpp"
+#include "executable.hpp"
 #include "graphtier/graph/dataset.hpp"
 
 namespace graphtier::cli {
@@ -169,22 +170,7 @@ std::string script_error(const std::string& log) {
   return errors.empty() ? last : errors;
 }
 
-/// Where the running executable is; empty when /proc/self/exe cannot be read.
-fs::path executable_directory() {
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path() : exe.parent_path();
-}
-
 }  // namespace
-
-std::string default_python() {
-  if (const fs::path bin = executable_directory(); !bin.empty()) {
-    const fs::path python = bin / "python3";
-    if (::access(python.c_str(), X_OK) == 0) return python.string();
-  }
-  return "python3";
-}
 
 PlanetoidScript find_planetoid_script(const std::string& python) {
   std::vector<std::string> tried;

@@ -16,7 +16,7 @@ namespace graphtier::cli {
 struct PlanetoidInput {
   std::string root;                // directory holding ind.<name>.*
   std::string name;                // cora, citeseer or pubmed
-  std::string python;              // interpreter (looked up on PATH); empty: default_python()
+  std::string python;              // interpreter (looked up on PATH); empty: default_python() (executable.hpp)
 };
 
 /// How to run the extraction script: the command line up to its own arguments.
@@ -25,9 +25,6 @@ struct PlanetoidScript {
   std::string shown;                 // for messages: the path or "-m module"
 };
 
-/// The interpreter of the environment this executable was installed into (pip install . puts it
-/// in the environment's bin/, beside python3), else python3 on PATH.
-std::string default_python();
 
 /// Finds planetoid.py, first match wins: $GRAPHTIER_PYTHON_DIR/graphtier/convert/planetoid.py;
 /// beside this executable, in a build tree (<repo>/build/<preset>/graphtier:

@@ -1,6 +1,8 @@
 // `graphtier train`: the training job is PyTorch code (python/graphtier/train.py); this subcommand
 // replaces itself with the Python interpreter that has the graphtier package and hands it every
-// argument after `train`. GRAPHTIER_PYTHON names the interpreter (default: python3 on PATH).
+// argument after `train`. GRAPHTIER_PYTHON names the interpreter; without it, the python3 in this
+// executable's own directory (a virtual environment's bin/, where pip installs both), else python3
+// on PATH.
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "executable.hpp"
 #include "interrupt_handler.hpp"
 
 namespace graphtier::cli {
@@ -30,7 +33,7 @@ sys.exit(train.main(sys.argv[1:], prog="graphtier train"))
 [[noreturn]] void run_train(const std::vector<std::string>& args, const GlobalOptions& global) {
   if (global.json) throw std::invalid_argument("train: --json takes a file there: graphtier train DATASET --json FILE");
   const char* env = std::getenv("GRAPHTIER_PYTHON");
-  const std::string python = env != nullptr && *env != '\0' ? env : "python3";
+  const std::string python = env != nullptr && *env != '\0' ? env : default_python();
   std::vector<std::string> argv_strings{python, "-c", kLauncher};
   if (global.quiet) argv_strings.emplace_back("--quiet");
   if (global.threads > 0) argv_strings.insert(argv_strings.end(), {"--threads", std::to_string(global.threads)});

@@ -1,4 +1,4 @@
-"""graphtier.dist: training across processes and machines on torch.distributed.
+"""graphtier.distributed: training across processes and machines on torch.distributed.
 
 P ranks form a (P/c) x c process grid (docs/architecture.md, Scale-out): process row i holds feature
 block i (and, with the graph partitioned, topology block row i) on its c ranks; process column j
@@ -8,9 +8,9 @@ rank needs (docs/format.md, Partition directory); collectives are torch.distribu
 NCCL on GPUs, launched by torchrun), never a transport of our own.
 """
 
-from graphtier.dist.comm import CommStats, alltoallv
-from graphtier.dist.grid import ProcessGrid, grid_groups
-from graphtier.dist.partition import Partition
-from graphtier.dist.sampler import DistSampler
+from graphtier.distributed.comm import CommStats, alltoallv
+from graphtier.distributed.grid import ProcessGrid, grid_groups
+from graphtier.distributed.partition import Partition
+from graphtier.distributed.sampler import DistSampler
 
 __all__ = ["CommStats", "DistSampler", "Partition", "ProcessGrid", "alltoallv", "grid_groups"]

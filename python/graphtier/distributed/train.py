@@ -1,8 +1,8 @@
 """Distributed training: `torchrun --nproc-per-node P -m graphtier.train PARTITION_DIR ...`
 (docs/architecture.md, Scale-out; README's "Distributed training").
 
-PyTorch DDP over the model of graphtier.train. Step s of an epoch trains P minibatches, one per
-rank: rank K trains the epoch's minibatch b = s * P + K (the single-process loader's batch b: same
+PyTorch DDP over the model, training step and checkpoint of graphtier.training, as graphtier.train.
+Step s of an epoch trains P minibatches, one per rank: rank K trains the epoch's minibatch b = s * P + K (the single-process loader's batch b: same
 seeds, same sample), so an epoch has num_batches // P steps and the last num_batches % P batches
 of the epoch are not trained. DDP averages the P gradients, so the loss curve is that of one
 process accumulating the gradients of the same P minibatches per step (mean).
@@ -16,10 +16,8 @@ and of bytes sent/received), writes the checkpoint and --json (all ranks' figure
 
 from __future__ import annotations
 
-import math
 import os
 import queue
-import signal
 import sys
 import threading
 import time
@@ -29,22 +27,19 @@ from typing import List
 
 import torch
 import torch.distributed as dist
-import torch.nn.functional as F
 
 import graphtier
-from graphtier import train as single
-from graphtier.dist import failure
-from graphtier import _core
-from graphtier.dist.comm import CommStats
-from graphtier.dist.features import DistFeatureFetcher
-from graphtier.dist.sampler import DistSampler
-from graphtier.dist.grid import ProcessGrid, grid_groups
-from graphtier.dist.partition import Partition, rank_dir_name
-from graphtier.dist.partition import is_partition_dir as _has_manifest
-
-# Test hook (python/tests/test_dist_failure.py): "raise:RANK:STEP" raises in rank RANK at training
-# step STEP of its first epoch, "kill:RANK:STEP" sends itself SIGKILL there.
-_TEST_FAIL = "GRAPHTIER_DIST_TEST_FAIL"
+from graphtier import plots
+from graphtier.distributed import failure
+from graphtier.distributed.comm import CommStats
+from graphtier.distributed.features import DistFeatureFetcher
+from graphtier.distributed.sampler import DistSampler
+from graphtier.distributed.grid import ProcessGrid, grid_groups
+from graphtier.distributed.partition import Partition, rank_dir_name
+from graphtier.distributed.partition import is_partition_dir as _has_manifest
+from graphtier.training import (batch_seed, dataset_identity, evaluate, load_checkpoint, load_model_state,
+                                make_model, model_features, one_line, save_checkpoint, train_step, write_json)
+from graphtier.training.report import best_figures, final_line, not_evaluated, validation_figure
 
 
 def is_partition_dir(path: str) -> bool:
@@ -64,43 +59,17 @@ def _env_int(name: str) -> int:
     return int(value)
 
 
-class _RankBatches:
-    """This rank's minibatches of one split: batch b = s * P + rank at step s, sampled by
-    graphtier.dist.DistSampler (graph replicated: alone; graph partitioned: with the rank's
-    process column, a collective on `groups`). Training uses the epoch's first
-    (num_batches // P) * P batches; evaluation all of them, the last step's missing ones as None
-    (a rank without a batch still takes part in the exchanges)."""
-
-    def __init__(self, args, partition, grid, groups, split: str, train: bool, stats, comm_device):
-        if args.model == "fastgcn":
-            raise NotImplementedError("--model fastgcn: distributed training samples GraphSAGE (sage, mlp) and LADIES")
-        method = "ladies" if args.model == "ladies" else "neighbor"
-        self.sampler = DistSampler(partition, grid, method, args.fanout_list,
-                                   args.batch_size if train else args.eval_batch_size, args.seed, split=split,
-                                   bulk=args.bulk, shuffle=train, groups=groups, stats=stats,
-                                   comm_device=comm_device)
-        self.rank, self.world = grid.rank, grid.world
-        self.num_batches = self.sampler.num_batches
-        self.batch_size = self.sampler.batch_size
-        self.shuffle = train
-
-    def steps(self, train: bool) -> int:
-        return self.num_batches // self.world if train else math.ceil(self.num_batches / self.world)
-
-    def iterate(self, epoch: int, first_step: int, end_step: int):
-        """(step, batch) for steps [first_step, end_step) of `epoch`; a step without a batch of this
-        rank (the last evaluation step) yields None."""
-        sampler = self.sampler
-        order = _core.shuffled_ids(sampler.ids, sampler.seed, epoch) if self.shuffle else sampler.ids
-        for s in range(first_step, end_step):
-            b = s * self.world + self.rank
-            seeds = [order[b * self.batch_size:(b + 1) * self.batch_size].contiguous()] if b < self.num_batches else []
-            streams = [_core.minibatch_stream(epoch, b)] if seeds else []
-            blocks = sampler.sample_blocks(seeds, streams)  # partitioned: an exchange per layer, even without seeds
-            batch = sampler.batch(epoch, b, seeds[0], blocks[0]) if seeds else None
-            if batch is not None:
-                batch.y = batch.y.long()  # the dataset's int32 labels; cross_entropy takes int64, as the loader gives
-            yield s, batch
+def _rank_sampler(args, partition, grid, groups, split: str, train: bool, stats, comm_device) -> DistSampler:
+    """This rank's sampler of one split: batch b = s * P + rank at step s (graph replicated: alone;
+    graph partitioned: with the rank's process column, a collective on `groups`). Training runs the
+    epoch's `steps`, evaluation its `all_steps` (every minibatch; a rank without one at the last
+    step still takes part in the exchanges)."""
+    if args.model == "fastgcn":
+        raise NotImplementedError("--model fastgcn: distributed training samples GraphSAGE (sage, mlp) and LADIES")
+    method = "ladies" if args.model == "ladies" else "neighbor"
+    return DistSampler(partition, grid, method, args.fanout_list, args.batch_size if train else args.eval_batch_size,
+                       args.seed, split=split, bulk=args.bulk, shuffle=train, groups=groups, stats=stats,
+                       comm_device=comm_device)
 
 
 class _Prefetcher:
@@ -110,17 +79,17 @@ class _Prefetcher:
 
     _END = object()
 
-    def __init__(self, batches: _RankBatches, fetcher: DistFeatureFetcher, epoch: int, first: int, end: int):
+    def __init__(self, sampler: DistSampler, fetcher: DistFeatureFetcher, epoch: int, first: int, end: int):
         self.q: "queue.Queue" = queue.Queue(maxsize=1)
         self.sample_seconds = 0.0
         self.wait_seconds = 0.0
-        self._thread = threading.Thread(target=self._run, args=(batches, fetcher, epoch, first, end),
+        self._thread = threading.Thread(target=self._run, args=(sampler, fetcher, epoch, first, end),
                                         name="graphtier-prefetch", daemon=True)
         self._thread.start()
 
-    def _run(self, batches, fetcher, epoch, first, end):
+    def _run(self, sampler, fetcher, epoch, first, end):
         try:
-            it = batches.iterate(epoch, first, end)
+            it = zip(range(first, end), sampler.epoch(epoch, first, end))
             while True:
                 t = time.perf_counter()
                 item = next(it, None)
@@ -148,17 +117,6 @@ class _Prefetcher:
             yield item
 
 
-def _test_fail(rank: int, epoch_step: tuple) -> None:
-    spec = os.environ.get(_TEST_FAIL)
-    if not spec:
-        return
-    action, who, step = spec.split(":")
-    if int(who) == rank and (0, int(step)) == epoch_step:
-        if action == "kill":
-            os.kill(os.getpid(), signal.SIGKILL)
-        raise RuntimeError(f"test failure injected at step {step}")
-
-
 def _stats(values: List[float]) -> str:
     return f"{min(values):.2f}/{sum(values) / len(values):.2f}/{max(values):.2f}"
 
@@ -181,7 +139,7 @@ def run(args, prog: str) -> dict:
     try:
         partition = Partition.open(args.dataset, rank)
     except (ValueError, OSError) as e:
-        error = failure._one_line(e)
+        error = one_line(e)
     if partition is not None:
         partition.check_world(world)
     device = torch.device(args.device)
@@ -214,7 +172,7 @@ def _fail(watchdog: failure.Watchdog, rank: int, e: BaseException, prog: str) ->
     if failure.is_communication_error(e) and \
             watchdog.wait_for_diagnosis(watchdog.stale_after + 4 * watchdog.interval) is not None:
         watchdog.leave(1)  # the watchdog has reported the failed rank and ends the process
-    message = f"{type(e).__name__}: {failure._one_line(e)}"
+    message = f"{type(e).__name__}: {one_line(e)}"
     watchdog.publish(rank, message)
     print(f"{prog}: error: rank {rank}: {message}", file=sys.stderr, flush=True)
     watchdog.leave(2 if isinstance(e, (ValueError, IndexError, OSError, NotImplementedError)) else 1)
@@ -222,7 +180,7 @@ def _fail(watchdog: failure.Watchdog, rank: int, e: BaseException, prog: str) ->
 
 def _train(args, prog: str, partition, rank: int, world: int, device: torch.device, backend: str) -> dict:
     if args.plot:
-        single.plots.require()
+        plots.require()
     if args.deterministic:
         torch.use_deterministic_algorithms(True, warn_only=True)
     torch.manual_seed(args.seed)
@@ -242,36 +200,35 @@ def _train(args, prog: str, partition, rank: int, world: int, device: torch.devi
                                  seed=args.seed)
     if graph_ds.num_classes == 0:
         raise ValueError(f"{partition.graph_path}: training needs labels")
-    identity = {"name": graph_ds.name, "num_nodes": int(m["num_nodes"]), "num_edges": int(m["num_edges"]),
-                "feature_dim": fetcher.dim, "num_classes": graph_ds.num_classes}
-    shape = SimpleNamespace(feature_dim=fetcher.dim, num_classes=graph_ds.num_classes, path=args.dataset, **{
-        k: v for k, v in identity.items() if k not in ("feature_dim", "num_classes")})
-    train_batches = _RankBatches(args, partition, grid, groups, "train", True, sample_stats, comm_device)
-    valid_batches = _RankBatches(args, partition, grid, groups, "valid", False, sample_stats, comm_device)
-    test_batches = _RankBatches(args, partition, grid, groups, "test", False, sample_stats, comm_device)
-    steps = train_batches.steps(True)
+    # The whole graph's dataset as a checkpoint knows it (this rank's graph/ and features/ hold parts).
+    whole = SimpleNamespace(name=graph_ds.name, num_nodes=int(m["num_nodes"]), num_edges=int(m["num_edges"]),
+                            feature_dim=fetcher.dim, num_classes=graph_ds.num_classes, path=args.dataset)
+    train_batches = _rank_sampler(args, partition, grid, groups, "train", True, sample_stats, comm_device)
+    valid_batches = _rank_sampler(args, partition, grid, groups, "valid", False, sample_stats, comm_device)
+    test_batches = _rank_sampler(args, partition, grid, groups, "test", False, sample_stats, comm_device)
+    steps = train_batches.steps
     if steps == 0:
         raise ValueError(f"{args.dataset}: {train_batches.num_batches} training minibatches cannot give each of "
                          f"{world} ranks one per step (smaller --batch-size?)")
-    model = single.make_model(args, shape).to(device)
+    model = make_model(args, fetcher.dim, graph_ds.num_classes).to(device)
     ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     distributed = {"ranks": world, "replication": grid.replication}
 
     history = {"epochs": [], "losses": []}
-    best = {"val_acc": -1.0, "test_acc": 0.0, "epoch": -1}
+    best = not_evaluated()
     partial = {"loss_sum": 0.0, "correct": 0, "seen": 0, "losses": []}
     position = (0, 0)
     if args.resume and args.checkpoint:
         # Rank 0 reads the checkpoint and hands it to every rank: no file system shared by the ranks.
         box = [None]
         if rank == 0 and os.path.exists(args.checkpoint):
-            state = single.load_checkpoint(args.checkpoint, shape, distributed=distributed)
+            state = load_checkpoint(args.checkpoint, whole, distributed=distributed)
             box[0] = state
         dist.broadcast_object_list(box, src=0)
         state = box[0]
         if state is not None:
-            single.load_model_state(args.checkpoint, state, model, optimizer)
+            load_model_state(args.checkpoint, state, model, optimizer)
             position = tuple(state["position"])
             history, best = state["history"], state["best"]
             # Each rank sums its own share of the running epoch; the saved sums join rank 0's.
@@ -286,27 +243,16 @@ def _train(args, prog: str, partition, rank: int, world: int, device: torch.devi
 
     def checkpoint(pos, part) -> None:
         if args.checkpoint and rank == 0:
-            state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "position": list(pos),
-                     "history": history, "best": best, "partial": part, "args": vars(args), "dataset": identity,
-                     "distributed": distributed}
-            single.write_atomically(args.checkpoint, lambda tmp: torch.save(state, tmp))
+            save_checkpoint(args.checkpoint, {
+                "model": model.state_dict(), "optimizer": optimizer.state_dict(), "position": list(pos),
+                "history": history, "best": best, "partial": part, "args": vars(args),
+                "dataset": dataset_identity(whole), "distributed": distributed})
 
-    def evaluate(batches: _RankBatches) -> float:
-        model.eval()
-        correct = total = 0
-        with torch.no_grad():
-            prefetch = _Prefetcher(batches, fetcher, 0, 0, batches.steps(False))
-            for _, batch, x in prefetch:
-                if batch is None:
-                    continue
-                x = x.float()
-                if args.normalize_features:
-                    x = x / x.sum(dim=1, keepdim=True).clamp(min=1e-12)
-                batch = batch.to(device)
-                pred = model(x, batch.blocks).argmax(dim=1)
-                keep = batch.y >= 0
-                correct += int((pred[keep] == batch.y[keep]).sum())
-                total += int(keep.sum())
+    def accuracy(batches: DistSampler) -> float:
+        """Over every rank's share of the split (a collective)."""
+        prefetch = _Prefetcher(batches, fetcher, 0, 0, batches.all_steps)
+        correct, total = evaluate(model, ((model_features(x, args.normalize_features), batch.to(device))
+                                          for _, batch, x in prefetch if batch is not None))
         counts = torch.tensor([correct, total], dtype=torch.int64, device=device if backend == "nccl" else "cpu")
         dist.all_reduce(counts)
         return int(counts[0]) / max(int(counts[1]), 1)
@@ -324,24 +270,14 @@ def _train(args, prog: str, partition, rank: int, world: int, device: torch.devi
         compute = 0.0
         prefetch = _Prefetcher(train_batches, fetcher, epoch, first, end)
         for step, batch, x in prefetch:
-            _test_fail(rank, (epoch, step))
             t = time.perf_counter()
             batch = batch.to(device)
-            x = x.float()
-            if args.normalize_features:
-                x = x / x.sum(dim=1, keepdim=True).clamp(min=1e-12)
-            torch.manual_seed(single.batch_seed(args.seed, epoch, batch.index))
-            out = ddp(x, batch.blocks)
-            keep = batch.y >= 0
-            loss = F.cross_entropy(out[keep], batch.y[keep])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            loss_value = float(loss.detach())
+            x = model_features(x, args.normalize_features)
+            loss_value, labelled, correct = train_step(ddp, optimizer, x, batch,
+                                                       batch_seed(args.seed, epoch, batch.index)).figures()
             compute += time.perf_counter() - t
-            labelled = int(keep.sum())
             partial["loss_sum"] += loss_value * labelled
-            partial["correct"] += int((out[keep].argmax(dim=1) == batch.y[keep]).sum())
+            partial["correct"] += correct
             partial["seen"] += labelled
             partial["losses"].append([batch.index, loss_value])
             steps_this_run += 1
@@ -362,9 +298,9 @@ def _train(args, prog: str, partition, rank: int, world: int, device: torch.devi
             checkpoint((epoch, end), total)
             return {"stopped": True, "position": [epoch, end], "losses": [l for _, l in history["losses"]]}
         history["losses"] += total["losses"]
-        val_acc = -1.0 if args.no_eval else evaluate(valid_batches)
-        if not args.no_eval and val_acc > best["val_acc"]:
-            best = {"val_acc": val_acc, "test_acc": evaluate(test_batches), "epoch": epoch}
+        val_acc = None if args.no_eval else accuracy(valid_batches)
+        if val_acc is not None and val_acc > best["val_acc"]:
+            best = {"val_acc": val_acc, "test_acc": accuracy(test_batches), "epoch": epoch}
         ranks = [{k: v for k, v in f.items() if k not in ("losses",)} for f in everyone]
         record = {"epoch": epoch, "loss": total["loss_sum"] / max(total["seen"], 1),
                   "train_acc": total["correct"] / max(total["seen"], 1), "val_acc": val_acc, "seconds": seconds,
@@ -374,7 +310,8 @@ def _train(args, prog: str, partition, rank: int, world: int, device: torch.devi
         position = (epoch + 1, 0)
         if rank == 0 and not args.quiet:
             col = lambda key: [f[key] for f in everyone]  # noqa: E731
-            print(f"epoch {epoch:3d}  loss {record['loss']:.4f}  train {record['train_acc']:.3f}  val {val_acc:.3f}  "
+            print(f"epoch {epoch:3d}  loss {record['loss']:.4f}  train {record['train_acc']:.3f}  "
+                  f"{validation_figure(val_acc)}"
                   f"{record['steps_per_second']:.1f} steps/s ({world} minibatches each)  min/mean/max over "
                   f"{world} ranks: sample {_stats(col('sample_seconds'))}s  fetch {_stats(col('fetch_seconds'))}s  "
                   f"wait {_stats(col('wait_seconds'))}s  compute {_stats(col('compute_seconds'))}s  "
@@ -384,16 +321,10 @@ def _train(args, prog: str, partition, rank: int, world: int, device: torch.devi
 
     losses = [l for _, l in history["losses"]]
     result = {"model": args.model, "dataset": args.dataset, "seed": args.seed, "ranks": world,
-              "replication": grid.replication, "steps_per_epoch": steps, "best_epoch": best["epoch"],
-              "val_acc": best["val_acc"], "test_acc": best["test_acc"], "epochs": history["epochs"],
-              "losses": losses, "batch_losses": history["losses"]}
+              "replication": grid.replication, "steps_per_epoch": steps, **best_figures(best),
+              "epochs": history["epochs"], "losses": losses, "batch_losses": history["losses"]}
     if rank == 0:
-        if args.no_eval:
-            print(f"trained {len(history['epochs'])} epochs of {args.model} on {world} ranks (no evaluation)",
-                  flush=True)
-        else:
-            print(f"test accuracy {best['test_acc']:.4f} (model {args.model}, {world} ranks, best validation "
-                  f"{best['val_acc']:.4f} at epoch {best['epoch']})", flush=True)
+        print(final_line(result, ranks=world), flush=True)
         if args.json:
-            single.write_atomically(args.json, lambda tmp: single._write_json(tmp, result))
+            write_json(args.json, result)
     return result

@@ -29,6 +29,8 @@ from typing import Callable, Optional
 
 import torch.distributed as dist
 
+from graphtier.training.report import one_line
+
 # What a collective raises when a peer is gone or late (Gloo: "Connection closed by peer",
 # "Timed out waiting ... for recv"; NCCL: DistBackendError). Such an error on this rank is a
 # symptom; the watchdog is given `stale_after` seconds to name the cause before it is reported.
@@ -159,7 +161,7 @@ class Watchdog:
                 if self._stop.is_set():
                     return
                 host = os.environ.get("MASTER_ADDR", "127.0.0.1"), os.environ.get("MASTER_PORT", "29500")
-                failure = (f"rank 0: lost the rendezvous store at {host[0]}:{host[1]} ({_one_line(e)}); "
+                failure = (f"rank 0: lost the rendezvous store at {host[0]}:{host[1]} ({one_line(e)}); "
                            f"rank 0 hosts it when not launched by torchrun, so rank 0 (or the launcher) failed")
             if failure is not None and not self._stop.is_set():
                 self.diagnosis = failure
@@ -188,10 +190,6 @@ class Watchdog:
         except Exception:
             pass
         self._exit(status)
-
-
-def _one_line(e: BaseException) -> str:
-    return " ".join(str(e).split()) or type(e).__name__
 
 
 def _hard_exit(status: int) -> None:

@@ -21,9 +21,10 @@ import torch
 
 import graphtier
 from graphtier._ids import node_ids
-from graphtier.dist.comm import CommStats, alltoallv
-from graphtier.dist.grid import ProcessGrid, grid_groups
-from graphtier.dist.partition import Partition
+from graphtier._dtypes import torch_dtype
+from graphtier.distributed.comm import CommStats, alltoallv
+from graphtier.distributed.grid import ProcessGrid, grid_groups
+from graphtier.distributed.partition import Partition
 
 
 class DistFeatureFetcher:
@@ -52,7 +53,7 @@ class DistFeatureFetcher:
                              f"of process row {partition.row} say {expected}")
         self.store = graphtier.FeatureStore(self.dataset, device=self.device.index or 0, **store_options)
         self.dim = self.dataset.feature_dim
-        self.dtype = {"float32": torch.float32, "float16": torch.float16}[self.dataset.feature_dtype]
+        self.dtype = torch_dtype(self.dataset.feature_dtype)
         self.stats = CommStats()
         self._start = self.stats.as_dict()
         self._counts = {"gathers": 0, "rows": 0, "local_rows": 0, "remote_rows": 0, "served_rows": 0, "seconds": 0.0}
@@ -61,7 +62,7 @@ class DistFeatureFetcher:
         """Since construction or the last `reset_counters`: gathers, rows asked for, rows served from
         the local store, distinct rows fetched from the column, rows this rank served to others,
         seconds in gather, and bytes sent and received (ids out and rows back, as
-        graphtier.dist.comm counts them: what left this process or reached it)."""
+        graphtier.distributed.comm counts them: what left this process or reached it)."""
         now = self.stats.as_dict()
         return dict(self._counts, bytes_sent=now["bytes_sent"] - self._start["bytes_sent"],
                     bytes_received=now["bytes_received"] - self._start["bytes_received"])

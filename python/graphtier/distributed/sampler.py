@@ -28,9 +28,9 @@ from typing import Iterator, List, Optional, Sequence
 import torch
 
 from graphtier import _core
-from graphtier.dist.comm import CommStats, alltoallv
-from graphtier.dist.grid import GridGroups, ProcessGrid, grid_groups
-from graphtier.dist.partition import Partition
+from graphtier.distributed.comm import CommStats, alltoallv
+from graphtier.distributed.grid import GridGroups, ProcessGrid, grid_groups
+from graphtier.distributed.partition import Partition
 from graphtier.loader import Batch, Block
 
 _METHODS = ("neighbor", "ladies")
@@ -120,6 +120,12 @@ class DistSampler:
         minibatches of an epoch are not used (every rank must take part in every step)."""
         return self.num_batches // self.grid.world
 
+    @property
+    def all_steps(self) -> int:
+        """Steps that cover every minibatch of an epoch (evaluation): the last one leaves the ranks
+        past the last minibatch without one."""
+        return -(-self.num_batches // self.grid.world)
+
     def __len__(self) -> int:
         return self.steps
 
@@ -132,18 +138,24 @@ class DistSampler:
         self._epoch += 1
         return self.epoch(self._epoch)
 
-    def epoch(self, epoch: int) -> Iterator[Batch]:
-        """This rank's minibatches of `epoch`, step by step."""
+    def epoch(self, epoch: int, first_step: int = 0, end_step: Optional[int] = None) -> Iterator[Optional[Batch]]:
+        """This rank's minibatches of `epoch`, step by step, for steps [first_step, end_step) (default:
+        to the epoch's `steps`). A step up to `all_steps` may leave this rank without a minibatch: it
+        yields None there, having taken part in the step's exchanges."""
+        end_step = self.steps if end_step is None else end_step
+        if not 0 <= first_step <= end_step <= self.all_steps:
+            raise ValueError(f"steps [{first_step}, {end_step}) are not within the epoch's {self.all_steps}")
         order = _core.shuffled_ids(self.ids, self.seed, epoch) if self.shuffle else self.ids
         per_call = self.bulk or self.group
-        for first in range(0, self.steps, per_call):
-            steps = range(first, min(first + per_call, self.steps))
-            indices = [self.batch_index(s) for s in steps]
-            seeds = [order[b * self.batch_size:(b + 1) * self.batch_size].contiguous() for b in indices]
-            streams = [_core.minibatch_stream(epoch, b) for b in indices]
-            blocks = self.sample_blocks(seeds, streams)
-            for b, s, bl in zip(indices, seeds, blocks):
-                yield self.batch(epoch, b, s, bl)
+        for first in range(first_step, end_step, per_call):
+            indices = [self.batch_index(s) for s in range(first, min(first + per_call, end_step))]
+            present = [b for b in indices if b < self.num_batches]
+            seeds = [order[b * self.batch_size:(b + 1) * self.batch_size].contiguous() for b in present]
+            streams = [_core.minibatch_stream(epoch, b) for b in present]
+            blocks = self.sample_blocks(seeds, streams)  # partitioned: an exchange per layer, even without seeds
+            batches = {b: self.batch(epoch, b, s, bl) for b, s, bl in zip(present, seeds, blocks)}
+            for b in indices:
+                yield batches.get(b)
 
     def sample_blocks(self, seeds: List[torch.Tensor], streams: List[int]) -> List[List[Block]]:
         """The blocks of the minibatches `seeds` (seeds[i] drawn from streams[i] =
@@ -151,16 +163,17 @@ class DistSampler:
         graph partitioned, one row exchange per layer: collective over the process column, even for
         no minibatch, as every rank of the column must take part)."""
         if self.bulk:
-            return self._sample_bulk(seeds, streams)
+            return self._sample_layers(seeds, streams, self._draw_bulk)
         if self.partitioned:
-            return self._sample_partitioned(seeds, streams)
+            return self._sample_layers(seeds, streams, self._draw_each)
         return [self._sample_local(s, t) for s, t in zip(seeds, streams)]
 
     def batch(self, epoch: int, index: int, seeds: torch.Tensor, blocks: List[Block]) -> Batch:
         """Minibatch `index` of `epoch` from its seeds and the blocks `sample_blocks` drew for them
-        (x None; y the seeds' labels, -1 without labels)."""
+        (x None; y the seeds' labels as int64, -1 without labels)."""
         input_nodes = blocks[-1].src_nodes if blocks else seeds
-        y = self._labels[seeds] if self._labels is not None else torch.full_like(seeds, -1)
+        # int64, as the loaders' (cross_entropy takes no other); the dataset stores int32.
+        y = self._labels[seeds].long() if self._labels is not None else torch.full_like(seeds, -1)
         return Batch(epoch, index, seeds, input_nodes, None, y, blocks)
 
     def _sample_local(self, seeds: torch.Tensor, stream: int) -> List[Block]:
@@ -203,39 +216,32 @@ class DistSampler:
         indptr, indices, first_edge = _core.extract_rows(self.dataset, wanted, 0)
         return wanted, indptr, indices, first_edge
 
-    def _sample_bulk(self, seeds: List[torch.Tensor], streams: List[int]) -> List[List[Block]]:
-        """The bulk matrix samplers' blocks of the minibatches `seeds` (BulkSampler with one stream per
-        batch), layer by layer on the rows of the union of their frontiers."""
+    def _sample_layers(self, seeds: List[torch.Tensor], streams: List[int], draw) -> List[List[Block]]:
+        """The blocks of the minibatches `seeds`, layer by layer: the rows of the union of their
+        frontiers (fetched from the process column with the graph partitioned, a collective), then
+        `draw(rows, frontiers, streams, layer)` -> one block dict per minibatch."""
         blocks: List[List[Block]] = [[] for _ in seeds]
         dst = list(seeds)
         for layer in range(len(self.fanouts)):
             wanted = torch.unique(torch.cat(dst)) if dst else torch.empty(0, dtype=torch.int64)
-            nodes, indptr, indices, first_edge = self._rows(wanted)
-            layer_blocks = _core.sample_bulk_layer(nodes, indptr, indices, first_edge, dst, streams, self.method,
-                                                   self.fanouts, self.replace, self.seed, layer)
-            for i, d in enumerate(layer_blocks):
+            rows = self._rows(wanted)
+            for i, d in enumerate(draw(rows, dst, streams, layer)):
                 block = _block(d)
                 blocks[i].append(block)
                 dst[i] = block.src_nodes
         return blocks
 
-    def _sample_partitioned(self, seeds: List[torch.Tensor], streams: List[int]) -> List[List[Block]]:
-        blocks: List[List[Block]] = [[] for _ in seeds]
-        dst = list(seeds)
-        for layer, fanout in enumerate(self.fanouts):
-            wanted = torch.unique(torch.cat(dst)) if dst else torch.empty(0, dtype=torch.int64)
-            nodes, indptr, indices, first_edge = self._fetch_rows(wanted)
-            for i, stream in enumerate(streams):
-                if self.method == "neighbor":
-                    d = _core.sample_neighbor_layer(nodes, indptr, indices, first_edge, dst[i], fanout, self.replace,
-                                                    self.seed, stream, layer)
-                else:
-                    d = _core.sample_ladies_layer(nodes, indptr, indices, first_edge, dst[i], fanout, self.seed,
-                                                  stream, layer)
-                block = _block(d)
-                blocks[i].append(block)
-                dst[i] = block.src_nodes
-        return blocks
+    def _draw_bulk(self, rows, dst: List[torch.Tensor], streams: List[int], layer: int) -> List[dict]:
+        """The bulk matrix samplers' layer (BulkSampler with one stream per batch)."""
+        return _core.sample_bulk_layer(*rows, dst, streams, self.method, self.fanouts, self.replace, self.seed, layer)
 
+    def _draw_each(self, rows, dst: List[torch.Tensor], streams: List[int], layer: int) -> List[dict]:
+        """The one-at-a-time samplers' layer, each minibatch drawn from its own stream."""
+        fanout = self.fanouts[layer]
+        if self.method == "neighbor":
+            return [_core.sample_neighbor_layer(*rows, d, fanout, self.replace, self.seed, stream, layer)
+                    for d, stream in zip(dst, streams)]
+        return [_core.sample_ladies_layer(*rows, d, fanout, self.seed, stream, layer)
+                for d, stream in zip(dst, streams)]
 
 __all__ = ["DistSampler"]
