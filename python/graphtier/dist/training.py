@@ -74,7 +74,7 @@ class _RankBatches:
     def __init__(self, args, partition, grid, groups, split: str, train: bool, stats, comm_device):
         if args.model == "fastgcn":
             raise NotImplementedError("--model fastgcn: distributed training samples GraphSAGE (sage, mlp) and LADIES")
-        method = "ladies" if args.model == "ladies" else "neighbor"
+        method = args.model if args.model in _core.sampler_methods() else "neighbor"  # sage, mlp: GraphSAGE's
         self.sampler = DistSampler(partition, grid, method, args.fanout_list,
                                    args.batch_size if train else args.eval_batch_size, args.seed, split=split,
                                    bulk=args.bulk, shuffle=train, groups=groups, stats=stats,
