@@ -82,8 +82,12 @@ int main(int argc, char** argv) {
     using clock = std::chrono::steady_clock;
     const auto t_build = clock::now();
     const sample::LayerSampler cpu(sg, o);
+    std::unique_ptr<sample::DeviceTopology> topology;  // the graph in device memory, read by `gpu`
     std::unique_ptr<sample::CudaLayerSampler> gpu;
-    if (use_cuda) gpu = std::make_unique<sample::CudaLayerSampler>(sg, o);
+    if (use_cuda) {
+      topology = std::make_unique<sample::DeviceTopology>(sg);
+      gpu = std::make_unique<sample::CudaLayerSampler>(*topology, sg, o);
+    }
     const double build_s = std::chrono::duration<double>(clock::now() - t_build).count();
 
     const auto sample_one = [&](uint64_t b) {

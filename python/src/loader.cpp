@@ -11,6 +11,7 @@
 #include "bindings.hpp"
 #include "graphtier/core/log.hpp"
 #include "graphtier/loader/loader.hpp"
+#include "graphtier/sample/sampler.hpp"
 
 namespace graphtier::python {
 namespace {
@@ -135,7 +136,7 @@ void bind_loader(nb::module_& m) {
              bool gpu_sampling, bool device_batches,
              const std::string& topology, int64_t topology_cache_bytes) {
             loader::LoaderOptions o;
-            o.sampler = loader::parse_sampler_kind(sampler);
+            o.sampler = sample::sampler_method(sampler).kind;
             o.fanouts = std::move(fanouts);
             o.replace = replace;
             o.batch_size = batch_size;

@@ -1,5 +1,6 @@
-// Sampling by pieces, for the distributed sampler (python/graphtier/distributed): the epoch order, the
-// single-process samplers one minibatch at a time, and one layer on fetched neighbour rows
+// Sampling by pieces, for the distributed sampler (python/graphtier/distributed): the method table,
+// the epoch order, the single-process samplers one minibatch at a time (make_sampler, as the
+// loader), and one layer on fetched neighbour rows
 // (graphtier/sample/row_sampling.hpp), one batch at a time or k at once with the bulk matrix
 // samplers. Blocks come back as the loader's block dicts.
 #include <nanobind/stl/string.h>
@@ -7,12 +8,10 @@
 
 #include "arrays.hpp"
 #include "bindings.hpp"
-#include "graphtier/sample/bulk_sampler.hpp"
 #include "graphtier/sample/epoch.hpp"
-#include "graphtier/sample/layer_sampler.hpp"
-#include "graphtier/sample/neighbor_sampler.hpp"
 #include "graphtier/sample/random.hpp"
 #include "graphtier/sample/row_sampling.hpp"
+#include "graphtier/sample/sampler.hpp"
 
 namespace graphtier::python {
 namespace {
@@ -51,6 +50,22 @@ sample::NeighborRows to_rows(const IdArray& nodes, const IdArray& indptr, const 
 
 void bind_sampling(nb::module_& m) {
   m.def(
+      "sampler_methods",
+      [] {
+        nb::dict out;
+        for (const sample::SamplerMethod& method : sample::sampler_methods()) {
+          nb::dict d;
+          d["replace"] = method.replace;
+          d["bulk"] = method.bulk;
+          d["rows"] = method.rows;
+          out[nb::str(method.name.data(), method.name.size())] = d;
+        }
+        return out;
+      },
+      "{name: {\"replace\", \"bulk\", \"rows\"}} for every sampling method, in the engine's order: "
+      "whether it draws with replacement on request, has a bulk matrix sampler, and draws a layer from "
+      "fetched neighbour rows (the distributed sampler's methods).");
+  m.def(
       "shuffled_ids",
       [](const IdArray& ids, uint64_t seed, uint64_t epoch) {
         return owned_tensor(sample::shuffled_ids(to_vector(ids), seed, epoch));
@@ -64,24 +79,14 @@ void bind_sampling(nb::module_& m) {
         const sample::SampleGraph graph{graph::CscView::of(*dataset.dataset), {}};
         const std::vector<int64_t> s = to_vector(seeds);
         auto batch = std::make_shared<sample::MiniBatch>();
+        sample::SamplerSpec spec;
+        spec.kind = sample::sampler_method(method).kind;
+        spec.fanouts = std::move(fanouts);
+        spec.replace = replace;
+        spec.seed = seed;
         {
           nb::gil_scoped_release release;
-          if (method == "neighbor") {
-            sample::NeighborSamplerOptions o;
-            o.fanouts = std::move(fanouts);
-            o.replace = replace;
-            o.seed = seed;
-            *batch = sample::NeighborSampler(graph, std::move(o)).sample(s, stream);
-          } else if (method == "ladies") {
-            GRAPHTIER_EXPECTS(!replace, InvalidArgument, "replace applies to the neighbor sampler only");
-            sample::LayerSamplerOptions o;
-            o.layer_sizes = std::move(fanouts);
-            o.method = sample::LayerMethod::kLadies;
-            o.seed = seed;
-            *batch = sample::LayerSampler(graph, std::move(o)).sample(s, stream);
-          } else {
-            throw InvalidArgument("unknown sampling method '" + method + "' (expected neighbor or ladies)");
-          }
+          *batch = sample::make_sampler(spec, graph)->sample(s, stream);
         }
         const nb::capsule owner = owner_capsule(batch);
         nb::dict d;
@@ -150,15 +155,12 @@ void bind_sampling(nb::module_& m) {
         const sample::NeighborRows rows = to_rows(nodes, indptr, indices, first_edge);
         std::vector<std::vector<int64_t>> d;
         for (const IdArray& dst : dsts) d.push_back(to_vector(dst));
-        sample::BulkSamplerOptions o;
-        if (method == "ladies") {
-          o.algorithm = sample::BulkAlgorithm::kLadies;
-        } else if (method != "neighbor") {
-          throw InvalidArgument("unknown sampling method '" + method + "' (expected neighbor or ladies)");
-        }
-        o.fanouts = std::move(fanouts);
-        o.replace = replace;
-        o.seed = seed;
+        sample::SamplerSpec spec;
+        spec.kind = sample::sampler_method(method).kind;
+        spec.fanouts = std::move(fanouts);
+        spec.replace = replace;
+        spec.seed = seed;
+        const sample::BulkSamplerOptions o = sample::bulk_options(spec);
         std::vector<sample::Block> blocks;
         {
           nb::gil_scoped_release release;

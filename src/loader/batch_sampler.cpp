@@ -14,13 +14,6 @@ constexpr int kGpuSamplingStreams = 4;
 
 }  // namespace
 
-SamplerKind parse_sampler_kind(const std::string& text) {
-  if (text == "neighbor") return SamplerKind::kNeighbor;
-  if (text == "ladies") return SamplerKind::kLadies;
-  if (text == "fastgcn") return SamplerKind::kFastGcn;
-  throw InvalidArgument("unknown sampler '" + text + "' (expected neighbor, ladies or fastgcn)");
-}
-
 BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> ids, const LoaderOptions& options,
                            bool input_ids_to_host)
     : options_(options), ids_(std::move(ids)), graph_{graph::CscView::of(dataset), {}},
@@ -38,59 +31,33 @@ BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> i
                     " leaves no batch");
   GRAPHTIER_EXPECTS(options.bulk >= 0, InvalidArgument, "bulk must be >= 0 (0: one minibatch at a time), got ",
                     options.bulk);
-  if (options.bulk > 0) {
-    GRAPHTIER_EXPECTS(options.sampler != SamplerKind::kFastGcn, InvalidArgument,
-                      "bulk sampling has no FastGCN sampler (bulk with fastgcn): use neighbor or ladies, or bulk 0");
-    sample::BulkSamplerOptions o;
-    o.algorithm = options.sampler == SamplerKind::kLadies ? sample::BulkAlgorithm::kLadies
-                                                          : sample::BulkAlgorithm::kGraphSage;
-    o.fanouts = options.fanouts;
-    o.replace = options.replace;
-    o.seed = options.seed;
-    if (options.gpu_sampling) {
-      cuda_bulk_ = std::make_unique<sample::CudaBulkSampler>(graph_, o, options.topology.device, &pool_);
-      cuda_streams_.push_back(std::make_shared<OwnedCudaStream>(options.topology.device));
-    } else {
-      bulk_ = std::make_unique<sample::BulkSampler>(graph_, o, &pool_);
-    }
-  } else if (options.sampler == SamplerKind::kNeighbor) {
-    sample::NeighborSamplerOptions o;
-    o.fanouts = options.fanouts;
-    o.replace = options.replace;
-    o.seed = options.seed;
-    if (options.gpu_sampling) {
+  sample::SamplerSpec spec;
+  spec.kind = options.sampler;
+  spec.fanouts = options.fanouts;
+  spec.replace = options.replace;
+  spec.seed = options.seed;
+  spec.bulk = options.bulk > 0;
+  sample::SamplerResources resources{.pool = &pool_};
+  if (options.gpu_sampling) {
+    resources.device = options.topology.device;
+    if (sample::uses_device_topology(spec)) {
       topology_ = std::make_unique<sample::DeviceTopology>(graph_, options.topology);
-      cuda_neighbor_ = std::make_unique<sample::CudaNeighborSampler>(*topology_, o);
-      // Every pool thread samples a batch on its own stream at once: their bound (unknown with a
-      // fanout -1 layer) must fit in what the topology left free.
-      const int64_t per_call = cuda_neighbor_->device_bytes_bound(options.batch_size);
-      if (per_call > 0) {
-        require_device_memory(detail::concat("GPU neighbour sampling (", pool_.size(), " streams, each up to ",
-                                             per_call, " bytes for a batch of ", options.batch_size, " seeds)"),
-                              per_call * pool_.size(), topology_->device());
-      }
-      for (int t = 0; t < pool_.size(); ++t) {
-        cuda_streams_.push_back(std::make_shared<OwnedCudaStream>(topology_->device()));
-      }
-    } else {
-      neighbor_ = std::make_unique<sample::NeighborSampler>(graph_, o);
+      resources.topology = topology_.get();
     }
-  } else {
-    GRAPHTIER_EXPECTS(!options.replace, InvalidArgument, "replace applies to the neighbor sampler only");
-    sample::LayerSamplerOptions o;
-    o.layer_sizes = options.fanouts;
-    o.method = options.sampler == SamplerKind::kLadies ? sample::LayerMethod::kLadies : sample::LayerMethod::kFastGcn;
-    o.seed = options.seed;
-    if (options.gpu_sampling) {
-      // The sampler copies the topology to the device (a DeviceTopology of its own); each pool
-      // thread samples on a stream of its own, as with the neighbour sampler.
-      cuda_layer_ = std::make_unique<sample::CudaLayerSampler>(graph_, o, options.topology.device);
-      for (int t = 0; t < pool_.size(); ++t) {
-        cuda_streams_.push_back(std::make_shared<OwnedCudaStream>(options.topology.device));
-      }
-    } else {
-      layer_ = std::make_unique<sample::LayerSampler>(graph_, o);
+  }
+  sampler_ = sample::make_sampler(spec, graph_, resources);
+  if (options.gpu_sampling) {
+    // Every pool thread samples a batch on its own stream at once (a bulk call: one stream): their
+    // bound (unknown with a fanout -1 layer or a sampler that cannot tell ahead) must fit in what
+    // the topology left free.
+    const int streams = spec.bulk ? 1 : pool_.size();
+    const int64_t per_call = sampler_->device_bytes_bound(options.batch_size);
+    if (per_call > 0) {
+      require_device_memory(detail::concat("GPU sampling (", streams, " streams, each up to ", per_call,
+                                           " bytes for a batch of ", options.batch_size, " seeds)"),
+                            per_call * streams, sampler_->device());
     }
+    for (int t = 0; t < streams; ++t) cuda_streams_.push_back(std::make_shared<OwnedCudaStream>(sampler_->device()));
   }
   // Every GPU sampler has a device form.
   if (options.gpu_sampling && options.device_batches) {
@@ -135,8 +102,7 @@ SampledBatch BatchSampler::sample_device(std::span<const int64_t> seeds, uint64_
       return out.input.data();
     };
   }
-  finish_device(out, cuda_neighbor_ ? cuda_neighbor_->sample_device(seeds, stream, s->get(), sink)
-                                    : cuda_layer_->sample_device(seeds, stream, s->get(), sink), s);
+  finish_device(out, sampler_->sample_device(seeds, stream, s->get(), sink), s);
   return out;
 }
 
@@ -171,23 +137,18 @@ void BatchSampler::sample_bulk_device(std::span<const std::span<const int64_t>> 
       return o.input.data();
     };
   }
-  std::vector<sample::DeviceMiniBatch> sampled = cuda_bulk_->sample_device(seeds, streams, s->get(), sink);
+  std::vector<sample::DeviceMiniBatch> sampled = sampler_->sample_bulk_device(seeds, streams, s->get(), sink);
   for (std::size_t i = 0; i < sampled.size(); ++i) finish_device(out[i], std::move(sampled[i]), s);
 }
 
 SampledBatch BatchSampler::sample_one(std::span<const int64_t> seeds, uint64_t stream, int64_t slot) {
   if (device_batches_) return sample_device(seeds, stream, slot);
   SampledBatch out;
-  if (cuda_neighbor_) {
-    out.batch = cuda_neighbor_->sample(seeds, stream, cuda_streams_[static_cast<std::size_t>(slot)]->get());
-    out.copied_to_host = true;
-  } else if (neighbor_) {
-    out.batch = neighbor_->sample(seeds, stream);
-  } else if (cuda_layer_) {
-    out.batch = cuda_layer_->sample(seeds, stream, cuda_streams_[static_cast<std::size_t>(slot)]->get());
+  if (sampler_->device() >= 0) {
+    out.batch = sampler_->sample(seeds, stream, cuda_streams_[static_cast<std::size_t>(slot)]->get());
     out.copied_to_host = true;
   } else {
-    out.batch = layer_->sample(seeds, stream);
+    out.batch = sampler_->sample(seeds, stream);
   }
   return out;
 }
@@ -195,7 +156,7 @@ SampledBatch BatchSampler::sample_one(std::span<const int64_t> seeds, uint64_t s
 void BatchSampler::sample(const std::vector<int64_t>& order, int64_t epoch, std::span<const int64_t> batches,
                           std::vector<SampledBatch>& out) {
   const auto n = static_cast<int64_t>(batches.size());
-  if (bulk_ || cuda_bulk_) {
+  if (sampler_->bulk()) {
     // One bulk call for the whole group; each batch keeps its own stream (the group's batches need
     // not be consecutive when striding).
     std::vector<std::span<const int64_t>> seeds;
@@ -209,13 +170,14 @@ void BatchSampler::sample(const std::vector<int64_t>& order, int64_t epoch, std:
       sample_bulk_device(seeds, streams, out);
       return;
     }
-    std::vector<sample::MiniBatch> sampled = cuda_bulk_ ? cuda_bulk_->sample(seeds, streams, cuda_streams_[0]->get(), &pool_)
-                                                       : bulk_->sample(seeds, streams, &pool_);
+    const bool gpu = sampler_->device() >= 0;
+    std::vector<sample::MiniBatch> sampled =
+        sampler_->sample_bulk(seeds, streams, gpu ? cuda_streams_[0]->get() : CudaStream{}, &pool_);
     out.clear();
     out.resize(sampled.size());
     for (std::size_t i = 0; i < sampled.size(); ++i) {
       out[i].batch = std::move(sampled[i]);
-      out[i].copied_to_host = cuda_bulk_ != nullptr;
+      out[i].copied_to_host = gpu;
     }
     return;
   }

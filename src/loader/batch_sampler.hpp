@@ -11,9 +11,8 @@
 #include "graphtier/core/thread_pool.hpp"
 #include "graphtier/graph/dataset.hpp"
 #include "graphtier/loader/loader.hpp"
-#include "graphtier/sample/bulk_sampler.hpp"
-#include "graphtier/sample/layer_sampler.hpp"
-#include "graphtier/sample/neighbor_sampler.hpp"
+#include "graphtier/sample/device_topology.hpp"
+#include "graphtier/sample/sampler.hpp"
 #include "pinned_ring.hpp"
 
 namespace graphtier::loader {
@@ -52,8 +51,7 @@ class BatchSampler {
   /// parallel on the pool (one batch per task; on the GPU, batches[i] on stream i).
   void sample(const std::vector<int64_t>& order, int64_t epoch, std::span<const int64_t> batches,
               std::vector<SampledBatch>& out);
-  /// Whether batches come in the device form (options.device_batches with the GPU neighbour,
-  /// layer-wise or bulk sampler).
+  /// Whether batches come in the device form (options.device_batches with a GPU sampler).
   bool device_batches() const noexcept { return device_batches_; }
   /// Batches worth sampling at once: enough to keep the pool busy (with bulk, one bulk call).
   int64_t group_size() const noexcept;
@@ -62,7 +60,7 @@ class BatchSampler {
   /// `slot`: the batch's place in its group, which picks its CUDA stream.
   SampledBatch sample_one(std::span<const int64_t> seeds, uint64_t stream, int64_t slot);
   SampledBatch sample_device(std::span<const int64_t> seeds, uint64_t stream, int64_t slot);
-  /// One bulk call in the device form (CudaBulkSampler::sample_device): batch i into out[i].
+  /// One bulk call in the device form (Sampler::sample_bulk_device): batch i into out[i].
   void sample_bulk_device(std::span<const std::span<const int64_t>> seeds, std::span<const uint64_t> streams,
                           std::vector<SampledBatch>& out);
   /// A device batch the sampler returned, into `out`: its input ids trimmed to the real count (or,
@@ -75,13 +73,8 @@ class BatchSampler {
   int64_t num_batches_ = 0;
   sample::SampleGraph graph_;
   ThreadPool pool_;
-  std::unique_ptr<sample::NeighborSampler> neighbor_;
-  std::unique_ptr<sample::LayerSampler> layer_;
-  std::unique_ptr<sample::CudaLayerSampler> cuda_layer_;
-  std::unique_ptr<sample::DeviceTopology> topology_;
-  std::unique_ptr<sample::CudaNeighborSampler> cuda_neighbor_;
-  std::unique_ptr<sample::BulkSampler> bulk_;
-  std::unique_ptr<sample::CudaBulkSampler> cuda_bulk_;
+  std::unique_ptr<sample::DeviceTopology> topology_;  // the graph on the GPU, for the GPU samplers that read it
+  std::unique_ptr<sample::Sampler> sampler_;          // make_sampler's choice for the options
   // One per pool thread; shared with the device batches they free.
   std::vector<std::shared_ptr<OwnedCudaStream>> cuda_streams_;
   bool device_batches_ = false;

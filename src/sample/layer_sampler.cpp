@@ -54,6 +54,19 @@ MiniBatch LayerSampler::sample(std::span<const int64_t> seeds, uint64_t stream, 
   return batch;
 }
 
+namespace {
+
+/// The topology must be `graph`'s (as far as its sizes tell) and unweighted, as the graph.
+void check_topology(const DeviceTopology& topology, const SampleGraph& graph) {
+  GRAPHTIER_EXPECTS(topology.num_nodes() == graph.csc.num_nodes() && topology.num_edges() == graph.csc.num_edges(),
+                    InvalidArgument, "CudaLayerSampler: the topology has ", topology.num_nodes(), " nodes and ",
+                    topology.num_edges(), " edges, the graph ", graph.csc.num_nodes(), " and ", graph.csc.num_edges());
+  GRAPHTIER_EXPECTS(!topology.weighted(), InvalidArgument,
+                    "layer samplers (LADIES, FastGCN) use the graph's structure only: the topology has edge weights");
+}
+
+}  // namespace
+
 #if GRAPHTIER_WITH_CUDA
 
 struct CudaLayerSampler::Impl {
@@ -63,9 +76,9 @@ struct CudaLayerSampler::Impl {
   ~Impl() { cuda::free_layer_graph(graph); }
 };
 
-CudaLayerSampler::CudaLayerSampler(SampleGraph graph, LayerSamplerOptions options, int device) {
+CudaLayerSampler::CudaLayerSampler(const DeviceTopology& topology, SampleGraph graph, LayerSamplerOptions options) {
   check_layer_sampler_inputs(graph, options);
-  GRAPHTIER_EXPECTS(cuda_available(), Unsupported, "CudaLayerSampler: no CUDA device is visible");
+  check_topology(topology, graph);
   impl_ = std::make_unique<Impl>();
   impl_->options = std::move(options);
   impl_->num_nodes = graph.csc.num_nodes();
@@ -76,7 +89,7 @@ CudaLayerSampler::CudaLayerSampler(SampleGraph graph, LayerSamplerOptions option
     weights = cpu::fastgcn_weights(graph.csc);
     tree = cpu::race_tree(weights);
   }
-  impl_->graph = cuda::upload_layer_graph(graph, weights, tree, device);
+  impl_->graph = cuda::upload_layer_graph(topology, graph.csc.indptr, weights, tree);
 }
 
 MiniBatch CudaLayerSampler::sample(std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream) const {
@@ -98,8 +111,9 @@ struct CudaLayerSampler::Impl {
   LayerSamplerOptions options;
 };
 
-CudaLayerSampler::CudaLayerSampler(SampleGraph graph, LayerSamplerOptions options, int device) {
+CudaLayerSampler::CudaLayerSampler(const DeviceTopology& topology, SampleGraph graph, LayerSamplerOptions options) {
   check_layer_sampler_inputs(graph, options);
+  check_topology(topology, graph);
   throw Unsupported("CudaLayerSampler: this build has no CUDA backend (configure with the cuda preset)");
 }
 

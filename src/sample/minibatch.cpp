@@ -5,6 +5,10 @@
 #include "graphtier/core/error.hpp"
 #include "cpu/compact_cpu.hpp"
 
+#if GRAPHTIER_WITH_CUDA
+#include "cuda/neighbor_sampler_cuda.hpp"
+#endif
+
 namespace graphtier::sample {
 
 int64_t MiniBatch::num_edges() const noexcept {
@@ -86,6 +90,36 @@ std::string minibatch_to_json(const MiniBatch& batch) {
     out["blocks"].push_back(std::move(j));
   }
   return out.dump();
+}
+
+MiniBatch DeviceMiniBatch::to_host() const {
+  MiniBatch out;
+  out.seeds = seeds;
+  out.blocks.reserve(blocks.size());
+#if GRAPHTIER_WITH_CUDA
+  for (const DeviceBlock& d : blocks) {
+    Block& b = out.blocks.emplace_back();
+    b.num_dst = d.num_dst;
+    b.src_nodes.resize(static_cast<std::size_t>(d.num_src));
+    b.indptr.resize(static_cast<std::size_t>(d.num_dst + 1));
+    b.indices.resize(static_cast<std::size_t>(d.num_edges));
+    cuda::copy_to_host(b.src_nodes.data(), d.src_nodes, d.num_src, stream, device);
+    cuda::copy_to_host(b.indptr.data(), d.indptr, d.num_dst + 1, stream, device);
+    cuda::copy_to_host(b.indices.data(), d.indices, d.num_edges, stream, device);
+    if (d.edge_ids != nullptr) {
+      b.edge_ids.resize(static_cast<std::size_t>(d.num_edges));
+      cuda::copy_to_host(b.edge_ids.data(), d.edge_ids, d.num_edges, stream, device);
+    }
+    if (d.weights != nullptr) {
+      b.weights.resize(static_cast<std::size_t>(d.num_edges));
+      cuda::copy_to_host(b.weights.data(), d.weights, d.num_edges, stream, device);
+    }
+  }
+  cuda::synchronize(stream, device);
+#else
+  GRAPHTIER_EXPECTS(blocks.empty(), Unsupported, "DeviceMiniBatch: graphtier was built without CUDA");
+#endif
+  return out;
 }
 
 }  // namespace graphtier::sample

@@ -7,16 +7,9 @@
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/sample/random.hpp"
-#include "cpu/compact_cpu.hpp"
 #include "cpu/neighbor_sampler_cpu.hpp"
 
 namespace graphtier::sample {
-
-void check_sample_graph(const SampleGraph& graph, const char* what) {
-  graph.csc.check_shape(what);
-  GRAPHTIER_EXPECTS(graph.csc.num_nodes() < kMaxSampleNodes, InvalidArgument, what,
-                    ": the samplers address fewer than 2^40 nodes, the graph has ", graph.csc.num_nodes());
-}
 
 void check_sampler_inputs(const SampleGraph& graph, const NeighborSamplerOptions& options) {
   check_sample_graph(graph, "sampler graph");
@@ -34,15 +27,6 @@ void check_sampler_inputs(const SampleGraph& graph, const NeighborSamplerOptions
       GRAPHTIER_EXPECTS(std::isfinite(w) && w >= 0, InvalidArgument, "edge weight ", e, " is ", w,
                         ": weights must be finite and >= 0");
     }
-  }
-}
-
-void check_seeds(std::span<const int64_t> seeds, int64_t num_nodes) {
-  cpu::IdMap seen(static_cast<int64_t>(seeds.size()));
-  for (std::size_t i = 0; i < seeds.size(); ++i) {
-    GRAPHTIER_EXPECTS(seeds[i] >= 0 && seeds[i] < num_nodes, OutOfRange, "seed ", seeds[i], " (position ", i,
-                      ") is outside [0, ", num_nodes, ")");
-    GRAPHTIER_EXPECTS(seen.find_or_insert(seeds[i], static_cast<int64_t>(i)) == static_cast<int64_t>(i), InvalidArgument, "seed ", seeds[i], " appears more than once");
   }
 }
 

@@ -42,6 +42,15 @@ LayerSamplerOptions layers(std::vector<int64_t> sizes, LayerMethod method = Laye
 // 0 <- 1, 2;  1 <- 3;  2, 3 <- (none)
 OwnedGraph chain() { return OwnedGraph::from_edges(4, {{1, 0}, {2, 0}, {3, 1}}); }
 
+/// A CudaLayerSampler with the DeviceTopology it reads (it borrows it), in device memory unless
+/// `placement` says otherwise.
+struct GpuLayer {
+  GpuLayer(const SampleGraph& graph, LayerSamplerOptions options, TopologyOptions placement = {})
+      : topology(graph, placement), sampler(topology, graph, std::move(options)) {}
+  DeviceTopology topology;
+  CudaLayerSampler sampler;
+};
+
 void expect_weights(const Block& b, const std::vector<double>& expected) {
   ASSERT_EQ(b.weights.size(), expected.size());
   for (std::size_t e = 0; e < expected.size(); ++e) EXPECT_NEAR(b.weights[e], expected[e], 1e-6) << "edge " << e;
@@ -614,7 +623,8 @@ TEST(LayerSampler, CudaMatchesCpu) {
         const OwnedGraph g = OwnedGraph::random(5000, 8.0, graph_seed);
         const LayerSamplerOptions o = layers(sizes, m, graph_seed);
         const LayerSampler cpu_sampler(g.sample_graph(), o);
-        const CudaLayerSampler gpu_sampler(g.sample_graph(), o);
+        const GpuLayer gpu_sampler_owner(g.sample_graph(), o);
+        const CudaLayerSampler& gpu_sampler = gpu_sampler_owner.sampler;
         for (uint64_t stream = 0; stream < 3; ++stream) {
           const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 300, stream);
           SCOPED_TRACE(::testing::Message() << "method " << static_cast<int>(m) << " sizes[0] " << sizes[0]
@@ -630,13 +640,25 @@ TEST(LayerSampler, CudaMatchesCpu) {
   const SampleGraph wide_graph = wide_view(big, wide);
   const std::vector<int64_t> some = test::random_seeds(big.num_nodes(), 100, 3);
   for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
-    const CudaLayerSampler gpu_wide(wide_graph, layers({64, 64}, m));
+    const GpuLayer gpu_wide_owner(wide_graph, layers({64, 64}, m));
+    const CudaLayerSampler& gpu_wide = gpu_wide_owner.sampler;
     const LayerSampler cpu_narrow(big.sample_graph(), layers({64, 64}, m));
     test::expect_same_minibatch(gpu_wide.sample(some, 9), cpu_narrow.sample(some, 9));
   }
+  // The topology in pinned memory or half cached: the same batches (the sampler reads any placement).
+  for (const TopologyOptions placement : {TopologyOptions{.placement = TopologyPlacement::kPinned},
+                                          TopologyOptions{.placement = TopologyPlacement::kCached,
+                                                          .cache_bytes = big.num_edges() * 2}}) {
+    for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
+      const GpuLayer gpu(big.sample_graph(), layers({64, 64}, m), placement);
+      test::expect_same_minibatch(gpu.sampler.sample(some, 9),
+                                  LayerSampler(big.sample_graph(), layers({64, 64}, m)).sample(some, 9));
+    }
+  }
   // Zero-degree seeds and an empty seed list.
   const OwnedGraph g = chain();
-  const CudaLayerSampler gpu_sampler(g.sample_graph(), layers({2, 2}));
+  const GpuLayer gpu_sampler_owner(g.sample_graph(), layers({2, 2}));
+  const CudaLayerSampler& gpu_sampler = gpu_sampler_owner.sampler;
   const LayerSampler cpu_sampler(g.sample_graph(), layers({2, 2}));
   for (const std::vector<int64_t>& seeds : {std::vector<int64_t>{3, 2}, std::vector<int64_t>{}}) {
     test::expect_same_minibatch(gpu_sampler.sample(seeds, 1), cpu_sampler.sample(seeds, 1));
@@ -654,7 +676,8 @@ TEST(LayerSampler, CudaRaceDrawsMatchCpuOnOwnStreams) {
       for (const std::vector<int64_t>& sizes : {std::vector<int64_t>{1, 33, 1000}, std::vector<int64_t>{nodes - 1, 2}}) {
         const LayerSamplerOptions o = layers(sizes, m, 21);
         const LayerSampler cpu_sampler(g.sample_graph(), o);
-        const CudaLayerSampler gpu_sampler(g.sample_graph(), o);
+        const GpuLayer gpu_sampler_owner(g.sample_graph(), o);
+        const CudaLayerSampler& gpu_sampler = gpu_sampler_owner.sampler;
         SCOPED_TRACE(::testing::Message() << "nodes " << nodes << " method " << static_cast<int>(m) << " sizes[0] "
                                           << sizes[0]);
         std::vector<MiniBatch> got(4);
@@ -689,7 +712,8 @@ TEST(LayerSampler, CudaEmptyLayersMatchCpuOnOwnStream) {
   for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
     for (const std::vector<int64_t>& sizes :
          {std::vector<int64_t>{0, 0}, std::vector<int64_t>{1, 0, 1}, std::vector<int64_t>{-1, -1}}) {
-      const CudaLayerSampler gpu_sampler(g.sample_graph(), layers(sizes, m));
+      const GpuLayer gpu_sampler_owner(g.sample_graph(), layers(sizes, m));
+      const CudaLayerSampler& gpu_sampler = gpu_sampler_owner.sampler;
       const LayerSampler cpu_sampler(g.sample_graph(), layers(sizes, m));
       for (const std::vector<int64_t>& seeds :
            {std::vector<int64_t>{}, std::vector<int64_t>{3}, std::vector<int64_t>{3, 2}, std::vector<int64_t>{0}}) {
@@ -709,7 +733,8 @@ TEST(LayerSampler, CudaWaitsOncePerLayer) {
   const OwnedGraph g = OwnedGraph::random(3000, 8.0, 7);
   const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 128, 1);
   for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
-    const CudaLayerSampler gpu_sampler(g.sample_graph(), layers({64, -1, 0}, m));
+    const GpuLayer gpu_sampler_owner(g.sample_graph(), layers({64, -1, 0}, m));
+    const CudaLayerSampler& gpu_sampler = gpu_sampler_owner.sampler;
     const uint64_t before = cuda::layer_synchronisations();
     const MiniBatch b = gpu_sampler.sample(seeds, 3);
     EXPECT_EQ(cuda::layer_synchronisations() - before, 3u) << "method " << static_cast<int>(m);
@@ -771,7 +796,8 @@ TEST(LayerSampler, CudaDeviceFormMatchesCpu) {
       const OwnedGraph g = OwnedGraph::random(5000, 8.0, 2);
       const LayerSamplerOptions o = layers(sizes, m, 2);
       const LayerSampler cpu_sampler(g.sample_graph(), o);
-      const CudaLayerSampler gpu_sampler(g.sample_graph(), o);
+      const GpuLayer gpu_sampler_owner(g.sample_graph(), o);
+      const CudaLayerSampler& gpu_sampler = gpu_sampler_owner.sampler;
       for (uint64_t stream = 0; stream < 3; ++stream) {
         SCOPED_TRACE(::testing::Message() << "method " << static_cast<int>(m) << " sizes[0] " << sizes[0] << " stream "
                                           << stream);
@@ -787,11 +813,12 @@ TEST(LayerSampler, CudaDeviceFormMatchesCpu) {
   const OwnedGraph g = chain();
   for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
     SCOPED_TRACE(::testing::Message() << "method " << static_cast<int>(m));
-    expect_device_form(CudaLayerSampler(wide_graph, layers({64, 64}, m)),
+    expect_device_form(GpuLayer(wide_graph, layers({64, 64}, m)).sampler,
                        LayerSampler(big.sample_graph(), layers({64, 64}, m)),
                        test::random_seeds(big.num_nodes(), 100, 3), 9, own.get());
     for (const std::vector<int64_t>& sizes : {std::vector<int64_t>{0, 0}, std::vector<int64_t>{1, 0, 1}}) {
-      const CudaLayerSampler gpu_sampler(g.sample_graph(), layers(sizes, m));
+      const GpuLayer gpu_sampler_owner(g.sample_graph(), layers(sizes, m));
+      const CudaLayerSampler& gpu_sampler = gpu_sampler_owner.sampler;
       const LayerSampler cpu_sampler(g.sample_graph(), layers(sizes, m));
       for (const std::vector<int64_t>& seeds :
            {std::vector<int64_t>{}, std::vector<int64_t>{3}, std::vector<int64_t>{3, 2}, std::vector<int64_t>{0}}) {
@@ -807,7 +834,8 @@ TEST(LayerSampler, CudaDeviceFormIsReadableFromAnotherStream) {
   // Complete when sample_device returns: another stream's copy (to_host on it) needs no event.
   const OwnedGraph g = OwnedGraph::random(4000, 8.0, 5);
   const LayerSamplerOptions o = layers({128, 128}, LayerMethod::kLadies, 5);
-  const CudaLayerSampler gpu_sampler(g.sample_graph(), o);
+  const GpuLayer gpu_sampler_owner(g.sample_graph(), o);
+  const CudaLayerSampler& gpu_sampler = gpu_sampler_owner.sampler;
   const OwnedCudaStream sampling, reading;
   const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 512, 4);
   DeviceMiniBatch d = gpu_sampler.sample_device(seeds, 4, sampling.get());
@@ -844,7 +872,8 @@ TEST(LayerSampler, CudaHubRowsMatchCpu) {
         m == LayerMethod::kLadies ? std::vector<int64_t>{2000, -1} : std::vector<int64_t>{1, 2000, -1};
     const LayerSamplerOptions o = layers(sizes, m, 3);
     const LayerSampler cpu_sampler(g.sample_graph(), o);
-    const CudaLayerSampler gpu_sampler(g.sample_graph(), o);
+    const GpuLayer gpu_sampler_owner(g.sample_graph(), o);
+    const CudaLayerSampler& gpu_sampler = gpu_sampler_owner.sampler;
     SCOPED_TRACE(::testing::Message() << "method " << static_cast<int>(m));
     const MiniBatch want = cpu_sampler.sample(seeds, 1);
     ASSERT_GT(want.blocks.back().indptr[1], 1'000'000) << "the hub's row is kept whole in the last layer";
@@ -858,7 +887,7 @@ TEST(LayerSampler, CudaHubRowsMatchCpu) {
 TEST(LayerSampler, CudaSamplerIsUnsupportedWithoutCuda) {
   if (cuda_available()) GTEST_SKIP() << "CUDA device present: the Unsupported path is not exercised";
   const OwnedGraph g = chain();
-  EXPECT_THROW(CudaLayerSampler(g.sample_graph(), layers({1})), Unsupported);
+  EXPECT_THROW(GpuLayer(g.sample_graph(), layers({1})), Unsupported);
 }
 
 }  // namespace

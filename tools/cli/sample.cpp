@@ -7,8 +7,7 @@
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/units.hpp"
 #include "graphtier/graph/dataset.hpp"
-#include "graphtier/sample/layer_sampler.hpp"
-#include "graphtier/sample/neighbor_sampler.hpp"
+#include "graphtier/sample/sampler.hpp"
 
 namespace graphtier::cli {
 namespace {
@@ -48,23 +47,16 @@ void run_sample(const SampleCliOptions& c, const GlobalOptions& global) {
   const std::vector<int64_t> seeds = parse_int_list(c.seeds, "--seeds");
   const std::vector<int64_t> fanouts = parse_int_list(c.fanouts, "--fanouts");
   const sample::SampleGraph graph{graph::CscView::of(dataset), {}};
-  sample::MiniBatch batch;
-  if (c.sampler == "neighbor") {
-    sample::NeighborSamplerOptions o;
-    o.fanouts = fanouts;
-    o.replace = c.replace;
-    o.seed = c.seed;
-    batch = sample::NeighborSampler(graph, o).sample(seeds, c.stream);
-  } else {
-    GRAPHTIER_EXPECTS(c.sampler == "ladies" || c.sampler == "fastgcn", InvalidArgument, "--sampler: unknown sampler '",
-                      c.sampler, "' (expected neighbor, ladies or fastgcn)");
-    GRAPHTIER_EXPECTS(!c.replace, InvalidArgument, "--replace applies to the neighbor sampler only");
-    sample::LayerSamplerOptions o;
-    o.layer_sizes = fanouts;  // nodes drawn per layer
-    o.method = c.sampler == "ladies" ? sample::LayerMethod::kLadies : sample::LayerMethod::kFastGcn;
-    o.seed = c.seed;
-    batch = sample::LayerSampler(graph, o).sample(seeds, c.stream);
+  sample::SamplerSpec spec;
+  try {
+    spec.kind = sample::sampler_method(c.sampler).kind;
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(std::string("--sampler: ") + e.what());
   }
+  spec.fanouts = fanouts;  // layer-wise methods: the nodes drawn per layer
+  spec.replace = c.replace;
+  spec.seed = c.seed;
+  const sample::MiniBatch batch = sample::make_sampler(spec, graph)->sample(seeds, c.stream);
   if (global.json) {
     std::cout << sample::minibatch_to_json(batch) << '\n';
   } else {

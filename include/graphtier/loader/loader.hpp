@@ -54,21 +54,18 @@
 #include "graphtier/core/tensor.hpp"
 #include "graphtier/feature/feature_store.hpp"
 #include "graphtier/graph/dataset.hpp"
-#include "graphtier/sample/cuda_neighbor_sampler.hpp"
+#include "graphtier/sample/device_topology.hpp"
 #include "graphtier/sample/minibatch.hpp"
+#include "graphtier/sample/sampler.hpp"
 
 namespace graphtier::loader {
-
-enum class SamplerKind : uint8_t { kNeighbor, kLadies, kFastGcn };
-
-/// "neighbor", "ladies" or "fastgcn"; throws InvalidArgument naming the text otherwise.
-SamplerKind parse_sampler_kind(const std::string& text);
 
 /// The pipeline stages, for statistics and the fault hook.
 enum class Stage : uint8_t { kSample, kGather };
 
 struct LoaderOptions {
-  SamplerKind sampler = SamplerKind::kNeighbor;
+  /// The method (sample/sampler.hpp; sampler_method() parses its name).
+  sample::SamplerKind sampler = sample::SamplerKind::kNeighbor;
   /// Neighbour fanouts (kNeighbor) or nodes drawn per layer (layer-wise), blocks[0] first.
   std::vector<int64_t> fanouts{15, 10, 5};
   bool replace = false;  // kNeighbor only
@@ -102,9 +99,9 @@ struct LoaderOptions {
   /// from its own stream, so it does not depend on k, but bulk blocks differ from one-at-a-time
   /// ones (docs/architecture.md, MiniBatch).
   int bulk = 0;
-  /// Sample on the GPU of topology.device: CudaNeighborSampler (the topology placed as `topology`
-  /// says), CudaLayerSampler for LADIES and FastGCN (the topology in device memory), or
-  /// CudaBulkSampler with bulk; the same minibatches as on the CPU. Needs CUDA.
+  /// Sample on the GPU of topology.device: CudaNeighborSampler or, for LADIES and FastGCN,
+  /// CudaLayerSampler (both read one DeviceTopology placed as `topology` says), or CudaBulkSampler
+  /// with bulk (its own matrices); the same minibatches as on the CPU. Needs CUDA.
   bool gpu_sampling = false;
   /// With gpu_sampling (neighbour, layer-wise or bulk sampler): deliver the blocks in device memory
   /// (LoadedBatch::device) instead of copying them to the host.

@@ -56,7 +56,6 @@
 
 #include "graphtier/core/cuda_stream.hpp"
 #include "graphtier/core/thread_pool.hpp"
-#include "graphtier/sample/cuda_neighbor_sampler.hpp"
 #include "graphtier/sample/minibatch.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
 
@@ -120,12 +119,6 @@ class BulkSampler {
   BulkSamplerOptions options_;
   std::unique_ptr<BulkMatrices> matrices_;
 };
-
-/// Where batch `batch`'s input node ids (its last block's src nodes) go on the host in a device-form
-/// bulk call: called once per batch, with an upper bound on their count, before the last layer's
-/// wait; returns page-locked memory (cudaHostAlloc) for at least that many ids (null or a bound of
-/// 0: none wanted), which the device fills before that wait. The count is the last block's num_src.
-using BulkInputNodesSink = std::function<int64_t*(int64_t batch, int64_t bound)>;
 
 /// CUDA backend: the same samples bit for bit. Step 1 needs no SpGEMM on the GPU: GraphSAGE's
 /// rows of P are A's rows, read in place; LADIES' P row of a batch sums the squares' rows of its

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -22,42 +21,6 @@ namespace graphtier::sample {
 namespace cuda {
 class PinnedStagingPool;
 }
-
-/// One layer of a DeviceMiniBatch: the Block contract (minibatch.hpp) in device memory, every
-/// array int64 but the weights (float, as Block::weights). The pointers stay valid while the
-/// DeviceMiniBatch that holds them lives.
-struct DeviceBlock {
-  int64_t num_dst = 0;
-  int64_t num_src = 0;
-  int64_t num_edges = 0;
-  const int64_t* src_nodes = nullptr;  // [num_src] global ids, dst nodes first
-  const int64_t* indptr = nullptr;     // [num_dst + 1]
-  const int64_t* indices = nullptr;    // [num_edges] local positions in src_nodes
-  const int64_t* edge_ids = nullptr;   // [num_edges], or nullptr when the options ask for none
-  const float* weights = nullptr;      // [num_edges] edge values (layer-wise samplers), or nullptr
-};
-
-/// A MiniBatch whose blocks live on the GPU, for the loader. Its arrays are written in order on
-/// `stream` and freed in order on it: destroy the batch before the stream, and synchronise the
-/// stream (or order work after it) before reading them from another stream.
-struct DeviceMiniBatch {
-  std::vector<int64_t> seeds;  // host copy
-  std::vector<DeviceBlock> blocks;
-  CudaStream stream;
-  int device = 0;
-  std::vector<std::shared_ptr<void>> storage;  // owns the device arrays of `blocks`
-  /// Times the host waited for the device while sampling it (CudaNeighborSampler's budget).
-  int64_t host_syncs = 0;
-
-  /// Copies the blocks to the host (waits for the stream).
-  MiniBatch to_host() const;
-};
-
-/// Where a device minibatch's input nodes (its last block's src nodes) go on the host: called once,
-/// with an upper bound on their count, during sample_device; returns page-locked memory
-/// (cudaHostAlloc) for at least that many ids, which the sampler fills before its one
-/// synchronisation. The count is the last block's num_src.
-using InputNodesSink = std::function<int64_t*(int64_t bound)>;
 
 /// CUDA backend of neighbour sampling. One sampler may be used from several host threads at once
 /// as long as each uses its own stream.

@@ -49,7 +49,7 @@
 
 #include "graphtier/core/cuda_stream.hpp"
 #include "graphtier/core/thread_pool.hpp"
-#include "graphtier/sample/cuda_neighbor_sampler.hpp"
+#include "graphtier/sample/device_topology.hpp"
 #include "graphtier/sample/minibatch.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
 
@@ -92,15 +92,16 @@ class LayerSampler {
   std::vector<uint64_t> fastgcn_tree_;     // race tree of fastgcn_weights_ (layer_draws.hpp)
 };
 
-/// CUDA backend: the same MiniBatch as LayerSampler for the same inputs, bit for bit. The
-/// constructor copies the graph's CSC to `device` as a DeviceTopology (device_topology.hpp) and
-/// keeps a host copy of its row pointers (8 bytes per node: the host sizes every array from the
-/// dst rows' degrees instead of asking the device). Throws Unsupported in a build without CUDA or
-/// on a machine without a GPU. sample() runs on `cuda_stream` (default: the legacy default
+/// CUDA backend: the same MiniBatch as LayerSampler for the same inputs, bit for bit. Reads the
+/// graph from `topology` (borrowed: it must outlive the sampler; any placement, no edge weights),
+/// as CudaNeighborSampler does, and keeps a host copy of the row pointers of `graph` (the same graph
+/// on the host, read only by the constructor; 8 bytes per node: the host sizes every array from
+/// the dst rows' degrees instead of asking the device). Throws Unsupported in a build without CUDA
+/// or on a machine without a GPU. sample() runs on `cuda_stream` (default: the legacy default
 /// stream), allocates its scratch stream-ordered (from the device pool, which keeps its memory),
 /// and returns host memory. Synchronisation budget: one per layer (each block comes back through
 /// pinned staging in one wait), none for an empty layer; no pageable copies.
-/// sample_device leaves the blocks in device memory (DeviceMiniBatch, cuda_neighbor_sampler.hpp:
+/// sample_device leaves the blocks in device memory (DeviceMiniBatch, minibatch.hpp:
 /// every array sized by the host's bounds and allocated stream-ordered from the kept pool, owned
 /// by `storage`) with the same budget, one wait per non-empty layer (DeviceMiniBatch::host_syncs):
 /// it reads four counts through pinned staging, the block's edges and new nodes and the next
@@ -110,7 +111,7 @@ class LayerSampler {
 /// Several threads may sample at once on different streams.
 class CudaLayerSampler {
  public:
-  CudaLayerSampler(SampleGraph graph, LayerSamplerOptions options, int device = 0);
+  CudaLayerSampler(const DeviceTopology& topology, SampleGraph graph, LayerSamplerOptions options);
   ~CudaLayerSampler();
   CudaLayerSampler(CudaLayerSampler&&) noexcept;
   CudaLayerSampler& operator=(CudaLayerSampler&&) noexcept;

@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "graphtier/core/thread_pool.hpp"
-#include "graphtier/graph/csc_view.hpp"
 #include "graphtier/sample/minibatch.hpp"
+#include "graphtier/sample/sample_graph.hpp"
 
 namespace graphtier::sample {
 
@@ -40,23 +40,9 @@ struct NeighborSamplerOptions {
   uint64_t seed = 0;
 };
 
-/// The graph a sampler reads: CSC topology and optional per-edge weights (float32 [num_edges],
-/// finite, >= 0; empty = uniform). Borrowed: the memory must outlive the sampler.
-struct SampleGraph {
-  graph::CscView csc;
-  std::span<const float> edge_weights;
-};
-
-/// Checks what every sampler needs of a graph: a well-formed CSC (check_shape, naming `what`) with
-/// fewer than 2^40 nodes, the most the draws can address. Throws InvalidArgument.
-void check_sample_graph(const SampleGraph& graph, const char* what);
-
 /// Throws InvalidArgument for bad options (no fanouts, fanout < -1 or >= 2^24) or a graph the
 /// draws cannot address (2^40 nodes or more, weights of the wrong length or negative/non-finite).
 void check_sampler_inputs(const SampleGraph& graph, const NeighborSamplerOptions& options);
-
-/// Throws OutOfRange for a seed outside [0, num_nodes), InvalidArgument for a repeated seed.
-void check_seeds(std::span<const int64_t> seeds, int64_t num_nodes);
 
 /// CPU backend. Thread-safe: one sampler may serve several threads at once.
 class NeighborSampler {

@@ -33,7 +33,7 @@ from graphtier.distributed.grid import GridGroups, ProcessGrid, grid_groups
 from graphtier.distributed.partition import Partition
 from graphtier.loader import Batch, Block
 
-_METHODS = ("neighbor", "ladies")
+_METHODS = tuple(name for name, m in _core.sampler_methods().items() if m["rows"])  # draws on fetched rows
 
 
 def _block(d: dict) -> Block:
@@ -67,7 +67,7 @@ class DistSampler:
                  group: int = 1, groups: Optional[GridGroups] = None, stats: Optional[CommStats] = None,
                  comm_device="cpu"):
         if method not in _METHODS:
-            raise ValueError(f"unknown sampling method '{method}' (expected neighbor or ladies)")
+            raise ValueError(f"unknown sampling method '{method}' (expected {' or '.join(_METHODS)})")
         if method == "ladies" and replace:
             raise ValueError("replace applies to the neighbor method only")
         if not fanouts:

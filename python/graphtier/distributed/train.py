@@ -29,6 +29,7 @@ import torch
 import torch.distributed as dist
 
 import graphtier
+from graphtier import _core
 from graphtier import plots
 from graphtier.distributed import failure
 from graphtier.distributed.comm import CommStats
@@ -66,7 +67,7 @@ def _rank_sampler(args, partition, grid, groups, split: str, train: bool, stats,
     step still takes part in the exchanges)."""
     if args.model == "fastgcn":
         raise NotImplementedError("--model fastgcn: distributed training samples GraphSAGE (sage, mlp) and LADIES")
-    method = "ladies" if args.model == "ladies" else "neighbor"
+    method = args.model if args.model in _core.sampler_methods() else "neighbor"  # sage, mlp: GraphSAGE's
     return DistSampler(partition, grid, method, args.fanout_list, args.batch_size if train else args.eval_batch_size,
                        args.seed, split=split, bulk=args.bulk, shuffle=train, groups=groups, stats=stats,
                        comm_device=comm_device)

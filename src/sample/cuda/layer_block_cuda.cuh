@@ -26,13 +26,13 @@ using PinnedStaging = ::graphtier::cuda::PinnedArena;
 /// (layer_draws.hpp), uploaded once and only read by the draws, and a pool of pinned staging
 /// arenas, one per concurrent call.
 struct LayerDeviceGraph {
-  LayerDeviceGraph(DeviceTopology t, std::vector<int64_t> indptr, Buffer weights, Buffer tree)
-      : topology(std::move(t)),
+  LayerDeviceGraph(const DeviceTopology& t, std::vector<int64_t> indptr, Buffer weights, Buffer tree)
+      : topology(t),
         host_indptr(std::move(indptr)),
         fastgcn_weights(std::move(weights)),
         fastgcn_tree(std::move(tree)) {}
 
-  DeviceTopology topology;
+  const DeviceTopology& topology;   // borrowed (CudaLayerSampler's caller owns it)
   std::vector<int64_t> host_indptr;  // [num_nodes + 1]
   Buffer fastgcn_weights;            // uint64 [num_nodes] (FastGCN only)
   Buffer fastgcn_tree;               // uint64 [2^race_levels(num_nodes)] (FastGCN only)

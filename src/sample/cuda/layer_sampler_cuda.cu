@@ -585,17 +585,16 @@ DeviceMiniBatch sample_device_with(const LayerDeviceGraph& g, const LayerSampler
 
 }  // namespace
 
-LayerDeviceGraph* upload_layer_graph(const SampleGraph& graph, std::span<const uint64_t> fastgcn_weights,
-                                     std::span<const uint64_t> fastgcn_tree, int device) {
+LayerDeviceGraph* upload_layer_graph(const DeviceTopology& topology, std::span<const int64_t> host_indptr,
+                                     std::span<const uint64_t> fastgcn_weights, std::span<const uint64_t> fastgcn_tree) {
+  const int device = topology.device();
   const auto upload = [device](std::span<const uint64_t> host) {
     Buffer d(MemoryKind::kDevice, host.size_bytes(), device);
     copy_bytes(d.data(), MemoryKind::kDevice, host.data(), MemoryKind::kHost, host.size_bytes());
     return d;
   };
-  const std::span<const int64_t> indptr = graph.csc.indptr;
-  return new LayerDeviceGraph(DeviceTopology(graph, {.placement = TopologyPlacement::kDevice, .device = device}),
-                              std::vector<int64_t>(indptr.begin(), indptr.end()), upload(fastgcn_weights),
-                              upload(fastgcn_tree));
+  return new LayerDeviceGraph(topology, std::vector<int64_t>(host_indptr.begin(), host_indptr.end()),
+                              upload(fastgcn_weights), upload(fastgcn_tree));
 }
 
 void free_layer_graph(LayerDeviceGraph* graph) noexcept { delete graph; }

@@ -5,7 +5,8 @@
 #include <span>
 
 #include "graphtier/core/cuda_stream.hpp"
-#include "graphtier/sample/cuda_neighbor_sampler.hpp"
+#include "graphtier/sample/device_topology.hpp"
+#include "graphtier/sample/minibatch.hpp"
 #include "graphtier/sample/layer_sampler.hpp"
 
 namespace graphtier::sample::cuda {
@@ -14,8 +15,9 @@ namespace graphtier::sample::cuda {
 /// race tree (layer_block_cuda.cuh).
 struct LayerDeviceGraph;
 
-LayerDeviceGraph* upload_layer_graph(const SampleGraph& graph, std::span<const uint64_t> fastgcn_weights,
-                                     std::span<const uint64_t> fastgcn_tree, int device);
+/// Borrows `topology` (on the device the FastGCN arrays go to); copies the host row pointers.
+LayerDeviceGraph* upload_layer_graph(const DeviceTopology& topology, std::span<const int64_t> host_indptr,
+                                     std::span<const uint64_t> fastgcn_weights, std::span<const uint64_t> fastgcn_tree);
 void free_layer_graph(LayerDeviceGraph* graph) noexcept;
 
 /// Host waits of every sample_layers call in this process so far: the tests check the budget of one
