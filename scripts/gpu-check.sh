@@ -94,7 +94,8 @@ fi
 # GPU tests that take (nearly) all of the device's memory for a moment: run alone after the
 # others, which would otherwise see an out-of-memory error they did not cause.
 whole_device_tests="CudaNeighborSampler.ATopologyLargerThanTheFreeMemoryFailsAtCreation
-  BulkSampler.CudaMatricesLargerThanTheFreeMemoryFailAtCreation"
+  BulkSampler.CudaMatricesLargerThanTheFreeMemoryFailAtCreation
+  LayerSampler.CudaFastGcnArraysLargerThanTheFreeMemoryFailAtCreation"
 
 phase_test() {
   local pids=() rc=0 binary filter alone=()

@@ -725,6 +725,32 @@ TEST(LayerSampler, CudaEmptyLayersMatchCpuOnOwnStream) {
   }
 }
 
+TEST(LayerSampler, CudaFastGcnArraysLargerThanTheFreeMemoryFailAtCreation) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the layer sampler's budget check not checked";
+  const OwnedGraph g = OwnedGraph::random(1 << 20, 2.0, 23);
+  const DeviceTopology topology(g.sample_graph(), {});  // made first: it fits
+  // FastGCN's draw weights alone need this much (its race tree as much again, or more).
+  const auto weights = static_cast<int64_t>(g.num_nodes() * sizeof(uint64_t));
+  test::DeviceFill fill(weights);
+  const int64_t free_now = fill.free_bytes();
+  if (!fill.filled()) {
+    fill.release();
+    GTEST_SKIP() << "could not fill the device down to less than " << weights << " free bytes (" << free_now << ")";
+  }
+  try {
+    const CudaLayerSampler sampler(topology, g.sample_graph(), layers({64, 64}, LayerMethod::kFastGcn));
+    ADD_FAILURE() << "a FastGCN sampler was made with " << free_now << " bytes free";
+  } catch (const OutOfMemory& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("CudaLayerSampler"), std::string::npos) << m;  // not an allocation failing half-way
+    EXPECT_NE(m.find("free"), std::string::npos) << m;
+  }
+  // LADIES has no arrays of its own: made on the same full device.
+  EXPECT_NO_THROW(CudaLayerSampler(topology, g.sample_graph(), layers({64, 64}, LayerMethod::kLadies)));
+  fill.release();
+  EXPECT_NO_THROW(CudaLayerSampler(topology, g.sample_graph(), layers({64, 64}, LayerMethod::kFastGcn)));
+}
+
 TEST(LayerSampler, CudaWaitsOncePerLayer) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the CUDA layer sampler's synchronisation budget not checked";
 #if GRAPHTIER_WITH_CUDA

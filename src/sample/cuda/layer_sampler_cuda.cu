@@ -39,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "graphtier/core/device_memory.hpp"
 #include "graphtier/core/memory.hpp"
 #include "cuda/layer_block_cuda.cuh"
 #include "cuda/layer_sampler_cuda.hpp"
@@ -588,6 +589,10 @@ DeviceMiniBatch sample_device_with(const LayerDeviceGraph& g, const LayerSampler
 LayerDeviceGraph* upload_layer_graph(const DeviceTopology& topology, std::span<const int64_t> host_indptr,
                                      std::span<const uint64_t> fastgcn_weights, std::span<const uint64_t> fastgcn_tree) {
   const int device = topology.device();
+  // The topology was checked when it was made; FastGCN's arrays are this sampler's own.
+  require_device_memory(detail::concat("CudaLayerSampler (FastGCN's draw weights and race tree over ",
+                                       fastgcn_weights.size(), " nodes)"),
+                        static_cast<int64_t>(fastgcn_weights.size_bytes() + fastgcn_tree.size_bytes()), device);
   const auto upload = [device](std::span<const uint64_t> host) {
     Buffer d(MemoryKind::kDevice, host.size_bytes(), device);
     copy_bytes(d.data(), MemoryKind::kDevice, host.data(), MemoryKind::kHost, host.size_bytes());
