@@ -10,7 +10,8 @@
 #              the benchmark graphs are generated (niced), while the GPU tests run.
 #   test       the GPU tests alone (.bundle/gpu-tests.txt: one gtest filter per binary), the
 #              binaries in parallel: CUDA == CPU identity, offsets >= 2^31, hubs, fanouts 32/33,
-#              streams, the sync budgets
+#              streams, the sync budgets; fresh device scratch poisoned (0xA5 bytes), so a read of
+#              scratch never written fails every run; tests that fill the device run alone after
 #   python     the package from the source tree with that extension: python/tests/test_gpu.py
 #   sample     `graphtier bench sample`, power-law 20M/400M (SAMPLE_NODES/SAMPLE_EDGES) renumbered by
 #              degree, [15,10,5], batch 1024: GPU (HBM, cached, pinned/UVA) vs the CPU sampler
@@ -107,13 +108,15 @@ phase_test() {
       case ":$filter:" in *":$t:"*) negative="$negative:$t"; alone+=("$binary $t") ;; esac
     done
     [ -z "$negative" ] || filter="$filter-${negative#:}"
-    "$bundle/bin/$binary" --gtest_filter="$filter" --gtest_color=no >"/tmp/gt-$binary.log" 2>&1 &
+    GRAPHTIER_POISON_DEVICE_SCRATCH=1 "$bundle/bin/$binary" --gtest_filter="$filter" --gtest_color=no \
+      >"/tmp/gt-$binary.log" 2>&1 &
     pids+=($!)
   done <"$bundle/gpu-tests.txt"
   for p in "${pids[@]}"; do wait "$p" || rc=1; done
   for entry in "${alone[@]}"; do
     read -r binary filter <<<"$entry"
-    "$bundle/bin/$binary" --gtest_filter="$filter" --gtest_color=no >>"/tmp/gt-$binary.log" 2>&1 || rc=1
+    GRAPHTIER_POISON_DEVICE_SCRATCH=1 "$bundle/bin/$binary" --gtest_filter="$filter" --gtest_color=no \
+      >>"/tmp/gt-$binary.log" 2>&1 || rc=1
   done
   for f in /tmp/gt-*.log; do
     echo "=== $(basename "$f" .log | sed 's/^gt-//')" >>"$out/tests.log"

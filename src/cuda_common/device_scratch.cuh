@@ -21,6 +21,12 @@ namespace graphtier::cuda {
 /// stream-ordered allocation below calls it.
 void keep_pool_memory();
 
+/// With GRAPHTIER_POISON_DEVICE_SCRATCH set (read once; gpu-check's test phase sets it), fills
+/// fresh stream-ordered memory with the byte 0xA5 on `stream`: a kernel that reads scratch it never
+/// wrote then sees the same wrong values whatever the pool recycled (a huge negative int64, a NaN
+/// double), so such a bug fails every run instead of the runs after some other test.
+void poison_if_asked(void* p, std::size_t bytes, cudaStream_t stream);
+
 /// Device memory from the stream-ordered allocator (cudaMallocAsync), freed in order on the same
 /// stream when the last owner lets go: cheap enough to allocate per minibatch, and safe to release
 /// while kernels that use it are still queued. Empty (null) for 0 bytes.
@@ -29,6 +35,7 @@ inline std::shared_ptr<void> allocate_async(std::size_t bytes, cudaStream_t stre
   keep_pool_memory();
   void* ptr = nullptr;
   GRAPHTIER_CUDA_CHECK(cudaMallocAsync(&ptr, bytes, stream));
+  poison_if_asked(ptr, bytes, stream);
   return std::shared_ptr<void>(ptr, [stream](void* p) { cudaFreeAsync(p, stream); });
 }
 
@@ -76,6 +83,7 @@ class DeviceScratch {
     keep_pool_memory();
     void* p = nullptr;
     GRAPHTIER_CUDA_CHECK(cudaMallocAsync(&p, n * sizeof(T), stream_));
+    poison_if_asked(p, n * sizeof(T), stream_);
     release();
     ptr_ = static_cast<T*>(p);
     capacity_ = n;

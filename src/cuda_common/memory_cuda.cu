@@ -27,6 +27,11 @@ void keep_pool_memory() {
   kept[device].store(true, std::memory_order_release);
 }
 
+void poison_if_asked(void* p, std::size_t bytes, cudaStream_t stream) {
+  static const bool poison = std::getenv("GRAPHTIER_POISON_DEVICE_SCRATCH") != nullptr;
+  if (poison && bytes > 0) GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(p, 0xA5, bytes, stream));
+}
+
 DeviceMemory device_memory(int device) {
   const CurrentDevice on_device(device);
   std::size_t free = 0, total = 0;
