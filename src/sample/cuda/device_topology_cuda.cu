@@ -12,6 +12,7 @@
 #include "current_device.cuh"
 #include "graphtier/core/device_memory.hpp"
 #include "device_scratch.cuh"
+#include "memory_cuda.hpp"
 #include "cuda/device_topology_cuda.hpp"
 
 namespace graphtier::sample::cuda {
@@ -25,7 +26,9 @@ const void* to_device(State& state, const void* src, std::size_t bytes) {
   void* ptr = nullptr;
   GRAPHTIER_CUDA_CHECK(cudaMalloc(&ptr, bytes));
   state.owned.emplace_back(ptr, [](void* p) { cudaFree(p); });
-  GRAPHTIER_CUDA_CHECK(cudaMemcpy(ptr, src, bytes, cudaMemcpyHostToDevice));
+  // Not a bare cudaMemcpy: from pageable memory it may return before its DMA has landed, and the
+  // samplers' kernels run on non-blocking streams, which do not wait for the legacy stream it used.
+  ::graphtier::cuda::copy(ptr, src, bytes);
   state.device_bytes += static_cast<int64_t>(bytes);
   return ptr;
 }
