@@ -4,8 +4,17 @@
 # UndefinedBehaviorSanitizer, every fuzz target for 60 s, the Python suite on PyTorch 1.13 and 2.x,
 # then the GPU bundle (compiled whenever nvcc is present; its GPU tests skip visibly on a machine
 # without a GPU, and the device call is rehearsed on it) and the Debug CUDA build (compiled only).
+#   scripts/test.sh            everything above (CI: .ci/run)
+#   scripts/test.sh --quick    day-to-day: the CPU build's C++ tests and the Python suite on PyTorch
+#                              1.13 only (no example, sanitizers, fuzzing, PyTorch 2.x or CUDA builds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+quick=0
+case "${1:-}" in
+  "") ;;
+  --quick) quick=1 ;;
+  *) echo "test.sh: unknown option '$1' (expected nothing or --quick)" >&2; exit 2 ;;
+esac
 scripts/setup.sh
 jobs=$(nproc)
 
@@ -15,6 +24,11 @@ cmake --preset cpu >/dev/null
 scripts/install-package.sh
 cmake --build --preset cpu -j "$jobs"
 ctest --preset cpu -j "$jobs"
+if ((quick)); then
+  .venv/bin/python -m pytest -q -rs python/tests
+  echo "test.sh --quick: passed (the full run adds the example, sanitizers, fuzzing, PyTorch 2.x and CUDA)"
+  exit 0
+fi
 
 # The C++ package installed to a scratch prefix, and examples/cpp built against it with
 # find_package(graphtier) and run on a generated dataset.
