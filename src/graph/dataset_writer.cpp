@@ -3,7 +3,6 @@
 // never a mix, and a killed writer leaves at most a hidden temporary directory behind (the steps
 // in graph/staged_directory.hpp).
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 
 #include <filesystem>
 
@@ -57,9 +56,9 @@ OutputFile& DatasetWriter::open_array(const std::string& array) {
 
 void DatasetWriter::require_free_space(std::string_view what, int64_t rows, int64_t row_bytes) const {
   if (rows <= 0 || row_bytes <= 0) return;
-  struct statvfs fs {};
-  if (::statvfs(temp_dir_.c_str(), &fs) != 0) return;  // no answer: the writes themselves will tell
-  const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  const int64_t available = free_space_bytes(temp_dir_);
+  if (available < 0) return;  // no answer: the writes themselves will tell
+  const auto free_bytes = static_cast<uint64_t>(available);
   // Compared by division: a hostile --feature-dim times the node count may exceed 64 bits.
   if (static_cast<uint64_t>(rows) <= free_bytes / static_cast<uint64_t>(row_bytes)) return;
   const double needed = static_cast<double>(rows) * static_cast<double>(row_bytes);

@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -90,12 +89,7 @@ StagedDirectory::~StagedDirectory() {
   unregister_temporary(temp_dir_);
 }
 
-int64_t StagedDirectory::free_bytes() const {
-  struct statvfs fs {};
-  if (::statvfs(temp_dir_.c_str(), &fs) != 0) return -1;
-  const uint64_t bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
-  return bytes > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(bytes);
-}
+int64_t StagedDirectory::free_bytes() const { return free_space_bytes(temp_dir_); }
 
 void StagedDirectory::commit(std::string_view staged_point, std::string_view swapped_point) {
   GRAPHTIER_EXPECTS(!committed_, InvalidArgument, dir_, " is already committed");

@@ -6,7 +6,6 @@
 // id, so a row's place in its region ("slot") is known before any I/O: a stable counting sort of
 // the old ids by bucket.
 #include <fcntl.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -102,9 +101,9 @@ std::vector<int64_t> bucket_slots(const Permutation& perm, int64_t rows_per_buck
 /// do not fit the space `dir`'s file system has free for unprivileged writers, so that a
 /// permutation that cannot finish fails before writing instead of after filling the disk.
 void require_scratch_space(const std::string& path, const std::string& dir, int64_t bytes) {
-  struct statvfs fs {};
-  if (::statvfs(dir.c_str(), &fs) != 0) return;  // no answer: the writes themselves will tell
-  const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  const int64_t available = free_space_bytes(dir);
+  if (available < 0) return;  // no answer: the writes themselves will tell
+  const auto free_bytes = static_cast<uint64_t>(available);
   if (static_cast<uint64_t>(bytes) <= free_bytes) return;
   throw IoError(ENOSPC, detail::concat(path, ": the feature buckets need ", format_bytes(static_cast<double>(bytes)),
                                        " of scratch space but the file system of ", dir, " has ",

@@ -147,4 +147,8 @@ std::string parent_directory(const std::string& path);
 std::string base_name(const std::string& path);
 bool path_exists(const std::string& path);
 
+/// Bytes the file system holding `path` has free for unprivileged writers (statvfs: f_bavail x
+/// f_frsize, at most INT64_MAX), or -1 when it does not say; the callers then let the writes tell.
+int64_t free_space_bytes(const std::string& path);
+
 }  // namespace graphtier
