@@ -95,32 +95,21 @@ std::span<const int64_t> ids_from(std::span<const int64_t> ids, int64_t begin, i
 
 }  // namespace
 
-double FeatureStore::announce(std::span<const int64_t> ids) {
+double FeatureStore::window(std::span<const int64_t> ids, int delta) {
+  GRAPHTIER_EXPECTS(delta == kAnnounce || delta == kConsume, InvalidArgument, "FeatureStore::window: delta is ", delta,
+                    ", expected +1 (announce) or -1 (consume)");
   const auto start = std::chrono::steady_clock::now();
   const std::lock_guard lock(impl_->policy_mutex);  // never held across a gather's I/O
   const double waited = seconds_since(start);
-  double device_waited = 0;  // the GPU cache's window upload (cuda::announce, cuda::consume)
+  double device_waited = 0;  // the GPU cache's window upload (cuda::window)
   Impl& s = *impl_;
   if (s.host_cache->num_lines() > 0) {
-    s.host_cache->policy().announce(ids_from(ids, s.tiers.ranges.cpu_end, s.num_nodes, s.window_scratch));
+    cache::CachePolicy& policy = s.host_cache->policy();
+    const std::span<const int64_t> cached = ids_from(ids, s.tiers.ranges.cpu_end, s.num_nodes, s.window_scratch);
+    delta == kAnnounce ? policy.announce(cached) : policy.consume(cached);
   }
 #if GRAPHTIER_WITH_CUDA
-  if (s.gpu) device_waited = cuda::announce(*s.gpu, ids_from(ids, s.tiers.ranges.gpu_end, s.num_nodes, s.window_scratch));
-#endif
-  return waited + device_waited;
-}
-
-double FeatureStore::consume(std::span<const int64_t> ids) {
-  const auto start = std::chrono::steady_clock::now();
-  const std::lock_guard lock(impl_->policy_mutex);  // never held across a gather's I/O
-  const double waited = seconds_since(start);
-  double device_waited = 0;  // the GPU cache's window upload (cuda::announce, cuda::consume)
-  Impl& s = *impl_;
-  if (s.host_cache->num_lines() > 0) {
-    s.host_cache->policy().consume(ids_from(ids, s.tiers.ranges.cpu_end, s.num_nodes, s.window_scratch));
-  }
-#if GRAPHTIER_WITH_CUDA
-  if (s.gpu) device_waited = cuda::consume(*s.gpu, ids_from(ids, s.tiers.ranges.gpu_end, s.num_nodes, s.window_scratch));
+  if (s.gpu) device_waited = cuda::window(*s.gpu, ids_from(ids, s.tiers.ranges.gpu_end, s.num_nodes, s.window_scratch), delta);
 #endif
   return waited + device_waited;
 }

@@ -68,7 +68,7 @@ struct Loader::Impl {
   LoadedBatch make_loaded(int64_t epoch, Sampled& s) const;
   void announce(Sampled& s) {
     if (store != nullptr && options.window > 0) {
-      add_window_wait(store->announce(s.batch.input_nodes()));
+      add_window_wait(store->window(s.batch.input_nodes(), feature::FeatureStore::kAnnounce));
       s.announced = true;
     }
   }
@@ -76,7 +76,7 @@ struct Loader::Impl {
   void consume(Sampled& s) {
     if (s.announced) {
       s.announced = false;
-      add_window_wait(store->consume(s.batch.input_nodes()));
+      add_window_wait(store->window(s.batch.input_nodes(), feature::FeatureStore::kConsume));
     }
   }
   void add_window_wait(double seconds) {

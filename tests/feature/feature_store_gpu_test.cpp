@@ -51,7 +51,7 @@ void windowed_step(FeatureStore& store, test::NaiveGpuCache& model, const std::s
     }
     return cached;
   };
-  store.announce(ids);
+  store.window(ids, FeatureStore::kAnnounce);
   model.announce(cached_of(ids));
   window.push_back(std::move(ids));
   if (window.size() < 3) return;
@@ -65,7 +65,7 @@ void windowed_step(FeatureStore& store, test::NaiveGpuCache& model, const std::s
   EXPECT_EQ(s.cache_fills, want.fills) << "gather " << g;
   EXPECT_EQ(s.cache_bypasses, want.bypasses) << "gather " << g;
   EXPECT_EQ(s.gpu_cache_evictions, want.evictions) << "gather " << g;
-  store.consume(batch);
+  store.window(batch, FeatureStore::kConsume);
   model.consume(batch_cached);
 }
 
@@ -160,7 +160,7 @@ TEST(FeatureStoreGpuTest, WindowPinsGpuCacheLines) {
   options.io_depth = 8;
   FeatureStore store(graph::Dataset::open(dir), options, pool);
   const std::vector<int64_t> next{10, 20, 30, 40};
-  store.announce(next);
+  store.window(next, FeatureStore::kAnnounce);
   gather_device(store, next);
   for (uint64_t b = 0; b < 10; ++b) {
     std::vector<int64_t> ids = test::uniform_ids(64, kNodes, 80 + b);
@@ -169,7 +169,7 @@ TEST(FeatureStoreGpuTest, WindowPinsGpuCacheLines) {
   }
   EXPECT_EQ(gather_device(store, next), test::reference_rows(dir, next));
   EXPECT_EQ(store.last_gather().gpu_cache.rows, 4);
-  store.consume(next);
+  store.window(next, FeatureStore::kConsume);
 }
 
 TEST(FeatureStoreGpuTest, CacheCountsMatchTheHostModelOverAWindow) {
@@ -257,9 +257,9 @@ TEST(FeatureStoreGpuTest, StoreAndGatherLeaveTheCallersCurrentDeviceAsItWas) {
   const std::vector<int64_t> ids = test::uniform_ids(500, kNodes, 77);
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   std::vector<std::byte> host(ids.size() * 96);
-  store.announce(ids);
+  store.window(ids, FeatureStore::kAnnounce);
   store.gather(ids, TensorView::contiguous(host.data(), DType::kFloat32, {static_cast<int64_t>(ids.size()), 24}));
-  store.consume(ids);
+  store.window(ids, FeatureStore::kConsume);
   EXPECT_EQ(host, test::reference_rows(dir, ids));
   ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
   EXPECT_EQ(current, 0) << "after a gather";
@@ -323,8 +323,8 @@ TEST(FeatureStoreGpuTest, WindowChangesFromAnotherThreadKeepGathersExact) {
   std::thread sampler([&] {
     for (uint64_t b = 0; !stop.load(); ++b) {
       const std::vector<int64_t> ids = test::uniform_ids(50 * (1 + b % 400), kNodes, 5000 + b);
-      store.announce(ids);
-      store.consume(ids);
+      store.window(ids, FeatureStore::kAnnounce);
+      store.window(ids, FeatureStore::kConsume);
     }
   });
   for (uint64_t b = 0; b < 30; ++b) {

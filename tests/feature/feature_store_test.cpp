@@ -153,9 +153,9 @@ TEST(FeatureStoreTest, ConcurrentCallersAreSerialisedAndExact) {
     callers.emplace_back([&, c] {
       for (uint64_t b = 0; b < 20; ++b) {
         const std::vector<int64_t> ids = uniform_ids(300, kNodes, 1000 * c + b);
-        store.announce(ids);
+        store.window(ids, FeatureStore::kAnnounce);
         if (gather(store, ids) != reference_rows(dir, ids)) ++mismatches;
-        store.consume(ids);
+        store.window(ids, FeatureStore::kConsume);
       }
     });
   }
@@ -290,8 +290,9 @@ TEST(FeatureStoreTest, WindowKeepsAnnouncedRowsCachedUnderPressure) {
   options.io_depth = 8;
   FeatureStore store(graph::Dataset::open(dir), options, pool);
   const std::vector<int64_t> next{10, 20, 30, 40};
-  store.announce(next);
-  store.announce(next);
+  for (const int delta : {0, 2, -2}) EXPECT_THROW(store.window(next, delta), InvalidArgument) << delta;
+  store.window(next, FeatureStore::kAnnounce);
+  store.window(next, FeatureStore::kAnnounce);
   gather(store, next);
   // Many other rows stream through the 32 lines.
   for (uint64_t b = 0; b < 10; ++b) {
@@ -301,8 +302,8 @@ TEST(FeatureStoreTest, WindowKeepsAnnouncedRowsCachedUnderPressure) {
   }
   EXPECT_EQ(gather(store, next), reference_rows(dir, next));
   EXPECT_EQ(store.last_gather().host_cache.rows, 4) << "announced rows were evicted";
-  store.consume(next);
-  store.consume(next);
+  store.window(next, FeatureStore::kConsume);
+  store.window(next, FeatureStore::kConsume);
   for (uint64_t b = 0; b < 10; ++b) {
     std::vector<int64_t> ids = uniform_ids(64, kNodes, 70 + b);
     for (int64_t& id : ids) id = 100 + id % (kNodes - 100);
@@ -321,7 +322,7 @@ TEST(FeatureStoreTest, EveryLinePinnedStillServesTheMinibatch) {
   options.io_depth = 8;
   FeatureStore store(graph::Dataset::open(dir), options, pool);
   const std::vector<int64_t> pinned{1, 2, 3, 4, 5, 6, 7, 8};
-  store.announce(pinned);
+  store.window(pinned, FeatureStore::kAnnounce);
   gather(store, pinned);
   const std::vector<int64_t> ids = uniform_ids(400, kNodes, 5);
   EXPECT_EQ(gather(store, ids), reference_rows(dir, ids));
@@ -348,9 +349,9 @@ TEST(FeatureStoreTest, AnnounceAndConsumeDoNotWaitForAGatherInItsReads) {
   ASSERT_TRUE(gated.wait_entered(std::chrono::seconds(10))) << "the gather never reached its reads";
   const std::vector<int64_t> next = uniform_ids(100, kNodes, 4);
   auto window = std::async(std::launch::async, [&] {
-    store.announce(next);
-    store.consume(next);
-    store.announce(next);
+    store.window(next, FeatureStore::kAnnounce);
+    store.window(next, FeatureStore::kConsume);
+    store.window(next, FeatureStore::kAnnounce);
   });
   const bool returned = window.wait_for(std::chrono::seconds(2)) == std::future_status::ready;
   gated.open();
@@ -409,7 +410,7 @@ TEST(FeatureStoreTest, ConcurrentGathersAnnouncesAndConsumesOnATinyCache) {
       for (uint64_t b = 0; b < 20000 && std::chrono::steady_clock::now() < deadline; ++b) {
         const auto size = static_cast<std::size_t>(1 + philox_u64(c, 9, b) % 8);
         const std::vector<int64_t> ids = uniform_ids(size, kNodes, 100000 * (c + 1) + b);
-        store.announce(ids);
+        store.window(ids, FeatureStore::kAnnounce);
         // Sometimes the announced batch is gathered later as part of a bigger request.
         std::vector<int64_t> request = ids;
         if (b % 3 == 0) {
@@ -417,13 +418,13 @@ TEST(FeatureStoreTest, ConcurrentGathersAnnouncesAndConsumesOnATinyCache) {
           request.insert(request.end(), extra.begin(), extra.end());
         }
         if (!exact(request, gather(store, request))) ++mismatches;
-        store.consume(ids);
+        store.window(ids, FeatureStore::kConsume);
         ++gathers;
       }
     });
   }
   threads.emplace_back([&] {
-    store.announce(pinned);
+    store.window(pinned, FeatureStore::kAnnounce);
     std::vector<std::byte> out(pinned.size() * kRow);
     const TensorView view = TensorView::contiguous(out.data(), DType::kFloat32, {4, 24});
     store.gather(pinned, view);
@@ -433,7 +434,7 @@ TEST(FeatureStoreTest, ConcurrentGathersAnnouncesAndConsumesOnATinyCache) {
       if (!exact(pinned, out)) ++mismatches;
       std::this_thread::yield();
     }
-    store.consume(pinned);
+    store.window(pinned, FeatureStore::kConsume);
   });
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(mismatches.load(), 0);

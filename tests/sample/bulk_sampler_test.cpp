@@ -1109,7 +1109,7 @@ TEST(BulkSampler, CudaDeviceFormOfEmptyProductsAndEmptyFrontiers) {
 
 /// A graph with a hub: node 0 has `hub_degree` in-edges from distinct nodes 1.. (every third
 /// doubled: multiplicities), node 1 about half as many, the rest a sparse random graph.
-OwnedGraph hub_graph(int64_t num_nodes, int64_t hub_degree) {
+[[maybe_unused]] OwnedGraph hub_graph(int64_t num_nodes, int64_t hub_degree) {
   std::vector<std::pair<int64_t, int64_t>> edges;
   edges.reserve(static_cast<std::size_t>(2 * hub_degree + 8 * num_nodes));
   for (int64_t i = 0; i < hub_degree; ++i) {

@@ -127,14 +127,16 @@ class FeatureStore {
   GatherStats gather(std::span<const int64_t> ids, TensorView out, const DeviceIds& device_ids = {},
                      const CudaStream* output_after = nullptr);
 
-  /// Window buffering for the dynamic caches: ids of one minibatch sampled ahead (announce) or
-  /// just gathered (consume). Ids outside the caches' range are ignored. Returns the seconds the
-  /// call waited for the caches' policy lock (held by other callers' announce/consume and by a
-  /// gather's lookups only, never through its I/O) plus, with a GPU cache, for the device (the
-  /// pinned buffer of the window's upload two calls ago): the loader reports it as
-  /// EpochStats::window_wait_seconds.
-  double announce(std::span<const int64_t> ids);
-  double consume(std::span<const int64_t> ids);
+  /// Window buffering for the dynamic caches: the ids of one minibatch sampled ahead (delta
+  /// kAnnounce: each distinct id gains one announced use) or just gathered (kConsume: loses one,
+  /// never below zero). Ids outside the caches' range are ignored; any other delta is an
+  /// InvalidArgument. Returns the seconds the call waited for the caches' policy lock (held by
+  /// other callers' window changes and by a gather's lookups only, never through its I/O) plus,
+  /// with a GPU cache, for the device (the pinned buffer of the window's upload two calls ago): the
+  /// loader reports it as EpochStats::window_wait_seconds.
+  static constexpr int kAnnounce = +1;
+  static constexpr int kConsume = -1;
+  double window(std::span<const int64_t> ids, int delta);
 
   /// Snapshots taken under the statistics' own lock (not the gather's), so safe to call while
   /// another thread (e.g. another loader sharing the store) gathers: the tiers' work in the latest

@@ -292,8 +292,6 @@ std::unique_ptr<GpuTiers, GpuTiersDeleter> make_gpu_tiers(FeatureStore::Impl& st
   return t;
 }
 
-namespace {
-
 // Announce (+1) or consume (-1): the ids cross once, through pinned memory, and the counts change
 // on the device in stream order with the gathers' probes and updates. Returns the seconds the host
 // waited for the device (the window's accounting, EpochStats::window_wait_seconds): for the upload
@@ -321,6 +319,8 @@ double window(GpuTiers& t, std::span<const int64_t> ids, int32_t delta) {
   t.cache.window(static_cast<const int64_t*>(t.window_dev.data()), static_cast<int64_t>(ids.size()), delta, t.stream);
   return waited;
 }
+
+namespace {
 
 // Rows of `list` (count then positions, mapped) gathered by the CPU into `host` (pinned), their
 // ids collected from the caller's ids; then uploaded and scattered into `dst` on the copy stream.
@@ -353,9 +353,6 @@ int64_t stage_rows(FeatureStore::Impl& store, GpuTiers& t, std::span<const int64
 }
 
 }  // namespace
-
-double announce(GpuTiers& t, std::span<const int64_t> ids) { return window(t, ids, +1); }
-double consume(GpuTiers& t, std::span<const int64_t> ids) { return window(t, ids, -1); }
 
 void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView out, GatherStats& stats,
             const DeviceIds& device_ids, const CudaStream* output_after) {

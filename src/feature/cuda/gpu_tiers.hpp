@@ -19,8 +19,8 @@ std::unique_ptr<GpuTiers, GpuTiersDeleter> make_gpu_tiers(FeatureStore::Impl& st
 /// pinned memory; the counts change on the device, in stream order with the gathers. Returns the
 /// seconds the host waited for the device (a pinned buffer's previous upload; the stream, when
 /// the device buffer grows).
-double announce(GpuTiers& tiers, std::span<const int64_t> ids);
-double consume(GpuTiers& tiers, std::span<const int64_t> ids);
+/// `delta`: +1 (announce) or -1 (consume).
+double window(GpuTiers& tiers, std::span<const int64_t> ids, int32_t delta);
 
 /// out[k] = X[ids[k]] into device memory (or host memory through a device bounce), every tier
 /// working at once. The device routes the positions (gather_route.cuh: a census of the ids, the
