@@ -947,7 +947,7 @@ TEST(BulkSampler, CudaMatchesCpu) {
 
 TEST(BulkSampler, CudaMatricesLargerThanTheFreeMemoryFailAtCreation) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the bulk sampler's budget check not checked";
-  const OwnedGraph g = OwnedGraph::random(1 << 19, 8, 19);
+  const OwnedGraph g = OwnedGraph::random(1 << 20, 8, 19);
   // The row pointers alone need this much; the check counts the entries too.
   const auto row_pointers = static_cast<int64_t>(g.indptr.size() * sizeof(int64_t));
   test::DeviceFill fill(row_pointers);

@@ -172,20 +172,30 @@ std::vector<int64_t> random_seeds(int64_t num_nodes, int64_t count, uint64_t see
 }
 
 DeviceFill::DeviceFill(int64_t below) : below_(below) {
-  for (int block = 0; block < 16 && free_bytes() >= below_; ++block) {
-    int64_t take = free_bytes() - below_ / 2;
-    while (take > 0) {
-      try {
-        blocks_.emplace_back(MemoryKind::kDevice, static_cast<std::size_t>(take), 0);
-        break;
-      } catch (const OutOfMemory&) {
+  // Whether a block of `bytes` can be had now (given back at once).
+  const auto fits = [](int64_t bytes) {
+    try {
+      const Buffer probe(MemoryKind::kDevice, static_cast<std::size_t>(bytes), 0);
+      return true;
+    } catch (const OutOfMemory&) {
 #if GRAPHTIER_WITH_CUDA
-        (void)cudaGetLastError();  // the refused cudaMalloc must not fail the next launch check
+      (void)cudaGetLastError();  // the refused cudaMalloc must not fail the next launch check
 #endif
-        take -= int64_t{16} << 20;
-      }
+      return false;
     }
-    if (take <= 0) break;
+  };
+  for (int block = 0; block < 16 && free_bytes() >= below_; ++block) {
+    // The largest block up to what is free minus below / 2 that cudaMalloc grants, to within
+    // 256 KiB (a bisection: it may refuse a little less than the free bytes, by its granularity).
+    int64_t lo = 0;
+    int64_t hi = free_bytes() - below_ / 2;
+    if (hi > 0 && fits(hi)) lo = hi;
+    while (hi - lo > (int64_t{256} << 10)) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      (fits(mid) ? lo : hi) = mid;
+    }
+    if (lo <= 0) break;
+    blocks_.emplace_back(MemoryKind::kDevice, static_cast<std::size_t>(lo), 0);
   }
 }
 

@@ -61,8 +61,8 @@ MiniBatch reference_sample(const OwnedGraph& g, std::span<const int64_t> seeds, 
 std::vector<int64_t> random_seeds(int64_t num_nodes, int64_t count, uint64_t seed);
 
 /// Device 0's memory taken until less than `below` bytes are free (blocks of what is free minus
-/// below / 2; cudaMalloc may refuse a little less than the free bytes, so each steps down by 16
-/// MiB until it is accepted), for the tests of the budget checks at creation; given back by
+/// below / 2, or the largest cudaMalloc grants below that, found to within 256 KiB), for the tests
+/// of the budget checks at creation; given back by
 /// release() or on destruction, on every path out of a test. Tests that use it take the whole
 /// device: scripts/gpu-check.sh runs them alone (whole_device_tests).
 class DeviceFill {
