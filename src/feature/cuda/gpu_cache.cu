@@ -399,10 +399,10 @@ DeviceCache::DeviceCache(int64_t lines, int64_t row_bytes, int64_t base, int64_t
   GRAPHTIER_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
   GRAPHTIER_CUDA_CHECK(
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, sweep_kernel, kSweepThreads, 0));
-  const int64_t resident = cooperative != 0 ? static_cast<int64_t>(multiprocessors) * std::min(per_multiprocessor, 1) : 1;
-  sweep_blocks_ = static_cast<int>(std::clamp<int64_t>((lines_ + kSweepThreads - 1) / kSweepThreads, 1,
-                                                       std::max<int64_t>(1, resident)));
-  sweep_scratch_ = Buffer(MemoryKind::kDevice, sizeof(unsigned long long) + sweep_blocks_ * sizeof(int), device);
+  const int64_t resident = cooperative != 0 && per_multiprocessor > 0 ? multiprocessors : 1;
+  sweep_blocks_ = static_cast<int>(std::clamp<int64_t>((lines_ + kSweepThreads - 1) / kSweepThreads, 1, resident));
+  sweep_cleared_ = Buffer(MemoryKind::kDevice, sizeof(unsigned long long), device);
+  sweep_victims_ = Buffer(MemoryKind::kDevice, static_cast<std::size_t>(sweep_blocks_) * sizeof(int), device);
 }
 
 void DeviceCache::serve(const ServeRows& rows, uint32_t stamp, CacheCounters* counters, cudaStream_t stream) {
@@ -455,8 +455,8 @@ void DeviceCache::update(const ServeRows& rows, uint32_t stamp, CacheCounters* c
               static_cast<CacheState*>(state_.data()),
               counters,
               stamp,
-              reinterpret_cast<int*>(static_cast<std::byte*>(sweep_scratch_.data()) + sizeof(unsigned long long)),
-              static_cast<unsigned long long*>(sweep_scratch_.data())};
+              static_cast<int*>(sweep_victims_.data()),
+              static_cast<unsigned long long*>(sweep_cleared_.data())};
   GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(a.cleared, 0, sizeof(unsigned long long), stream));
   if (sweep_blocks_ == 1) {
     sweep_kernel<<<1, kSweepThreads, 0, stream>>>(a);

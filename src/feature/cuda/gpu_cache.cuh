@@ -93,7 +93,8 @@ class DeviceCache {
   Buffer reuse_;        // [num_nodes - base] announced uses per key
   Buffer state_;        // CacheState: hand, never-used lines
   int sweep_blocks_ = 1;  // the victim sweep's grid (a cooperative launch when above 1)
-  Buffer sweep_scratch_;  // the sweep's cleared count, then its blocks' victims per round
+  Buffer sweep_cleared_;  // the sweep's count of second-chance bits its first lap cleared
+  Buffer sweep_victims_;  // [sweep_blocks_] one round's victims per block
   // Per-gather scratch, grown on demand (stream-ordered, kept between gathers).
   ::graphtier::cuda::DeviceScratch<int64_t> pending_keys_, pending_first_, iota_, fill_pos_, fill_slot_, evict_key_,
       fill_count_, window_keys_, window_first_;
