@@ -201,7 +201,13 @@ DeviceFill::DeviceFill(int64_t below) : below_(below) {
 
 int64_t DeviceFill::free_bytes() const { return device_memory(0).free_bytes; }
 
-bool DeviceFill::filled() const { return free_bytes() < below_; }
+std::string DeviceFill::unfilled() {
+  const int64_t free_now = free_bytes();
+  if (free_now < below_) return {};
+  release();
+  return "could not fill the device down to less than " + std::to_string(below_) + " free bytes (" +
+         std::to_string(free_now) + ")";
+}
 
 void DeviceFill::release() { blocks_.clear(); }
 

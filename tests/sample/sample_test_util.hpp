@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "graphtier/core/memory.hpp"
@@ -71,8 +72,9 @@ class DeviceFill {
   ~DeviceFill() { release(); }
   DeviceFill(const DeviceFill&) = delete;
   DeviceFill& operator=(const DeviceFill&) = delete;
-  /// Whether less than `below` bytes are free now (else the test should skip, saying so).
-  bool filled() const;
+  /// Empty when less than `below` bytes are free now; else gives the memory back and says why the
+  /// test must skip: `if (const std::string why = fill.unfilled(); !why.empty()) GTEST_SKIP() << why;`
+  std::string unfilled();
   int64_t free_bytes() const;
   void release();
 
