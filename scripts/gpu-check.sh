@@ -190,7 +190,7 @@ phase_e2e() {
 
 phases=("$@")
 ((${#phases[@]})) || phases=(test python sample layer bench e2e)
-declare -A budget=([test]=90 [python]=60 [sample]=90 [layer]=40 [bench]=60 [e2e]=70)
+declare -A budget=([test]=90 [python]=60 [sample]=90 [layer]=40 [bench]=110 [e2e]=70)
 needs_gpu=" sample layer bench e2e "
 rm -f "$data.layer.jsonl"
 status=0
@@ -211,7 +211,7 @@ for p in "${phases[@]}"; do
   start=$SECONDS
   # Under the limit in a subshell of its own; `timeout` ends the phase's whole process group.
   export -f "phase_$p" python_package wait_data
-  export out bundle data py gt jobs ext_build gen_pid
+  export out bundle data py gt jobs ext_build gen_pid whole_device_tests
   timeout --kill-after=5 "$limit" bash -c "phase_$p"
   rc=$?
   ((rc == 124)) && log "phase $p stopped at its limit of $limit s"
