@@ -49,6 +49,7 @@ using Clock = std::chrono::steady_clock;
 struct Run {
   double rows_per_second = 0;
   double bytes_per_second = 0;
+  int64_t gathers = 0;
   feature::GatherStats stats;
 };
 
@@ -93,6 +94,7 @@ Run run_gather(feature::FeatureStore& store, int64_t batch_rows, double skew, do
   for (std::size_t b = 0; seconds_since(start) < seconds; ++b) {
     r.stats += store.gather(batches[b % batches.size()], view, ids_on_device[b % batches.size()]);
     rows += batch_rows;
+    ++r.gathers;
   }
   const double elapsed = seconds_since(start);
   r.rows_per_second = static_cast<double>(rows) / elapsed;
@@ -209,6 +211,7 @@ int main(int argc, char** argv) {
           row["calibrated_near_span_bytes"] = p.near_span_bytes;
           row["calibrated_near_zero_copy_rows_per_second"] = p.near_zero_copy_rows_per_second;
           row["calibrated_cpu_copy_rows_per_second"] = p.cpu_copy_rows_per_second;
+          row["calibrated_link_rows_per_second"] = p.link_rows_per_second;
           row["over_best_alone"] = r.bytes_per_second / best_alone;
           row["over_pinned_h2d"] = r.bytes_per_second / h2d;
         }
@@ -236,7 +239,14 @@ int main(int argc, char** argv) {
                          {"device_time_bytes_per_second", static_cast<double>(r.stats.gpu_hot.bytes) /
                                                               std::max(1e-12, r.stats.gpu_hot.seconds)},
                          {"device_time_over_d2d", static_cast<double>(r.stats.gpu_hot.bytes) /
-                                                      std::max(1e-12, r.stats.gpu_hot.seconds) / d2d}};
+                                                      std::max(1e-12, r.stats.gpu_hot.seconds) / d2d},
+                         // Per gather: the host's clock around the call, and the device's from
+                         // before the ids' upload to the serve kernel's end (events).
+                         {"microseconds_per_gather", 1e6 * r.stats.io.seconds / std::max<int64_t>(1, r.gathers)},
+                         {"device_ids_microseconds_per_gather", 1e6 * d.stats.io.seconds / std::max<int64_t>(1, d.gathers)},
+                         {"serve_event_microseconds_per_gather", 1e6 * r.stats.gpu_hot.seconds / std::max<int64_t>(1, r.gathers)},
+                         {"device_ids_serve_event_microseconds_per_gather",
+                          1e6 * d.stats.gpu_hot.seconds / std::max<int64_t>(1, d.gathers)}};
       }
       if (row_bytes == 4096) {
         feature::FeatureStoreOptions o;  // every row on storage

@@ -18,15 +18,17 @@ double zero_copy_rate(const PinnedPaths& p, double span_bytes) {
                   t * (std::log(p.zero_copy_rows_per_second) - std::log(p.near_zero_copy_rows_per_second)));
 }
 
-double split_share(double zc, double cpu) {
+double split_share(double zc, double cpu, double link) {
   if (zc <= 0 && cpu <= 0) return 0;
   if (zc > kPinnedSplitRatio * cpu) return 1;
   if (cpu > kPinnedSplitRatio * zc) return 0;
-  return zc / (zc + cpu);
+  const double proportional = zc / (zc + cpu);
+  if (link <= 0 || zc + cpu <= link) return proportional;
+  return std::max(proportional, std::min(1.0, zc / link));
 }
 
 double zero_copy_fraction(const PinnedPaths& p, double span_bytes) {
-  return split_share(zero_copy_rate(p, span_bytes), p.cpu_copy_rows_per_second);
+  return split_share(zero_copy_rate(p, span_bytes), p.cpu_copy_rows_per_second, p.link_rows_per_second);
 }
 
 SplitTable split_table(const PinnedPaths& paths) {

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <future>
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -242,7 +243,8 @@ TEST(FeatureStoreTest, OutOfRangeIdsAreRejectedBeforeAnyRead) {
   options.read_device = &counting;
   options.io_depth = 8;
   FeatureStore store(graph::Dataset::open(dir), options, pool);
-  for (const int64_t bad : {int64_t{-1}, kNodes, int64_t{1} << 40}) {
+  for (const int64_t bad : {int64_t{-1}, kNodes, int64_t{1} << 40, std::numeric_limits<int64_t>::min(),
+                            std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min() + kNodes}) {
     const std::vector<int64_t> ids{1, 900, bad, 5};
     std::vector<std::byte> out(ids.size() * 96, std::byte{0x5a});
     try {

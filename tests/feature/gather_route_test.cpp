@@ -199,6 +199,32 @@ TEST(GatherRouteTest, RoutesAloneMatchTheHostRoutingWhenNothingIsStaged) {
   EXPECT_EQ(checked, 9);
 }
 
+TEST(GatherRouteTest, ServeSourcesAreTheArchitecturesTable) {
+  // docs/architecture.md, "GPU software cache": hot rows from the hot tier; a probed row from its
+  // line when it hit, else a zero-copy row from pinned memory and a storage row left for the host;
+  // a staged row never (the host gathered it, hit or not).
+  struct Case {
+    uint8_t route;
+    bool probed;
+    ServeSource miss;
+    ServeSource hit;
+  };
+  const Case cases[] = {{kRouteHot, false, kServeHot, kServeHot},
+                        {kRouteZeroCopy, true, kServePinned, kServeLine},
+                        {kRouteStaged, false, kServeNone, kServeNone},
+                        {kRouteProbe, true, kServeNone, kServeLine},
+                        {kRouteStagedProbe, true, kServeNone, kServeNone}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(static_cast<int>(c.route));
+    EXPECT_EQ(probes_cache(c.route), c.probed);
+    EXPECT_EQ(serve_source(c.route, false), c.miss);
+    // Only a probed position can hit.
+    if (c.probed) {
+      EXPECT_EQ(serve_source(c.route, true), c.hit);
+    }
+  }
+}
+
 TEST(GatherRouteTest, MissedPositionsMatchTheHostScanOfTheHitFlags) {
   const RouteBounds b{100, 400, true};
   const std::vector<int64_t> ids = draw_ids(2000, 1000, 4);

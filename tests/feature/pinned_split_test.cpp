@@ -49,6 +49,33 @@ TEST(PinnedSplitTest, ShareIsProportionalToTheRatesAndAllOrNothingBeyondEightTim
   EXPECT_DOUBLE_EQ(split_share(1, 0), 1);
 }
 
+TEST(PinnedSplitTest, ALinkBothPathsCrossCapsWhatTheCpuIsGiven) {
+  // A link faster than the two together changes nothing.
+  EXPECT_DOUBLE_EQ(split_share(300, 100, 400), 0.75);
+  EXPECT_DOUBLE_EQ(split_share(300, 100, 1000), 0.75);
+  // The H200's 512 B rows: zero-copy 96M rows/s, the CPU path 18M, one 55 GB/s link = 107M rows/s.
+  // Zero-copy keeps what it moves in the link's time; the CPU's share is done well before it.
+  const double share = split_share(96e6, 18e6, 107e6);
+  EXPECT_NEAR(share, 96.0 / 107.0, 1e-12);
+  EXPECT_LE((1 - share) / 18e6, share / 96e6);
+  // Zero-copy alone at (or above) the link: all of it.
+  EXPECT_DOUBLE_EQ(split_share(50, 20, 50), 1);
+  EXPECT_DOUBLE_EQ(split_share(60, 20, 50), 1);
+  // Never below the proportional share, and the all-or-nothing rule first.
+  EXPECT_DOUBLE_EQ(split_share(100, 801, 300), 0);
+  EXPECT_GE(split_share(40, 30, 50), 40.0 / 70.0);
+  // Each share over a sweep of rates: the slower path's time never exceeds the link's.
+  for (double zc = 5; zc <= 100; zc += 5) {
+    for (double cpu = 5; cpu <= 100; cpu += 5) {
+      const double link = 60;
+      const double s = split_share(zc, cpu, link);
+      if (s == 0 || s == 1) continue;
+      const double time = std::max(s / zc, (1 - s) / cpu);
+      EXPECT_LE(time, std::max(1 / (zc + cpu), 1 / link) * (1 + 1e-12)) << zc << " " << cpu;
+    }
+  }
+}
+
 TEST(PinnedSplitTest, NarrowRequestsGoToZeroCopyWideOnesMostlyToTheCpu) {
   const PinnedPaths p = floor_128b();
   EXPECT_NEAR(zero_copy_fraction(p, 100 * kMiB), 400.0 / 556.0, 1e-12);
@@ -66,6 +93,11 @@ TEST(PinnedSplitTest, NarrowRequestsGoToZeroCopyWideOnesMostlyToTheCpu) {
   large.zero_copy_rows_per_second = 12e6;
   large.cpu_copy_rows_per_second = 5e6;
   EXPECT_NEAR(zero_copy_fraction(large, 8 * 1024 * kMiB), 0.7, 0.01);
+  // Through a 50 GB/s link (12.2M rows/s at 4 KiB) zero-copy carries its rate over the link's.
+  large.link_rows_per_second = 50e9 / 4096;
+  EXPECT_NEAR(zero_copy_fraction(large, 8 * 1024 * kMiB),
+              zero_copy_rate(large, 8 * 1024 * kMiB) / large.link_rows_per_second, 1e-12);
+  EXPECT_GT(zero_copy_fraction(large, 8 * 1024 * kMiB), 0.98);
 }
 
 }  // namespace

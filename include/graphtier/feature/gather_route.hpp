@@ -60,6 +60,21 @@ GRAPHTIER_HD uint8_t route_alone(int64_t id, const RouteBounds& b) { return rout
 /// Positions whose bytes the host gathers into staging before it could know whether they hit.
 GRAPHTIER_HD bool is_staged(uint8_t route) { return route == kRouteStaged || route == kRouteStagedProbe; }
 
+/// Whether the serve kernel probes the GPU cache (when there is one) for a position of `route`:
+/// every row that may sit in a line, the pinned tier's and the storage tier's.
+GRAPHTIER_HD bool probes_cache(uint8_t route) { return route != kRouteHot && route != kRouteStaged; }
+
+/// Where the serve kernel reads the row of a position of `route` whose probe found a line (`hit`)
+/// or not: none where the host stages the row (a staged probe's hit only marks the line used).
+enum ServeSource : uint8_t { kServeNone = 0, kServeHot, kServeLine, kServePinned };
+
+GRAPHTIER_HD ServeSource serve_source(uint8_t route, bool hit) {
+  if (route == kRouteHot) return kServeHot;
+  if (route == kRouteStagedProbe || route == kRouteStaged) return kServeNone;
+  if (hit) return kServeLine;
+  return route == kRouteZeroCopy ? kServePinned : kServeNone;
+}
+
 /// What one gather's ids hold, summed over positions (repeats count each time). Zero-initialised;
 /// the span is kept as two maxima so that every field merges by + or max from zero.
 struct GatherCensus {

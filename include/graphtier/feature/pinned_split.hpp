@@ -20,6 +20,9 @@ struct PinnedPaths {
   double tier_bytes = 0;                      // the whole tier's span
   double near_span_bytes = 0;                 // the narrow span measured (0: the tier is no wider)
   double near_zero_copy_rows_per_second = 0;  // zero-copy over rows within near_span_bytes
+  /// The host-to-device link: one DMA copy of pinned rows, in rows/s at the store's row size (0:
+  /// not measured). Both paths cross it, so together they cannot go faster.
+  double link_rows_per_second = 0;
 };
 
 /// Above this ratio of rates the slower path is not worth the split's bookkeeping.
@@ -31,7 +34,11 @@ double zero_copy_rate(const PinnedPaths& paths, double span_bytes);
 
 /// The zero-copy share when both paths run at once, each given rows in proportion to its rate
 /// (1 or 0 when one path is over kPinnedSplitRatio times the other; 0 when neither was measured).
-double split_share(double zero_copy_rows_per_second, double cpu_copy_rows_per_second);
+/// Both cross one link of `link_rows_per_second` (0: unbounded): when the two rates together
+/// exceed it, the request takes the link's time whatever the split, so zero-copy (no host wait, no
+/// staging) keeps all it can carry in that time, min(1, zero-copy / link), and the CPU the rest.
+double split_share(double zero_copy_rows_per_second, double cpu_copy_rows_per_second,
+                   double link_rows_per_second = 0);
 
 /// The zero-copy share of a request whose pinned-tier rows span `span_bytes` ((max id - min id +
 /// 1) x row stride).

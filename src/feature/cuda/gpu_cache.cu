@@ -52,15 +52,13 @@ unsigned blocks_for(int64_t items, int64_t per_block) {
   return static_cast<unsigned>(std::clamp<int64_t>((items + per_block - 1) / per_block, 1, 65535));
 }
 
-// Adds one block's count to a counter: the block's warps add into shared memory, thread 0 adds the
-// total with one global atomic (per-warp atomics on one address serialise in L2: 65536 of them per
+// Adds one block's count to a counter: the block's threads add their nonzero counts into shared
+// memory, thread 0 adds the total with one global atomic (per-warp atomics on one address serialise in L2: 65536 of them per
 // gather of 65536 rows). Every thread of the block calls it.
-__device__ __forceinline__ void add_block_counts(unsigned long long (&shared)[3], const int64_t (&mine)[3], int lane,
+__device__ __forceinline__ void add_block_counts(unsigned long long (&shared)[3], const int64_t (&mine)[3],
                                                  CacheCounters* counters) {
-  if (lane == 0) {
-    for (int c = 0; c < 3; ++c) {
-      if (mine[c] != 0) atomicAdd(&shared[c], static_cast<unsigned long long>(mine[c]));
-    }
+  for (int c = 0; c < 3; ++c) {
+    if (mine[c] != 0) atomicAdd(&shared[c], static_cast<unsigned long long>(mine[c]));
   }
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -73,9 +71,12 @@ __device__ __forceinline__ void add_block_counts(unsigned long long (&shared)[3]
   }
 }
 
-// One warp per output position: the hot tier, a probe of the table (lane 0, the slot broadcast),
-// the line or the pinned row. With r.route_here the warp routes its position (route_alone) and
-// writes the route for the kernels after it.
+// A warp takes kServeGroup positions at once: one lane each loads its id, routes it (with
+// r.route_here: route_alone, the route written for the kernels after it), probes the table and
+// picks its row's source (serve_source); then the warp copies the group's rows one after another,
+// the next row's loads behind no id or probe. So a row waits for one memory round trip, not three.
+constexpr int kServeGroup = 8;
+
 __global__ void serve_kernel(ServeRows r, Table table, const std::byte* lines, uint8_t* referenced, uint32_t* stamps,
                              bool cached, uint32_t stamp, CacheCounters* counters) {
   __shared__ unsigned long long block_counts[3];  // hot rows, hits, zero-copy rows
@@ -85,44 +86,52 @@ __global__ void serve_kernel(ServeRows r, Table table, const std::byte* lines, u
   const int64_t first_warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
   const int64_t num_warps = static_cast<int64_t>(gridDim.x) * blockDim.x / kWarp;
   int64_t counts[3] = {0, 0, 0};
-  for (int64_t k = first_warp; k < r.n; k += num_warps) {
-    const int64_t id = r.ids[k];
-    uint8_t route = 0;
-    if (r.route_here) {
-      route = route_alone(id, r.bounds);
-      if (lane == 0) r.route[k] = route;
-    } else {
-      route = r.route[k];
-    }
-    std::byte* dst = r.out + k * r.row_bytes;
-    if (route == kRouteHot) {
-      if (lane == 0 && r.hit != nullptr) r.hit[k] = 0;
-      warp_copy_row(r.hot + id * r.row_bytes, dst, r.row_bytes, lane);
-      ++counts[0];
-      continue;
-    }
-    int64_t slot = -1;
-    if (cached && route != kRouteStaged) {
-      if (lane == 0) {
+  for (int64_t group = first_warp * kServeGroup; group < r.n; group += num_warps * kServeGroup) {
+    const int64_t k = group + lane;
+    const std::byte* src = nullptr;
+    if (lane < kServeGroup && k < r.n) {
+      const int64_t id = r.ids[k];
+      uint8_t route = 0;
+      if (r.route_here) {
+        route = route_alone(id, r.bounds);
+        r.route[k] = route;
+      } else {
+        route = r.route[k];
+      }
+      int64_t slot = -1;
+      if (cached && probes_cache(route)) {
         slot = gpu::table_find(table.keys, table.slots, table.mask, id);
         if (slot >= 0) {
           referenced[slot] = 1;
           stamps[slot] = stamp;
         }
       }
-      slot = __shfl_sync(kFullMask, slot, 0);
+      if (r.hit != nullptr) r.hit[k] = slot >= 0 ? 1 : 0;
+      switch (serve_source(route, slot >= 0)) {
+        case kServeHot:
+          src = r.hot + id * r.row_bytes;
+          ++counts[0];
+          break;
+        case kServeLine:
+          src = lines + slot * r.row_bytes;
+          ++counts[1];
+          break;
+        case kServePinned:
+          src = r.pinned + (id - r.pinned_begin) * r.pinned_pitch;
+          ++counts[2];
+          break;
+        case kServeNone:
+          break;
+      }
     }
-    if (lane == 0 && r.hit != nullptr) r.hit[k] = slot >= 0 ? 1 : 0;
-    if (route == kRouteStagedProbe) continue;  // the CPU gathered it before it could know
-    if (slot >= 0) {
-      warp_copy_row(lines + slot * r.row_bytes, dst, r.row_bytes, lane);
-      ++counts[1];
-    } else if (route == kRouteZeroCopy) {
-      warp_copy_row(r.pinned + (id - r.pinned_begin) * r.pinned_pitch, dst, r.row_bytes, lane);
-      ++counts[2];
+    const int64_t rows = r.n - group < kServeGroup ? r.n - group : kServeGroup;
+    for (int j = 0; j < rows; ++j) {
+      const auto from = reinterpret_cast<const std::byte*>(
+          __shfl_sync(kFullMask, reinterpret_cast<unsigned long long>(src), j));
+      if (from != nullptr) warp_copy_row(from, r.out + (group + j) * r.row_bytes, r.row_bytes, lane);
     }
   }
-  add_block_counts(block_counts, counts, lane, counters);
+  add_block_counts(block_counts, counts, counters);
 }
 
 // A position the cache saw and missed.
@@ -408,7 +417,7 @@ DeviceCache::DeviceCache(int64_t lines, int64_t row_bytes, int64_t base, int64_t
 void DeviceCache::serve(const ServeRows& rows, uint32_t stamp, CacheCounters* counters, cudaStream_t stream) {
   if (rows.n == 0) return;
   const Table table{static_cast<int64_t*>(table_keys_.data()), static_cast<int64_t*>(table_slots_.data()), mask_};
-  serve_kernel<<<blocks_for(rows.n, kThreads / kWarp), kThreads, 0, stream>>>(
+  serve_kernel<<<blocks_for((rows.n + kServeGroup - 1) / kServeGroup, kThreads / kWarp), kThreads, 0, stream>>>(
       rows, table, static_cast<const std::byte*>(lines_data_.data()), static_cast<uint8_t*>(referenced_.data()),
       static_cast<uint32_t*>(stamp_.data()), lines_ > 0, stamp, counters);
   GRAPHTIER_CUDA_CHECK_LAUNCH("serve_kernel");
