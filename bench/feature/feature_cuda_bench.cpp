@@ -51,6 +51,8 @@ struct Run {
   double bytes_per_second = 0;
   int64_t gathers = 0;
   feature::GatherStats stats;
+  /// Microseconds per gather of `seconds` summed over the run's gathers.
+  double per_gather_us(double seconds) const { return 1e6 * seconds / static_cast<double>(std::max<int64_t>(1, gathers)); }
 };
 
 // Uniform ids (skew 1) or a power law over hotness order: id = floor(N * u^skew).
@@ -201,7 +203,13 @@ int main(int argc, char** argv) {
                                  {"hit_rows", hits.stats.gpu_cache.rows}, {"pinned_rows_per_second", r.rows_per_second},
                                  {"over_pinned", hits.rows_per_second / r.rows_per_second},
                                  {"device_ids_rows_per_second", hits_device_ids.rows_per_second},
-                                 {"device_ids_over_pinned", hits_device_ids.rows_per_second / r.rows_per_second}};
+                                 {"device_ids_over_pinned", hits_device_ids.rows_per_second / r.rows_per_second},
+                                 // Per gather, as the hot tier's: host clock, then device events.
+                                 {"microseconds_per_gather", hits.per_gather_us(hits.stats.io.seconds)},
+                                 {"device_ids_microseconds_per_gather",
+                                  hits_device_ids.per_gather_us(hits_device_ids.stats.io.seconds)},
+                                 {"device_ids_serve_event_microseconds_per_gather",
+                                  hits_device_ids.per_gather_us(hits_device_ids.stats.gpu_cache.seconds)}};
         }
         if (path == feature::PinnedPath::kMeasured) {
           // The start-up calibration the per-request split uses (feature/pinned_split.hpp).
@@ -242,11 +250,10 @@ int main(int argc, char** argv) {
                                                       std::max(1e-12, r.stats.gpu_hot.seconds) / d2d},
                          // Per gather: the host's clock around the call, and the device's from
                          // before the ids' upload to the serve kernel's end (events).
-                         {"microseconds_per_gather", 1e6 * r.stats.io.seconds / std::max<int64_t>(1, r.gathers)},
-                         {"device_ids_microseconds_per_gather", 1e6 * d.stats.io.seconds / std::max<int64_t>(1, d.gathers)},
-                         {"serve_event_microseconds_per_gather", 1e6 * r.stats.gpu_hot.seconds / std::max<int64_t>(1, r.gathers)},
-                         {"device_ids_serve_event_microseconds_per_gather",
-                          1e6 * d.stats.gpu_hot.seconds / std::max<int64_t>(1, d.gathers)}};
+                         {"microseconds_per_gather", r.per_gather_us(r.stats.io.seconds)},
+                         {"device_ids_microseconds_per_gather", d.per_gather_us(d.stats.io.seconds)},
+                         {"serve_event_microseconds_per_gather", r.per_gather_us(r.stats.gpu_hot.seconds)},
+                         {"device_ids_serve_event_microseconds_per_gather", d.per_gather_us(d.stats.gpu_hot.seconds)}};
       }
       if (row_bytes == 4096) {
         feature::FeatureStoreOptions o;  // every row on storage

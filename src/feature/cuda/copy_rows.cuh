@@ -57,6 +57,48 @@ __device__ __forceinline__ void warp_copy_row(const std::byte* src, std::byte* d
   }
 }
 
+// A warp moves rows a..a+count-1 whose sources lane j holds in `src` (lane j: row j; null: a row
+// the warp leaves alone) to dst + j * row_bytes, several rows a round: rows that are whole 512-byte
+// chunks (a warp-wide int4 load each) of at most 2 KiB, sources on 128-byte segments, dst on 16
+// bytes, move kRowUnroll chunks per lane in flight, so 512 B rows four at a time and 1 KiB rows two
+// (warp_copy_row keeps one row in flight). Returns false, having moved nothing, for other rows.
+// Every lane of the warp calls it with the same dst, row_bytes and count.
+__device__ __forceinline__ bool warp_copy_rows_packed(const std::byte* src, std::byte* dst, int64_t row_bytes,
+                                                      int count, int lane) {
+  constexpr int kWarp = 32;
+  constexpr int64_t kVector = 16;
+  constexpr int64_t kChunk = kWarp * kVector;  // 512 bytes: one warp-wide int4 load
+  constexpr int kRowUnroll = 4;
+  constexpr unsigned kAll = 0xffffffffu;
+  const bool aligned = reinterpret_cast<uintptr_t>(src) % 128 == 0;
+  if (row_bytes % kChunk != 0 || row_bytes > kRowUnroll * kChunk || reinterpret_cast<uintptr_t>(dst) % kVector != 0 ||
+      !__all_sync(kAll, aligned)) {
+    return false;
+  }
+  const int chunks = static_cast<int>(row_bytes / kChunk);  // 1..4
+  const int per_round = kRowUnroll / chunks;                // rows a round: 4, 2, 1, 1
+  for (int first = 0; first < count; first += per_round) {
+    int4 v[kRowUnroll];
+    const std::byte* from[kRowUnroll];
+#pragma unroll
+    for (int u = 0; u < kRowUnroll; ++u) {
+      const int row = first + u / chunks;
+      const auto s = reinterpret_cast<const std::byte*>(
+          __shfl_sync(kAll, reinterpret_cast<unsigned long long>(src), row % kWarp));
+      from[u] = u < per_round * chunks && row < count ? s : nullptr;
+      v[u] = from[u] != nullptr ? *reinterpret_cast<const int4*>(from[u] + (u % chunks) * kChunk + lane * kVector)
+                                : make_int4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < kRowUnroll; ++u) {
+      if (from[u] == nullptr) continue;
+      const int row = first + u / chunks;
+      *reinterpret_cast<int4*>(dst + row * row_bytes + (u % chunks) * kChunk + lane * kVector) = v[u];
+    }
+  }
+  return true;
+}
+
 struct RowCopy {
   const std::byte* src = nullptr;
   int64_t src_pitch = 0;

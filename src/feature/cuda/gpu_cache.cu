@@ -73,11 +73,15 @@ __device__ __forceinline__ void add_block_counts(unsigned long long (&shared)[3]
 
 // A warp takes kServeGroup positions at once: one lane each loads its id, routes it (with
 // r.route_here: route_alone, the route written for the kernels after it), probes the table and
-// picks its row's source (serve_source); then the warp copies the group's rows one after another,
-// the next row's loads behind no id or probe. So a row waits for one memory round trip, not three.
+// picks its row's source (serve_source); then the warp copies the group's rows, several a round
+// where they are whole 512-byte chunks (warp_copy_rows_packed), else one after another, the next
+// row's loads behind no id or probe. So a row waits for one memory round trip, not three.
 constexpr int kServeGroup = 8;
+// Five blocks a multiprocessor (48 registers, no spills): 40 warps' loads in flight, not the 32 that
+// the 64 registers the compiler picks alone allow.
+constexpr int kServeBlocksPerSm = 5;
 
-__global__ void serve_kernel(ServeRows r, Table table, const std::byte* lines, uint8_t* referenced, uint32_t* stamps,
+__global__ void __launch_bounds__(kThreads, kServeBlocksPerSm) serve_kernel(ServeRows r, Table table, const std::byte* lines, uint8_t* referenced, uint32_t* stamps,
                              bool cached, uint32_t stamp, CacheCounters* counters) {
   __shared__ unsigned long long block_counts[3];  // hot rows, hits, zero-copy rows
   if (threadIdx.x < 3) block_counts[threadIdx.x] = 0;
@@ -124,7 +128,8 @@ __global__ void serve_kernel(ServeRows r, Table table, const std::byte* lines, u
           break;
       }
     }
-    const int64_t rows = r.n - group < kServeGroup ? r.n - group : kServeGroup;
+    const auto rows = static_cast<int>(r.n - group < kServeGroup ? r.n - group : kServeGroup);
+    if (warp_copy_rows_packed(src, r.out + group * r.row_bytes, r.row_bytes, rows, lane)) continue;
     for (int j = 0; j < rows; ++j) {
       const auto from = reinterpret_cast<const std::byte*>(
           __shfl_sync(kFullMask, reinterpret_cast<unsigned long long>(src), j));

@@ -469,11 +469,14 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
       GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.copied, t.copy_stream));
       GRAPHTIER_CUDA_CHECK(cudaStreamWaitEvent(t.stream, t.copied, 0));
     }
-    GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.events[kStagedDone], t.stream));
     // Every output row has landed: the batched cache update (misses -> lines) reads them. Without
-    // a pinned tier only storage positions can miss, and the host knows there were none.
-    if (!(may_miss && !pinned_tier && missed_rows == 0)) t.cache.update(rows, t.stamp, counters, t.stream);
-    GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.events[kUpdateDone], t.stream));
+    // a pinned tier only storage positions can miss, and the host knows there were none. (Its two
+    // events only with a cache: each call is a few microseconds of a gather's fixed cost.)
+    if (cached) {
+      GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.events[kStagedDone], t.stream));
+      if (!(may_miss && !pinned_tier && missed_rows == 0)) t.cache.update(rows, t.stamp, counters, t.stream);
+      GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.events[kUpdateDone], t.stream));
+    }
     if (out.memory != MemoryKind::kDevice) {
       GRAPHTIER_CUDA_CHECK(
           cudaMemcpyAsync(out.data, dst, static_cast<std::size_t>(n * rb), cudaMemcpyDeviceToHost, t.stream));
@@ -504,7 +507,8 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
   const auto served = static_cast<double>(std::max<int64_t>(1, hot_rows + c.hits + c.zero_copy_rows));
   const auto tier = [&](int64_t rows_served, double seconds) { return TierStats{rows_served, rows_served * rb, seconds}; };
   stats.gpu_hot += tier(hot_rows, serve * static_cast<double>(hot_rows) / served);
-  stats.gpu_cache += tier(c.hits, serve * static_cast<double>(c.hits) / served + elapsed(kStagedDone, kUpdateDone));
+  stats.gpu_cache +=
+      tier(c.hits, serve * static_cast<double>(c.hits) / served + (cached ? elapsed(kStagedDone, kUpdateDone) : 0.0));
   stats.host += tier(c.zero_copy_rows, serve * static_cast<double>(c.zero_copy_rows) / served);
   if (cached) {
     stats.cache_fills += c.fills;
