@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -69,5 +70,9 @@ struct FeatureStore::Impl {
   HostGatherScratch scratch;           // guarded by gather_mutex
   std::vector<int64_t> window_scratch; // guarded by policy_mutex
 };
+
+/// Throws OutOfRange naming the first id outside [0, num_nodes) and its position; returns when
+/// there is none (gather.cpp: the front door's check, and the GPU tiers' after the device found one).
+void check_ids(std::span<const int64_t> ids, int64_t num_nodes);
 
 }  // namespace graphtier::feature

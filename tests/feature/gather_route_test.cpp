@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <vector>
 
@@ -52,7 +53,9 @@ HostRouting host_routing(const std::vector<int64_t>& ids, const RouteBounds& b, 
   for (int64_t k = 0; k < n; ++k) {
     const int64_t id = ids[k];
     uint8_t route = kRouteStaged;
-    if (id < b.gpu_end) {
+    if (id < 0 || id >= b.num_nodes) {
+      route = kRouteInvalid;
+    } else if (id < b.gpu_end) {
       route = kRouteHot;
     } else if (id < b.cpu_end) {
       if (pinned_seen++ < zero_copy_quota) {
@@ -128,7 +131,7 @@ std::vector<RouteBounds> layouts() {
   for (const bool cached : {false, true}) {
     for (const auto& [gpu_end, cpu_end] : {std::pair<int64_t, int64_t>{100, 600}, {0, 400}, {300, 300}, {200, 1000},
                                           {0, 1000}, {1000, 1000}}) {
-      out.push_back(RouteBounds{gpu_end, cpu_end, cached});
+      out.push_back(RouteBounds{gpu_end, cpu_end, cached, 1000});
     }
   }
   return out;
@@ -199,6 +202,37 @@ TEST(GatherRouteTest, RoutesAloneMatchTheHostRoutingWhenNothingIsStaged) {
   EXPECT_EQ(checked, 9);
 }
 
+// Ids checked on the device (device ids): one outside [0, num_nodes) routes nowhere, at every
+// layout and quota, and changes no other position's route (it is never a pinned row, so neither
+// the census's pinned count and span nor the ranks see it).
+TEST(GatherRouteTest, IdsOutsideTheTableRouteNowhereAndMoveNoOtherRoute) {
+  const int64_t bad[] = {-1, 1000, int64_t{1} << 40, std::numeric_limits<int64_t>::min(),
+                         std::numeric_limits<int64_t>::max()};
+  for (const RouteBounds& b : layouts()) {
+    std::vector<int64_t> ids = draw_ids(600, 1000, 21);
+    const std::vector<int64_t> valid = ids;
+    for (std::size_t j = 0; j < std::size(bad); ++j) ids[37 * j + 5] = bad[j];
+    const HostRouting host = host_routing(ids, b, 0);
+    const int64_t pinned = host.pinned;
+    EXPECT_EQ(census_of(ids, b, 7).pinned, pinned);
+    for (const int64_t quota : {int64_t{0}, pinned / 2, pinned}) {
+      const std::vector<uint8_t> route = device_routes(ids, b, quota, /*ranks=*/true);
+      EXPECT_EQ(route, host_routing(ids, b, quota).route);
+      const std::vector<uint8_t> clean = device_routes(valid, b, quota, true);
+      for (std::size_t k = 0; k < ids.size(); ++k) {
+        const bool invalid = ids[k] < 0 || ids[k] >= b.num_nodes;
+        EXPECT_EQ(route[k] == kRouteInvalid, invalid) << "position " << k;
+        EXPECT_FALSE(invalid && (is_staged(route[k]) || probes_cache(route[k]))) << "position " << k;
+        // Every other position routes as it would without the bad ids, up to the quota's rank.
+        if (!invalid && !is_pinned(ids[k], b)) {
+          EXPECT_EQ(route[k], clean[k]) << "position " << k;
+        }
+      }
+    }
+    for (const int64_t id : bad) EXPECT_EQ(route_alone(id, b), kRouteInvalid);
+  }
+}
+
 TEST(GatherRouteTest, ServeSourcesAreTheArchitecturesTable) {
   // docs/architecture.md, "GPU software cache": hot rows from the hot tier; a probed row from its
   // line when it hit, else a zero-copy row from pinned memory and a storage row left for the host;
@@ -213,7 +247,8 @@ TEST(GatherRouteTest, ServeSourcesAreTheArchitecturesTable) {
                         {kRouteZeroCopy, true, kServePinned, kServeLine},
                         {kRouteStaged, false, kServeNone, kServeNone},
                         {kRouteProbe, true, kServeNone, kServeLine},
-                        {kRouteStagedProbe, true, kServeNone, kServeNone}};
+                        {kRouteStagedProbe, true, kServeNone, kServeNone},
+                        {kRouteInvalid, false, kServeNone, kServeNone}};
   for (const Case& c : cases) {
     SCOPED_TRACE(static_cast<int>(c.route));
     EXPECT_EQ(probes_cache(c.route), c.probed);
@@ -226,7 +261,7 @@ TEST(GatherRouteTest, ServeSourcesAreTheArchitecturesTable) {
 }
 
 TEST(GatherRouteTest, MissedPositionsMatchTheHostScanOfTheHitFlags) {
-  const RouteBounds b{100, 400, true};
+  const RouteBounds b{100, 400, true, 1000};
   const std::vector<int64_t> ids = draw_ids(2000, 1000, 4);
   const HostRouting host = host_routing(ids, b, 50);
   std::vector<uint8_t> hit(ids.size());
@@ -282,7 +317,7 @@ TEST(GatherRouteTest, QuotaIsTheFractionAtTheSpansBucketTimesThePinnedRows) {
   p.cpu_copy_rows_per_second = 156e6;
   const SplitTable table = split_table(p);
   EXPECT_TRUE(splits_to_cpu(table));
-  const RouteBounds b{0, int64_t{1} << 30, false};
+  const RouteBounds b{0, int64_t{1} << 30, false, int64_t{1} << 30};
   const int64_t stride = 128;
   for (const int64_t rows_spanned : {int64_t{1}, int64_t{1000}, int64_t{1} << 21, int64_t{3} << 22, int64_t{1} << 27,
                                      (int64_t{1} << 30) - 5}) {

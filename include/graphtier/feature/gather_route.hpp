@@ -28,14 +28,17 @@ enum Route : uint8_t {
   kRouteProbe = 3,        // storage row with a GPU cache: a hit reads the line, a miss is staged by the host
   kRouteStagedProbe = 4,  // the pinned tier's CPU half with a GPU cache: probed like the others (a
                           // hit marks the line, a miss fills one), the bytes always from staging
+  kRouteInvalid = 5,      // an id outside [0, num_nodes) (ids checked on the device): read from
+                          // nowhere, staged never, probed never; the gather then throws OutOfRange
 };
 
-/// The static tiers as the router sees them: [0, gpu_end) hot, [gpu_end, cpu_end) pinned, the rest
-/// storage; `cached`: a GPU cache exists.
+/// The static tiers as the router sees them: [0, gpu_end) hot, [gpu_end, cpu_end) pinned,
+/// [cpu_end, num_nodes) storage; `cached`: a GPU cache exists.
 struct RouteBounds {
   int64_t gpu_end = 0;
   int64_t cpu_end = 0;
   bool cached = false;
+  int64_t num_nodes = 0;
 };
 
 GRAPHTIER_HD bool is_pinned(int64_t id, const RouteBounds& b) { return id >= b.gpu_end && id < b.cpu_end; }
@@ -43,6 +46,7 @@ GRAPHTIER_HD bool is_pinned(int64_t id, const RouteBounds& b) { return id >= b.g
 /// The route of a position holding `id`, with `pinned_before` pinned-tier ids at earlier positions
 /// and a zero-copy quota of `quota` rows.
 GRAPHTIER_HD uint8_t route_of(int64_t id, const RouteBounds& b, int64_t pinned_before, int64_t quota) {
+  if (id < 0 || id >= b.num_nodes) return kRouteInvalid;
   if (id < b.gpu_end) return kRouteHot;
   if (id < b.cpu_end) {
     if (pinned_before < quota) return kRouteZeroCopy;
@@ -62,7 +66,9 @@ GRAPHTIER_HD bool is_staged(uint8_t route) { return route == kRouteStaged || rou
 
 /// Whether the serve kernel probes the GPU cache (when there is one) for a position of `route`:
 /// every row that may sit in a line, the pinned tier's and the storage tier's.
-GRAPHTIER_HD bool probes_cache(uint8_t route) { return route != kRouteHot && route != kRouteStaged; }
+GRAPHTIER_HD bool probes_cache(uint8_t route) {
+  return route != kRouteHot && route != kRouteStaged && route != kRouteInvalid;
+}
 
 /// Where the serve kernel reads the row of a position of `route` whose probe found a line (`hit`)
 /// or not: none where the host stages the row (a staged probe's hit only marks the line used).
@@ -70,7 +76,7 @@ enum ServeSource : uint8_t { kServeNone = 0, kServeHot, kServeLine, kServePinned
 
 GRAPHTIER_HD ServeSource serve_source(uint8_t route, bool hit) {
   if (route == kRouteHot) return kServeHot;
-  if (route == kRouteStagedProbe || route == kRouteStaged) return kServeNone;
+  if (route == kRouteStagedProbe || route == kRouteStaged || route == kRouteInvalid) return kServeNone;
   if (hit) return kServeLine;
   return route == kRouteZeroCopy ? kServePinned : kServeNone;
 }

@@ -55,17 +55,20 @@ unsigned blocks_for(int64_t items, int64_t per_block) {
 // Adds one block's count to a counter: the block's threads add their nonzero counts into shared
 // memory, thread 0 adds the total with one global atomic (per-warp atomics on one address serialise in L2: 65536 of them per
 // gather of 65536 rows). Every thread of the block calls it.
-__device__ __forceinline__ void add_block_counts(unsigned long long (&shared)[3], const int64_t (&mine)[3],
-                                                 CacheCounters* counters) {
-  for (int c = 0; c < 3; ++c) {
+constexpr int kServeCounts = 4;  // hot rows, hits, zero-copy rows, invalid ids
+
+__device__ __forceinline__ void add_block_counts(unsigned long long (&shared)[kServeCounts],
+                                                 const int64_t (&mine)[kServeCounts], CacheCounters* counters) {
+  for (int c = 0; c < kServeCounts; ++c) {
     if (mine[c] != 0) atomicAdd(&shared[c], static_cast<unsigned long long>(mine[c]));
   }
   __syncthreads();
   if (threadIdx.x == 0) {
-    unsigned long long* global[3] = {reinterpret_cast<unsigned long long*>(&counters->hot_rows),
-                                     reinterpret_cast<unsigned long long*>(&counters->hits),
-                                     reinterpret_cast<unsigned long long*>(&counters->zero_copy_rows)};
-    for (int c = 0; c < 3; ++c) {
+    unsigned long long* global[kServeCounts] = {reinterpret_cast<unsigned long long*>(&counters->hot_rows),
+                                                reinterpret_cast<unsigned long long*>(&counters->hits),
+                                                reinterpret_cast<unsigned long long*>(&counters->zero_copy_rows),
+                                                reinterpret_cast<unsigned long long*>(&counters->invalid_ids)};
+    for (int c = 0; c < kServeCounts; ++c) {
       if (shared[c] != 0) atomicAdd(global[c], shared[c]);
     }
   }
@@ -83,13 +86,13 @@ constexpr int kServeBlocksPerSm = 5;
 
 __global__ void __launch_bounds__(kThreads, kServeBlocksPerSm) serve_kernel(ServeRows r, Table table, const std::byte* lines, uint8_t* referenced, uint32_t* stamps,
                              bool cached, uint32_t stamp, CacheCounters* counters) {
-  __shared__ unsigned long long block_counts[3];  // hot rows, hits, zero-copy rows
-  if (threadIdx.x < 3) block_counts[threadIdx.x] = 0;
+  __shared__ unsigned long long block_counts[kServeCounts];
+  if (threadIdx.x < kServeCounts) block_counts[threadIdx.x] = 0;
   __syncthreads();
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
   const int64_t first_warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
   const int64_t num_warps = static_cast<int64_t>(gridDim.x) * blockDim.x / kWarp;
-  int64_t counts[3] = {0, 0, 0};
+  int64_t counts[kServeCounts] = {0, 0, 0, 0};
   for (int64_t group = first_warp * kServeGroup; group < r.n; group += num_warps * kServeGroup) {
     const int64_t k = group + lane;
     const std::byte* src = nullptr;
@@ -125,6 +128,7 @@ __global__ void __launch_bounds__(kThreads, kServeBlocksPerSm) serve_kernel(Serv
           ++counts[2];
           break;
         case kServeNone:
+          if (route == kRouteInvalid) ++counts[3];
           break;
       }
     }

@@ -32,6 +32,7 @@ struct CacheCounters {
   int64_t fills = 0;           // distinct missed keys given a line
   int64_t bypasses = 0;        // distinct missed keys left without one (every line used or pinned)
   int64_t evictions = 0;       // held keys whose line a fill took
+  int64_t invalid_ids = 0;     // positions routed kRouteInvalid (ids checked on the device)
   int64_t tombstones = 0;      // table cells marked as evicted (kept across gathers)
 };
 

@@ -364,6 +364,10 @@ int64_t stage_rows(FeatureStore::Impl& store, GpuTiers& t, std::span<const int64
 
 }  // namespace
 
+bool checks_ids_on_device(const GpuTiers& t, const DeviceIds& device_ids) {
+  return device_ids.data != nullptr && device_ids.device == t.device;
+}
+
 void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView out, GatherStats& stats,
             const DeviceIds& device_ids, const CudaStream* output_after) {
   GpuTiers& t = *store.gpu;
@@ -385,7 +389,7 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
   // What the host must wait for is known from the store alone, before any id is looked at: the
   // staged positions when some rows can be staged (a pinned tier whose split can leave rows to the
   // CPU, storage rows without a cache), the missed positions when storage rows can miss the cache.
-  const RouteBounds bounds{t.gpu_end, cpu_end, cached};
+  const RouteBounds bounds{t.gpu_end, cpu_end, cached, store.num_nodes};
   const bool pinned_tier = cpu_end > t.gpu_end;
   const bool storage_tier = cpu_end < store.num_nodes;
   const bool may_stage = (pinned_tier && t.router->splits_to_cpu()) || (storage_tier && !cached);
@@ -409,7 +413,7 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
   }
   GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(counters, 0, offsetof(CacheCounters, tombstones), t.stream));
   GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.events[kStart], t.stream));
-  const bool ids_on_device = device_ids.data != nullptr && device_ids.device == t.device;
+  const bool ids_on_device = checks_ids_on_device(t, device_ids);
   const int64_t* ids_dev = device_ids.data;
   if (!ids_on_device) {
     const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(int64_t);
@@ -500,6 +504,12 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
   CacheCounters c;
   std::memcpy(&c, t.counters_host.data(), sizeof(c));
   t.tombstones = c.tombstones;
+  if (c.invalid_ids > 0) {
+    // Ids checked on the device: the host copy names the first bad one.
+    check_ids(ids, store.num_nodes);
+    throw DeviceError(detail::concat("the device found ", c.invalid_ids, " ids outside [0, ", store.num_nodes,
+                                     ") that the host copy of the ids does not hold: the two copies differ"));
+  }
   const int64_t hot_rows = c.hot_rows;
   // The serve kernel's time (with the routing before it) is shared by the rows it served, in
   // proportion.
