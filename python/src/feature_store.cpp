@@ -67,7 +67,7 @@ void bind_feature_store(nb::module_& m) {
             feature::FeatureStoreOptions o;
             o.budgets.gpu_hot = Budget::parse(gpu_hot);
             o.budgets.gpu_cache = Budget::parse(gpu_cache);
-            o.budgets.cpu = Budget::parse(cpu);
+            o.budgets.cpu_buffer = Budget::parse(cpu);
             o.budgets.host_cache = Budget::parse(host_cache);
             o.io_depth = io_depth;
             o.device = device;

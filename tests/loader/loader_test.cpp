@@ -51,7 +51,7 @@ LoaderOptions small_options() {
 
 feature::FeatureStoreOptions store_options(const std::string& cpu, const std::string& host_cache) {
   feature::FeatureStoreOptions o;
-  o.budgets.cpu = Budget::parse(cpu);
+  o.budgets.cpu_buffer = Budget::parse(cpu);
   o.budgets.host_cache = Budget::parse(host_cache);
   return o;
 }
