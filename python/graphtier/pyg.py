@@ -42,6 +42,7 @@ except ImportError as e:
 from graphtier import _core
 from graphtier._ids import node_ids
 from graphtier import loader as _loader
+from graphtier.dataset import Dataset
 
 # torch.utils.data.DataLoader's options that tune PyTorch's worker processes: graphtier's pipeline has
 # its own sampling and gather threads, so PyG scripts that pass them run unchanged and they are unused.
@@ -53,7 +54,7 @@ def _open(data) -> _core.Dataset:
     if isinstance(data, _core.Dataset):
         return data
     if isinstance(data, (str, os.PathLike)):
-        return _core.Dataset(os.fspath(data))
+        return Dataset(os.fspath(data))
     raise TypeError(f"data: expected a graphtier.Dataset or a dataset directory, got {type(data).__name__} "
                     f"(convert an in-memory graph with the `graphtier convert` command)")
 
@@ -77,8 +78,13 @@ class NeighborLoader:
     `shuffle`, `drop_last` and `replace` as in PyG (and PyTorch's DataLoader, whose defaults they
     keep); `transform` is applied to each batch. DataLoader's worker options (`num_workers`,
     `pin_memory`, ...) are accepted and unused. Every other keyword goes to
-    graphtier.NeighborLoader: the tier budgets (`gpu_hot`, `gpu_cache`, `cpu_buffer`, `host_cache`),
-    `device`, `seed`, `window`, `io_depth`, ...
+    graphtier.NeighborLoader: `device`, `store`, `options`, and any field of graphtier.LoaderOptions
+    or FeatureStoreOptions (the tier budgets `gpu_hot`, `gpu_cache`, `cpu_buffer`, `host_cache`,
+    `seed`, `window`, `io_depth`, ...).
+
+    Node ids: `input_nodes`, `n_id`, `edge_index` and `e_id` are in the dataset's own numbering
+    (graphtier.Dataset.from_original maps a PyG `train_mask` over the input the dataset was
+    converted from, before `graphtier prepare` renumbered it; to_original maps `n_id` back).
 
     Iterating is one epoch, each `iter(loader)` a fresh pass, as with graphtier.NeighborLoader.
     """
