@@ -158,6 +158,8 @@ class _Loader:
                              f"(or pass store=FeatureStoreOptions(...))")
         if ids is None:
             ids = dataset.split(split)
+            if o.ids_numbering != "prepared":
+                raise ValueError(f"split={split!r} is in the dataset's own numbering: ids_numbering applies to ids=")
         ids = node_ids(ids, "ids", dataset.num_nodes)
         self.dataset = dataset
         self.device = torch.device(device)
@@ -298,8 +300,9 @@ _OPTIONS_DOC = """
     and, for the store the loader makes, in `store` (a graphtier.FeatureStoreOptions) or as
     keywords; `store` may instead be a shared graphtier.FeatureStore, which has its own tiers (its
     options as keywords are then a ValueError). `ids=` (integer ids or a bool mask over the nodes)
-    are in the dataset's own numbering, that of its splits and of every batch (Dataset.from_original
-    maps the ids of the input it was converted from, before `graphtier prepare` renumbered it).
+    are in the numbering `ids_numbering` names: "prepared", the dataset's own (that of its splits
+    and of every batch), or "original", that of the input the dataset was converted from, before
+    `graphtier prepare` renumbered it (Dataset.from_original maps them).
 
 """
 

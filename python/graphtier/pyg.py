@@ -82,9 +82,11 @@ class NeighborLoader:
     or FeatureStoreOptions (the tier budgets `gpu_hot`, `gpu_cache`, `cpu_buffer`, `host_cache`,
     `seed`, `window`, `io_depth`, ...).
 
-    Node ids: `input_nodes`, `n_id`, `edge_index` and `e_id` are in the dataset's own numbering
-    (graphtier.Dataset.from_original maps a PyG `train_mask` over the input the dataset was
-    converted from, before `graphtier prepare` renumbered it; to_original maps `n_id` back).
+    Node ids: `input_nodes` ids and masks are in the dataset's own numbering unless
+    `ids_numbering="original"` says they are in that of the input the dataset was converted from
+    (a PyG `train_mask` after `graphtier prepare` renumbered the nodes); `n_id`, `edge_index` and
+    `e_id` are always in the dataset's own numbering (graphtier.Dataset.to_original maps `n_id`
+    back), `input_id` positions in `input_nodes` as given.
 
     Iterating is one epoch, each `iter(loader)` a fresh pass, as with graphtier.NeighborLoader.
     """
@@ -113,8 +115,15 @@ class NeighborLoader:
         self.loader = _loader.NeighborLoader(self.data, self.num_neighbors, self.batch_size, ids=self.input_nodes,
                                              shuffle=shuffle, drop_last=drop_last, replace=replace, **kwargs)
         self._labels = self.data.labels().to(torch.int64) if self.data.num_classes > 0 else None
-        # input_id: a seed's position in input_nodes, by binary search in the sorted ids.
-        self._sorted_ids, self._sorted_pos = torch.sort(self.input_nodes)
+        # input_id: a seed's position in input_nodes, by binary search in the sorted ids (in the
+        # dataset's own numbering, that of the seeds).
+        prepared = self.input_nodes
+        if self.loader.options.ids_numbering == "original":
+            if isinstance(input_nodes, str):
+                raise ValueError(f"input_nodes={input_nodes!r} is in the dataset's own numbering: "
+                                 f"ids_numbering='original' applies to ids and masks")
+            prepared = self.data.from_original(self.input_nodes.numpy())
+        self._sorted_ids, self._sorted_pos = torch.sort(prepared)
 
     def __len__(self) -> int:
         return len(self.loader)

@@ -162,6 +162,12 @@ void bind_loader_options(nb::module_& m) {
           "topology_cache_bytes", [](const LoaderOptions& o) { return o.topology.cache_bytes; },
           [](LoaderOptions& o, int64_t bytes) { o.topology.cache_bytes = bytes; },
           "topology='cached': device bytes for the hot prefix's neighbour lists.")
+      .field(
+          "ids_numbering", [](const LoaderOptions& o) { return std::string(graph::numbering_name(o.ids_numbering)); },
+          [](LoaderOptions& o, const std::string& text) { o.ids_numbering = graph::parse_numbering(text); },
+          "The numbering the loader's ids are given in: prepared (the dataset's own, as its splits) or original "
+          "(the converted input's, e.g. a PyG mask; mapped by Dataset.from_original). Batches are in the "
+          "dataset's own numbering either way.")
       .finish();
 }
 

@@ -1,4 +1,4 @@
-"""Node numberings (Dataset.to_original / from_original) and the option
+"""Node numberings (Dataset.to_original / from_original, the loaders' ids_numbering) and the option
 types (LoaderOptions, FeatureStoreOptions, Budget) as the Python layer takes them."""
 
 import subprocess
@@ -48,11 +48,47 @@ def test_id_maps_are_the_identity_without_a_renumbering_and_refuse_bad_ids(cora)
     assert prepared.to_original([]).numel() == 0
 
 
+def test_loader_ids_in_the_original_numbering(cora):
+    ds = graphtier.Dataset(cora)
+    original = torch.tensor([12, 7, 2000, 31, 5])
+    seeds = []
+    for numbering, ids in (("original", original), ("prepared", ds.from_original(original))):
+        loader = graphtier.NeighborLoader(ds, [3], batch_size=2, ids=ids, shuffle=False, ids_numbering=numbering,
+                                          features=False)
+        seeds.append(torch.cat([b.seeds for b in loader]))
+    assert torch.equal(seeds[0], ds.from_original(original)), "batches are in the dataset's own numbering"
+    assert torch.equal(seeds[0], seeds[1])
+    default = graphtier.NeighborLoader(ds, [3], batch_size=8, ids=original, shuffle=False, features=False)
+    assert torch.equal(next(iter(default)).seeds, original), "the default is today's: ids as given"
+    with pytest.raises(IndexError, match="original node id 2708"):
+        graphtier.NeighborLoader(ds, [3], ids=[1, 2708], ids_numbering="original")
+    with pytest.raises(ValueError, match="ids_numbering applies to ids="):
+        graphtier.NeighborLoader(ds, [3], split="train", ids_numbering="original")
+    with pytest.raises(ValueError, match="unknown node numbering 'renumbered'"):
+        graphtier.NeighborLoader(ds, [3], ids=[1], ids_numbering="renumbered")
+
+
+def test_pyg_loader_takes_an_original_mask(cora):
+    pytest.importorskip("torch_geometric")
+    from graphtier.pyg import NeighborLoader
+
+    ds = graphtier.Dataset(cora)
+    mask = torch.zeros(ds.num_nodes, dtype=torch.bool)
+    mask[[4, 40, 400]] = True
+    loader = NeighborLoader(ds, num_neighbors=[2], input_nodes=mask, batch_size=3, ids_numbering="original")
+    batch = next(iter(loader))
+    seeds = batch.n_id[: batch.batch_size]
+    assert sorted(ds.to_original(seeds).tolist()) == [4, 40, 400]
+    assert torch.equal(loader.input_nodes[batch.input_id], ds.to_original(seeds))
+    with pytest.raises(ValueError, match="dataset's own numbering"):
+        NeighborLoader(ds, num_neighbors=[2], input_nodes="train", ids_numbering="original")
+
+
 def test_option_types_are_the_engines(synthetic):
-    o = graphtier.LoaderOptions(window=2, shuffle=False)
-    assert (o.window, o.shuffle, o.batch_size, o.accumulate) == (2, False, 1024, True)
-    assert "window" in o.fields and "topology" in o.fields
-    assert o.copy(window=0).window == 0 and o.window == 2 and o.copy().shuffle is False
+    o = graphtier.LoaderOptions(window=2, ids_numbering="original")
+    assert (o.window, o.ids_numbering, o.batch_size, o.accumulate) == (2, "original", 1024, True)
+    assert "window" in o.fields and "ids_numbering" in o.fields
+    assert o.copy(window=0).window == 0 and o.window == 2 and o.copy().ids_numbering == "original"
     with pytest.raises(TypeError, match="no option 'windw'"):
         graphtier.LoaderOptions(windw=2)
     with pytest.raises(ValueError, match="unknown topology placement"):
