@@ -153,8 +153,9 @@ class _Loader:
         if store is not None and not shared and not isinstance(store, _core.FeatureStoreOptions):
             raise TypeError(f"store: expected a graphtier.FeatureStore or FeatureStoreOptions, got {type(store).__name__}")
         o, store_options, store_named = _options.route(kwargs, options, None if shared else store, fixed=_FIXED)
-        if shared and store_named & set(_STORE_ONLY):
-            raise ValueError(f"store= is a FeatureStore with its own tiers: drop {', '.join(sorted(store_named))}= "
+        conflicting = sorted(store_named & set(_STORE_ONLY)) if shared else []
+        if conflicting:
+            raise ValueError(f"store= is a FeatureStore with its own tiers: drop {'=, '.join(conflicting)}= "
                              f"(or pass store=FeatureStoreOptions(...))")
         if ids is None:
             ids = dataset.split(split)

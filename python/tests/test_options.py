@@ -100,7 +100,7 @@ def test_option_types_are_the_engines(synthetic):
         graphtier.FeatureStoreOptions(cpu_buffer="120%")
     with pytest.raises(TypeError):
         graphtier.FeatureStoreOptions(cpu_buffer=0.5)  # a budget is bytes or text, not a fraction
-    store = graphtier.FeatureStore(synthetic, s, host_cache="0")
+    store = graphtier.FeatureStore(synthetic, s, gpu_cache=0, host_cache="0")  # keywords override the object
     assert store.tiers["host_cache_rows"] == 0 and store.tiers["cpu_end"] == store.num_nodes
     with pytest.warns(DeprecationWarning, match="cpu= is deprecated"):
         old = graphtier.FeatureStore(synthetic, cpu="0")
