@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
       GRAPHTIER_EXPECTS(i + 1 < argc, InvalidArgument, arg, " needs a value");
       const std::string value = argv[++i];
       if (arg == "--dir") dir = value;
-      else if (arg == "--cpu") options.budgets.cpu = Budget::parse(value);
+      else if (arg == "--cpu") options.budgets.cpu_buffer = Budget::parse(value);
       else if (arg == "--host-cache") options.budgets.host_cache = Budget::parse(value);
       else if (arg == "--batch-rows") batch_rows = parse_count(value);
       else if (arg == "--seconds") seconds = std::stod(value);
@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
     j["raw_backend"] = "bare io_uring loop";
     j["row_bytes"] = store.layout().row_bytes();
     j["row_stride"] = store.layout().row_stride;
-    j["cpu_budget"] = options.budgets.cpu.to_string();
+    j["cpu_budget"] = options.budgets.cpu_buffer.to_string();
     j["host_cache_budget"] = options.budgets.host_cache.to_string();
     j["host_tier_rows"] = store.tiers().ranges.cpu_end - store.tiers().ranges.gpu_end;
     j["host_cache_rows"] = store.tiers().host_cache_rows;

@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
       double best_alone = 0;
       for (const auto& [name, path] : pinned_paths) {
         feature::FeatureStoreOptions o;
-        o.budgets.cpu = Budget::percent(100);
+        o.budgets.cpu_buffer = Budget::percent(100);
         o.pinned_path = path;
         feature::FeatureStore store(dataset, o, pool);
         const Run r = run_gather(store, batch_rows, 1.0, seconds);
@@ -284,12 +284,12 @@ int main(int argc, char** argv) {
         feature::FeatureStoreOptions all;
         all.budgets.gpu_hot = Budget::percent(10);
         all.budgets.gpu_cache = Budget::percent(5);
-        all.budgets.cpu = Budget::percent(30);
+        all.budgets.cpu_buffer = Budget::percent(30);
         all.budgets.host_cache = Budget::percent(5);
         feature::FeatureStore store(dataset, all, pool);
         const Run r = run_gather(store, batch_rows, 3.0, seconds);
         feature::FeatureStoreOptions plain;
-        plain.budgets.cpu = Budget::percent(100);
+        plain.budgets.cpu_buffer = Budget::percent(100);
         plain.pinned_path = feature::PinnedPath::kCpuCopy;
         feature::FeatureStore plain_store(dataset, plain, pool);
         const Run p = run_gather(plain_store, batch_rows, 3.0, seconds);

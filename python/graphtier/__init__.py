@@ -21,9 +21,12 @@ except ImportError as e:  # pragma: no cover - environment problem, not a code p
         "graphtier needs PyTorch 1.13 or 2.x: install Debian's python3-torch or `pip install torch`"
     ) from e
 
-from graphtier._core import Dataset, cuda_available
+from graphtier._core import cuda_available
+from graphtier.dataset import Dataset
 from graphtier.loader import Batch, Block, LayerLoader, NeighborLoader
+from graphtier.options import Budget, FeatureStoreOptions, LoaderOptions
 from graphtier.store import FeatureStore
 
-__all__ = ["Batch", "Block", "Dataset", "FeatureStore", "LayerLoader", "NeighborLoader", "cuda_available"]
+__all__ = ["Batch", "Block", "Budget", "Dataset", "FeatureStore", "FeatureStoreOptions", "LayerLoader", "LoaderOptions",
+           "NeighborLoader", "cuda_available"]
 __version__ = "0.1.0"

@@ -17,6 +17,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple, Union
 import torch
 
 from graphtier import _core
+from graphtier import options as _options
 from graphtier._ids import node_ids
 
 
@@ -134,41 +135,57 @@ def _output_memory(device: torch.device) -> str:
     raise ValueError(f"unsupported device {device} (expected cpu or cuda)")
 
 
+# The fields a loader sets itself: the sampler from its class, the output memory and GPU from
+# `device=`.
+_FIXED = ("sampler", "output", "device", "device_batches")
+# FeatureStore options that conflict with a shared `store=` (which has its own); `seed` also seeds
+# the sampler, so it is the loader's as well.
+_STORE_ONLY = tuple(n for n in _options.FeatureStoreOptions.fields if n not in _options.LoaderOptions.fields)
+
+
 class _Loader:
-    def __init__(self, dataset: _core.Dataset, sampler: str, fanouts: Sequence[int], *,
-                 batch_size: int, split: Optional[str], ids, shuffle: bool, drop_last: bool, seed: int,
-                 batch_offset: int, batch_stride: int, replace: bool, device,
-                 store: Optional[_core.FeatureStore], gpu_hot: str, gpu_cache: str,
-                 cpu_buffer: str, host_cache: str, io_depth: int, window: int, accumulate: bool,
-                 max_merge: int, prefetch: int, num_threads: int, bulk: int, gpu_sampling: bool, topology: str,
-                 topology_cache_bytes: int, features: bool = True):
+    def __init__(self, dataset: _core.Dataset, sampler: str, fanouts: Sequence[int], batch_size: Optional[int], *,
+                 split: Optional[str], ids, device, store, features: bool, options: Optional[_core.LoaderOptions],
+                 kwargs: dict):
         if (split is None) == (ids is None):
             raise ValueError("give exactly one of split= and ids=")
+        shared = isinstance(store, _core.FeatureStore)
+        if store is not None and not shared and not isinstance(store, _core.FeatureStoreOptions):
+            raise TypeError(f"store: expected a graphtier.FeatureStore or FeatureStoreOptions, got {type(store).__name__}")
+        o, store_options, store_named = _options.route(kwargs, options, None if shared else store, fixed=_FIXED)
+        conflicting = sorted(store_named & set(_STORE_ONLY)) if shared else []
+        if conflicting:
+            raise ValueError(f"store= is a FeatureStore with its own tiers: drop {'=, '.join(conflicting)}= "
+                             f"(or pass store=FeatureStoreOptions(...))")
         if ids is None:
             ids = dataset.split(split)
+            if o.ids_numbering != "prepared":
+                raise ValueError(f"split={split!r} is in the dataset's own numbering: ids_numbering applies to ids=")
         ids = node_ids(ids, "ids", dataset.num_nodes)
         self.dataset = dataset
         self.device = torch.device(device)
-        output = _output_memory(self.device)
+        o.sampler = sampler
+        o.fanouts = [int(f) for f in fanouts]
+        if batch_size is not None:
+            o.batch_size = batch_size
+        o.output = _output_memory(self.device)
+        o.device = self.device.index or 0
+        o.device_batches = self.device.type == "cuda"
         if not features:
             store = None
-        elif store is None and dataset.feature_dim > 0:
+        elif not shared and dataset.feature_dim > 0:
             # The open dataset, not its path: the store reads its manifest and features, and the
             # topology is validated once (when the Dataset was opened).
-            store = _core.FeatureStore(dataset, gpu_hot=str(gpu_hot), gpu_cache=str(gpu_cache),
-                                       cpu=str(cpu_buffer), host_cache=str(host_cache), io_depth=io_depth,
-                                       threads=num_threads, device=self.device.index or 0, seed=seed)
+            store_options.device = o.device
+            if store is None and "seed" not in store_named:
+                store_options.seed = o.seed  # the defaults': one seed for the loader and its store
+            store = _core.FeatureStore(dataset, options=store_options, threads=o.sample_threads)
+        elif not shared:
+            store = None
         self.store = store
-        # Every option by name (the binding takes keywords only, each required).
-        self._loader = _core.Loader(
-            dataset=dataset, store=store, ids=ids.numpy(), sampler=sampler, fanouts=[int(f) for f in fanouts],
-            replace=replace, batch_size=batch_size, shuffle=shuffle, drop_last=drop_last,
-            batch_offset=batch_offset, batch_stride=batch_stride, seed=seed, window=window,
-            accumulate=accumulate, max_merge=max_merge, prefetch=prefetch,
-            sample_threads=num_threads, output=output, device=self.device.index or 0, bulk=bulk,
-            gpu_sampling=gpu_sampling, device_batches=self.device.type == "cuda",
-            topology=topology, topology_cache_bytes=topology_cache_bytes)
-        self._batch_stride = int(batch_stride)
+        self.options = o
+        self._loader = _core.Loader(dataset=dataset, store=store, ids=ids.numpy(), options=o)
+        self._batch_stride = int(o.batch_stride)
         self._position = (0, 0)
         self._start: Optional[Tuple[int, int]] = None  # set_epoch's, for the next pass only
         self._last_epoch = -1  # epoch of the last pass started
@@ -279,14 +296,32 @@ class _Pass:
         self.close()
 
 
+_OPTIONS_DOC = """
+    Options, as keywords or in `options` (a graphtier.LoaderOptions; keywords override its fields)
+    and, for the store the loader makes, in `store` (a graphtier.FeatureStoreOptions) or as
+    keywords; `store` may instead be a shared graphtier.FeatureStore, which has its own tiers (its
+    options as keywords are then a ValueError). `ids=` (integer ids or a bool mask over the nodes)
+    are in the numbering `ids_numbering` names: "prepared", the dataset's own (that of its splits
+    and of every batch), or "original", that of the input the dataset was converted from, before
+    `graphtier prepare` renumbered it (Dataset.from_original maps them).
+
+"""
+
+
+def _options_doc() -> str:
+    loader = [n for n in _options.LoaderOptions.fields if n not in _FIXED + ("fanouts", "batch_size")]
+    return (_OPTIONS_DOC + "    LoaderOptions:\n" + _options.describe(_options.LoaderOptions, loader) +
+            "\n    FeatureStoreOptions:\n" + _options.describe(_options.FeatureStoreOptions, _STORE_ONLY) + "\n")
+
+
 class NeighborLoader(_Loader):
     """GraphSAGE neighbour sampling: `fanouts[l]` neighbours per dst node in block l (seeds' hop
     first, -1 = all), uniform, without replacement unless `replace`.
 
-    Feature placement: `store` (a shared graphtier.FeatureStore), or one made from the budgets
-    (bytes like "4GiB" or a percent of the table like "10%"): `gpu_hot` static GPU rows, `gpu_cache`
-    GPU software cache, `cpu_buffer` static pinned host rows, `host_cache` host cache of SSD rows;
-    the rest is read from SSD. `window` minibatches are sampled ahead and announced to the caches;
+    Feature placement: `store` (a shared graphtier.FeatureStore), or one the loader makes from
+    FeatureStoreOptions, whose budgets (bytes like "4GiB" or a percent of the table like "10%") are
+    `gpu_hot` static GPU rows, `gpu_cache` GPU software cache, `cpu_buffer` static pinned host rows,
+    `host_cache` host cache of SSD rows; the rest is read from SSD. `window` minibatches are sampled ahead and announced to the caches;
     `accumulate` merges their SSD reads up to the store's queue depth. `features=False` samples
     only (`x` is None).
 
@@ -303,22 +338,11 @@ class NeighborLoader(_Loader):
     offset K, stride P), each the same minibatch as without striding.
     """
 
-    def __init__(self, dataset: _core.Dataset, fanouts: Sequence[int], batch_size: int = 1024, *,
-                 split: Optional[str] = None, ids=None, shuffle: bool = True, drop_last: bool = False,
-                 seed: int = 0, batch_offset: int = 0, batch_stride: int = 1, replace: bool = False, device="cpu",
-                 store=None, gpu_hot="0", gpu_cache="0",
-                 cpu_buffer="100%", host_cache="0", io_depth: int = 0, window: int = 4, accumulate: bool = True,
-                 max_merge: int = 8, prefetch: int = 2, num_threads: int = 0, bulk: int = 0,
-                 gpu_sampling: bool = False, topology: str = "device", topology_cache_bytes: int = 0,
-                 features: bool = True):
-        super().__init__(dataset, "neighbor", fanouts, batch_size=batch_size, split=split, ids=ids,
-                         shuffle=shuffle, drop_last=drop_last, seed=seed, batch_offset=batch_offset,
-                         batch_stride=batch_stride, replace=replace, device=device,
-                         store=store, gpu_hot=gpu_hot, gpu_cache=gpu_cache, cpu_buffer=cpu_buffer,
-                         host_cache=host_cache, io_depth=io_depth, window=window, accumulate=accumulate,
-                         max_merge=max_merge, prefetch=prefetch, num_threads=num_threads, bulk=bulk,
-                         gpu_sampling=gpu_sampling, topology=topology, topology_cache_bytes=topology_cache_bytes,
-                         features=features)
+    def __init__(self, dataset: _core.Dataset, fanouts: Sequence[int], batch_size: Optional[int] = None, *,
+                 split: Optional[str] = None, ids=None, device="cpu", store=None, features: bool = True,
+                 options: Optional[_core.LoaderOptions] = None, **kwargs):
+        super().__init__(dataset, "neighbor", fanouts, batch_size, split=split, ids=ids, device=device, store=store,
+                         features=features, options=options, kwargs=kwargs)
 
 
 class LayerLoader(_Loader):
@@ -334,21 +358,16 @@ class LayerLoader(_Loader):
     (CudaBulkSampler with GPU sampling): its blocks have no added self-loops and weights A/P
     row-normalised over merged parallel edges. Striding as NeighborLoader."""
 
-    def __init__(self, dataset: _core.Dataset, layer_sizes: Sequence[int], batch_size: int = 1024, *,
-                 method: str = "ladies", split: Optional[str] = None, ids=None, shuffle: bool = True,
-                 drop_last: bool = False, seed: int = 0, batch_offset: int = 0, batch_stride: int = 1, device="cpu",
-                 store=None, gpu_hot="0", gpu_cache="0",
-                 cpu_buffer="100%", host_cache="0", io_depth: int = 0, window: int = 4, accumulate: bool = True,
-                 max_merge: int = 8, prefetch: int = 2, num_threads: int = 0, bulk: int = 0,
-                 gpu_sampling: Optional[bool] = None):
+    def __init__(self, dataset: _core.Dataset, layer_sizes: Sequence[int], batch_size: Optional[int] = None, *,
+                 method: str = "ladies", split: Optional[str] = None, ids=None, device="cpu", store=None,
+                 options: Optional[_core.LoaderOptions] = None, **kwargs):
         if method not in ("ladies", "fastgcn"):
             raise ValueError(f"unknown layer-wise method '{method}' (expected ladies or fastgcn)")
-        if gpu_sampling is None:
-            gpu_sampling = torch.device(device).type == "cuda"
-        super().__init__(dataset, method, layer_sizes, batch_size=batch_size, split=split, ids=ids,
-                         shuffle=shuffle, drop_last=drop_last, seed=seed, batch_offset=batch_offset,
-                         batch_stride=batch_stride, replace=False, device=device,
-                         store=store, gpu_hot=gpu_hot, gpu_cache=gpu_cache, cpu_buffer=cpu_buffer,
-                         host_cache=host_cache, io_depth=io_depth, window=window, accumulate=accumulate,
-                         max_merge=max_merge, prefetch=prefetch, num_threads=num_threads, bulk=bulk,
-                         gpu_sampling=gpu_sampling, topology="device", topology_cache_bytes=0)
+        if options is None and kwargs.get("gpu_sampling") is None:
+            kwargs["gpu_sampling"] = torch.device(device).type == "cuda"
+        super().__init__(dataset, method, layer_sizes, batch_size, split=split, ids=ids, device=device, store=store,
+                         features=True, options=options, kwargs=kwargs)
+
+
+NeighborLoader.__doc__ += _options_doc()
+LayerLoader.__doc__ += _options_doc()

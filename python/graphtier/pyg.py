@@ -42,6 +42,7 @@ except ImportError as e:
 from graphtier import _core
 from graphtier._ids import node_ids
 from graphtier import loader as _loader
+from graphtier.dataset import Dataset
 
 # torch.utils.data.DataLoader's options that tune PyTorch's worker processes: graphtier's pipeline has
 # its own sampling and gather threads, so PyG scripts that pass them run unchanged and they are unused.
@@ -53,7 +54,7 @@ def _open(data) -> _core.Dataset:
     if isinstance(data, _core.Dataset):
         return data
     if isinstance(data, (str, os.PathLike)):
-        return _core.Dataset(os.fspath(data))
+        return Dataset(os.fspath(data))
     raise TypeError(f"data: expected a graphtier.Dataset or a dataset directory, got {type(data).__name__} "
                     f"(convert an in-memory graph with the `graphtier convert` command)")
 
@@ -77,8 +78,15 @@ class NeighborLoader:
     `shuffle`, `drop_last` and `replace` as in PyG (and PyTorch's DataLoader, whose defaults they
     keep); `transform` is applied to each batch. DataLoader's worker options (`num_workers`,
     `pin_memory`, ...) are accepted and unused. Every other keyword goes to
-    graphtier.NeighborLoader: the tier budgets (`gpu_hot`, `gpu_cache`, `cpu_buffer`, `host_cache`),
-    `device`, `seed`, `window`, `io_depth`, ...
+    graphtier.NeighborLoader: `device`, `store`, `options`, and any field of graphtier.LoaderOptions
+    or FeatureStoreOptions (the tier budgets `gpu_hot`, `gpu_cache`, `cpu_buffer`, `host_cache`,
+    `seed`, `window`, `io_depth`, ...).
+
+    Node ids: `input_nodes` ids and masks are in the dataset's own numbering unless
+    `ids_numbering="original"` says they are in that of the input the dataset was converted from
+    (a PyG `train_mask` after `graphtier prepare` renumbered the nodes); `n_id`, `edge_index` and
+    `e_id` are always in the dataset's own numbering (graphtier.Dataset.to_original maps `n_id`
+    back), `input_id` positions in `input_nodes` as given.
 
     Iterating is one epoch, each `iter(loader)` a fresh pass, as with graphtier.NeighborLoader.
     """
@@ -107,8 +115,15 @@ class NeighborLoader:
         self.loader = _loader.NeighborLoader(self.data, self.num_neighbors, self.batch_size, ids=self.input_nodes,
                                              shuffle=shuffle, drop_last=drop_last, replace=replace, **kwargs)
         self._labels = self.data.labels().to(torch.int64) if self.data.num_classes > 0 else None
-        # input_id: a seed's position in input_nodes, by binary search in the sorted ids.
-        self._sorted_ids, self._sorted_pos = torch.sort(self.input_nodes)
+        # input_id: a seed's position in input_nodes, by binary search in the sorted ids (in the
+        # dataset's own numbering, that of the seeds).
+        prepared = self.input_nodes
+        if self.loader.options.ids_numbering == "original":
+            if isinstance(input_nodes, str):
+                raise ValueError(f"input_nodes={input_nodes!r} is in the dataset's own numbering: "
+                                 f"ids_numbering='original' applies to ids and masks")
+            prepared = self.data.from_original(self.input_nodes.numpy())
+        self._sorted_ids, self._sorted_pos = torch.sort(prepared)
 
     def __len__(self) -> int:
         return len(self.loader)

@@ -5,17 +5,27 @@ from __future__ import annotations
 
 import torch
 
+from typing import Optional
+
 from graphtier import _core
+from graphtier import options as _options
 from graphtier._dtypes import torch_dtype
 from graphtier._ids import node_ids
 
 class FeatureStore(_core.FeatureStore):
-    __doc__ = _core.FeatureStore.__doc__
+    """The feature store of `dataset` (a graphtier.Dataset, used as opened, or the path of one),
+    its tiers as `options` (a graphtier.FeatureStoreOptions) says, with keyword options overriding
+    its fields; `threads` gather threads (0: all cores). The store keeps no reference to the
+    Dataset. `gather` takes ids in the dataset's own (prepared) numbering."""
+
+    def __init__(self, dataset, options: Optional[_core.FeatureStoreOptions] = None, *, threads: int = 0, **kwargs):
+        super().__init__(dataset, options=_options.store_options(kwargs, options), threads=threads)
 
     def gather(self, ids, memory: str = "host") -> torch.Tensor:
         """X[ids] as a new [len(ids), dim] tensor, byte for byte, in host, pinned or device memory
-        (the store's GPU). `ids`: integer node ids (a sequence, numpy array or tensor), or a bool
-        mask with one entry per node (numpy array or tensor): the rows of its True positions.
+        (the store's GPU). `ids`: integer node ids in the dataset's own (prepared) numbering (a
+        sequence, numpy array or tensor; Dataset.from_original maps original ones), or a bool mask
+        with one entry per node (numpy array or tensor): the rows of its True positions.
 
         In device memory the tensor comes from PyTorch's caching allocator (torch.empty on the
         current stream), so freeing it costs no cudaFree."""

@@ -26,7 +26,7 @@ from typing import List, Optional
 import torch
 
 import graphtier
-from graphtier import plots
+from graphtier import options, plots
 from graphtier.training import (batch_seed, dataset_identity, evaluate, load_checkpoint, load_feature_table,
                                 load_model_state, make_model, model_features, save_checkpoint, train_step, write_json)
 from graphtier.training.report import best_figures, final_line, not_evaluated, validation_figure
@@ -56,19 +56,11 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
                    help="divide each feature row by its sum (PyG's NormalizeFeatures, for bag-of-words features)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample stream, shuffling and the model")
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
-    p.add_argument("--gpu-hot", default="0", help="static GPU tier budget (bytes or %% of the feature table)")
-    p.add_argument("--gpu-cache", default="0", help="GPU software cache budget")
-    p.add_argument("--cpu-buffer", default="100%", help="static host (pinned) tier budget; the rest is read from disk")
-    p.add_argument("--host-cache", default="0", help="host cache of disk rows")
-    p.add_argument("--io-depth", type=int, default=0, help="storage reads in flight (0: calibrated)")
-    p.add_argument("--window", type=int, default=4, help="minibatches sampled ahead and announced to the caches")
-    p.add_argument("--no-accumulate", action="store_true", help="one gather per minibatch (no merged storage reads)")
-    p.add_argument("--prefetch", type=int, default=2, help="ready minibatches queued ahead of training")
+    # The tier and pipeline flags are the option classes' fields (graphtier.options): their names,
+    # defaults and help are the engine's.
+    options.add_arguments(p, options.FeatureStoreOptions, options.CLI_STORE_OPTIONS)
+    options.add_arguments(p, options.LoaderOptions, options.CLI_LOADER_OPTIONS)
     p.add_argument("--threads", type=int, default=0, help="sampling and gather threads (0: all cores)")
-    p.add_argument("--gpu-sampling", action="store_true", help="sample on the GPU (CUDA builds)")
-    p.add_argument("--bulk", type=int, default=0,
-                   help="minibatches per call of the bulk matrix sampler (sage: bulk GraphSAGE, ladies: bulk LADIES; "
-                        "0: one at a time)")
     p.add_argument("--baseline", action="store_true",
                    help="the pipeline without graphtier's feature path, for comparison: graphtier's CPU sampler, "
                         "then x_cpu.index_select(0, input_nodes).to(device) in the training loop (features in RAM)")
@@ -151,15 +143,16 @@ def _check_ranges(args: argparse.Namespace) -> None:
 
 
 def make_loader(args, ds, store, split: str, train: bool):
-    common = dict(batch_size=args.batch_size if train else args.eval_batch_size, split=split, shuffle=train,
-                  seed=args.seed, device=args.device, store=store, window=args.window,
-                  accumulate=not args.no_accumulate, prefetch=args.prefetch, num_threads=args.threads, bulk=args.bulk)
+    o = options.from_arguments(args, options.LoaderOptions, options.CLI_LOADER_OPTIONS,
+                               batch_size=args.batch_size if train else args.eval_batch_size, shuffle=train,
+                               seed=args.seed, sample_threads=args.threads)
     if args.model in ("ladies", "fastgcn"):
-        return graphtier.LayerLoader(ds, args.fanout_list, method=args.model, gpu_sampling=args.gpu_sampling, **common)
+        return graphtier.LayerLoader(ds, args.fanout_list, method=args.model, split=split, device=args.device,
+                                     store=store, options=o)
     if args.baseline:
-        common["device"] = "cpu"
-    return graphtier.NeighborLoader(ds, args.fanout_list, gpu_sampling=args.gpu_sampling and not args.baseline,
-                                    features=not args.baseline, **common)
+        o.gpu_sampling = False
+    return graphtier.NeighborLoader(ds, args.fanout_list, split=split, device="cpu" if args.baseline else args.device,
+                                    store=store, features=not args.baseline, options=o)
 
 
 def model_inputs(batch, args, x_cpu=None):
@@ -249,9 +242,7 @@ def run(args: argparse.Namespace, prog: str = "python -m graphtier.train") -> di
     if ds.feature_dim == 0 or ds.num_classes == 0:
         raise ValueError(f"{args.dataset}: training needs features and labels")
     device = torch.device(args.device)
-    store = graphtier.FeatureStore(ds, gpu_hot=args.gpu_hot, gpu_cache=args.gpu_cache, cpu=args.cpu_buffer,
-                                   host_cache=args.host_cache, io_depth=args.io_depth, threads=args.threads,
-                                   device=device.index or 0, seed=args.seed)
+    store = graphtier.FeatureStore(ds, options.cli_store_options(args), threads=args.threads, device=device.index or 0)
     train_loader = make_loader(args, ds, store, "train", train=True)
     valid_loader = make_loader(args, ds, store, "valid", train=False)
     test_loader = make_loader(args, ds, store, "test", train=False)

@@ -37,6 +37,7 @@ inline MemoryKind parse_output(const std::string& text) {
   throw InvalidArgument("unknown output memory '" + text + "' (expected host, pinned or device)");
 }
 
+void bind_options(nb::module_& m);
 void bind_feature_store(nb::module_& m);
 void bind_loader(nb::module_& m);
 void bind_convert(nb::module_& m);

@@ -11,41 +11,17 @@
 #include "bindings.hpp"
 #include "graphtier/core/dtype.hpp"
 #include "graphtier/core/error.hpp"
-#include "graphtier/core/memory.hpp"
 #include "graphtier/core/units.hpp"
 #include "graphtier/graph/convert.hpp"
 
 namespace graphtier::python {
 namespace {
 
-/// The options every format takes, as the Python wrappers pass them (counts and the budget as
-/// text, parsed as the command parses its options).
-struct CommonArgs {
-  bool overwrite = false;
-  std::string name;
-  std::string dtype = "float32";
-  int64_t align = 0;
-  bool symmetrize = false;
-  bool keep_self_loops = false;
-  std::optional<std::string> num_nodes;
-  std::optional<std::string> num_classes;
-  std::string memory_budget = "0";
+/// The options every format takes, as the Python wrappers pass them: the command's (counts and the
+/// budget as text, parsed by graph::to_options) and the pool's size.
+struct CommonArgs : graph::ConvertArgs {
   int threads = 0;
 };
-
-graph::ConvertOptions to_options(const CommonArgs& c) {
-  graph::ConvertOptions o;
-  o.overwrite = c.overwrite;
-  o.name = c.name;
-  o.feature_dtype = parse_dtype(c.dtype);
-  o.alignment = c.align;
-  o.symmetrize = c.symmetrize;
-  o.keep_self_loops = c.keep_self_loops;
-  if (c.num_nodes) o.num_nodes = parse_count(*c.num_nodes);
-  if (c.num_classes) o.num_classes = parse_count(*c.num_classes);
-  o.memory_budget = c.memory_budget == "0" ? 0 : Budget::parse(c.memory_budget).resolve(physical_memory_bytes());
-  return o;
-}
 
 /// Runs `convert` with the options and a pool of `threads` workers, without the GIL; returns the
 /// report as `graphtier convert --json` prints it (graphtier.convert parses it).
@@ -53,7 +29,7 @@ template <typename Convert>
 std::string run(const CommonArgs& common, Convert&& convert) {
   graph::ConvertReport report;
   {
-    const graph::ConvertOptions options = to_options(common);
+    const graph::ConvertOptions options = graph::to_options(common);
     nb::gil_scoped_release release;
     ThreadPool pool(common.threads);
     report = convert(options, pool);
@@ -72,8 +48,8 @@ void bind_convert(nb::module_& m) {
       .def_rw("align", &CommonArgs::align)
       .def_rw("symmetrize", &CommonArgs::symmetrize)
       .def_rw("keep_self_loops", &CommonArgs::keep_self_loops)
-      .def_rw("num_nodes", &CommonArgs::num_nodes, nb::arg().none())
-      .def_rw("num_classes", &CommonArgs::num_classes, nb::arg().none())
+      .def_rw("num_nodes", &CommonArgs::num_nodes)  // "": from the input
+      .def_rw("num_classes", &CommonArgs::num_classes)
       .def_rw("memory_budget", &CommonArgs::memory_budget)
       .def_rw("threads", &CommonArgs::threads);
 

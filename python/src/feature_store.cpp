@@ -1,4 +1,4 @@
-// graphtier.FeatureStore: budgets as text ("10%", "4GiB", "0"), gathers into new torch tensors.
+// graphtier.FeatureStore: a store made from FeatureStoreOptions (options.cpp), gathers into new torch tensors.
 #include <nanobind/stl/string.h>
 
 #include "arrays.hpp"
@@ -7,13 +7,6 @@
 
 namespace graphtier::python {
 namespace {
-
-feature::PinnedPath parse_pinned_path(const std::string& text) {
-  if (text == "measured") return feature::PinnedPath::kMeasured;
-  if (text == "zero-copy") return feature::PinnedPath::kZeroCopy;
-  if (text == "cpu-copy") return feature::PinnedPath::kCpuCopy;
-  throw InvalidArgument("unknown pinned path '" + text + "' (expected measured, zero-copy or cpu-copy)");
-}
 
 nb::dict tier_dict(const feature::TierStats& t) {
   nb::dict d;
@@ -50,9 +43,7 @@ void bind_feature_store(nb::module_& m) {
   nb::class_<FeatureStoreHandle>(m, "FeatureStore")
       .def(
           "__init__",
-          [](FeatureStoreHandle* self, nb::object dataset, const std::string& gpu_hot, const std::string& gpu_cache,
-             const std::string& cpu, const std::string& host_cache, int io_depth, int threads, int device,
-             const std::string& pinned_path, uint64_t seed) {
+          [](FeatureStoreHandle* self, nb::object dataset, const feature::FeatureStoreOptions& options, int threads) {
             // An open graphtier.Dataset is used as it is (its topology was validated when it was
             // opened); a path is opened here, once.
             std::shared_ptr<graph::Dataset> open;
@@ -64,25 +55,14 @@ void bind_feature_store(nb::module_& m) {
             } else {
               throw nb::type_error("FeatureStore needs a graphtier.Dataset or the path of one (a str)");
             }
-            feature::FeatureStoreOptions o;
-            o.budgets.gpu_hot = Budget::parse(gpu_hot);
-            o.budgets.gpu_cache = Budget::parse(gpu_cache);
-            o.budgets.cpu = Budget::parse(cpu);
-            o.budgets.host_cache = Budget::parse(host_cache);
-            o.io_depth = io_depth;
-            o.device = device;
-            o.pinned_path = parse_pinned_path(pinned_path);
-            o.seed = seed;
             new (self) FeatureStoreHandle();
             self->pool = std::make_unique<ThreadPool>(threads);
-            self->device = device;
+            self->device = options.device;
             nb::gil_scoped_release release;  // opening a path and loading the static tiers read files
             if (!open) open = std::make_shared<graph::Dataset>(graph::Dataset::open(path));
-            self->store = std::make_unique<feature::FeatureStore>(*open, o, *self->pool);
+            self->store = std::make_unique<feature::FeatureStore>(*open, options, *self->pool);
           },
-          nb::arg("dataset"), nb::kw_only(), nb::arg("gpu_hot") = "0", nb::arg("gpu_cache") = "0",
-          nb::arg("cpu") = "100%", nb::arg("host_cache") = "0", nb::arg("io_depth") = 0, nb::arg("threads") = 0,
-          nb::arg("device") = 0, nb::arg("pinned_path") = "measured", nb::arg("seed") = 0,
+          nb::arg("dataset"), nb::kw_only(), nb::arg("options"), nb::arg("threads"),
           "The feature store of `dataset` (a graphtier.Dataset, used as opened, or the path of one). The "
           "store keeps no reference to the Dataset.")
       .def_prop_ro("num_nodes", [](const FeatureStoreHandle& s) { return s.store->num_nodes(); })

@@ -21,13 +21,6 @@ struct LoaderHandle {
   std::unique_ptr<loader::Loader> loader;
 };
 
-sample::TopologyPlacement parse_topology(const std::string& text) {
-  if (text == "device") return sample::TopologyPlacement::kDevice;
-  if (text == "pinned") return sample::TopologyPlacement::kPinned;
-  if (text == "cached") return sample::TopologyPlacement::kCached;
-  throw InvalidArgument("unknown topology placement '" + text + "' (expected device, pinned or cached)");
-}
-
 /// Owns a delivered minibatch for the tensors viewing it. When the last of them dies, the streams
 /// that free its device memory first wait for the work queued so far on `consumer` (PyTorch's
 /// current stream when it was delivered): an event, no host wait.
@@ -130,45 +123,13 @@ void bind_loader(nb::module_& m) {
       .def(
           "__init__",
           [](LoaderHandle* self, const DatasetHandle& dataset, FeatureStoreHandle* store, const IdArray& ids,
-             const std::string& sampler, std::vector<int64_t> fanouts, bool replace, int64_t batch_size, bool shuffle,
-             bool drop_last, int64_t batch_offset, int64_t batch_stride, uint64_t seed, int window, bool accumulate,
-             int max_merge, int prefetch, int sample_threads, const std::string& output, int device, int bulk,
-             bool gpu_sampling, bool device_batches,
-             const std::string& topology, int64_t topology_cache_bytes) {
-            loader::LoaderOptions o;
-            o.sampler = sample::sampler_method(sampler).kind;
-            o.fanouts = std::move(fanouts);
-            o.replace = replace;
-            o.batch_size = batch_size;
-            o.shuffle = shuffle;
-            o.drop_last = drop_last;
-            o.batch_offset = batch_offset;
-            o.batch_stride = batch_stride;
-            o.seed = seed;
-            o.window = window;
-            o.accumulate = accumulate;
-            o.max_merge = max_merge;
-            o.prefetch = prefetch;
-            o.sample_threads = sample_threads;
-            o.output = parse_output(output);
-            o.device = device;
-            o.bulk = bulk;
-            o.gpu_sampling = gpu_sampling;
-            o.device_batches = device_batches;
-            o.topology.placement = parse_topology(topology);
-            o.topology.cache_bytes = topology_cache_bytes;
-            o.topology.device = device;
+             loader::LoaderOptions options) {
+            options.topology.device = options.device;
             new (self) LoaderHandle{dataset.dataset, nullptr};
             self->loader = std::make_unique<loader::Loader>(*dataset.dataset, store ? store->store.get() : nullptr,
-                                                            to_vector(ids), std::move(o));
+                                                            to_vector(ids), std::move(options));
           },
-          // Keyword-only and without defaults (the Python layer owns them): a misspelt or missing
-          // option is a TypeError, and no reordering can bind one option's value to another.
-          nb::kw_only(), nb::arg("dataset"), nb::arg("store").none(), nb::arg("ids").noconvert(), nb::arg("sampler"),
-          nb::arg("fanouts"), nb::arg("replace"), nb::arg("batch_size"), nb::arg("shuffle"), nb::arg("drop_last"),
-          nb::arg("batch_offset"), nb::arg("batch_stride"), nb::arg("seed"), nb::arg("window"), nb::arg("accumulate"),
-          nb::arg("max_merge"), nb::arg("prefetch"), nb::arg("sample_threads"), nb::arg("output"), nb::arg("device"),
-          nb::arg("bulk"), nb::arg("gpu_sampling"), nb::arg("device_batches"), nb::arg("topology"), nb::arg("topology_cache_bytes"),
+          nb::kw_only(), nb::arg("dataset"), nb::arg("store").none(), nb::arg("ids").noconvert(), nb::arg("options"),
           nb::keep_alive<1, 3>())  // the store outlives the loader that gathers from it
       .def_prop_ro("num_batches", [](const LoaderHandle& l) { return l.loader->num_batches(); })
       .def_prop_ro("num_delivered", [](const LoaderHandle& l) { return l.loader->num_delivered(); })

@@ -23,6 +23,17 @@ graph::Split parse_split(const std::string& name) {
   throw InvalidArgument("unknown split '" + name + "' (expected train, valid or test)");
 }
 
+/// The ids mapped by `map` (Dataset::to_original or from_original) as a new int64 tensor.
+TorchArray map_ids(const DatasetHandle& d, const IdArray& ids,
+                   void (graph::Dataset::*map)(std::span<const int64_t>, std::span<int64_t>) const) {
+  auto out = std::make_shared<std::vector<int64_t>>(ids.shape(0));
+  {
+    nb::gil_scoped_release release;
+    (d.dataset.get()->*map)(std::span<const int64_t>(ids.data(), ids.shape(0)), *out);
+  }
+  return torch_view(std::span<const int64_t>(*out), owner_capsule(out));
+}
+
 void bind_dataset(nb::module_& m) {
   nb::class_<DatasetHandle>(m, "Dataset")
       .def(nb::init<const std::string&>(), nb::arg("path"))
@@ -47,7 +58,15 @@ void bind_dataset(nb::module_& m) {
       .def("labels", [](const DatasetHandle& d) {
         GRAPHTIER_EXPECTS(d.dataset->has_labels(), InvalidArgument, "dataset ", d.dataset->dir(), " has no labels");
         return torch_view(d.dataset->labels(), owner_capsule(d.dataset));
-      });
+      })
+      .def_prop_ro("prepared", [](const DatasetHandle& d) { return d.dataset->has_permutation(); })
+      .def(
+          "to_original", [](const DatasetHandle& d, const IdArray& ids) { return map_ids(d, ids, &graph::Dataset::to_original); },
+          nb::arg("ids").noconvert())
+      .def(
+          "from_original",
+          [](const DatasetHandle& d, const IdArray& ids) { return map_ids(d, ids, &graph::Dataset::from_original); },
+          nb::arg("ids").noconvert());
 }
 
 }  // namespace
@@ -75,6 +94,7 @@ NB_MODULE(_core, m) {
   });
   m.attr("cuda_available") = nb::cpp_function([] { return graphtier::cuda_available(); });
   gp::bind_dataset(m);
+  gp::bind_options(m);
   gp::bind_feature_store(m);
   gp::bind_loader(m);
   gp::bind_convert(m);

@@ -51,9 +51,9 @@ def _reference(cora, method, fanouts, replace, bulk):
     dataset = _core.Dataset(cora)
     if method == "neighbor":
         loader = NeighborLoader(dataset, fanouts, BATCH, split="train", seed=SEED, replace=replace, features=False,
-                                num_threads=1, bulk=bulk)
+                                sample_threads=1, bulk=bulk)
     else:
-        loader = LayerLoader(dataset, fanouts, BATCH, split="train", seed=SEED, num_threads=1, bulk=bulk)
+        loader = LayerLoader(dataset, fanouts, BATCH, split="train", seed=SEED, sample_threads=1, bulk=bulk)
     loader.set_epoch(EPOCH)
     return {b.index: _plain(b) for b in loader}
 

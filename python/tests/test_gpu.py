@@ -61,7 +61,7 @@ def test_gather_to_the_gpu_equals_the_table(synthetic):
     ds = graphtier.Dataset(synthetic)
     ids = torch.randint(0, ds.num_nodes, (5000,), generator=torch.Generator().manual_seed(3)).numpy()
     expected = graphtier.FeatureStore(synthetic).gather(ids)
-    store = graphtier.FeatureStore(synthetic, gpu_hot="10%", gpu_cache="10%", cpu="20%")
+    store = graphtier.FeatureStore(synthetic, gpu_hot="10%", gpu_cache="10%", cpu_buffer="20%")
     for memory in ("device", "device", "pinned", "host"):  # the second gather hits the GPU cache
         out = None  # the previous output freed first: `before` counts none of it
         before = torch.cuda.memory_allocated()

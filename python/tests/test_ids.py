@@ -59,7 +59,7 @@ def test_gather_refuses_ids_that_are_not_integers(synthetic, case):
 
 def test_the_extension_does_not_convert_float_ids_either(synthetic):
     ds = graphtier.Dataset(synthetic)
-    store = graphtier._core.FeatureStore(ds)
+    store = graphtier._core.FeatureStore(ds, options=graphtier.FeatureStoreOptions(), threads=0)
     with pytest.raises(TypeError):
         store.gather(np.array([0.0, 1.9]))
     with pytest.raises(TypeError):

@@ -129,7 +129,7 @@ def test_layer_loader_blocks_carry_row_normalised_weights(synthetic):
 
 def test_feature_store_gather_is_byte_exact(synthetic):
     ds = graphtier.Dataset(synthetic)
-    store = graphtier.FeatureStore(synthetic, cpu="20%", host_cache="10%")
+    store = graphtier.FeatureStore(synthetic, cpu_buffer="20%", host_cache="10%")
     ids = np.random.default_rng(0).integers(0, ds.num_nodes, 500)
     np.testing.assert_array_equal(store.gather(ids).numpy(), _features(synthetic, ds)[ids])
     tiers = store.tiers
@@ -158,9 +158,11 @@ def test_loader_options_bind_by_name_and_a_wrong_name_fails(synthetic, monkeypat
     loader = graphtier.NeighborLoader(ds, [4, 3], batch_size=100, split="train", seed=9, window=2, prefetch=3)
     monkeypatch.undo()
     (args, kwargs), = calls
-    assert args == (), "the Python layer passes every option by name"
-    assert (kwargs["batch_size"], kwargs["seed"], kwargs["window"], kwargs["prefetch"]) == (100, 9, 2, 3)
-    assert kwargs["fanouts"] == [4, 3] and len(loader) == 12  # 1200 train ids in batches of 100
+    assert args == (), "the Python layer passes every argument by name"
+    o = kwargs["options"]
+    assert isinstance(o, graphtier.LoaderOptions)
+    assert (o.batch_size, o.seed, o.window, o.prefetch) == (100, 9, 2, 3)
+    assert o.fanouts == [4, 3] and len(loader) == 12  # 1200 train ids in batches of 100
     for name in kwargs:
         missing = {k: v for k, v in kwargs.items() if k != name}
         with pytest.raises(TypeError):
@@ -171,7 +173,7 @@ def test_loader_options_bind_by_name_and_a_wrong_name_fails(synthetic, monkeypat
             real(**misspelt)
     with pytest.raises(TypeError):
         real(*kwargs.values())  # positionally: refused, not bound by position
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="unknown option 'batchsize'"):
         graphtier.NeighborLoader(ds, [4], split="train", batchsize=100)
     with pytest.raises(TypeError):
         graphtier.FeatureStore(synthetic, "10%")  # budgets by name only
@@ -194,7 +196,7 @@ def test_loader_store_uses_the_open_dataset_without_reopening_it(synthetic, tmp_
     loader = graphtier.NeighborLoader(ds, [5, 5], batch_size=64, split="train", cpu_buffer="30%")
     batch = next(iter(loader))
     np.testing.assert_array_equal(batch.x.numpy(), x_all[batch.input_nodes.numpy()])
-    store = graphtier.FeatureStore(ds, cpu="0")
+    store = graphtier.FeatureStore(ds, cpu_buffer="0")
     ids = np.arange(0, ds.num_nodes, 97)
     np.testing.assert_array_equal(store.gather(ids).numpy(), x_all[ids])
     assert store.stats()["rows"] == len(ids) and store.stats()["storage"]["rows"] == len(ids)

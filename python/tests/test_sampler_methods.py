@@ -23,9 +23,9 @@ def test_sample_minibatch_is_the_loaders_sampler(cora, method):
     dataset = _core.Dataset(cora)
     fanouts = [4, 3] if method == "neighbor" else [64, 32]
     if method == "neighbor":
-        loader = NeighborLoader(dataset, fanouts, BATCH, split="train", seed=SEED, features=False, num_threads=1)
+        loader = NeighborLoader(dataset, fanouts, BATCH, split="train", seed=SEED, features=False, sample_threads=1)
     else:
-        loader = LayerLoader(dataset, fanouts, BATCH, method=method, split="train", seed=SEED, num_threads=1)
+        loader = LayerLoader(dataset, fanouts, BATCH, method=method, split="train", seed=SEED, sample_threads=1)
     loader.set_epoch(EPOCH)
     batch = next(iter(loader))
     d = _core.sample_minibatch(dataset, method, batch.seeds, fanouts, False, SEED,

@@ -24,7 +24,7 @@ FeatureStore::Impl::Impl(const graph::Dataset& dataset, const FeatureStoreOption
   features_path = dataset.dir() + "/" + manifest.files.at("features").path;
   layout = manifest.features;
   num_nodes = manifest.num_nodes;
-  tiers.ranges = tier_ranges(manifest, options.budgets.gpu_hot, options.budgets.cpu);
+  tiers.ranges = tier_ranges(manifest, options.budgets.gpu_hot, options.budgets.cpu_buffer);
   const int64_t table = num_nodes * layout.row_stride;
   const int64_t row_bytes = layout.row_bytes();
   // Cache lines hold packed rows (row_bytes, not the on-disk stride).

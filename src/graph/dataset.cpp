@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <vector>
 
@@ -16,6 +17,9 @@ struct Dataset::Impl {
   std::string dir;
   Manifest manifest;
   std::map<std::string, MappedFile> maps;
+  // from_original's map (permutation.bin inverted), built once on first use.
+  std::once_flag inverse_once;
+  std::vector<int64_t> inverse;
 
   std::string path_of(const std::string& array) const { return dir + "/" + manifest.files.at(array).path; }
   template <typename T>
@@ -197,6 +201,53 @@ std::span<const int32_t> Dataset::labels() const { return impl_->view<int32_t>("
 std::span<const int64_t> Dataset::split(Split s) const { return impl_->view<int64_t>(std::string(split_name(s))); }
 std::span<const int64_t> Dataset::permutation() const { return impl_->view<int64_t>("permutation"); }
 std::span<const double> Dataset::hotness() const { return impl_->view<double>("hotness"); }
+
+std::string_view numbering_name(Numbering n) { return n == Numbering::kOriginal ? "original" : "prepared"; }
+
+Numbering parse_numbering(std::string_view text) {
+  if (text == "prepared") return Numbering::kPrepared;
+  if (text == "original") return Numbering::kOriginal;
+  throw InvalidArgument(detail::concat("unknown node numbering '", detail::printable(text),
+                                       "' (expected prepared or original)"));
+}
+
+namespace {
+
+/// out[i] = map[ids[i]] (the identity for an empty map), after checking every id: a bad id
+/// leaves `out` untouched, also when it aliases `ids`.
+void map_ids(std::span<const int64_t> ids, std::span<int64_t> out, std::span<const int64_t> map, int64_t num_nodes,
+             Numbering numbering) {
+  GRAPHTIER_EXPECTS(out.size() == ids.size(), InvalidArgument, "id map: ", ids.size(), " ids but room for ",
+                    out.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= num_nodes) {
+      throw OutOfRange(detail::concat(numbering_name(numbering), " node id ", ids[i], " at position ", i,
+                                      " is out of range [0, ", num_nodes, ")"));
+    }
+  }
+  if (map.empty()) {
+    if (out.data() != ids.data()) std::copy(ids.begin(), ids.end(), out.begin());
+    return;
+  }
+  for (std::size_t i = 0; i < ids.size(); ++i) out[i] = map[static_cast<std::size_t>(ids[i])];
+}
+
+}  // namespace
+
+void Dataset::to_original(std::span<const int64_t> ids, std::span<int64_t> out) const {
+  map_ids(ids, out, permutation(), num_nodes(), Numbering::kPrepared);
+}
+
+void Dataset::from_original(std::span<const int64_t> ids, std::span<int64_t> out) const {
+  if (has_permutation()) {
+    std::call_once(impl_->inverse_once, [this] {
+      const auto perm = permutation();  // validated at open: a permutation of [0, num_nodes)
+      impl_->inverse.resize(perm.size());
+      for (std::size_t v = 0; v < perm.size(); ++v) impl_->inverse[static_cast<std::size_t>(perm[v])] = static_cast<int64_t>(v);
+    });
+  }
+  map_ids(ids, out, impl_->inverse, num_nodes(), Numbering::kOriginal);
+}
 
 void Dataset::verify_checksums(Progress* progress) const {
   for (const auto& [array, entry] : manifest().files) {

@@ -23,6 +23,12 @@ struct Sampled {
   bool announced = false;  // its input nodes are announced to the store's window
 };
 
+/// `ids`, given in `numbering`, in the dataset's own: the ids the sampler reads.
+std::vector<int64_t> in_own_numbering(const graph::Dataset& d, std::vector<int64_t> ids, graph::Numbering numbering) {
+  if (numbering == graph::Numbering::kOriginal) d.from_original(ids, ids);
+  return ids;
+}
+
 }  // namespace
 
 struct Loader::Impl {
@@ -48,7 +54,10 @@ struct Loader::Impl {
   EpochStats stats;
 
   Impl(const graph::Dataset& d, feature::FeatureStore* s, std::vector<int64_t> ids, LoaderOptions o)
-      : dataset(d), store(s), options(std::move(o)), sampler(d, std::move(ids), options, s != nullptr) {
+      : dataset(d),
+        store(s),
+        options(std::move(o)),
+        sampler(d, in_own_numbering(d, std::move(ids), options.ids_numbering), options, s != nullptr) {
     GRAPHTIER_EXPECTS(options.window >= 0 && options.prefetch >= 1 && options.max_merge >= 1, InvalidArgument,
                       "loader needs window >= 0, prefetch >= 1 and max_merge >= 1, got ", options.window, ", ",
                       options.prefetch, ", ", options.max_merge);

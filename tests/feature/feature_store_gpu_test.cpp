@@ -91,7 +91,7 @@ TEST(FeatureStoreGpuTest, EveryTierAndPathIsByteExact) {
       FeatureStoreOptions options;
       options.budgets.gpu_hot = Budget::percent(20);
       options.budgets.gpu_cache = Budget::percent(10);
-      options.budgets.cpu = Budget::percent(30);
+      options.budgets.cpu_buffer = Budget::percent(30);
       options.budgets.host_cache = Budget::percent(5);
       options.pinned_path = path;
       options.io_depth = 8;
@@ -131,7 +131,7 @@ TEST(FeatureStoreGpuTest, IdsAlreadyOnTheDeviceGatherTheSameRows) {
     FeatureStoreOptions options;
     options.budgets.gpu_hot = Budget::percent(20);
     options.budgets.gpu_cache = Budget::percent(10);
-    options.budgets.cpu = Budget::percent(30);
+    options.budgets.cpu_buffer = Budget::percent(30);
     options.io_depth = 8;
     options.pinned_path = path;
     FeatureStore from_host(graph::Dataset::open(dir), options, pool);
@@ -235,7 +235,7 @@ TEST(FeatureStoreGpuTest, CacheCountsMatchTheHostModelOverAWindow) {
     FeatureStoreOptions options;
     options.budgets.gpu_hot = Budget::bytes(100 * 96);  // ids [0, 100) hot: the cache serves [100, kNodes)
     options.budgets.gpu_cache = Budget::bytes(kLines * 96);
-    options.budgets.cpu = pinned ? Budget::percent(100) : Budget::bytes(0);
+    options.budgets.cpu_buffer = pinned ? Budget::percent(100) : Budget::bytes(0);
     options.pinned_path = PinnedPath::kZeroCopy;
     options.io_depth = 8;
     FeatureStore store(graph::Dataset::open(dir), options, pool);
@@ -265,7 +265,7 @@ TEST(FeatureStoreGpuTest, ManyLinesAndLargeRequestsMatchTheHostModel) {
     FeatureStoreOptions options;
     options.budgets.gpu_hot = Budget::bytes(100 * 96);  // ids [0, 100) hot
     options.budgets.gpu_cache = Budget::bytes(lines * 96);
-    options.budgets.cpu = Budget::percent(100);
+    options.budgets.cpu_buffer = Budget::percent(100);
     options.pinned_path = PinnedPath::kZeroCopy;
     options.io_depth = 8;
     FeatureStore store(graph::Dataset::open(dir), options, pool);
@@ -294,7 +294,7 @@ TEST(FeatureStoreGpuTest, StoreAndGatherLeaveTheCallersCurrentDeviceAsItWas) {
   FeatureStoreOptions options;
   options.budgets.gpu_hot = Budget::percent(10);
   options.budgets.gpu_cache = Budget::percent(10);
-  options.budgets.cpu = Budget::percent(40);
+  options.budgets.cpu_buffer = Budget::percent(40);
   options.io_depth = 8;
   options.device = 1;
   // A caller that drives device 0 (as PyTorch's current device) makes the store and gathers from
@@ -324,7 +324,7 @@ TEST(FeatureStoreGpuTest, OutputIsCompleteForAnotherStreamWhenGatherReturns) {
   FeatureStoreOptions options;
   options.budgets.gpu_hot = Budget::percent(10);
   options.budgets.gpu_cache = Budget::percent(10);
-  options.budgets.cpu = Budget::percent(40);
+  options.budgets.cpu_buffer = Budget::percent(40);
   options.io_depth = 8;
   FeatureStore store(graph::Dataset::open(dir), options, pool);
   cudaStream_t producer = nullptr;
@@ -363,7 +363,7 @@ TEST(FeatureStoreGpuTest, WindowChangesFromAnotherThreadKeepGathersExact) {
   FeatureStoreOptions options;
   options.budgets.gpu_hot = Budget::percent(5);
   options.budgets.gpu_cache = Budget::bytes(64 * 96);
-  options.budgets.cpu = Budget::percent(40);
+  options.budgets.cpu_buffer = Budget::percent(40);
   options.io_depth = 8;
   FeatureStore store(graph::Dataset::open(dir), options, pool);
   std::atomic<bool> stop{false};
@@ -434,7 +434,7 @@ TEST(FeatureStoreGpuTest, RowsBeyondTwoGiBOfThePinnedTierAreExact) {
   }
   FeatureStoreOptions options;
   options.budgets.gpu_cache = Budget::bytes(8192 * 128);
-  options.budgets.cpu = Budget::percent(100);
+  options.budgets.cpu_buffer = Budget::percent(100);
   options.pinned_path = PinnedPath::kZeroCopy;
   FeatureStore store(graph::Dataset::open(dir), options, pool);
   ASSERT_EQ(store.tiers().ranges.cpu_end, kRows);
@@ -475,7 +475,7 @@ TEST(FeatureStoreGpuTest, DeviceRoutedGathersAreExactForEveryLayoutPathAndIdSour
       FeatureStoreOptions options;
       options.budgets.gpu_hot = Budget::percent(l.gpu_hot);
       options.budgets.gpu_cache = Budget::percent(l.gpu_cache);
-      options.budgets.cpu = Budget::percent(l.cpu);
+      options.budgets.cpu_buffer = Budget::percent(l.cpu);
       options.budgets.host_cache = Budget::percent(l.host_cache);
       options.pinned_path = path;
       options.io_depth = 8;
@@ -561,7 +561,7 @@ TEST(FeatureStoreGpuTest, OutputAfterOrdersTheGatherBehindTheOutputStream) {
   FeatureStoreOptions options;
   options.budgets.gpu_hot = Budget::percent(20);
   options.budgets.gpu_cache = Budget::percent(10);
-  options.budgets.cpu = Budget::percent(30);
+  options.budgets.cpu_buffer = Budget::percent(30);
   options.pinned_path = PinnedPath::kCpuCopy;  // rows from both of the tiers' streams
   options.io_depth = 8;
   FeatureStore store(graph::Dataset::open(dir), options, pool);

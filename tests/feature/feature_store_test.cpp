@@ -79,7 +79,7 @@ TEST(FeatureStoreTest, ByteExactForEveryTierCombinationDtypeAndLayout) {
     for (const Combo& combo : combos()) {
       SCOPED_TRACE(std::string(combo.name) + " " + std::string(dtype_name(lc.dtype)) + " dim " + std::to_string(lc.dim));
       FeatureStoreOptions options;
-      options.budgets.cpu = combo.cpu;
+      options.budgets.cpu_buffer = combo.cpu;
       options.budgets.host_cache = combo.host_cache;
       options.io_depth = 8;
       FeatureStore store(graph::Dataset::open(dir), options, pool);
@@ -127,7 +127,7 @@ TEST(FeatureStoreTest, LargeRequestsAreReadInChunksAndStayExact) {
   for (const Combo& combo : combos()) {
     SCOPED_TRACE(combo.name);
     FeatureStoreOptions options;
-    options.budgets.cpu = combo.cpu;
+    options.budgets.cpu_buffer = combo.cpu;
     options.budgets.host_cache = combo.host_cache;
     options.io_depth = 8;
     FeatureStore store(graph::Dataset::open(dir), options, pool);
@@ -144,7 +144,7 @@ TEST(FeatureStoreTest, ConcurrentCallersAreSerialisedAndExact) {
   ThreadPool pool(2);
   const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
   FeatureStoreOptions options;
-  options.budgets.cpu = Budget::percent(20);
+  options.budgets.cpu_buffer = Budget::percent(20);
   options.budgets.host_cache = Budget::percent(10);
   options.io_depth = 8;
   FeatureStore store(graph::Dataset::open(dir), options, pool);
@@ -198,7 +198,7 @@ TEST(FeatureStoreTest, BuiltFromTheOpenDatasetWithoutRereadingTheTopology) {
   std::filesystem::remove(dir + "/indices.bin");
   ASSERT_THROW(graph::Dataset::open(dir), IoError);
   FeatureStoreOptions options;
-  options.budgets.cpu = Budget::percent(50);
+  options.budgets.cpu_buffer = Budget::percent(50);
   options.io_depth = 4;
   FeatureStore store(*dataset, options, pool);
   dataset.reset();  // the store does not borrow it
@@ -213,7 +213,7 @@ TEST(FeatureStoreTest, TierRangesFollowTheBudgets) {
   ThreadPool pool(1);
   const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
   FeatureStoreOptions options;
-  options.budgets.cpu = Budget::percent(25);
+  options.budgets.cpu_buffer = Budget::percent(25);
   options.budgets.host_cache = Budget::bytes(10 * 96);
   options.io_depth = 4;
   FeatureStore store(graph::Dataset::open(dir), options, pool);
@@ -238,7 +238,7 @@ TEST(FeatureStoreTest, OutOfRangeIdsAreRejectedBeforeAnyRead) {
   auto device = io::make_read_device(io::IoBackend::kAuto, 16);
   io::FaultInjectingDevice counting(*device, io::FaultPlan{});
   FeatureStoreOptions options;
-  options.budgets.cpu = Budget::percent(30);
+  options.budgets.cpu_buffer = Budget::percent(30);
   options.budgets.host_cache = Budget::percent(10);
   options.read_device = &counting;
   options.io_depth = 8;
@@ -386,7 +386,7 @@ TEST(FeatureStoreTest, ConcurrentGathersAnnouncesAndConsumesOnATinyCache) {
   }();
   constexpr std::size_t kRow = 96;
   FeatureStoreOptions options;
-  options.budgets.cpu = Budget::percent(10);
+  options.budgets.cpu_buffer = Budget::percent(10);
   options.budgets.host_cache = Budget::bytes(32 * 96);  // 32 lines
   options.io_depth = 4;
   FeatureStore store(graph::Dataset::open(dir), options, pool);
@@ -468,7 +468,7 @@ TEST_P(FeatureFaultTest, ShortReadsAndEagainStillGiveExactRows) {
   plan.seed = 3;
   io::FaultInjectingDevice faulty(*device_, plan);
   FeatureStoreOptions options;
-  options.budgets.cpu = Budget::percent(20);
+  options.budgets.cpu_buffer = Budget::percent(20);
   options.budgets.host_cache = Budget::percent(10);
   options.read_device = &faulty;
   options.io_depth = 8;
@@ -492,7 +492,7 @@ TEST_P(FeatureFaultTest, EioNamesTheFileAndOffsetAndLeavesNoCachedRow) {
   plan.eio_at_offset = kBad * 8192 + 10;
   io::FaultInjectingDevice faulty(*device_, plan);
   FeatureStoreOptions options;
-  options.budgets.cpu = Budget::percent(10);
+  options.budgets.cpu_buffer = Budget::percent(10);
   options.budgets.host_cache = Budget::percent(50);
   options.read_device = &faulty;
   options.io_depth = 8;

@@ -1123,5 +1123,38 @@ TEST_F(ConvertTest, IgbRejectsBadInputs) {
   expect_mentions(error_of<InvalidArgument>([&] { convert_igb(in, out(), {}, pool_); }), {path("igb") + "/medium/processed"});
 }
 
+TEST(ConvertArgs, ToOptionsParsesTheTextOptionsOnce) {
+  ConvertArgs a;
+  ConvertOptions o = to_options(a);  // the defaults: counts from the input, no memory limit
+  EXPECT_FALSE(o.num_nodes.has_value());
+  EXPECT_FALSE(o.num_classes.has_value());
+  EXPECT_EQ(o.memory_budget, 0);
+  EXPECT_EQ(o.feature_dtype, DType::kFloat32);
+  a.overwrite = true;
+  a.name = "g";
+  a.dtype = "bfloat16";
+  a.align = 512;
+  a.symmetrize = true;
+  a.keep_self_loops = true;
+  a.num_nodes = "10K";
+  a.num_classes = "7";
+  a.memory_budget = "1MiB";
+  o = to_options(a);
+  EXPECT_TRUE(o.overwrite && o.symmetrize && o.keep_self_loops);
+  EXPECT_EQ(o.name, "g");
+  EXPECT_EQ(o.feature_dtype, DType::kBFloat16);
+  EXPECT_EQ(o.alignment, 512);
+  EXPECT_EQ(o.num_nodes, 10000);
+  EXPECT_EQ(o.num_classes, 7);
+  EXPECT_EQ(o.memory_budget, int64_t{1} << 20);
+  for (const auto& bad : {std::pair<std::string, std::string>{"num_nodes", "ten"}, {"memory_budget", "-5"}, {"dtype", "int7"}}) {
+    ConvertArgs b;
+    if (bad.first == "num_nodes") b.num_nodes = bad.second;
+    if (bad.first == "memory_budget") b.memory_budget = bad.second;
+    if (bad.first == "dtype") b.dtype = bad.second;
+    EXPECT_THROW(to_options(b), InvalidArgument) << bad.first << " = " << bad.second;
+  }
+}
+
 }  // namespace
 }  // namespace graphtier::graph

@@ -379,5 +379,109 @@ TEST(Manifest, FeatureSizesBeyond64BitsAreAFormatError) {
                  "8589934592 rows of 8589934592 bytes do not fit in 64 bits");
 }
 
+// The id maps of a prepared dataset. Prepared id v is original id perm[v]: perm = {2, 0, 3, 1} is not
+// its own inverse, so a map applied the wrong way round fails the golden case.
+std::string write_renumbered(const test::TempDir& tmp, const std::vector<int64_t>& perm) {
+  const std::string dir = tmp / "renumbered";
+  DatasetWriter w(dir, false);
+  const auto n = static_cast<int64_t>(perm.size());
+  std::vector<int64_t> indptr(perm.size() + 1);
+  std::vector<int32_t> indices(perm.size());  // a cycle: v <- v + 1
+  for (int64_t v = 0; v <= n; ++v) indptr[static_cast<std::size_t>(v)] = v;
+  for (int64_t v = 0; v < n; ++v) indices[static_cast<std::size_t>(v)] = static_cast<int32_t>((v + 1) % n);
+  w.write_array("indptr", std::span<const int64_t>(indptr));
+  w.write_array("indices", std::span<const int32_t>(indices));
+  w.write_array("permutation", std::span<const int64_t>(perm));
+  Manifest m;
+  m.num_nodes = n;
+  m.num_edges = n;
+  w.commit(m);
+  return dir;
+}
+
+std::vector<int64_t> mapped(const Dataset& d, std::vector<int64_t> ids, bool to_original) {
+  std::vector<int64_t> out(ids.size(), -7);
+  if (to_original) {
+    d.to_original(ids, out);
+  } else {
+    d.from_original(ids, out);
+  }
+  return out;
+}
+
+TEST(DatasetIdMaps, GoldenOnATinyPreparedGraph) {
+  const test::TempDir tmp;
+  const auto d = Dataset::open(write_renumbered(tmp, {2, 0, 3, 1}));
+  ASSERT_TRUE(d.has_permutation());
+  EXPECT_EQ(mapped(d, {0, 1, 2, 3}, true), (std::vector<int64_t>{2, 0, 3, 1}));
+  EXPECT_EQ(mapped(d, {0, 1, 2, 3}, false), (std::vector<int64_t>{1, 3, 0, 2}));
+  EXPECT_EQ(mapped(d, {3, 3, 0}, false), (std::vector<int64_t>{2, 2, 1}));  // repeats and any order
+  EXPECT_EQ(mapped(d, {}, true), std::vector<int64_t>{});
+}
+
+TEST(DatasetIdMaps, AreInversesOfEachOtherInPlace) {
+  const test::TempDir tmp;
+  const int64_t n = 1000;
+  std::vector<int64_t> perm(static_cast<std::size_t>(n));
+  for (int64_t v = 0; v < n; ++v) perm[static_cast<std::size_t>(v)] = (v * 617 + 11) % n;  // 617 is prime to 1000
+  const auto d = Dataset::open(write_renumbered(tmp, perm));
+  std::vector<int64_t> ids(static_cast<std::size_t>(3 * n));
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int64_t>((i * 7919) % static_cast<std::size_t>(n));
+  std::vector<int64_t> work = ids;
+  d.to_original(work, work);  // `out` may be `ids`
+  for (std::size_t i = 0; i < ids.size(); ++i) ASSERT_EQ(work[i], perm[static_cast<std::size_t>(ids[i])]) << i;
+  d.from_original(work, work);
+  EXPECT_EQ(work, ids);
+  d.from_original(work, work);
+  d.to_original(work, work);
+  EXPECT_EQ(work, ids);
+}
+
+TEST(DatasetIdMaps, AreTheIdentityWithoutAPermutation) {
+  const test::TempDir tmp;
+  write_tiny(tmp / "plain");
+  fs::remove(tmp / "plain/permutation.bin");
+  auto manifest = nlohmann::json::parse(std::ifstream(tmp / "plain/manifest.json"));
+  manifest["files"].erase("permutation");
+  std::ofstream(tmp / "plain/manifest.json") << manifest.dump();
+  const auto d = Dataset::open(tmp / "plain");
+  ASSERT_FALSE(d.has_permutation());
+  EXPECT_EQ(mapped(d, {3, 0, 2}, true), (std::vector<int64_t>{3, 0, 2}));
+  EXPECT_EQ(mapped(d, {3, 0, 2}, false), (std::vector<int64_t>{3, 0, 2}));
+  EXPECT_THROW(mapped(d, {4}, true), OutOfRange);  // the ids are still checked
+}
+
+TEST(DatasetIdMaps, RefuseAnIdOutOfRangeNamingItBeforeWriting) {
+  const test::TempDir tmp;
+  const auto d = Dataset::open(write_renumbered(tmp, {2, 0, 3, 1}));
+  for (const bool to_original : {true, false}) {
+    for (const int64_t bad : {int64_t{4}, int64_t{-1}, INT64_MAX}) {
+      std::vector<int64_t> out(3, -7);
+      const std::vector<int64_t> ids{0, bad, 1};
+      try {
+        if (to_original) {
+          d.to_original(ids, out);
+        } else {
+          d.from_original(ids, out);
+        }
+        ADD_FAILURE() << "id " << bad << " was accepted";
+      } catch (const OutOfRange& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find(detail::concat(to_original ? "prepared" : "original", " node id ", bad, " at position 1")),
+                  std::string::npos) << what;
+        EXPECT_NE(what.find("[0, 4)"), std::string::npos) << what;
+      }
+      EXPECT_EQ(out, std::vector<int64_t>(3, -7));  // nothing written
+    }
+  }
+  std::vector<int64_t> small(1);
+  EXPECT_THROW(d.to_original(std::vector<int64_t>{0, 1}, small), InvalidArgument);
+}
+
+TEST(DatasetIdMaps, NumberingNamesRoundTrip) {
+  for (const Numbering n : {Numbering::kPrepared, Numbering::kOriginal}) EXPECT_EQ(parse_numbering(numbering_name(n)), n);
+  EXPECT_THROW(parse_numbering("renumbered"), InvalidArgument);
+}
+
 }  // namespace
 }  // namespace graphtier::graph

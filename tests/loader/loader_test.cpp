@@ -51,7 +51,7 @@ LoaderOptions small_options() {
 
 feature::FeatureStoreOptions store_options(const std::string& cpu, const std::string& host_cache) {
   feature::FeatureStoreOptions o;
-  o.budgets.cpu = Budget::parse(cpu);
+  o.budgets.cpu_buffer = Budget::parse(cpu);
   o.budgets.host_cache = Budget::parse(host_cache);
   return o;
 }
@@ -885,6 +885,51 @@ TEST(Loader, BadOptionsAndIdsAreRejected) {
   o.sampler = sample::SamplerKind::kLadies;
   EXPECT_THROW(Loader(d, nullptr, {0, 1}, o), Unsupported) << "layer-wise GPU sampling without CUDA";
 #endif
+}
+
+TEST(Loader, IdsInTheOriginalNumberingAreMappedToTheDatasetsOwn) {
+  // A renumbered ring of 6 nodes (v <- v + 1): prepared id v is original id perm[v].
+  const test::TempDir tmp;
+  const std::vector<int64_t> perm{4, 0, 5, 2, 1, 3};
+  {
+    graph::DatasetWriter w(tmp / "ds", false);
+    const std::vector<int64_t> indptr{0, 1, 2, 3, 4, 5, 6};
+    const std::vector<int32_t> indices{1, 2, 3, 4, 5, 0};
+    w.write_array("indptr", std::span<const int64_t>(indptr));
+    w.write_array("indices", std::span<const int32_t>(indices));
+    w.write_array("permutation", std::span<const int64_t>(perm));
+    graph::Manifest m;
+    m.num_nodes = 6;
+    m.num_edges = 6;
+    w.commit(m);
+  }
+  const graph::Dataset d = graph::Dataset::open(tmp / "ds");
+  LoaderOptions o = small_options();
+  o.shuffle = false;
+  o.batch_size = 2;
+  o.ids_numbering = graph::Numbering::kOriginal;
+  Loader original(d, nullptr, {0, 3, 5}, o);
+  const auto batches = run_epoch(original, 0);
+  ASSERT_EQ(batches.size(), 2u);
+  // Original 0, 3, 5 are prepared 1, 5, 2 (perm[1] = 0, perm[5] = 3, perm[2] = 5).
+  EXPECT_EQ(batches[0].batch.seeds, (std::vector<int64_t>{1, 5}));
+  EXPECT_EQ(batches[1].batch.seeds, (std::vector<int64_t>{2}));
+  o.ids_numbering = graph::Numbering::kPrepared;  // the default: the ids as given
+  Loader prepared(d, nullptr, {1, 5, 2}, o);
+  const auto same = run_epoch(prepared, 0);
+  ASSERT_EQ(same.size(), 2u);
+  for (std::size_t b = 0; b < same.size(); ++b) {
+    EXPECT_EQ(same[b].batch.seeds, batches[b].batch.seeds);
+    const auto a = same[b].batch.input_nodes(), c = batches[b].batch.input_nodes();
+    EXPECT_EQ(std::vector<int64_t>(a.begin(), a.end()), std::vector<int64_t>(c.begin(), c.end())) << b;
+  }
+  o.ids_numbering = graph::Numbering::kOriginal;
+  try {
+    Loader bad(d, nullptr, {0, 6}, o);
+    ADD_FAILURE() << "original id 6 of a 6-node graph was accepted";
+  } catch (const OutOfRange& e) {
+    EXPECT_NE(std::string(e.what()).find("original node id 6 at position 1"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -16,18 +16,10 @@
 namespace graphtier::cli {
 namespace {
 
-/// Options every `convert` subcommand takes.
+/// Options every `convert` subcommand takes: the output and the converters' own (graph::ConvertArgs).
 struct CommonOptions {
   std::string out;
-  bool overwrite = false;
-  std::string name;
-  std::string dtype = "float32";
-  int64_t align = 0;
-  bool symmetrize = false;
-  bool keep_self_loops = false;
-  std::string num_nodes;
-  std::string num_classes;
-  std::string memory_budget = "0";
+  graph::ConvertArgs args;
 };
 
 struct ConvertCliOptions {
@@ -40,20 +32,6 @@ struct ConvertCliOptions {
   std::string ogb_format = "auto";
   graph::IgbInput igb;
 };
-
-graph::ConvertOptions to_options(const CommonOptions& c) {
-  graph::ConvertOptions o;
-  o.overwrite = c.overwrite;
-  o.name = c.name;
-  o.feature_dtype = parse_dtype(c.dtype);
-  o.alignment = c.align;
-  o.symmetrize = c.symmetrize;
-  o.keep_self_loops = c.keep_self_loops;
-  if (!c.num_nodes.empty()) o.num_nodes = parse_count(c.num_nodes);
-  if (!c.num_classes.empty()) o.num_classes = parse_count(c.num_classes);
-  o.memory_budget = c.memory_budget == "0" ? 0 : Budget::parse(c.memory_budget).resolve(physical_memory_bytes());
-  return o;
-}
 
 void print_text(const graph::ConvertReport& r) {
   const auto ll = [](int64_t v) { return static_cast<long long>(v); };
@@ -77,7 +55,7 @@ void print_text(const graph::ConvertReport& r) {
 using Converter = std::function<graph::ConvertReport(const graph::ConvertOptions&, ThreadPool&)>;
 
 void run(const CommonOptions& common, const GlobalOptions& global, const Converter& convert) {
-  const graph::ConvertOptions options = to_options(common);
+  const graph::ConvertOptions options = graph::to_options(common.args);
   ThreadPool pool(global.threads);
   const graph::ConvertReport report = convert(options, pool);
   if (global.json) {
@@ -93,21 +71,21 @@ CLI::App* add_format(CLI::App& convert, const char* name, const char* descriptio
                      bool planetoid = false) {
   auto* cmd = convert.add_subcommand(name, description);
   cmd->add_option("-o,--out", c.out, "Output dataset directory")->required();
-  cmd->add_flag("--overwrite", c.overwrite, "Replace an existing dataset at --out");
-  if (!planetoid) cmd->add_option("--name", c.name, "Dataset name in the manifest (default: the directory name)");
-  cmd->add_option("--dtype", c.dtype, "Feature dtype: float32, float16 or bfloat16 (converted)")
+  cmd->add_flag("--overwrite", c.args.overwrite, "Replace an existing dataset at --out");
+  if (!planetoid) cmd->add_option("--name", c.args.name, "Dataset name in the manifest (default: the directory name)");
+  cmd->add_option("--dtype", c.args.dtype, "Feature dtype: float32, float16 or bfloat16 (converted)")
       ->check(kDType)
       ->capture_default_str();
-  cmd->add_option("--align", c.align, "Feature row alignment in bytes: 0 (packed), 512 or 4096")->capture_default_str();
+  cmd->add_option("--align", c.args.align, "Feature row alignment in bytes: 0 (packed), 512 or 4096")->capture_default_str();
   if (!planetoid) {
-    cmd->add_flag("--symmetrize", c.symmetrize, "Also store the reverse of every edge");
-    cmd->add_flag("--keep-self-loops", c.keep_self_loops, "Keep edges from a node to itself (default: dropped)");
+    cmd->add_flag("--symmetrize", c.args.symmetrize, "Also store the reverse of every edge");
+    cmd->add_flag("--keep-self-loops", c.args.keep_self_loops, "Keep edges from a node to itself (default: dropped)");
   }
-  cmd->add_option("--num-nodes", c.num_nodes, "Number of nodes (suffixes: 10K, 10M); default from the input")
+  cmd->add_option("--num-nodes", c.args.num_nodes, "Number of nodes (suffixes: 10K, 10M); default from the input")
       ->check(kCount);
-  cmd->add_option("--num-classes", c.num_classes, "Number of classes; default max label + 1 (or the format's)")
+  cmd->add_option("--num-classes", c.args.num_classes, "Number of classes; default max label + 1 (or the format's)")
       ->check(kCount);
-  cmd->add_option("--memory-budget", c.memory_budget,
+  cmd->add_option("--memory-budget", c.args.memory_budget,
                   "Memory for building the CSC: bytes (8GiB) or percent of RAM; more passes if smaller; 0: no limit")
       ->check(kBudget)
       ->capture_default_str();

@@ -39,7 +39,7 @@ namespace graphtier::feature {
 struct FeatureBudgets {
   Budget gpu_hot;     // static GPU tier
   Budget gpu_cache;   // GPU software cache
-  Budget cpu;         // static host (pinned) tier
+  Budget cpu_buffer;  // static host (pinned) tier
   Budget host_cache;  // host cache of storage rows
 };
 

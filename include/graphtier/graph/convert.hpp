@@ -76,6 +76,22 @@ struct ConvertReport : TopologyReport {
 /// object, indented by 2.
 std::string report_json(const ConvertReport& report);
 
+/// ConvertOptions as `graphtier convert` and graphtier.convert take them: counts and the memory
+/// budget as text, parsed by to_options (one parser for the command and the Python converters).
+struct ConvertArgs {
+  bool overwrite = false;
+  std::string name;
+  std::string dtype = "float32";
+  int64_t align = 0;
+  bool symmetrize = false;
+  bool keep_self_loops = false;
+  std::string num_nodes;    // a count such as "10M"; "": from the input
+  std::string num_classes;  // "": from the labels
+  std::string memory_budget = "0";  // bytes ("8GiB") or a percent of physical memory ("25%"); "0": no limit
+};
+/// Throws InvalidArgument naming a value that does not parse.
+ConvertOptions to_options(const ConvertArgs& args);
+
 /// A text edge list (plain or gzip). `allow_extra_columns` ignores anything after the two ids
 /// (weights, timestamps); otherwise such a line is rejected.
 struct EdgeListInput {

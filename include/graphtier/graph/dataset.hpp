@@ -98,6 +98,16 @@ std::string node_count_problem(int64_t num_nodes, int64_t bytes_per_node, std::s
 /// The most nodes node_count_problem accepts with `bytes_per_node`.
 int64_t max_nodes_for(int64_t bytes_per_node);
 
+/// The two numberings of a dataset's nodes. `prepare` renumbers them (hot nodes first) and
+/// records permutation.bin; every array of the dataset (topology, features, labels, splits, the
+/// ids a sampler returns) is in the dataset's own numbering, kPrepared, and the ids of the input
+/// it was converted from are kOriginal. A dataset never prepared has one numbering: both are it.
+enum class Numbering : uint8_t { kPrepared, kOriginal };
+/// "prepared" or "original".
+std::string_view numbering_name(Numbering n);
+/// Parses numbering_name's output; throws InvalidArgument naming the choices otherwise.
+Numbering parse_numbering(std::string_view text);
+
 /// A dataset opened read-only through memory maps. Move-only; views stay valid while it lives.
 class Dataset {
  public:
@@ -126,6 +136,15 @@ class Dataset {
   std::span<const int64_t> split(Split s) const;
   bool has_permutation() const noexcept { return manifest().has("permutation"); }
   std::span<const int64_t> permutation() const;
+
+  /// The id maps of a prepared dataset: `out[i]` is the original id of prepared id `ids[i]`
+  /// (to_original: permutation.bin), or the prepared id of original id `ids[i]` (from_original:
+  /// its inverse, built on the first call, 8 bytes per node, thread-safe). `out` has ids.size()
+  /// entries and may be `ids` itself. Without permutation.bin both are the identity (the dataset
+  /// was never renumbered), the ids still checked. Throws OutOfRange naming the first id outside
+  /// [0, num_nodes), its position and the numbering it was read in, before writing anything.
+  void to_original(std::span<const int64_t> ids, std::span<int64_t> out) const;
+  void from_original(std::span<const int64_t> ids, std::span<int64_t> out) const;
   bool has_hotness() const noexcept { return manifest().has("hotness"); }
   std::span<const double> hotness() const;
 

@@ -107,6 +107,10 @@ struct LoaderOptions {
   /// (LoadedBatch::device) instead of copying them to the host.
   bool device_batches = false;
   sample::TopologyOptions topology;
+  /// The numbering the loader's `ids` are given in (graph/dataset.hpp): kOriginal maps them to the
+  /// dataset's own ids first (Dataset::from_original). A batch's seeds, input nodes and blocks are
+  /// in the dataset's own numbering either way.
+  graph::Numbering ids_numbering = graph::Numbering::kPrepared;
   /// Test seam: called by a stage before it works on minibatch `batch`; what it throws travels
   /// down the pipeline as any stage failure does.
   std::function<void(Stage stage, int64_t batch)> fault_hook;
@@ -172,7 +176,7 @@ class Loader {
  public:
   /// Borrows `dataset` and `store` (either may be shared; both must outlive the loader). `store`
   /// may be null for a dataset without features (x stays empty). `ids`: the nodes to iterate
-  /// (e.g. the train split), checked against the graph. Throws InvalidArgument/OutOfRange for bad
+  /// (e.g. the train split), in options.ids_numbering, checked against the graph. Throws InvalidArgument/OutOfRange for bad
   /// options or ids, Unsupported for GPU options without a GPU.
   Loader(const graph::Dataset& dataset, feature::FeatureStore* store, std::vector<int64_t> ids,
          LoaderOptions options);

@@ -40,8 +40,8 @@ def _common(overwrite=False, name=None, dtype="float32", align=0, symmetrize=Fal
     args.align = int(align)
     args.symmetrize = bool(symmetrize)
     args.keep_self_loops = bool(keep_self_loops)
-    args.num_nodes = None if num_nodes is None else str(num_nodes)
-    args.num_classes = None if num_classes is None else str(num_classes)
+    args.num_nodes = "" if num_nodes is None else str(num_nodes)
+    args.num_classes = "" if num_classes is None else str(num_classes)
     args.memory_budget = str(memory_budget)
     args.threads = int(threads)
     return args

@@ -16,6 +16,7 @@ column group (a rank with nothing to fetch sends empty lists): it is a collectiv
 from __future__ import annotations
 
 import time
+from typing import Optional
 
 import torch
 
@@ -34,12 +35,13 @@ class DistFeatureFetcher:
     the rank's column that the exchanges use (default: a new set of grid groups, which is a
     collective creation every rank must make; a thread of its own needs a group of its own).
     `device`: where the rows go (its GPU is the store's); `comm_device`: where tensors cross (the
-    backend's: CPU for Gloo, the GPU for NCCL). Store options (`gpu_hot`, `cpu`, ...) are
-    FeatureStore's, over the rank's local rows.
+    backend's: CPU for Gloo, the GPU for NCCL). `store` (a graphtier.FeatureStoreOptions), the keyword
+    options overriding its fields, and `threads` are FeatureStore's, over the rank's local rows.
+    `gather` takes global ids in the dataset's own (prepared) numbering.
     """
 
     def __init__(self, partition: Partition, grid: ProcessGrid, *, group=None, device="cpu", comm_device="cpu",
-                 **store_options):
+                 store: Optional[graphtier.FeatureStoreOptions] = None, threads: int = 0, **store_options):
         self.partition = partition
         self.num_nodes = partition.num_nodes
         self.process_rows = partition.rows
@@ -51,7 +53,8 @@ class DistFeatureFetcher:
         if self.dataset.num_nodes != expected:
             raise ValueError(f"{partition.features_path}: {self.dataset.num_nodes} rows, the manifest's local_ranges "
                              f"of process row {partition.row} say {expected}")
-        self.store = graphtier.FeatureStore(self.dataset, device=self.device.index or 0, **store_options)
+        self.store = graphtier.FeatureStore(self.dataset, store, threads=threads,
+                                            **{**store_options, "device": self.device.index or 0})
         self.dim = self.dataset.feature_dim
         self.dtype = torch_dtype(self.dataset.feature_dtype)
         self.stats = CommStats()

@@ -30,7 +30,7 @@ import torch.distributed as dist
 
 import graphtier
 from graphtier import _core
-from graphtier import plots
+from graphtier import options, plots
 from graphtier.distributed import failure
 from graphtier.distributed.comm import CommStats
 from graphtier.distributed.features import DistFeatureFetcher
@@ -196,9 +196,7 @@ def _train(args, prog: str, partition, rank: int, world: int, device: torch.devi
     graph_ds = graphtier.Dataset(partition.graph_path)
     comm_device = device if backend == "nccl" else torch.device("cpu")
     fetcher = DistFeatureFetcher(partition, grid, group=fetch_group, device=device, comm_device=comm_device,
-                                 gpu_hot=args.gpu_hot, gpu_cache=args.gpu_cache, cpu=args.cpu_buffer,
-                                 host_cache=args.host_cache, io_depth=args.io_depth, threads=args.threads,
-                                 seed=args.seed)
+                                 store=options.cli_store_options(args), threads=args.threads)
     if graph_ds.num_classes == 0:
         raise ValueError(f"{partition.graph_path}: training needs labels")
     # The whole graph's dataset as a checkpoint knows it (this rank's graph/ and features/ hold parts).
