@@ -168,7 +168,7 @@ TEST(FeatureStoreGpuTest, BadIdsOnTheDeviceAreRefusedAndLeaveTheStoreExact) {
     FeatureStoreOptions options;
     options.budgets.gpu_hot = Budget::percent(20);
     options.budgets.gpu_cache = Budget::percent(10);
-    options.budgets.cpu = Budget::percent(30);
+    options.budgets.cpu_buffer = Budget::percent(30);
     options.io_depth = 8;
     options.pinned_path = path;
     FeatureStore store(graph::Dataset::open(dir), options, pool);
