@@ -5,8 +5,8 @@
 #include <string>
 
 #include "fuzz_common.hpp"
-#include "graphtier/graph/convert.hpp"
 #include "graphtier/graph/dataset.hpp"
+#include "graphtier/graph_convert/convert.hpp"
 
 namespace graphtier::fuzz {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "fuzz_common.hpp"
-#include "graphtier/graph/npy.hpp"
+#include "graphtier/graph_convert/npy.hpp"
 
 using namespace graphtier::graph;
 

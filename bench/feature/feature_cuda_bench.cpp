@@ -37,7 +37,7 @@
 #include "graphtier/core/rng.hpp"
 #include "graphtier/core/units.hpp"
 #include "graphtier/feature/feature_store.hpp"
-#include "graphtier/graph/generate.hpp"
+#include "graphtier/graph_generate/generate.hpp"
 #include "graphtier/io/read_engine.hpp"
 
 using namespace graphtier;

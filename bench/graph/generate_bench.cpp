@@ -18,7 +18,7 @@
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/units.hpp"
 #include "graphtier/graph/dataset.hpp"
-#include "graphtier/graph/generate.hpp"
+#include "graphtier/graph_generate/generate.hpp"
 
 int main(int argc, char** argv) {
   using namespace graphtier;

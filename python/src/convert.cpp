@@ -12,7 +12,7 @@
 #include "graphtier/core/dtype.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/units.hpp"
-#include "graphtier/graph/convert.hpp"
+#include "graphtier/graph_convert/convert.hpp"
 
 namespace graphtier::python {
 namespace {

@@ -1,5 +1,6 @@
-// The steps every atomic directory writer shares: the temporary's name, its registration, the
-// sweep of dead writers' temporaries, and the rename protocol (docs/architecture.md, Errors).
+// The lifecycle every atomic directory writer shares: the check of the target, the temporary's
+// name, its registration, the sweep of dead writers' temporaries, and the rename protocol
+// (docs/architecture.md, Errors).
 #include "graphtier/graph/staged_directory.hpp"
 
 #include <dirent.h>
@@ -12,15 +13,33 @@
 #include <cerrno>
 #include <cstdio>  // renameat2
 #include <cstring>
+#include <filesystem>
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/file.hpp"
 #include "graphtier/core/interrupt.hpp"
 #include "graphtier/core/test_hook.hpp"
-#include "graphtier/graph/dataset.hpp"
 
 namespace graphtier::graph {
 namespace {
+
+/// `dir` without trailing slashes, checked as StagedDirectory's constructor says.
+std::string checked_target(std::string dir, bool overwrite, std::string_view marker, std::string_view what) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  GRAPHTIER_EXPECTS(!dir.empty(), InvalidArgument, what, " must not be empty");
+  if (path_exists(dir)) {
+    GRAPHTIER_EXPECTS(overwrite, InvalidArgument, what, " ", dir, " already exists (pass --overwrite to replace it)");
+    std::error_code ec;
+    const bool empty = std::filesystem::is_directory(dir, ec) && std::filesystem::is_empty(dir, ec);
+    GRAPHTIER_EXPECTS(empty || path_exists(detail::concat(dir, "/", marker)), InvalidArgument, what, " ", dir,
+                      " exists and has no ", marker, "; refusing to replace it");
+  }
+  const std::string parent = parent_directory(dir);
+  std::error_code ec;
+  GRAPHTIER_EXPECTS(std::filesystem::is_directory(parent, ec), InvalidArgument, what, ": parent directory ", parent,
+                    " does not exist");
+  return dir;
+}
 
 /// Removes `.<name>.tmp-<pid>-<n>` directories left by writers that are no longer running
 /// (killed with SIGKILL, or the machine went down).
@@ -39,8 +58,8 @@ void remove_stale_temporaries(const std::string& parent, const std::string& name
   ::closedir(d);
 }
 
-}  // namespace
-
+/// Creates and registers a fresh `<parent>/.<name>.tmp-<pid>-<n>` for `dir`, after sweeping the
+/// dead writers' temporaries.
 std::string make_staging_directory(const std::string& dir) {
   const std::string parent = parent_directory(dir);
   remove_stale_temporaries(parent, base_name(dir));
@@ -57,6 +76,7 @@ std::string make_staging_directory(const std::string& dir) {
   return temp_dir;
 }
 
+/// The rename protocol of StagedDirectory::commit.
 void publish_staging_directory(const std::string& temp_dir, const std::string& dir, bool& committed,
                                std::string_view swapped_point) {
   if (path_exists(dir)) {
@@ -82,7 +102,15 @@ void publish_staging_directory(const std::string& temp_dir, const std::string& d
   fsync_directory(parent_directory(dir));
 }
 
-StagedDirectory::StagedDirectory(std::string dir) : dir_(std::move(dir)), temp_dir_(make_staging_directory(dir_)) {}
+}  // namespace
+
+void remove_tree(const std::string& path) noexcept {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+}
+
+StagedDirectory::StagedDirectory(std::string dir, bool overwrite, std::string_view marker, std::string_view what)
+    : dir_(checked_target(std::move(dir), overwrite, marker, what)), temp_dir_(make_staging_directory(dir_)) {}
 
 StagedDirectory::~StagedDirectory() {
   if (!committed_) remove_tree(temp_dir_);

@@ -10,7 +10,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/file.hpp"
@@ -138,27 +137,6 @@ void write_features(const graph::Dataset& source, const PartitionLayout& layout,
   out.source = detail::concat("partition ", layout.ranks, "x", layout.replication, ": feature rows of process row ",
                               row);
   writer.commit(out);
-}
-
-/// `dir` without trailing slashes, checked as the dataset writer checks its output: an existing
-/// directory is replaced only with --overwrite, and only if it is empty or holds a partition.json
-/// (a typo must not swap away a home directory).
-std::string checked_output(std::string dir, bool overwrite) {
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  GRAPHTIER_EXPECTS(!dir.empty(), InvalidArgument, "--out must not be empty");
-  std::error_code ec;
-  if (std::filesystem::exists(std::filesystem::symlink_status(dir, ec))) {
-    GRAPHTIER_EXPECTS(overwrite, InvalidArgument, "--out ", dir, " already exists (pass --overwrite to replace it)");
-    const bool empty = std::filesystem::is_directory(dir, ec) && std::filesystem::is_empty(dir, ec);
-    GRAPHTIER_EXPECTS(empty || std::filesystem::exists(dir + "/" + kPartitionManifestName, ec), InvalidArgument,
-                      "--out ", dir, " exists and has no ", kPartitionManifestName, "; refusing to replace it");
-  }
-  const std::string parent = std::filesystem::path(dir).parent_path().empty()
-                                 ? std::string(".")
-                                 : std::filesystem::path(dir).parent_path().string();
-  GRAPHTIER_EXPECTS(std::filesystem::is_directory(parent, ec), InvalidArgument, "--out: parent directory ", parent,
-                    " does not exist");
-  return dir;
 }
 
 void write_text(const std::string& path, const std::string& text) {
@@ -346,7 +324,8 @@ PartitionReport write_partition(const std::string& source_dir, const std::string
   manifest.source = impl::describe_source(source);
   for (int64_t k = 0; k < layout.ranks; ++k) manifest.rank_dirs.push_back(impl::rank_dir_name(k));
 
-  graph::StagedDirectory staged(checked_output(output_dir, options.overwrite));
+  // Replaces only an empty directory or a partition (a typo must not swap away a home directory).
+  graph::StagedDirectory staged(output_dir, options.overwrite, kPartitionManifestName, "--out");
   const std::string top_manifest = impl::partition_json(manifest);
   // Every rank's manifest holds the whole grid: P + 1 copies, each growing with P.
   const double manifest_bytes = static_cast<double>(layout.ranks + 1) * static_cast<double>(top_manifest.size() + 32);

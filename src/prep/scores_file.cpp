@@ -9,7 +9,7 @@
 #include "graphtier/core/dtype.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/file.hpp"
-#include "graphtier/graph/npy.hpp"
+#include "graphtier/graph_convert/npy.hpp"
 #include "graphtier/prep/hotness.hpp"
 
 namespace graphtier::prep {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/convert_test_util.hpp"
+#include "graph_convert/convert_test_util.hpp"
 #include "graphtier/graph/dataset.hpp"
 
 namespace graphtier {
@@ -163,7 +163,7 @@ TEST_F(PlanetoidCliTest, Citeseer) {
 
 // ---------------------------------------------------------------------------------------------
 
-// The 5-node graph of the library tests (tests/graph/convert_test.cpp), in-neighbours
+// The 5-node graph of the library tests (tests/graph_convert/convert_test.cpp), in-neighbours
 // 0 <- {2}, 1 <- {0}, 2 <- {0, 1, 3}, 3 <- {4}, 4 <- {3}; plus the self-loop 2 -> 2.
 constexpr const char* kEdges = "# src dst\n0 1\n0,2\n1\t2\n2 0\n3 2\n2 2\n0 1\n4, 3\n3 4\n";
 

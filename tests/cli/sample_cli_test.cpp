@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/convert_test_util.hpp"
+#include "graph_convert/convert_test_util.hpp"
 #include "graphtier/graph/dataset.hpp"
 #include "test_util.hpp"
 

@@ -16,7 +16,7 @@
 #include "graphtier/core/rng.hpp"
 #include "graphtier/core/thread_pool.hpp"
 #include "graphtier/graph/dataset.hpp"
-#include "graphtier/graph/generate.hpp"
+#include "graphtier/graph_generate/generate.hpp"
 #include "test_util.hpp"
 
 namespace graphtier::test {

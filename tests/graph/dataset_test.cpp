@@ -68,6 +68,18 @@ void expect_rejected(const std::string& dir, const std::string& file, const std:
   }
 }
 
+/// Writes one node whose only neighbour is out of range and expects commit() to reject it.
+void expect_invalid_commit(DatasetWriter& w) {
+  const std::vector<int64_t> indptr{0, 1};
+  const std::vector<int32_t> indices{5};
+  w.write_array("indptr", std::span<const int64_t>(indptr));
+  w.write_array("indices", std::span<const int32_t>(indices));
+  Manifest m;
+  m.num_nodes = 1;
+  m.num_edges = 1;
+  EXPECT_THROW(w.commit(m), FormatError);
+}
+
 class DatasetTest : public ::testing::Test {
  protected:
   void SetUp() override { write_tiny(dir()); }
@@ -284,16 +296,52 @@ TEST_F(DatasetTest, InvalidContentsAreNeverPublished) {
   const std::string out = tmp_ / "bad";
   {
     DatasetWriter w(out, false);
-    const std::vector<int64_t> indptr{0, 1};
-    const std::vector<int32_t> indices{5};  // out of range for one node
-    w.write_array("indptr", std::span<const int64_t>(indptr));
-    w.write_array("indices", std::span<const int32_t>(indices));
-    Manifest m;
-    m.num_nodes = 1;
-    m.num_edges = 1;
-    EXPECT_THROW(w.commit(m), FormatError);
+    expect_invalid_commit(w);
   }
   EXPECT_FALSE(fs::exists(out));
+}
+
+TEST_F(DatasetTest, AFailedCommitOverADatasetKeepsItAndLeavesNoTemporary) {
+  const std::string before = test::read_file(file(kManifestName));
+  {
+    DatasetWriter w(dir(), /*overwrite=*/true);
+    expect_invalid_commit(w);
+    // The arrays were closed by the failed commit: the writer still removes its temporary.
+  }
+  EXPECT_EQ(test::read_file(file(kManifestName)), before);
+  EXPECT_NO_THROW(Dataset::open(dir()).verify_checksums());
+  EXPECT_EQ(std::distance(fs::directory_iterator(tmp_.path()), fs::directory_iterator{}), 1);
+}
+
+TEST_F(DatasetTest, ACommittedWriterRefusesMoreWork) {
+  DatasetWriter w(tmp_ / "once", false);
+  const std::vector<int64_t> indptr{0, 0};
+  w.write_array("indptr", std::span<const int64_t>(indptr));
+  w.write_array("indices", std::span<const int32_t>());
+  Manifest m;
+  m.num_nodes = 1;
+  w.commit(m);
+  EXPECT_THROW(w.commit(m), InvalidArgument);
+  EXPECT_THROW(w.open_array("labels"), InvalidArgument);
+  EXPECT_NO_THROW(Dataset::open(tmp_ / "once").verify_checksums());
+}
+
+TEST_F(DatasetTest, WriterNamesTheTargetItRefuses) {
+  const auto refusal = [](const std::string& dir, bool overwrite) {
+    try {
+      DatasetWriter w(dir, overwrite);
+    } catch (const InvalidArgument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(refusal(dir() + "/", false).find(dir() + " already exists (pass --overwrite"), std::string::npos);
+  test::write_file(tmp_ / "not-a-dataset", "precious");
+  EXPECT_NE(refusal(tmp_ / "not-a-dataset", true).find("has no manifest.json; refusing to replace it"),
+            std::string::npos);
+  EXPECT_NE(refusal(tmp_ / "missing/ds", false).find("parent directory " + tmp_ / "missing" + " does not exist"),
+            std::string::npos);
+  EXPECT_NE(refusal("", false).find("must not be empty"), std::string::npos);
 }
 
 TEST_F(DatasetTest, KilledWriterLeavesNoDatasetAndItsTemporaryIsCleanedUp) {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "graphtier/core/error.hpp"
-#include "graphtier/graph/npy.hpp"
+#include "graphtier/graph_convert/npy.hpp"
 #include "graphtier/prep/hotness.hpp"
 #include "graphtier/prep/out_neighbours.hpp"
 #include "test_util.hpp"

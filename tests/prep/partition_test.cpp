@@ -17,7 +17,7 @@
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/graph/dataset.hpp"
-#include "graphtier/graph/generate.hpp"
+#include "graphtier/graph_generate/generate.hpp"
 #include "test_util.hpp"
 
 namespace graphtier::prep {

@@ -11,7 +11,7 @@
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/graph/dataset.hpp"
-#include "graphtier/graph/generate.hpp"
+#include "graphtier/graph_generate/generate.hpp"
 #include "graphtier/prep/hotness.hpp"
 #include "graphtier/prep/out_neighbours.hpp"
 #include "graphtier/prep/prepare.hpp"

@@ -1,5 +1,5 @@
 // `graphtier convert <format>`: edge lists, .npy arrays, Planetoid, OGB and IGB inputs to dataset
-// format v1 (include/graphtier/graph/convert.hpp).
+// format v1 (include/graphtier/graph_convert/convert.hpp).
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -10,7 +10,7 @@
 #include "graphtier/core/log.hpp"
 #include "graphtier/core/memory.hpp"
 #include "graphtier/core/units.hpp"
-#include "graphtier/graph/convert.hpp"
+#include "graphtier/graph_convert/convert.hpp"
 #include "planetoid.hpp"
 
 namespace graphtier::cli {

@@ -1,5 +1,5 @@
 // `graphtier generate`: a synthetic power-law graph with planted communities, labels, features and
-// splits (include/graphtier/graph/generate.hpp), streamed to disk in bounded memory.
+// splits (include/graphtier/graph_generate/generate.hpp), streamed to disk in bounded memory.
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -14,7 +14,7 @@
 #include "graphtier/core/memory.hpp"
 #include "graphtier/core/units.hpp"
 #include "graphtier/graph/dataset.hpp"
-#include "graphtier/graph/generate.hpp"
+#include "graphtier/graph_generate/generate.hpp"
 
 namespace graphtier::cli {
 namespace {

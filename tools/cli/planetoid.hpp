@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "graphtier/core/thread_pool.hpp"
-#include "graphtier/graph/convert.hpp"
+#include "graphtier/graph_convert/convert.hpp"
 
 namespace graphtier::cli {
 

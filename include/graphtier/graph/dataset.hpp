@@ -26,6 +26,7 @@
 
 #include "graphtier/core/dtype.hpp"
 #include "graphtier/core/file.hpp"
+#include "graphtier/graph/staged_directory.hpp"
 
 namespace graphtier {
 class Progress;
@@ -158,18 +159,19 @@ class Dataset {
   std::unique_ptr<Impl> impl_;
 };
 
-/// Builds a dataset in `<parent>/.<name>.tmp-<pid>-<n>` and renames it to `dir` on commit().
-/// Destroying an uncommitted writer removes the temporary directory. Stale temporary directories
-/// of dead processes beside `dir` are removed when a writer starts.
+/// Builds a dataset in a StagedDirectory (`<parent>/.<name>.tmp-<pid>-<n>`) and renames it to
+/// `dir` on commit(). Destroying an uncommitted writer closes its arrays and removes the temporary
+/// directory. Stale temporary directories of dead processes beside `dir` are removed when a
+/// writer starts.
 class DatasetWriter {
  public:
-  /// Throws InvalidArgument if `dir` exists and `overwrite` is false.
+  /// Throws InvalidArgument if `dir` exists and `overwrite` is false, or if it exists and is
+  /// neither empty nor a dataset (StagedDirectory's checks, with manifest.json the marker).
   DatasetWriter(std::string dir, bool overwrite);
-  ~DatasetWriter();
   DatasetWriter(const DatasetWriter&) = delete;
   DatasetWriter& operator=(const DatasetWriter&) = delete;
 
-  const std::string& temp_dir() const noexcept { return temp_dir_; }
+  const std::string& temp_dir() const noexcept { return staged_.temp_dir(); }
 
   /// Opens `<array>.bin` for sequential writing; the writer closes it on commit().
   OutputFile& open_array(const std::string& array);
@@ -191,14 +193,10 @@ class DatasetWriter {
   void commit(Manifest manifest);
 
  private:
-  std::string dir_;
-  std::string temp_dir_;
-  bool overwrite_;
-  bool committed_ = false;
+  StagedDirectory staged_;
+  // Declared after staged_: destroyed first, so the files are closed before an uncommitted
+  // temporary is removed.
   std::map<std::string, std::unique_ptr<OutputFile>> arrays_;
 };
-
-/// Removes a directory tree; errors are ignored (cleanup paths).
-void remove_tree(const std::string& path) noexcept;
 
 }  // namespace graphtier::graph

@@ -773,6 +773,153 @@ __global__ void sink_src_nodes_kernel(const int64_t* src_nodes, int64_t n, const
   }
 }
 
+/// One layer's stacked sequences compacted on the device (bulk_compact.hpp): what outlives the
+/// layer's wait. The sequences are sized by the bound (n >= rows + edges); the sort's and the
+/// scans' temporaries are freed in order on the stream when compact_layer returns.
+struct CompactedLayer {
+  int64_t n = 0;
+  DeviceScratch<int64_t> starts;     // [k + 1] each batch's first position in the sequences
+  DeviceScratch<int64_t> src_nodes;  // [n] each batch's src nodes, at its start
+  DeviceScratch<int64_t> local;      // [bound] each edge's local src index
+  DeviceScratch<int64_t> counts;     // [k] each batch's src node count
+  DeviceScratch<int64_t> indptr;     // [rows + k] each batch's indptr, rebased to its first edge
+};
+
+CompactedLayer compact_layer(const LayerDraws& d, int64_t rows, int64_t k, int node_bits, int end_bit,
+                             cudaStream_t stream) {
+  CompactedLayer c;
+  const int64_t n = rows + d.bound;
+  c.n = n;
+  c.starts = DeviceScratch<int64_t>(static_cast<std::size_t>(k + 1), stream);
+  sequence_starts_kernel<<<blocks_for(k + 1), kThreads, 0, stream>>>(d.batch_offsets.get(), d.indptr.get(), k,
+                                                                     c.starts.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("sequence_starts_kernel");
+  DeviceScratch<unsigned long long> keys(static_cast<std::size_t>(n), stream), sorted_keys(static_cast<std::size_t>(n), stream);
+  DeviceScratch<int64_t> positions(static_cast<std::size_t>(n), stream), sorted_positions(static_cast<std::size_t>(n), stream);
+  sequence_keys_kernel<<<blocks_for(n), kThreads, 0, stream>>>(n, c.starts.get(), k, d.batch_offsets.get(), d.dst.get(),
+                                                               d.indptr.get(), d.nodes.get(), node_bits, keys.get(),
+                                                               positions.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("sequence_keys_kernel");
+  {  // stable: a key's occurrences stay in position order, the first one leading
+    std::size_t temp_bytes = 0;
+    GRAPHTIER_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys.get(), sorted_keys.get(),
+                                                         positions.get(), sorted_positions.get(), n, 0, end_bit,
+                                                         stream));
+    DeviceScratch<char> temp(temp_bytes, stream);
+    GRAPHTIER_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.get(), temp_bytes, keys.get(), sorted_keys.get(),
+                                                         positions.get(), sorted_positions.get(), n, 0, end_bit,
+                                                         stream));
+  }
+  DeviceScratch<int64_t> run_ids(static_cast<std::size_t>(n), stream), run_first(static_cast<std::size_t>(n), stream);
+  run_starts_kernel<<<blocks_for(n), kThreads, 0, stream>>>(sorted_keys.get(), n, run_ids.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("run_starts_kernel");
+  {
+    std::size_t temp_bytes = 0;
+    GRAPHTIER_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, run_ids.get(), run_ids.get(), n, stream));
+    DeviceScratch<char> temp(temp_bytes, stream);
+    GRAPHTIER_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp.get(), temp_bytes, run_ids.get(), run_ids.get(), n, stream));
+  }
+  DeviceScratch<int64_t> ranks(static_cast<std::size_t>(n + 1), stream);
+  GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(ranks.get(), 0, static_cast<std::size_t>(n + 1) * sizeof(int64_t), stream));
+  run_firsts_kernel<<<blocks_for(n), kThreads, 0, stream>>>(sorted_keys.get(), sorted_positions.get(), run_ids.get(),
+                                                            n, c.starts.get(), k, d.batch_offsets.get(),
+                                                            run_first.get(), ranks.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("run_firsts_kernel");
+  {
+    std::size_t temp_bytes = 0;
+    GRAPHTIER_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, ranks.get(), ranks.get(), n + 1, stream));
+    DeviceScratch<char> temp(temp_bytes, stream);
+    GRAPHTIER_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.get(), temp_bytes, ranks.get(), ranks.get(), n + 1, stream));
+  }
+  c.src_nodes = DeviceScratch<int64_t>(static_cast<std::size_t>(n), stream);
+  c.local = DeviceScratch<int64_t>(static_cast<std::size_t>(d.bound), stream);
+  compact_write_kernel<<<blocks_for(n), kThreads, 0, stream>>>(sorted_keys.get(), sorted_positions.get(),
+                                                               run_ids.get(), run_first.get(), ranks.get(), n,
+                                                               c.starts.get(), k, d.batch_offsets.get(), d.indptr.get(),
+                                                               node_bits, c.local.get(), c.src_nodes.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("compact_write_kernel");
+  c.counts = DeviceScratch<int64_t>(static_cast<std::size_t>(k), stream);
+  src_counts_kernel<<<blocks_for(k), kThreads, 0, stream>>>(c.starts.get(), d.batch_offsets.get(), ranks.get(), k,
+                                                            c.counts.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("src_counts_kernel");
+  c.indptr = DeviceScratch<int64_t>(static_cast<std::size_t>(rows + k), stream);
+  rebase_indptr_kernel<<<blocks_for(rows + k), kThreads, 0, stream>>>(d.indptr.get(), d.batch_offsets.get(), rows, k,
+                                                                      c.indptr.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("rebase_indptr_kernel");
+  return c;
+}
+
+/// A layer whose every batch's frontier is empty: empty blocks with indptr {0}, no wait.
+void append_empty_layer(std::vector<DeviceMiniBatch>& batches, bool last, const BulkInputNodesSink& input_nodes,
+                        cudaStream_t stream) {
+  const auto k = static_cast<int64_t>(batches.size());
+  DeviceScratch<int64_t> zeros(static_cast<std::size_t>(k), stream);
+  GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(zeros.get(), 0, static_cast<std::size_t>(k) * sizeof(int64_t), stream));
+  const std::shared_ptr<void> kept = keep(std::move(zeros));
+  for (int64_t b = 0; b < k; ++b) {
+    DeviceBlock& block = batches[b].blocks.emplace_back();
+    block.indptr = static_cast<const int64_t*>(kept.get()) + b;
+    batches[b].storage.push_back(kept);
+    if (last && input_nodes) input_nodes(b, 0);
+  }
+}
+
+/// Queues the copy of the last layer's src nodes into the sinks' page-locked buffers (mapped),
+/// completed by the layer's wait. Batch b's input nodes are at most its dst nodes plus every edge
+/// of the layer, and distinct.
+void sink_input_nodes(const CompactedLayer& c, const bulk::StackedFrontier& frontier, int64_t bound, int64_t num_nodes,
+                      const BulkInputNodesSink& input_nodes, StagingArena& arena, cudaStream_t stream) {
+  const int64_t k = frontier.num_batches();
+  auto* hosts = static_cast<int64_t**>(arena.take(static_cast<std::size_t>(k) * sizeof(int64_t*)));
+  for (int64_t b = 0; b < k; ++b) {
+    const int64_t batch_bound = std::min(frontier.offsets[b + 1] - frontier.offsets[b] + bound, num_nodes);
+    hosts[b] = nullptr;
+    int64_t* host = input_nodes(b, batch_bound);
+    if (batch_bound == 0 || host == nullptr) continue;
+    void* mapped = nullptr;
+    GRAPHTIER_CUDA_CHECK(cudaHostGetDevicePointer(&mapped, host, 0));
+    hosts[b] = static_cast<int64_t*>(mapped);
+  }
+  DeviceScratch<int64_t*> d_hosts(static_cast<std::size_t>(k), stream);
+  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(d_hosts.get(), hosts, static_cast<std::size_t>(k) * sizeof(int64_t*),
+                                       cudaMemcpyHostToDevice, stream));
+  sink_src_nodes_kernel<<<blocks_for(c.n), kThreads, 0, stream>>>(c.src_nodes.get(), c.n, c.starts.get(), k,
+                                                                  c.counts.get(), d_hosts.get());
+  GRAPHTIER_CUDA_CHECK_LAUNCH("sink_src_nodes_kernel");
+}
+
+/// After the layer's wait: each batch's block views the layer's arrays (kept alive by every batch
+/// that shares them), and but for the last layer its frontier becomes its src nodes.
+void append_layer_blocks(std::vector<DeviceMiniBatch>& batches, std::vector<std::vector<int64_t>>& frontiers,
+                         const bulk::StackedFrontier& frontier, CompactedLayer& c, LayerDraws& d,
+                         const BulkSamplerOptions& options, const int64_t* staged_starts,
+                         const int64_t* staged_counts, const int64_t* staged_src) {
+  const std::shared_ptr<void> kept_src = keep(std::move(c.src_nodes)), kept_indptr = keep(std::move(c.indptr)),
+                              kept_local = keep(std::move(c.local));
+  const std::shared_ptr<void> kept_ids = options.edge_ids ? keep(std::move(d.edge_ids)) : nullptr;
+  const bool ladies = options.algorithm == BulkAlgorithm::kLadies;
+  const std::shared_ptr<void> kept_weights = ladies ? keep(std::move(d.weights)) : nullptr;
+  for (std::size_t b = 0; b < batches.size(); ++b) {
+    const int64_t r0 = frontier.offsets[b], r1 = frontier.offsets[b + 1];
+    const int64_t s0 = staged_starts[b], e0 = s0 - r0, e1 = staged_starts[b + 1] - r1;
+    DeviceMiniBatch& batch = batches[b];
+    DeviceBlock& block = batch.blocks.emplace_back();
+    block.num_dst = r1 - r0;
+    block.num_src = staged_counts[b];
+    block.num_edges = e1 - e0;
+    block.src_nodes = static_cast<const int64_t*>(kept_src.get()) + s0;
+    block.indptr = static_cast<const int64_t*>(kept_indptr.get()) + r0 + static_cast<int64_t>(b);
+    block.indices = static_cast<const int64_t*>(kept_local.get()) + e0;
+    if (kept_ids) block.edge_ids = static_cast<const int64_t*>(kept_ids.get()) + e0;
+    if (kept_weights) block.weights = static_cast<const float*>(kept_weights.get()) + e0;
+    for (const auto* kept : {&kept_src, &kept_indptr, &kept_local, &kept_ids, &kept_weights}) {
+      if (*kept) batch.storage.push_back(*kept);
+    }
+    ++batch.host_syncs;
+    if (staged_src != nullptr) frontiers[b].assign(staged_src + s0, staged_src + s0 + block.num_src);
+  }
+}
+
 }  // namespace
 
 std::vector<DeviceMiniBatch> BulkDevice::sample_device(std::span<const std::span<const int64_t>> batches_of_seeds,
@@ -805,127 +952,23 @@ std::vector<DeviceMiniBatch> BulkDevice::sample_device(std::span<const std::span
     for (int64_t b = 0; b < k; ++b) dsts[b] = frontiers[b];
     const bulk::StackedFrontier frontier = bulk::stack_frontier(dsts, streams, options, static_cast<int>(l));
     const int64_t rows = frontier.rows();
-    if (rows == 0) {  // every batch's frontier is empty: empty blocks with indptr {0}, no wait
-      DeviceScratch<int64_t> zeros(static_cast<std::size_t>(k), stream);
-      GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(zeros.get(), 0, static_cast<std::size_t>(k) * sizeof(int64_t), stream));
-      const std::shared_ptr<void> kept = keep(std::move(zeros));
-      for (int64_t b = 0; b < k; ++b) {
-        DeviceBlock& block = batches[b].blocks.emplace_back();
-        block.indptr = static_cast<const int64_t*>(kept.get()) + b;
-        batches[b].storage.push_back(kept);
-        if (last && input_nodes) input_nodes(b, 0);
-      }
+    if (rows == 0) {
+      append_empty_layer(batches, last, input_nodes, stream);
       continue;
     }
     const ArenaLease lease(state_->staging, stream);  // this layer's own staging: calls may overlap
     StagingArena& arena = lease.get();
     LayerDraws d = state_->draws(frontier, options, static_cast<int>(l), arena, stream);
-    // The stacked sequences (bulk_compact.hpp), sized by the bound: n >= rows + edges.
-    const int64_t n = rows + d.bound;
-    DeviceScratch<int64_t> starts(static_cast<std::size_t>(k + 1), stream);
-    sequence_starts_kernel<<<blocks_for(k + 1), kThreads, 0, stream>>>(d.batch_offsets.get(), d.indptr.get(), k,
-                                                                       starts.get());
-    GRAPHTIER_CUDA_CHECK_LAUNCH("sequence_starts_kernel");
-    DeviceScratch<unsigned long long> keys(static_cast<std::size_t>(n), stream), sorted_keys(static_cast<std::size_t>(n), stream);
-    DeviceScratch<int64_t> positions(static_cast<std::size_t>(n), stream), sorted_positions(static_cast<std::size_t>(n), stream);
-    sequence_keys_kernel<<<blocks_for(n), kThreads, 0, stream>>>(n, starts.get(), k, d.batch_offsets.get(), d.dst.get(),
-                                                                 d.indptr.get(), d.nodes.get(), node_bits, keys.get(),
-                                                                 positions.get());
-    GRAPHTIER_CUDA_CHECK_LAUNCH("sequence_keys_kernel");
-    {  // stable: a key's occurrences stay in position order, the first one leading
-      std::size_t temp_bytes = 0;
-      GRAPHTIER_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys.get(), sorted_keys.get(),
-                                                           positions.get(), sorted_positions.get(), n, 0, end_bit,
-                                                           stream));
-      DeviceScratch<char> temp(temp_bytes, stream);
-      GRAPHTIER_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.get(), temp_bytes, keys.get(), sorted_keys.get(),
-                                                           positions.get(), sorted_positions.get(), n, 0, end_bit,
-                                                           stream));
-    }
-    DeviceScratch<int64_t> run_ids(static_cast<std::size_t>(n), stream), run_first(static_cast<std::size_t>(n), stream);
-    run_starts_kernel<<<blocks_for(n), kThreads, 0, stream>>>(sorted_keys.get(), n, run_ids.get());
-    GRAPHTIER_CUDA_CHECK_LAUNCH("run_starts_kernel");
-    {
-      std::size_t temp_bytes = 0;
-      GRAPHTIER_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, run_ids.get(), run_ids.get(), n, stream));
-      DeviceScratch<char> temp(temp_bytes, stream);
-      GRAPHTIER_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp.get(), temp_bytes, run_ids.get(), run_ids.get(), n, stream));
-    }
-    DeviceScratch<int64_t> ranks(static_cast<std::size_t>(n + 1), stream);
-    GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(ranks.get(), 0, static_cast<std::size_t>(n + 1) * sizeof(int64_t), stream));
-    run_firsts_kernel<<<blocks_for(n), kThreads, 0, stream>>>(sorted_keys.get(), sorted_positions.get(), run_ids.get(),
-                                                              n, starts.get(), k, d.batch_offsets.get(),
-                                                              run_first.get(), ranks.get());
-    GRAPHTIER_CUDA_CHECK_LAUNCH("run_firsts_kernel");
-    {
-      std::size_t temp_bytes = 0;
-      GRAPHTIER_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, ranks.get(), ranks.get(), n + 1, stream));
-      DeviceScratch<char> temp(temp_bytes, stream);
-      GRAPHTIER_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.get(), temp_bytes, ranks.get(), ranks.get(), n + 1, stream));
-    }
-    DeviceScratch<int64_t> src_nodes(static_cast<std::size_t>(n), stream), local(static_cast<std::size_t>(d.bound), stream);
-    compact_write_kernel<<<blocks_for(n), kThreads, 0, stream>>>(sorted_keys.get(), sorted_positions.get(),
-                                                                 run_ids.get(), run_first.get(), ranks.get(), n,
-                                                                 starts.get(), k, d.batch_offsets.get(), d.indptr.get(),
-                                                                 node_bits, local.get(), src_nodes.get());
-    GRAPHTIER_CUDA_CHECK_LAUNCH("compact_write_kernel");
-    DeviceScratch<int64_t> counts(static_cast<std::size_t>(k), stream);
-    src_counts_kernel<<<blocks_for(k), kThreads, 0, stream>>>(starts.get(), d.batch_offsets.get(), ranks.get(), k,
-                                                              counts.get());
-    GRAPHTIER_CUDA_CHECK_LAUNCH("src_counts_kernel");
-    DeviceScratch<int64_t> indptr(static_cast<std::size_t>(rows + k), stream);
-    rebase_indptr_kernel<<<blocks_for(rows + k), kThreads, 0, stream>>>(d.indptr.get(), d.batch_offsets.get(), rows, k,
-                                                                        indptr.get());
-    GRAPHTIER_CUDA_CHECK_LAUNCH("rebase_indptr_kernel");
-    if (last && input_nodes) {
-      // Batch b's input nodes are at most its dst nodes plus every edge of the layer, and distinct.
-      auto* hosts = static_cast<int64_t**>(arena.take(static_cast<std::size_t>(k) * sizeof(int64_t*)));
-      for (int64_t b = 0; b < k; ++b) {
-        const int64_t bound = std::min(frontier.offsets[b + 1] - frontier.offsets[b] + d.bound, num_nodes);
-        hosts[b] = nullptr;
-        int64_t* host = input_nodes(b, bound);
-        if (bound == 0 || host == nullptr) continue;
-        void* mapped = nullptr;
-        GRAPHTIER_CUDA_CHECK(cudaHostGetDevicePointer(&mapped, host, 0));
-        hosts[b] = static_cast<int64_t*>(mapped);
-      }
-      DeviceScratch<int64_t*> d_hosts(static_cast<std::size_t>(k), stream);
-      GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(d_hosts.get(), hosts, static_cast<std::size_t>(k) * sizeof(int64_t*),
-                                           cudaMemcpyHostToDevice, stream));
-      sink_src_nodes_kernel<<<blocks_for(n), kThreads, 0, stream>>>(src_nodes.get(), n, starts.get(), k, counts.get(),
-                                                                    d_hosts.get());
-      GRAPHTIER_CUDA_CHECK_LAUNCH("sink_src_nodes_kernel");
-    }
-    const int64_t* staged_starts = queue_download(arena, starts.get(), static_cast<std::size_t>(k + 1), stream);
-    const int64_t* staged_counts = queue_download(arena, counts.get(), static_cast<std::size_t>(k), stream);
+    CompactedLayer c = compact_layer(d, rows, k, node_bits, end_bit, stream);
+    if (last && input_nodes) sink_input_nodes(c, frontier, d.bound, num_nodes, input_nodes, arena, stream);
+    const int64_t* staged_starts = queue_download(arena, c.starts.get(), static_cast<std::size_t>(k + 1), stream);
+    const int64_t* staged_counts = queue_download(arena, c.counts.get(), static_cast<std::size_t>(k), stream);
     // The next layer's Q is built on the host from the src nodes (the blocks' other arrays stay).
-    const int64_t* staged_src = last ? nullptr : queue_download(arena, src_nodes.get(), static_cast<std::size_t>(n), stream);
+    const int64_t* staged_src =
+        last ? nullptr : queue_download(arena, c.src_nodes.get(), static_cast<std::size_t>(c.n), stream);
     g_synchronisations.fetch_add(1);
     GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(stream));  // the layer's one synchronisation
-    const std::shared_ptr<void> kept_src = keep(std::move(src_nodes)), kept_indptr = keep(std::move(indptr)),
-                                kept_local = keep(std::move(local));
-    const std::shared_ptr<void> kept_ids = options.edge_ids ? keep(std::move(d.edge_ids)) : nullptr;
-    const bool ladies = options.algorithm == BulkAlgorithm::kLadies;
-    const std::shared_ptr<void> kept_weights = ladies ? keep(std::move(d.weights)) : nullptr;
-    for (int64_t b = 0; b < k; ++b) {
-      const int64_t r0 = frontier.offsets[b], r1 = frontier.offsets[b + 1];
-      const int64_t s0 = staged_starts[b], e0 = s0 - r0, e1 = staged_starts[b + 1] - r1;
-      DeviceMiniBatch& batch = batches[b];
-      DeviceBlock& block = batch.blocks.emplace_back();
-      block.num_dst = r1 - r0;
-      block.num_src = staged_counts[b];
-      block.num_edges = e1 - e0;
-      block.src_nodes = static_cast<const int64_t*>(kept_src.get()) + s0;
-      block.indptr = static_cast<const int64_t*>(kept_indptr.get()) + r0 + b;
-      block.indices = static_cast<const int64_t*>(kept_local.get()) + e0;
-      if (kept_ids) block.edge_ids = static_cast<const int64_t*>(kept_ids.get()) + e0;
-      if (kept_weights) block.weights = static_cast<const float*>(kept_weights.get()) + e0;
-      for (const auto* kept : {&kept_src, &kept_indptr, &kept_local, &kept_ids, &kept_weights}) {
-        if (*kept) batch.storage.push_back(*kept);
-      }
-      ++batch.host_syncs;
-      if (!last) frontiers[b].assign(staged_src + s0, staged_src + s0 + block.num_src);
-    }
+    append_layer_blocks(batches, frontiers, frontier, c, d, options, staged_starts, staged_counts, staged_src);
   }
   return batches;
 }

@@ -17,6 +17,9 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <tuple>
+#include <utility>
+#include <vector>
 #include <cub/device/device_scan.cuh>
 
 #include "graphtier/core/error.hpp"
@@ -234,12 +237,124 @@ class StagingLease {
 
 constexpr std::size_t align16(std::size_t n) { return (n + 15) / 16 * 16; }
 
+/// What every layer of one call shares: the call's inputs, its stream and workspace, the batch it
+/// fills, and the pinned words of a fanout -1 layer's early read.
+template <typename Index>
+struct SampleCall {
+  const DeviceTopology::State& topology;
+  TopologyRef<Index> g;
+  const NeighborSamplerOptions& options;
+  uint64_t stream;  // the minibatch's random stream
+  cudaStream_t s;
+  Workspace& ws;
+  DeviceMiniBatch& batch;
+  LayerCounts* host_early;
+  int64_t* host_early_ne;
+
+  /// Device memory the batch owns (its blocks' arrays).
+  int64_t* alloc64(int64_t count) {
+    batch.storage.push_back(allocate_async(static_cast<std::size_t>(count) * sizeof(int64_t), s));
+    return static_cast<int64_t*>(batch.storage.back().get());
+  }
+  void host_sync() {
+    GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(s));
+    ++batch.host_syncs;
+  }
+};
+
+/// Layer l: appends block l (its sizes are read after the call's one wait), drawing the
+/// neighbours of the `nd_bound` (a bound; the real count is in counts_l) dst nodes `dst`, and
+/// compacting them. Returns the block's src nodes and their bound, the next layer's dst nodes, and
+/// sets `positions` to its edges' positions in the input graph.
+template <typename Index>
+std::pair<const int64_t*, int64_t> sample_layer(SampleCall<Index>& call, int l, LayerCounts* counts_l,
+                                                const int64_t* dst, int64_t nd_bound, int64_t*& positions) {
+  const DeviceTopology::State& topology = call.topology;
+  const NeighborSamplerOptions& options = call.options;
+  Workspace& ws = call.ws;
+  const cudaStream_t s = call.s;
+  const int64_t fanout = options.fanouts[static_cast<std::size_t>(l)];
+  const DrawParams c{options.seed, layer_stream(call.stream, l), fanout, options.replace, topology.weighted};
+  DeviceBlock& block = call.batch.blocks.emplace_back();
+  int64_t* indptr = call.alloc64(nd_bound + 1);
+  block.indptr = indptr;
+  if (nd_bound == 0) {  // nothing to sample: every size stays zero
+    GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(indptr, 0, sizeof(int64_t), s));
+    return {dst, 0};
+  }
+  // Hubs are distinct nodes of at least kHubDegree edges each, and none when no degree makes
+  // this layer's draw a hub's (an unweighted fanout below kHubDegree): then no hub kernel runs.
+  const int64_t hub_bound =
+      nbr::hubs_possible(fanout, options.replace, topology.weighted)
+          ? std::min(nd_bound, topology.num_edges / nbr::kHubDegree)
+          : 0;
+  int64_t* hubs = ws.hubs.grow(std::max<int64_t>(hub_bound, 1));
+  const auto hub_blocks = static_cast<unsigned>(std::min(hub_bound, kHubBlocks));
+  int64_t* counts = ws.counts.grow(nd_bound);
+  if (nbr::count_per_thread(fanout, topology.weighted)) {
+    count_unweighted_kernel<Index><<<blocks_for(nd_bound), kThreads, 0, s>>>(call.g, c, dst, counts_l, nd_bound, counts,
+                                                                              indptr, hubs);
+    GRAPHTIER_CUDA_CHECK_LAUNCH("count_unweighted_kernel");
+  } else {
+    count_kernel<Index><<<grid_for(nd_bound, kWarpsPerBlock), kThreads, 0, s>>>(call.g, c, dst, counts_l, nd_bound,
+                                                                                counts, indptr, hubs);
+    GRAPHTIER_CUDA_CHECK_LAUNCH("count_kernel");
+  }
+  if (topology.weighted && hub_bound > 0 && fanout != 0) {
+    hub_count_kernel<Index><<<hub_blocks, kThreads, 0, s>>>(call.g, c, dst, counts_l, hubs, counts);
+    GRAPHTIER_CUDA_CHECK_LAUNCH("hub_count_kernel");
+  }
+  inclusive_sum(counts, indptr + 1, nd_bound, ws, s);  // zero past nd: indptr[nd_bound] = ne
+
+  nbr::LayerBound b = nbr::layer_bound(nd_bound, fanout, options.replace, topology.num_nodes, topology.num_edges);
+  if (b.ne < 0) {
+    // Fanout -1: the exact sizes, read once (the layer's extra synchronisation).
+    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(call.host_early, counts_l, sizeof(LayerCounts), cudaMemcpyDeviceToHost, s));
+    GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(call.host_early_ne, indptr + nd_bound, sizeof(int64_t), cudaMemcpyDeviceToHost, s));
+    call.host_sync();
+    b = nbr::layer_bound(call.host_early->nd, fanout, options.replace, topology.num_nodes, topology.num_edges,
+                         *call.host_early_ne);
+  }
+  positions = options.edge_ids ? call.alloc64(b.ne) : ws.positions.grow(b.ne);
+  int64_t* neighbours = ws.neighbours.grow(b.ne);
+
+  GRAPHTIER_EXPECTS(b.capacity <= (uint64_t{1} << 32), InvalidArgument, "layer ", l, " may have ", b.nd + b.ne,
+                    " nodes and edges: the GPU compaction addresses fewer than 2^31");
+  const CompactBuffers buffers{ws.keys.grow(static_cast<int64_t>(b.capacity)),
+                               ws.firsts.grow(static_cast<int64_t>(b.capacity)),
+                               ws.slot_of.grow(std::max<int64_t>(b.nd + b.ne, 1)),
+                               ws.new_rank.grow(std::max<int64_t>(b.ne, 1)),
+                               b.capacity,
+                               topology.num_nodes,
+                               b.nd,
+                               b.ne,
+                               counts_l,
+                               counts_l + 1};
+  // Always launched: it writes the layer's ne and clears the compaction table (grid-stride, so
+  // a grid sized for the dst nodes clears any table; more blocks when the table is the larger).
+  const unsigned fill_blocks = std::max(grid_for(b.nd, kWarpsPerBlock), blocks_for(static_cast<int64_t>(b.capacity) / 4));
+  fill_kernel<Index><<<fill_blocks, kThreads, 0, s>>>(call.g, c, dst, counts_l, b.nd, indptr, positions, neighbours,
+                                                      buffers);
+  GRAPHTIER_CUDA_CHECK_LAUNCH("fill_kernel");
+  if (hub_bound > 0 && fanout != 0) {
+    hub_fill_kernel<Index><<<hub_blocks, kThreads, 0, s>>>(call.g, c, dst, counts_l, hubs, indptr, positions, neighbours);
+    GRAPHTIER_CUDA_CHECK_LAUNCH("hub_fill_kernel");
+  }
+  compact_insert(dst, neighbours, buffers, s);
+  compact_rank(buffers, ws.cub_temp, s);
+  int64_t* src_nodes = call.alloc64(b.num_src);
+  int64_t* local = call.alloc64(b.ne);
+  block.src_nodes = src_nodes;
+  block.indices = local;
+  compact_write(dst, neighbours, buffers, src_nodes, local, s);
+  return {src_nodes, b.num_src};
+}
+
 template <typename Index>
 DeviceMiniBatch sample_typed(const DeviceTopology::State& topology, const NeighborSamplerOptions& options,
                              std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream,
                              PinnedStagingPool& pool, const InputNodesSink& input_nodes) {
   const cudaStream_t s = native(cuda_stream);
-  const TopologyRef<Index> g = topology_ref<Index>(topology);
   const int layers = static_cast<int>(options.fanouts.size());
   DeviceMiniBatch batch;
   batch.seeds.assign(seeds.begin(), seeds.end());
@@ -255,16 +370,8 @@ DeviceMiniBatch sample_typed(const DeviceTopology::State& topology, const Neighb
   auto* host_seeds = reinterpret_cast<int64_t*>(staging.data());
   auto* host_counts = reinterpret_cast<LayerCounts*>(staging.data() + seeds_bytes);
   auto* host_early = reinterpret_cast<LayerCounts*>(staging.data() + seeds_bytes + counts_bytes);
-  auto* host_early_ne = reinterpret_cast<int64_t*>(host_early + 1);
-
-  const auto alloc64 = [&](int64_t count) {
-    batch.storage.push_back(allocate_async(static_cast<std::size_t>(count) * sizeof(int64_t), s));
-    return static_cast<int64_t*>(batch.storage.back().get());
-  };
-  const auto host_sync = [&] {
-    GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(s));
-    ++batch.host_syncs;
-  };
+  SampleCall<Index> call{topology, topology_ref<Index>(topology), options, stream, s, ws, batch, host_early,
+                         reinterpret_cast<int64_t*>(host_early + 1)};
 
   LayerCounts* device_counts = ws.layers.grow(layers + 1);
   int64_t nd_bound = static_cast<int64_t>(seeds.size());
@@ -274,91 +381,15 @@ DeviceMiniBatch sample_typed(const DeviceTopology::State& topology, const Neighb
   const int64_t* dst = nullptr;
   if (nd_bound > 0) {
     std::memcpy(host_seeds, seeds.data(), seeds.size() * sizeof(int64_t));
-    int64_t* d_seeds = alloc64(nd_bound);
+    int64_t* d_seeds = call.alloc64(nd_bound);
     GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(d_seeds, host_seeds, seeds.size() * sizeof(int64_t),
                                          cudaMemcpyHostToDevice, s));
     dst = d_seeds;
   }
   std::vector<int64_t*> edge_positions(static_cast<std::size_t>(layers), nullptr);
   for (int l = 0; l < layers; ++l) {
-    const int64_t fanout = options.fanouts[static_cast<std::size_t>(l)];
-    const DrawParams c{options.seed, layer_stream(stream, l), fanout, options.replace, topology.weighted};
-    LayerCounts* counts_l = device_counts + l;
-    DeviceBlock& block = batch.blocks.emplace_back();
-    int64_t* indptr = alloc64(nd_bound + 1);
-    block.indptr = indptr;
-    if (nd_bound == 0) {  // nothing to sample: every size stays zero
-      GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(indptr, 0, sizeof(int64_t), s));
-      continue;
-    }
-    // Hubs are distinct nodes of at least kHubDegree edges each, and none when no degree makes
-    // this layer's draw a hub's (an unweighted fanout below kHubDegree): then no hub kernel runs.
-    const int64_t hub_bound =
-        nbr::hubs_possible(fanout, options.replace, topology.weighted)
-            ? std::min(nd_bound, topology.num_edges / nbr::kHubDegree)
-            : 0;
-    int64_t* hubs = ws.hubs.grow(std::max<int64_t>(hub_bound, 1));
-    const auto hub_blocks = static_cast<unsigned>(std::min(hub_bound, kHubBlocks));
-    int64_t* counts = ws.counts.grow(nd_bound);
-    if (nbr::count_per_thread(fanout, topology.weighted)) {
-      count_unweighted_kernel<Index><<<blocks_for(nd_bound), kThreads, 0, s>>>(g, c, dst, counts_l, nd_bound, counts,
-                                                                                indptr, hubs);
-      GRAPHTIER_CUDA_CHECK_LAUNCH("count_unweighted_kernel");
-    } else {
-      count_kernel<Index><<<grid_for(nd_bound, kWarpsPerBlock), kThreads, 0, s>>>(g, c, dst, counts_l, nd_bound,
-                                                                                  counts, indptr, hubs);
-      GRAPHTIER_CUDA_CHECK_LAUNCH("count_kernel");
-    }
-    if (topology.weighted && hub_bound > 0 && fanout != 0) {
-      hub_count_kernel<Index><<<hub_blocks, kThreads, 0, s>>>(g, c, dst, counts_l, hubs, counts);
-      GRAPHTIER_CUDA_CHECK_LAUNCH("hub_count_kernel");
-    }
-    inclusive_sum(counts, indptr + 1, nd_bound, ws, s);  // zero past nd: indptr[nd_bound] = ne
-
-    nbr::LayerBound b = nbr::layer_bound(nd_bound, fanout, options.replace, topology.num_nodes, topology.num_edges);
-    if (b.ne < 0) {
-      // Fanout -1: the exact sizes, read once (the layer's extra synchronisation).
-      GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(host_early, counts_l, sizeof(LayerCounts), cudaMemcpyDeviceToHost, s));
-      GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(host_early_ne, indptr + nd_bound, sizeof(int64_t), cudaMemcpyDeviceToHost, s));
-      host_sync();
-      b = nbr::layer_bound(host_early->nd, fanout, options.replace, topology.num_nodes, topology.num_edges,
-                           *host_early_ne);
-    }
-    int64_t* positions = options.edge_ids ? alloc64(b.ne) : ws.positions.grow(b.ne);
-    int64_t* neighbours = ws.neighbours.grow(b.ne);
-    edge_positions[static_cast<std::size_t>(l)] = positions;
-
-    GRAPHTIER_EXPECTS(b.capacity <= (uint64_t{1} << 32), InvalidArgument, "layer ", l, " may have ", b.nd + b.ne,
-                      " nodes and edges: the GPU compaction addresses fewer than 2^31");
-    const CompactBuffers buffers{ws.keys.grow(static_cast<int64_t>(b.capacity)),
-                                 ws.firsts.grow(static_cast<int64_t>(b.capacity)),
-                                 ws.slot_of.grow(std::max<int64_t>(b.nd + b.ne, 1)),
-                                 ws.new_rank.grow(std::max<int64_t>(b.ne, 1)),
-                                 b.capacity,
-                                 topology.num_nodes,
-                                 b.nd,
-                                 b.ne,
-                                 counts_l,
-                                 counts_l + 1};
-    // Always launched: it writes the layer's ne and clears the compaction table (grid-stride, so
-    // a grid sized for the dst nodes clears any table; more blocks when the table is the larger).
-    const unsigned fill_blocks = std::max(grid_for(b.nd, kWarpsPerBlock), blocks_for(static_cast<int64_t>(b.capacity) / 4));
-    fill_kernel<Index><<<fill_blocks, kThreads, 0, s>>>(g, c, dst, counts_l, b.nd, indptr, positions, neighbours,
-                                                        buffers);
-    GRAPHTIER_CUDA_CHECK_LAUNCH("fill_kernel");
-    if (hub_bound > 0 && fanout != 0) {
-      hub_fill_kernel<Index><<<hub_blocks, kThreads, 0, s>>>(g, c, dst, counts_l, hubs, indptr, positions, neighbours);
-      GRAPHTIER_CUDA_CHECK_LAUNCH("hub_fill_kernel");
-    }
-    compact_insert(dst, neighbours, buffers, s);
-    compact_rank(buffers, ws.cub_temp, s);
-    int64_t* src_nodes = alloc64(b.num_src);
-    int64_t* local = alloc64(b.ne);
-    block.src_nodes = src_nodes;
-    block.indices = local;
-    compact_write(dst, neighbours, buffers, src_nodes, local, s);
-    dst = src_nodes;
-    nd_bound = b.num_src;
+    std::tie(dst, nd_bound) =
+        sample_layer(call, l, device_counts + l, dst, nd_bound, edge_positions[static_cast<std::size_t>(l)]);
   }
   if (input_nodes && layers > 0) {
     // nd_bound is the last block's num_src bound; the device writes the real count's worth.
@@ -374,7 +405,7 @@ DeviceMiniBatch sample_typed(const DeviceTopology::State& topology, const Neighb
   // Every layer's sizes in one copy: the minibatch's synchronisation.
   GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(host_counts, device_counts, static_cast<std::size_t>(layers + 1) * sizeof(LayerCounts),
                                        cudaMemcpyDeviceToHost, s));
-  host_sync();
+  call.host_sync();
   for (int l = 0; l < layers; ++l) {
     DeviceBlock& block = batch.blocks[static_cast<std::size_t>(l)];
     const LayerCounts& n = host_counts[l];

@@ -13,9 +13,9 @@
 #include "npy_array.hpp"
 #include "graphtier/core/log.hpp"
 #include "graphtier/core/thread_pool.hpp"
-#include "graphtier/graph/convert.hpp"
 #include "graphtier/graph/dataset.hpp"
 #include "graphtier/graph/topology_report.hpp"
+#include "graphtier/graph_convert/convert.hpp"
 
 namespace graphtier::graph::detail {
 

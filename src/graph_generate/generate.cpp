@@ -1,6 +1,6 @@
 // Front door of `generate`: validates the options, builds the model and runs the stages into one
 // atomically committed dataset.
-#include "graphtier/graph/generate.hpp"
+#include "graphtier/graph_generate/generate.hpp"
 
 #include <chrono>
 #include <cmath>

@@ -6,7 +6,7 @@
 
 #include "convert_npy.hpp"
 #include "graphtier/core/error.hpp"
-#include "graphtier/graph/convert.hpp"
+#include "graphtier/graph_convert/convert.hpp"
 
 namespace graphtier::graph {
 

@@ -1,7 +1,7 @@
 // The JSON of a conversion's report: one writer for `graphtier convert --json` and graphtier.convert.
 #include <nlohmann/json.hpp>
 
-#include "graphtier/graph/convert.hpp"
+#include "graphtier/graph_convert/convert.hpp"
 #include "topology_json.hpp"
 
 namespace graphtier::graph {

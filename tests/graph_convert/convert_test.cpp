@@ -18,10 +18,10 @@
 #include <sstream>
 #include <tuple>
 
-#include "convert/text_lines.hpp"
-#include "graph/convert_test_util.hpp"
+#include "text_lines.hpp"
+#include "graph_convert/convert_test_util.hpp"
 #include "graphtier/core/error.hpp"
-#include "graphtier/graph/convert.hpp"
+#include "graphtier/graph_convert/convert.hpp"
 
 namespace graphtier::graph {
 namespace {

@@ -1,7 +1,7 @@
 // Tests of `generate`: the model's building blocks against naive references, then properties of
 // generated datasets (validity, determinism, skew, homophily, balance, separable features,
 // layouts) and the CLI.
-#include "graphtier/graph/generate.hpp"
+#include "graphtier/graph_generate/generate.hpp"
 
 #include <gtest/gtest.h>
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "graphtier/graph/dataset.hpp"
-#include "graphtier/graph/npy.hpp"
+#include "graphtier/graph_convert/npy.hpp"
 #include "test_util.hpp"
 
 namespace graphtier::test {

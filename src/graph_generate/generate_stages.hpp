@@ -6,7 +6,7 @@
 #include "generate_model.hpp"
 #include "graphtier/core/thread_pool.hpp"
 #include "graphtier/graph/dataset.hpp"
-#include "graphtier/graph/generate.hpp"
+#include "graphtier/graph_generate/generate.hpp"
 
 namespace graphtier::graph::detail::generate {
 

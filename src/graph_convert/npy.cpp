@@ -1,5 +1,5 @@
 // .npy headers: parsing the Python dict literal numpy writes, and writing one.
-#include "graphtier/graph/npy.hpp"
+#include "graphtier/graph_convert/npy.hpp"
 
 #include <cctype>
 #include <cstring>

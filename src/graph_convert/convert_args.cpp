@@ -2,7 +2,7 @@
 // `graphtier convert` (tools/cli/convert.cpp) and graphtier.convert (python/src/convert.cpp).
 #include "graphtier/core/memory.hpp"
 #include "graphtier/core/units.hpp"
-#include "graphtier/graph/convert.hpp"
+#include "graphtier/graph_convert/convert.hpp"
 
 namespace graphtier::graph {
 

@@ -1,7 +1,7 @@
 // The JSON of a generation's report (`graphtier generate --json`).
 #include <nlohmann/json.hpp>
 
-#include "graphtier/graph/generate.hpp"
+#include "graphtier/graph_generate/generate.hpp"
 #include "graphtier/graph/dataset.hpp"
 #include "topology_json.hpp"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "byte_source.hpp"
-#include "graphtier/graph/npy.hpp"
+#include "graphtier/graph_convert/npy.hpp"
 
 namespace graphtier::graph::detail {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "graphtier/graph/convert.hpp"
+#include "graphtier/graph_convert/convert.hpp"
 
 namespace graphtier::graph::detail {
 

@@ -1,7 +1,7 @@
 // Front door of edge-list conversion: one text file (plain or gzip) of `src dst` lines.
 #include "convert_session.hpp"
 #include "graphtier/core/error.hpp"
-#include "graphtier/graph/convert.hpp"
+#include "graphtier/graph_convert/convert.hpp"
 
 namespace graphtier::graph {
 

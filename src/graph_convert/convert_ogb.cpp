@@ -8,7 +8,7 @@
 #include "zip_reader.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
-#include "graphtier/graph/convert.hpp"
+#include "graphtier/graph_convert/convert.hpp"
 
 namespace graphtier::graph {
 namespace {

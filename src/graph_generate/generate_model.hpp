@@ -1,4 +1,4 @@
-// The random model behind `generate` (include/graphtier/graph/generate.hpp): pure functions of
+// The random model behind `generate` (include/graphtier/graph_generate/generate.hpp): pure functions of
 // the seed and of what they describe, so that any thread, in any order, computes the same value.
 // Header-only because every function here runs once per edge or per feature element.
 #pragma once
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "graphtier/core/rng.hpp"
-#include "graphtier/graph/generate.hpp"
+#include "graphtier/graph_generate/generate.hpp"
 
 namespace graphtier::graph::detail::generate {
 

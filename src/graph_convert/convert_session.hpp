@@ -9,8 +9,8 @@
 
 #include "convert_csc.hpp"
 #include "convert_nodes.hpp"
-#include "graphtier/graph/convert.hpp"
 #include "graphtier/graph/dataset.hpp"
+#include "graphtier/graph_convert/convert.hpp"
 
 namespace graphtier::graph::detail {
 

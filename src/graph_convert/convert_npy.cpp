@@ -3,7 +3,7 @@
 
 #include "convert_session.hpp"
 #include "graphtier/core/error.hpp"
-#include "graphtier/graph/convert.hpp"
+#include "graphtier/graph_convert/convert.hpp"
 
 namespace graphtier::graph {
 namespace detail {
