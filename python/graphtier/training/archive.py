@@ -33,11 +33,11 @@ VERSION = 1
 _HEADER = struct.Struct("<8sIIQ")  # magic, version, index CRC-32, index length
 _ALIGNMENT = 64
 
-# The dtypes an archive may hold, by the name the index gives them.
-DTYPES = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16,
-          "bfloat16": torch.bfloat16, "complex64": torch.complex64, "complex128": torch.complex128,
-          "int64": torch.int64, "int32": torch.int32, "int16": torch.int16, "int8": torch.int8,
-          "uint8": torch.uint8, "bool": torch.bool}
+# The dtypes an archive may hold, by the name the index gives them: torch's own ("torch.float32" ->
+# "float32"), the names docs/format.md lists.
+DTYPES = {str(d).split(".")[1]: d for d in (torch.float64, torch.float32, torch.float16, torch.bfloat16,
+                                             torch.complex64, torch.complex128, torch.int64, torch.int32,
+                                             torch.int16, torch.int8, torch.uint8, torch.bool)}
 _DTYPE_NAMES = {dtype: name for name, dtype in DTYPES.items()}
 _ELEMENT_BYTES = {name: torch.empty((), dtype=dtype).element_size() for name, dtype in DTYPES.items()}
 
