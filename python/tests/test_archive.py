@@ -123,6 +123,11 @@ HOSTILE = [
     (_forged({"tensor": 0}, [_entry(shape=(3,))], b"\0" * 8), "shape [3] of float32 is 12 bytes, the index gives 8"),
     (_forged({"tensor": 0}, [_entry(shape=(-1,))], b"\0" * 8), "not a list of non-negative integers"),
     (_forged({"tensor": 0}, [_entry(offset=4)], b"\0" * 8), "bytes [4, 12) lie beyond the data's 8"),
+    # Two tensors on the same bytes: an index of many could make a small file allocate any multiple of it.
+    (_forged([{"tensor": 0}, {"tensor": 1}], [_entry(), _entry()], b"\0" * 8),
+     "tensor 1: its bytes start at 0, the tensor before it ends at 8"),
+    (_forged({"tensor": 0}, [_entry(offset=8)], b"\0" * 16), "tensor 0: its bytes start at 8"),
+    (_forged(None, [], b"\0" * 8), "the tensors hold 0 bytes, the data 8"),
     # A claimed size far beyond the file is refused before anything is allocated.
     (_forged({"tensor": 0}, [_entry(shape=(2 ** 40,), nbytes=2 ** 42)], b"\0" * 8), "beyond the data's 8"),
     (_forged({"tensor": 0}, [_entry(shape=(2 ** 62, 2 ** 62), nbytes=2 ** 126)], b""), "beyond the data's 0"),

@@ -10,7 +10,8 @@ V is the archived value as tagged JSON: null, booleans, numbers (NaN and infinit
 writes them), strings and lists stand for themselves; every JSON object is one tag:
 {"dict": [[key, value], ...]}, {"tuple": [...]}, {"tensor": i} (the i-th entry of "tensors").
 A tensor entry is {"dtype": one of DTYPES, "shape": [...], "offset": o, "nbytes": n, "crc32": c}:
-its n = numel * element size bytes, C order, little-endian, lie at S + o, and their CRC-32 is c.
+its n = numel * element size bytes, C order, little-endian, lie at S + o, and their CRC-32 is c;
+the tensors' bytes lie one after another, in order, and fill the data.
 
 read_archive checks every field and bound against the file before it allocates or reads anything,
 and the checksums after: a damaged or hostile file is an ArchiveError (a ValueError) saying what is
@@ -27,6 +28,8 @@ import zlib
 from typing import Any, BinaryIO, List, Tuple
 
 import torch
+
+from graphtier.training.files import write_atomically
 
 MAGIC = b"\x89GTARCH\n"  # the high byte and the newline catch 7-bit and text-mode transfers, as PNG's
 VERSION = 1
@@ -156,9 +159,18 @@ def read_archive(f: BinaryIO, name: str) -> Any:
     entries = index["tensors"]
     if not isinstance(entries, list):
         raise fail("its tensors are not a list")
+    end = 0
     for i, e in enumerate(entries):
         _check_entry(e, i, data_bytes, fail)
-    # Every bound holds: each tensor's bytes lie inside the file, so nothing below allocates more than it.
+        # One after another, as written: tensors sharing bytes could make a small file allocate
+        # any multiple of its size.
+        if e["offset"] != end:
+            raise fail(f"tensor {i}: its bytes start at {e['offset']}, the tensor before it ends at {end} (tensors "
+                       "lie one after another)")
+        end += e["nbytes"]
+    if end != data_bytes:
+        raise fail(f"the tensors hold {end} bytes, the data {data_bytes}")
+    # Every bound holds: the tensors' bytes tile the data, so nothing below allocates more than the file.
     tensors = [_read_tensor(f, start, e, i, fail) for i, e in enumerate(entries)]
     used = [False] * len(tensors)
     try:
@@ -244,8 +256,6 @@ def _decode(v: Any, tensors: List[torch.Tensor], used: List[bool], fail) -> Any:
 def write_archive_file(path: str, value: Any) -> None:
     """write_archive into `path`, atomically (a temporary file beside it, flushed to disk, then renamed
     over it): a crash while writing leaves the previous file."""
-    from graphtier.training.files import write_atomically
-
     def write(tmp: str) -> None:
         with open(tmp, "wb") as f:
             write_archive(f, value)
