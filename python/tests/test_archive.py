@@ -23,6 +23,20 @@ from graphtier.training.archive import ArchiveError
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _fuzz_module():
+    """fuzz/checkpoint_fuzz.py: its mutations (bit flips, bytes, insertions, deletions, truncations,
+    splices), its reseal, which makes the index checksum fit a mutated index, and its comparison of
+    loaded values (`same`)."""
+    spec = importlib.util.spec_from_file_location("checkpoint_fuzz", ROOT / "fuzz" / "checkpoint_fuzz.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+FUZZ = _fuzz_module()
+_same = FUZZ.same
+
+
 def _dump(value) -> bytes:
     buf = io.BytesIO()
     archive.write_archive(buf, value)
@@ -34,23 +48,6 @@ def _load(tmp_path, data: bytes, name="a.gta"):
     path.write_bytes(data)
     with open(path, "rb") as f:
         return archive.read_archive(f, str(path))
-
-
-def _same(a, b) -> bool:
-    """Equal values of equal types (an OrderedDict reads back as a dict); tensors by dtype, shape and
-    bytes (NaNs included)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, torch.Tensor):
-        return (a.dtype == b.dtype and a.shape == b.shape and a.device == b.device
-                and torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8)))
-    if isinstance(a, float):
-        return a == b or (math.isnan(a) and math.isnan(b))
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return a == b
 
 
 def _checkpoint_like():
@@ -163,23 +160,13 @@ def test_an_index_nested_beyond_the_recursion_limit_is_an_archive_error(tmp_path
         _load(tmp_path, data)
 
 
-def _fuzz_module():
-    """fuzz/checkpoint_fuzz.py: its mutations (bit flips, bytes, insertions, deletions, truncations,
-    splices) and its reseal, which makes the index checksum fit a mutated index."""
-    spec = importlib.util.spec_from_file_location("checkpoint_fuzz", ROOT / "fuzz" / "checkpoint_fuzz.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_every_mutation_reads_an_archived_value_or_is_an_archive_error(tmp_path):
-    fuzz = _fuzz_module()
     corpus = [_dump(v) for v in VALUES]
     rng = random.Random(25)
     path = tmp_path / "m.gta"
     outcomes = {"error": 0, "same": 0}
     for n in range(2000):
-        data = fuzz.mutate(rng.choice(corpus), rng, corpus)
+        data = FUZZ.mutate(rng.choice(corpus), rng, corpus)
         path.write_bytes(data)
         try:
             with open(path, "rb") as f:
@@ -199,13 +186,12 @@ def test_every_mutation_reads_an_archived_value_or_is_an_archive_error(tmp_path)
 
 def test_every_mutated_index_with_a_fitting_checksum_reads_or_is_an_archive_error(tmp_path):
     # What a hostile writer can make: the checks behind the index checksum hold on their own.
-    fuzz = _fuzz_module()
     corpus = [_dump(v) for v in VALUES]
     rng = random.Random(26)
     path = tmp_path / "m.gta"
     errors = set()
     for _ in range(2000):
-        path.write_bytes(fuzz.reseal(fuzz.mutate(rng.choice(corpus), rng, corpus)))
+        path.write_bytes(FUZZ.reseal(FUZZ.mutate(rng.choice(corpus), rng, corpus)))
         try:
             with open(path, "rb") as f:
                 archive.read_archive(f, str(path))
