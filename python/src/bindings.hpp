@@ -38,9 +38,6 @@ inline MemoryKind parse_output(const std::string& text) {
   throw InvalidArgument("unknown output memory '" + text + "' (expected host, pinned or device)");
 }
 
-/// Raises `type` with the message `what`, its bytes that are not UTF-8 as \xNN escapes.
-void set_error(PyObject* type, const char* what);
-
 void bind_feature_store(nb::module_& m);
 void bind_loader(nb::module_& m);
 void bind_convert(nb::module_& m);
@@ -58,5 +55,8 @@ nb::dict block_dict(const sample::Block& b, nb::handle owner);
 
 /// {"rows", "seconds", "gpu_hot": {"rows", "bytes", "seconds"}, ..., "io": {...}}
 nb::dict gather_stats_dict(const feature::GatherStats& s);
+
+/// Raises `type` with the message `what`, its bytes that are not UTF-8 as \xNN escapes.
+void set_error(PyObject* type, const char* what);
 
 }  // namespace graphtier::python
