@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Checkpoint metadata (python/graphtier/training/checkpoint.py load_checkpoint, and its check that the
-checkpoint belongs to the dataset): torch.save'd checkpoints with mutated bytes either load, as a
-dict holding every checkpoint key and written for this dataset (or for none), or are refused with
-ValueError, the documented error. Any other exception fails the run.
+"""Checkpoints (python/graphtier/training/checkpoint.py load_checkpoint: the tensor archive reader of
+graphtier/training/archive.py, and the check that the checkpoint belongs to the dataset): saved
+checkpoints with mutated bytes either load exactly the state of one of the seeds in
+fuzz/corpus/checkpoint (a dict holding every checkpoint key, written for this dataset or for none),
+or are refused with ValueError naming the file, the documented error. Any other exception, or a
+load of any other state, fails the run.
 
     checkpoint_fuzz.py CORPUS_DIR [libFuzzer flags]   # atheris (pip install atheris)
     checkpoint_fuzz.py --mutate CORPUS_DIR -runs=N [-seed=S] [-max_total_time=T] [-artifact_prefix=P]
@@ -44,6 +46,7 @@ DATASET = types.SimpleNamespace(name="cora", num_nodes=2708, num_edges=10556, fe
 
 def make_corpus(out):
     import torch
+    checkpoint = import_checkpoint()
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
     model = torch.nn.Linear(4, 3)
@@ -55,7 +58,7 @@ def make_corpus(out):
     good = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "position": (1, 3),
             "history": {"epochs": [{"epoch": 0, "loss": 1.5, "valid_acc": 0.5}], "losses": [1.5]},
             "best": {"valid_acc": 0.5, "epoch": 0}, "partial": {"loss_sum": 0.25, "correct": 3, "seen": 8},
-            "dataset": identity}
+            "dataset": identity, "args": {"fanouts": [10, 5], "lr": 0.01, "json": None, "quiet": True}}
     variants = {
         "good": good,
         "no-dataset": {k: v for k, v in good.items() if k != "dataset"},
@@ -66,18 +69,48 @@ def make_corpus(out):
         "not-a-dict": [1, 2, 3],
     }
     for name, state in variants.items():
-        buf = io.BytesIO()
-        torch.save(state, buf)
-        with open(os.path.join(out, f"seed-{name}.pt"), "wb") as f:
-            f.write(buf.getvalue())
+        checkpoint.save_checkpoint(os.path.join(out, f"seed-{name}.pt"), state)
+    with open(os.path.join(out, "seed-good.pt"), "rb") as f:
+        good_bytes = f.read()
     with open(os.path.join(out, "seed-truncated.pt"), "wb") as f:
-        buf = io.BytesIO()
-        torch.save(good, buf)
-        f.write(buf.getvalue()[:300])
+        f.write(good_bytes[:300])
+    buf = io.BytesIO()
+    torch.save(good, buf)  # what earlier versions wrote: refused without unpickling
+    with open(os.path.join(out, "seed-torch-save.pt"), "wb") as f:
+        f.write(buf.getvalue())
 
 
 class ContractBroken(AssertionError):
     pass
+
+
+def same(a, b) -> bool:
+    """Equal values of equal types (an OrderedDict reads back as a dict); tensors by dtype, shape and
+    bytes."""
+    import torch
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, torch.Tensor):
+        return (a.dtype == b.dtype and a.shape == b.shape
+                and torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8)))
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return a == b or (a != a and b != b)  # NaN
+
+
+def seed_states(checkpoint):
+    """The states the committed seeds load: the only states a mutation may load."""
+    seeds, states = os.path.join(ROOT, "fuzz", "corpus", "checkpoint"), []
+    for name in sorted(os.listdir(seeds)):
+        try:
+            states.append(checkpoint.load_checkpoint(os.path.join(seeds, name), DATASET))
+        except ValueError:
+            pass
+    if not states:
+        sys.exit(f"{seeds}: no seed loads")
+    return states
 
 
 def make_test(checkpoint):
@@ -85,8 +118,13 @@ def make_test(checkpoint):
     base = os.environ.get("GRAPHTIER_FUZZ_SCRATCH") or ("/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir())
     path = os.path.join(base, f"graphtier-fuzz-checkpoint-{os.getpid()}.pt")
     identity = checkpoint.dataset_identity(DATASET)
+    known = seed_states(checkpoint)
 
     def test_one(data: bytes):
+        # Half the inputs get their index checksum fixed, so that mutations of the index are read.
+        resealed = bool(data) and data[-1] & 1 == 1
+        if resealed:
+            data = reseal(data)
         with open(path, "wb") as f:
             f.write(data)
         try:
@@ -102,6 +140,8 @@ def make_test(checkpoint):
         saved = state.get("dataset")
         if saved is not None and any(type(saved.get(k)) is not type(v) or saved.get(k) != v for k, v in identity.items()):
             raise ContractBroken("load_checkpoint accepted a checkpoint of another dataset")
+        if not resealed and not any(same(state, k) for k in known):
+            raise ContractBroken("load_checkpoint loaded a state that no seed holds (damage read as data)")
 
     return test_one
 
@@ -131,6 +171,20 @@ def mutate(data: bytes, rng: random.Random, corpus) -> bytes:
             i = rng.randrange(len(b))
             b[i:i + 1] = rng.choice((b"\xff", b"\x00", b"\x7f", b"\x80", b"\xff\xff\xff\x7f", b"\x00\x00\x00\x80"))
     return bytes(b)
+
+
+def reseal(data: bytes) -> bytes:
+    """`data` with the index checksum of its header made to fit its index again, where the header
+    and index length are whole: a mutated index then reaches the checks behind the checksum (what a
+    hostile writer, who computes checksums, reaches)."""
+    import struct
+    import zlib
+    if len(data) < 24 or not data.startswith(b"\x89GTARCH\n"):
+        return data
+    length = struct.unpack_from("<Q", data, 16)[0]
+    if 24 + length > len(data):
+        return data
+    return data[:12] + struct.pack("<I", zlib.crc32(data[24:24 + length])) + data[16:]
 
 
 def mutation_loop(test_one, corpus_dir, args):

@@ -39,6 +39,12 @@ class Block:
     edge_ids: Optional[torch.Tensor]
     weights: Optional[torch.Tensor]
 
+    @staticmethod
+    def from_dict(d: dict) -> "Block":
+        """A block from the engine's dict of one layer (python/src: block_dict, the one writer of
+        its keys)."""
+        return Block(d["num_dst"], d["src_nodes"], d["indptr"], d["indices"], d["edge_ids"], d["weights"])
+
     @property
     def num_src(self) -> int:
         return int(self.src_nodes.numel())
@@ -119,8 +125,7 @@ def _to_device(t: torch.Tensor, device: Union[str, torch.device]) -> torch.Tenso
 
 
 def _batch_from_dict(d: dict) -> Batch:
-    blocks = [Block(b["num_dst"], b["src_nodes"], b["indptr"], b["indices"], b["edge_ids"], b["weights"])
-              for b in d["blocks"]]
+    blocks = [Block.from_dict(b) for b in d["blocks"]]
     return Batch(d["epoch"], d["index"], d["seeds"], d["input_nodes"], d["x"], d["labels"], blocks)
 
 

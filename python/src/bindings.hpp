@@ -11,6 +11,7 @@
 #include "graphtier/core/thread_pool.hpp"
 #include "graphtier/feature/feature_store.hpp"
 #include "graphtier/graph/dataset.hpp"
+#include "graphtier/sample/minibatch.hpp"
 
 namespace graphtier::python {
 
@@ -41,9 +42,22 @@ void bind_options(nb::module_& m);
 void bind_feature_store(nb::module_& m);
 void bind_loader(nb::module_& m);
 void bind_convert(nb::module_& m);
+void bind_partition(nb::module_& m);
 void bind_sampling(nb::module_& m);
+
+/// A minibatch layer as python/graphtier/loader.py's Block.from_dict reads it: {"num_dst",
+/// "src_nodes", "indptr", "indices", "edge_ids", "weights"} (edge_ids and weights None when the
+/// sampler keeps none). The one place the keys are written: the caller makes the tensors (host
+/// views, or device views of a DeviceBlock).
+nb::dict block_dict(int64_t num_dst, nb::object src_nodes, nb::object indptr, nb::object indices, nb::object edge_ids,
+                    nb::object weights);
+/// A host Block's dict, its tensors viewing `b`'s memory, which `owner` keeps alive.
+nb::dict block_dict(const sample::Block& b, nb::handle owner);
 
 /// {"rows", "seconds", "gpu_hot": {"rows", "bytes", "seconds"}, ..., "io": {...}}
 nb::dict gather_stats_dict(const feature::GatherStats& s);
+
+/// Raises `type` with the message `what`, its bytes that are not UTF-8 as \xNN escapes.
+void set_error(PyObject* type, const char* what);
 
 }  // namespace graphtier::python

@@ -51,14 +51,10 @@ void device_blocks(const sample::DeviceMiniBatch& d, nb::handle owner, bool cuda
   };
   nb::list blocks;
   for (const sample::DeviceBlock& b : d.blocks) {
-    nb::dict block;
-    block["num_dst"] = b.num_dst;
-    block["src_nodes"] = view(b.src_nodes, b.num_src);
-    block["indptr"] = view(b.indptr, b.num_dst + 1);
-    block["indices"] = view(b.indices, b.num_edges);
-    block["edge_ids"] = b.edge_ids == nullptr ? nb::none() : nb::cast(view(b.edge_ids, b.num_edges));
-    block["weights"] = b.weights == nullptr ? nb::none() : nb::cast(view(b.weights, b.num_edges));
-    blocks.append(block);
+    blocks.append(block_dict(b.num_dst, nb::cast(view(b.src_nodes, b.num_src)), nb::cast(view(b.indptr, b.num_dst + 1)),
+                             nb::cast(view(b.indices, b.num_edges)),
+                             b.edge_ids == nullptr ? nb::none() : nb::cast(view(b.edge_ids, b.num_edges)),
+                             b.weights == nullptr ? nb::none() : nb::cast(view(b.weights, b.num_edges))));
   }
   out["blocks"] = blocks;
   if (d.blocks.empty()) return;  // the seeds are the input nodes, on the host
@@ -84,16 +80,7 @@ nb::dict batch_dict(loader::LoadedBatch&& loaded, CudaStream consumer, bool cuda
     return d;
   }
   nb::list blocks;
-  for (const sample::Block& b : mb.blocks) {
-    nb::dict block;
-    block["num_dst"] = b.num_dst;
-    block["src_nodes"] = torch_view(std::span<const int64_t>(b.src_nodes), owner);
-    block["indptr"] = torch_view(std::span<const int64_t>(b.indptr), owner);
-    block["indices"] = torch_view(std::span<const int64_t>(b.indices), owner);
-    block["edge_ids"] = b.edge_ids.empty() ? nb::none() : nb::cast(torch_view(std::span<const int64_t>(b.edge_ids), owner));
-    block["weights"] = b.weights.empty() ? nb::none() : nb::cast(torch_view(std::span<const float>(b.weights), owner));
-    blocks.append(block);
-  }
+  for (const sample::Block& b : mb.blocks) blocks.append(block_dict(b, owner));
   d["blocks"] = blocks;
   return d;
 }

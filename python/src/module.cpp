@@ -6,7 +6,9 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstring>
 #include <memory>
+#include <stdexcept>
 
 #include "arrays.hpp"
 #include "bindings.hpp"
@@ -71,6 +73,17 @@ void bind_dataset(nb::module_& m) {
 
 }  // namespace
 
+void set_error(PyObject* type, const char* what) {
+  PyObject* text = PyUnicode_DecodeUTF8(what, static_cast<Py_ssize_t>(std::strlen(what)), "backslashreplace");
+  if (text == nullptr) {
+    PyErr_Clear();
+    PyErr_SetString(type, "(an error whose message could not be decoded)");
+    return;
+  }
+  PyErr_SetObject(type, text);
+  Py_DECREF(text);
+}
+
 DatasetHandle::DatasetHandle(const std::string& path)
     : dataset(std::make_shared<graph::Dataset>(graph::Dataset::open(path))) {}
 
@@ -83,13 +96,19 @@ NB_MODULE(_core, m) {
   // InvalidArgument and FormatError are std::invalid_argument (ValueError) and OutOfRange
   // std::out_of_range (IndexError) already; IoError is an OSError, Unsupported a
   // NotImplementedError.
+  // A message may quote a file's bytes, which need not be UTF-8 (a hostile partition.json):
+  // undecodable bytes become \xNN escapes, where PyErr_SetString would leave an empty message.
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
     } catch (const graphtier::IoError& e) {
-      PyErr_SetString(PyExc_OSError, e.what());
+      gp::set_error(PyExc_OSError, e.what());
     } catch (const graphtier::Unsupported& e) {
-      PyErr_SetString(PyExc_NotImplementedError, e.what());
+      gp::set_error(PyExc_NotImplementedError, e.what());
+    } catch (const std::invalid_argument& e) {
+      gp::set_error(PyExc_ValueError, e.what());
+    } catch (const std::out_of_range& e) {
+      gp::set_error(PyExc_IndexError, e.what());
     }
   });
   m.attr("cuda_available") = nb::cpp_function([] { return graphtier::cuda_available(); });
@@ -98,5 +117,6 @@ NB_MODULE(_core, m) {
   gp::bind_feature_store(m);
   gp::bind_loader(m);
   gp::bind_convert(m);
+  gp::bind_partition(m);
   gp::bind_sampling(m);
 }

@@ -23,22 +23,9 @@ TorchArray owned_tensor(std::vector<T>&& values) {
   return torch_view(std::span<const T>(*owned), owner);
 }
 
-/// The keys of a loader batch's block dict (python/src/loader.cpp), viewing `block`'s memory.
-nb::dict block_dict(const std::shared_ptr<const sample::Block>& block, nb::handle owner) {
-  const sample::Block& b = *block;
-  nb::dict d;
-  d["num_dst"] = b.num_dst;
-  d["src_nodes"] = torch_view(std::span<const int64_t>(b.src_nodes), owner);
-  d["indptr"] = torch_view(std::span<const int64_t>(b.indptr), owner);
-  d["indices"] = torch_view(std::span<const int64_t>(b.indices), owner);
-  d["edge_ids"] = b.edge_ids.empty() ? nb::none() : nb::cast(torch_view(std::span<const int64_t>(b.edge_ids), owner));
-  d["weights"] = b.weights.empty() ? nb::none() : nb::cast(torch_view(std::span<const float>(b.weights), owner));
-  return d;
-}
-
-nb::dict block_dict(sample::Block&& block) {
+nb::dict owned_block_dict(sample::Block&& block) {
   auto owned = std::make_shared<const sample::Block>(std::move(block));
-  return block_dict(owned, owner_capsule(owned));
+  return block_dict(*owned, owner_capsule(owned));
 }
 
 sample::NeighborRows to_rows(const IdArray& nodes, const IdArray& indptr, const IdArray& indices,
@@ -47,6 +34,27 @@ sample::NeighborRows to_rows(const IdArray& nodes, const IdArray& indptr, const 
 }
 
 }  // namespace
+
+nb::dict block_dict(int64_t num_dst, nb::object src_nodes, nb::object indptr, nb::object indices, nb::object edge_ids,
+                    nb::object weights) {
+  nb::dict d;
+  d["num_dst"] = num_dst;
+  d["src_nodes"] = std::move(src_nodes);
+  d["indptr"] = std::move(indptr);
+  d["indices"] = std::move(indices);
+  d["edge_ids"] = std::move(edge_ids);
+  d["weights"] = std::move(weights);
+  return d;
+}
+
+nb::dict block_dict(const sample::Block& b, nb::handle owner) {
+  const auto view = [&](const auto& values) {
+    return values.empty() ? nb::none() : nb::cast(torch_view(std::span(values), owner));
+  };
+  return block_dict(b.num_dst, nb::cast(torch_view(std::span<const int64_t>(b.src_nodes), owner)),
+                    nb::cast(torch_view(std::span<const int64_t>(b.indptr), owner)),
+                    nb::cast(torch_view(std::span<const int64_t>(b.indices), owner)), view(b.edge_ids), view(b.weights));
+}
 
 void bind_sampling(nb::module_& m) {
   m.def(
@@ -94,7 +102,7 @@ void bind_sampling(nb::module_& m) {
         d["input_nodes"] = torch_view(batch->input_nodes(), owner);
         nb::list blocks;
         for (const sample::Block& b : batch->blocks) {
-          blocks.append(block_dict(std::shared_ptr<const sample::Block>(batch, &b), owner));
+          blocks.append(block_dict(b, owner));
         }
         d["blocks"] = blocks;
         return d;
@@ -126,7 +134,7 @@ void bind_sampling(nb::module_& m) {
           block = sample::sample_neighbor_layer(rows, d, fanout, replace, /*edge_ids=*/true, seed,
                                                 sample::layer_stream(stream, layer));
         }
-        return block_dict(std::move(block));
+        return owned_block_dict(std::move(block));
       },
       nb::arg("nodes").noconvert(), nb::arg("indptr").noconvert(), nb::arg("indices").noconvert(),
       nb::arg("first_edge").noconvert(), nb::arg("dst").noconvert(), nb::arg("fanout"), nb::arg("replace"),
@@ -142,7 +150,7 @@ void bind_sampling(nb::module_& m) {
           nb::gil_scoped_release release;
           block = sample::sample_ladies_layer(rows, d, layer_size, seed, sample::layer_stream(stream, layer));
         }
-        return block_dict(std::move(block));
+        return owned_block_dict(std::move(block));
       },
       nb::arg("nodes").noconvert(), nb::arg("indptr").noconvert(), nb::arg("indices").noconvert(),
       nb::arg("first_edge").noconvert(), nb::arg("dst").noconvert(), nb::arg("layer_size"), nb::arg("seed"),
@@ -168,7 +176,7 @@ void bind_sampling(nb::module_& m) {
           blocks = sample::sample_bulk_layer(rows, spans, streams, o, layer);
         }
         nb::list out;
-        for (sample::Block& block : blocks) out.append(block_dict(std::move(block)));
+        for (sample::Block& block : blocks) out.append(owned_block_dict(std::move(block)));
         return out;
       },
       nb::arg("nodes").noconvert(), nb::arg("indptr").noconvert(), nb::arg("indices").noconvert(),

@@ -1,12 +1,11 @@
 """load_checkpoint (python/graphtier/training/checkpoint.py) refuses a checkpoint whose dataset record is
-malformed with ValueError naming the file, as it does a damaged file (fuzz/checkpoint_fuzz.py
-found these)."""
+malformed with ValueError naming the file, as it does a damaged file (fuzz/checkpoint_fuzz.py found
+these), and refuses torch.save's formats, which earlier versions wrote, without unpickling them: on
+torch 1.13 torch.load would run the code a hostile file names."""
 
-import io
 import os
 import pickle
 import types
-import zipfile
 
 import pytest
 import torch
@@ -21,7 +20,7 @@ def _save(tmp_path, dataset) -> str:
     if dataset is not ...:
         state["dataset"] = dataset
     path = tmp_path / "run.pt"
-    torch.save(state, path)
+    training.save_checkpoint(str(path), state)
     return str(path)
 
 
@@ -48,47 +47,51 @@ def test_malformed_or_foreign_dataset_record_is_a_value_error(tmp_path, dataset,
         assert word in str(e.value), (word, str(e.value))
 
 
-class _Storage:
-    """Stands for a tensor storage in a hand-written checkpoint pickle."""
+def test_saving_is_atomic_and_leaves_no_temporary_file(tmp_path):
+    path = _save(tmp_path, ...)
+    before = open(path, "rb").read()
+    with pytest.raises(TypeError, match="cannot be archived"):
+        training.save_checkpoint(path, {"model": object()})
+    assert open(path, "rb").read() == before, "a failed save leaves the previous checkpoint"
+    assert os.listdir(tmp_path) == ["run.pt"]
 
 
-def _checkpoint_with_storage(path, numel: int, data: bytes) -> str:
-    """A checkpoint in torch's zip layout whose pickle names one float32 storage of `numel` elements
-    while the archive holds `data` for it."""
-    class Pickler(pickle.Pickler):
-        def persistent_id(self, obj):
-            return ("storage", torch.FloatStorage, "0", "cpu", numel) if isinstance(obj, _Storage) else None
+class _RunsCode:
+    """Unpickling it calls os.system: what a hostile checkpoint does to torch 1.13's torch.load."""
 
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return os.system, (f"touch {self.marker}",)
+
+
+@pytest.mark.parametrize("zip_format", [True, False])
+def test_torch_save_formats_are_refused_without_unpickling(tmp_path, zip_format):
+    marker = tmp_path / "code-ran"
     state = {k: {} for k in training.CHECKPOINT_KEYS}
-    state["model"] = {"w": _Storage()}
-    pk = io.BytesIO()
-    Pickler(pk, protocol=2).dump(state)
-    with zipfile.ZipFile(path, "w") as z:
-        z.writestr("archive/data.pkl", pk.getvalue())
-        z.writestr("archive/data/0", data)
-        z.writestr("archive/version", "3\n")
-    return str(path)
-
-
-def test_storage_larger_than_the_file_is_a_value_error(tmp_path):
-    fits = _checkpoint_with_storage(tmp_path / "fits.pt", 3, b"\0" * 12)
-    assert len(training.load_checkpoint(fits, DS)["model"]["w"]) == 3
-    # torch itself would allocate 1 GiB here and load the 12 bytes into it.
-    huge = _checkpoint_with_storage(tmp_path / "huge.pt", 2**28, b"\0" * 12)
-    with pytest.raises(ValueError, match="tensor storage .0. of 1073741824 bytes, the archive holds 12"):
-        training.load_checkpoint(huge, DS)
-
-
-def test_an_entry_larger_than_the_file_is_a_value_error():
-    # Found by fuzzing: the central directory gives archive/version 2^32 - 1 bytes, which torch's
-    # reader allocated (2.2 GB) before reading the 2 bytes the archive holds.
-    path = os.path.join(os.path.dirname(__file__), "..", "..", "fuzz", "corpus", "checkpoint", "oom-entry-size.pt")
-    with pytest.raises(ValueError, match="archive/version claims 4294967295 bytes, more than the file's"):
-        training.load_checkpoint(path, DS)
-
-
-def test_legacy_or_other_format_is_a_value_error(tmp_path):
-    path = tmp_path / "legacy.pt"
-    torch.save({k: {} for k in training.CHECKPOINT_KEYS}, path, _use_new_zipfile_serialization=False)
-    with pytest.raises(ValueError, match="not a readable checkpoint"):
+    state["model"] = {"w": torch.ones(2), "payload": _RunsCode(marker)}
+    path = tmp_path / "old.pt"
+    torch.save(state, path, _use_new_zipfile_serialization=zip_format)
+    with pytest.raises(ValueError) as e:
         training.load_checkpoint(str(path), DS)
+    for word in [str(path), "earlier graphtier", "torch.save", "Re-create it by training again with --checkpoint"]:
+        assert word in str(e.value), (word, str(e.value))
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("data", [b"", b"\x80\x04not a checkpoint", pickle.dumps({"model": {}}), b"PK\x05\x06"])
+def test_other_files_are_a_value_error_naming_the_file(tmp_path, data):
+    path = tmp_path / "other.pt"
+    path.write_bytes(data)
+    with pytest.raises(ValueError, match=f"{path}: not a readable tensor archive"):
+        training.load_checkpoint(str(path), DS)
+
+
+def test_a_damaged_checkpoint_is_a_value_error(tmp_path):
+    path = _save(tmp_path, training.dataset_identity(DS))
+    data = bytearray(open(path, "rb").read())
+    data[40] ^= 1  # in the index
+    open(path, "wb").write(bytes(data))
+    with pytest.raises(ValueError, match=f"{path}: not a readable tensor archive: the index does not match"):
+        training.load_checkpoint(path, DS)

@@ -81,19 +81,24 @@ def _refuses(rank, world):
     return True
 
 
-def _write_rank(root, which, **changes):
+def _manifest(**changes):
     manifest = {"format": "graphtier-partition", "version": 1, "ranks": 2, "replication": 1, "process_rows": 2,
                 "graph": "partitioned", "balance": "bytes", "num_nodes": 10, "num_edges": 20, "hot_rows": 2,
                 "feature_bounds": [0, 5, 10], "topology_bounds": [0, 4, 10], "edge_offsets": [0, 8],
-                "local_ranges": [[[0, 2], [2, 5]], [[0, 2], [5, 10]]], "source": {}, "rank_dirs": ["rank-0000", "rank-0001"],
-                "rank": which}
+                "local_ranges": [[[0, 2], [2, 5]], [[0, 2], [5, 10]]],
+                "source": {"name": "g", "path": "/data/g", "manifest_xxh3": "0" * 16, "files": {}},
+                "rank_dirs": ["rank-0000", "rank-0001"]}
     manifest.update(changes)
+    return manifest
+
+
+def _write_rank(root, which, **changes):
     d = os.path.join(root, f"rank-{which:04d}")
     for sub in ("graph", "features"):
         os.makedirs(os.path.join(d, sub), exist_ok=True)
         open(os.path.join(d, sub, "manifest.json"), "w").close()
     with open(os.path.join(d, "partition.json"), "w") as f:
-        json.dump(manifest, f)
+        json.dump(_manifest(**{"rank": which, **changes}), f)
     return d
 
 
@@ -116,18 +121,30 @@ def test_partition_maps_ids_to_owners_and_local_rows(tmp_path):
 
 
 @pytest.mark.parametrize("changes,message", [
-    ({"format": "other"}, "not a graphtier partition manifest"),
-    ({"version": 2}, "partition format version 2"),
+    # The engine's reader checks the file (fuzz/partition_manifest_fuzz.cpp), with its messages.
+    ({"format": "other"}, '"format" must be "graphtier-partition"'),
+    ({"version": 2}, "partition format version 2 is not supported"),
     ({"rank": 0}, "this directory is rank 0's, this process is rank 1"),
-    ({"ranks": 3}, "3 ranks do not form 2 process rows of 1"),
-    ({"feature_bounds": [0, 11, 10]}, "does not split"),
-    ({"graph": "sharded"}, "expected 'replicated' or 'partitioned'"),
-    ({"hot_rows": "2"}, "field hot_rows: expected an integer, got str"),
-    ({"local_ranges": [[[0, 2], [2, 5]], [[0, 2], [4, 10]]]}, "field local_ranges: row 1 holds"),
+    ({"rank": 2}, r'"rank" 2 is outside \[0, 2\)'),
+    ({"ranks": 3}, r'"ranks" \(3\) must equal process_rows x replication \(2 x 1\)'),
+    ({"feature_bounds": [0, 11, 10]}, '"feature_bounds" must be non-decreasing'),
+    ({"graph": "sharded"}, "unknown mode 'sharded'"),
+    ({"hot_rows": "2"}, '"hot_rows" must be an integer'),
+    ({"local_ranges": [[[0, 2], [2, 5]], [[0, 2], [4, 10]]]}, r'"local_ranges"\[1\] is \[\[0,2\],\[4,10\]\]'),
+    ({"source": {}}, 'missing field "name"'),
 ])
 def test_partition_refuses_a_bad_manifest_in_one_line(tmp_path, changes, message):
-    _write_rank(str(tmp_path), 1, **changes)
-    with pytest.raises(ValueError, match=message):
+    d = _write_rank(str(tmp_path), 1, **changes)
+    with pytest.raises(ValueError, match=message) as e:
+        Partition.open(str(tmp_path), 1)
+    assert str(e.value).startswith(os.path.join(d, "partition.json")), str(e.value)
+
+
+def test_partition_refuses_a_manifest_that_is_not_json(tmp_path):
+    d = _write_rank(str(tmp_path), 1)
+    with open(os.path.join(d, "partition.json"), "wb") as f:
+        f.write(b"\xff{")
+    with pytest.raises(ValueError, match="partition.json: not valid JSON"):
         Partition.open(str(tmp_path), 1)
 
 
@@ -138,7 +155,7 @@ def test_partition_names_a_missing_directory_or_rank(tmp_path):
         Partition.open(str(tmp_path), 0)
     _write_rank(str(tmp_path), 1)
     with open(tmp_path / "partition.json", "w") as f:
-        f.write("{}")
+        json.dump(_manifest(), f)  # the top directory's: no "rank"
     with pytest.raises(FileNotFoundError, match="no rank-0000/ for rank 0"):
         Partition.open(str(tmp_path), 0)
     os.remove(tmp_path / "rank-0001" / "features" / "manifest.json")

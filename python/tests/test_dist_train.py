@@ -120,9 +120,9 @@ def test_a_checkpoint_of_another_process_grid_is_refused(tmp_path):
                                (None, {"ranks": 2, "replication": 1}, "a run on one process, this run is on 2 ranks"),
                                ({"ranks": 4, "replication": 2}, {"ranks": 2, "replication": 1}, "on 4 ranks")):
         path = tmp_path / "run.pt"
-        torch.save(dict(state, distributed=saved) if saved else state, path)
+        training.save_checkpoint(str(path), dict(state, distributed=saved) if saved else state)
         with pytest.raises(ValueError, match=words):
             training.load_checkpoint(str(path), ds, distributed=here)
     # Another replication moves rows, not minibatches: the run continues.
-    torch.save(dict(state, distributed={"ranks": 2, "replication": 1}), tmp_path / "run.pt")
+    training.save_checkpoint(str(tmp_path / "run.pt"), dict(state, distributed={"ranks": 2, "replication": 1}))
     assert training.load_checkpoint(str(tmp_path / "run.pt"), ds, distributed={"ranks": 2, "replication": 2})

@@ -115,6 +115,8 @@ bool is_partition_directory(const std::string& dir) {
   return fs::is_regular_file(dir + "/" + kPartitionManifestName, ec);
 }
 
+std::string read_partition_json(const std::string& path) { return impl::partition_json(read_manifest(path)); }
+
 PartitionVerifyReport verify_partition(const std::string& dir, const std::string& source_dir) {
   PartitionVerifyReport report;
   report.dir = dir;

@@ -544,5 +544,27 @@ TEST(PartitionVerify, CatchesAForeignSource) {
             std::string::npos);
 }
 
+TEST(PartitionVerify, ReadPartitionJsonChecksAndRewritesTheManifest) {
+  // What graphtier.distributed reads: the manifest as written, for the top directory and a rank's
+  // copy (with its "rank"), and the reader's FormatError for a bad one.
+  test::TempDir tmp;
+  const std::string src = write_golden(tmp);
+  ThreadPool pool(2);
+  write_partition(src, tmp / "out", grid(4, 2, PartitionGraph::kPartitioned), pool);
+  for (const std::string dir : {"out", "out/rank-0002"}) {
+    const std::string path = tmp / (dir + "/partition.json");
+    EXPECT_EQ(read_partition_json(path), test::read_file(path));
+  }
+  EXPECT_EQ(Json::parse(read_partition_json(tmp / "out/rank-0002/partition.json"))["rank"], 2);
+  EXPECT_TRUE(is_partition_directory(tmp / "out"));
+  EXPECT_TRUE(is_partition_directory(tmp / "out/rank-0001"));
+  EXPECT_FALSE(is_partition_directory(src));
+  const std::string bad = tmp / "out/partition.json";
+  test::write_file(bad, "{\"format\": \"graphtier-partition\", \"version\": 2}");
+  EXPECT_NE(format_error([&] { read_partition_json(bad); }).find(bad + ": partition format version 2"),
+            std::string::npos);
+  EXPECT_THROW(read_partition_json(tmp / "missing.json"), IoError);
+}
+
 }  // namespace
 }  // namespace graphtier::prep

@@ -106,6 +106,13 @@ PartitionReport write_partition(const std::string& source_dir, const std::string
 /// True when `dir` holds a partition.json (a partition directory or one rank's directory).
 bool is_partition_directory(const std::string& dir);
 
+/// Reads and checks the partition.json at `path` with every check that needs no other file
+/// (format, version, grid, bounds, local ranges, rank directories, the rank in [0, ranks)): a
+/// FormatError names the file and the field at fault, an IoError a file that cannot be read.
+/// Returns the manifest rewritten in its documented form (docs/format.md): what the Python
+/// package reads, so that the fuzzed reader is the only one.
+std::string read_partition_json(const std::string& path);
+
 struct PartitionVerifyReport {
   std::string dir;
   std::optional<int64_t> rank;  // set when `dir` is one rank's directory

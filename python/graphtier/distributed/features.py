@@ -78,28 +78,34 @@ class DistFeatureFetcher:
         self._counts = {k: 0.0 if k == "seconds" else 0 for k in self._counts}
         return old
 
-    def _store_rows(self, global_ids: torch.Tensor) -> torch.Tensor:
+    def _store_rows(self, global_ids: torch.Tensor, device: torch.device) -> torch.Tensor:
+        """The rows of ids this rank holds, gathered by the store straight into `device`'s memory."""
         if global_ids.numel() == 0:
-            return torch.empty((0, self.dim), dtype=self.dtype)
-        return self.store.gather(self.partition.local_rows(global_ids))
+            return torch.empty((0, self.dim), dtype=self.dtype, device=device)
+        return self.store.gather(self.partition.local_rows(global_ids), "device" if device.type == "cuda" else "host")
 
     def gather(self, ids) -> torch.Tensor:
         start = time.perf_counter()
         ids = node_ids(ids, "ids", self.num_nodes)
         n = int(ids.numel())
-        out = torch.empty((n, self.dim), dtype=self.dtype)
+        # Rows move once: each is gathered where it is used (local rows on `device`) or where it
+        # crosses (served rows on `comm_device`, the GPU with NCCL), and received rows land there.
+        # With NCCL everything after the store stays on the GPU; with Gloo on the host, and only a
+        # GPU-trained rank's received rows cross to its GPU, once, at the end.
+        out = torch.empty((n, self.dim), dtype=self.dtype, device=self.device)
         local = self.partition.holds_features(ids)
-        out[local] = self._store_rows(ids[local])
+        out[local.to(self.device)] = self._store_rows(ids[local], self.device)
         remote_ids = ids[~local]
         # Distinct ids only cross the network; sorted, so grouped by owner (blocks are id ranges).
         wanted, inverse = torch.unique(remote_ids, sorted=True, return_inverse=True)
         counts = torch.bincount(self.partition.feature_owner_row(wanted), minlength=self.process_rows).tolist()
         sends = [t.to(self.comm_device) for t in torch.split(wanted, counts)]
+        # Ids come back to the host, where the store looks rows up.
         asked = [t.cpu() for t in alltoallv(sends, self.group, self.stats, self.comm_device)]
-        served = self._store_rows(torch.cat(asked))
-        sends = [t.to(self.comm_device) for t in torch.split(served, [int(t.numel()) for t in asked])]
-        rows = torch.cat([t.cpu() for t in alltoallv(sends, self.group, self.stats, self.comm_device)])
-        out[~local] = rows[inverse]
+        served = self._store_rows(torch.cat(asked), self.comm_device)
+        sends = list(torch.split(served, [int(t.numel()) for t in asked]))
+        rows = torch.cat(alltoallv(sends, self.group, self.stats, self.comm_device))
+        out[(~local).to(self.device)] = rows[inverse.to(rows.device)].to(self.device)
         c = self._counts
         c["gathers"] += 1
         c["rows"] += n
@@ -107,4 +113,4 @@ class DistFeatureFetcher:
         c["remote_rows"] += int(wanted.numel())
         c["served_rows"] += int(served.shape[0])
         c["seconds"] += time.perf_counter() - start
-        return out.to(self.device)
+        return out

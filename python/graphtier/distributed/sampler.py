@@ -36,10 +36,6 @@ from graphtier.loader import Batch, Block
 _METHODS = tuple(name for name, m in _core.sampler_methods().items() if m["rows"])  # draws on fetched rows
 
 
-def _block(d: dict) -> Block:
-    return Block(d["num_dst"], d["src_nodes"], d["indptr"], d["indices"], d["edge_ids"], d["weights"])
-
-
 class DistSampler:
     """This rank's minibatches of every step of an epoch, sampled without features (`x` is None: the
     distributed feature fetch fills it).
@@ -178,7 +174,7 @@ class DistSampler:
 
     def _sample_local(self, seeds: torch.Tensor, stream: int) -> List[Block]:
         d = _core.sample_minibatch(self.dataset, self.method, seeds, self.fanouts, self.replace, self.seed, stream)
-        return [_block(b) for b in d["blocks"]]
+        return [Block.from_dict(b) for b in d["blocks"]]
 
     def _fetch_rows(self, wanted: torch.Tensor):
         """The rows of the distinct ids `wanted` (ascending) from their owners in this rank's process
@@ -226,7 +222,7 @@ class DistSampler:
             wanted = torch.unique(torch.cat(dst)) if dst else torch.empty(0, dtype=torch.int64)
             rows = self._rows(wanted)
             for i, d in enumerate(draw(rows, dst, streams, layer)):
-                block = _block(d)
+                block = Block.from_dict(d)
                 blocks[i].append(block)
                 dst[i] = block.src_nodes
         return blocks

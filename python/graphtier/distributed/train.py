@@ -37,7 +37,6 @@ from graphtier.distributed.features import DistFeatureFetcher
 from graphtier.distributed.sampler import DistSampler
 from graphtier.distributed.grid import ProcessGrid, grid_groups
 from graphtier.distributed.partition import Partition, rank_dir_name
-from graphtier.distributed.partition import is_partition_dir as _has_manifest
 from graphtier.training import (batch_seed, dataset_identity, evaluate, load_checkpoint, load_model_state,
                                 make_model, model_features, one_line, save_checkpoint, train_step, write_json)
 from graphtier.training.report import best_figures, final_line, not_evaluated, validation_figure
@@ -46,10 +45,10 @@ from graphtier.training.report import best_figures, final_line, not_evaluated, v
 def is_partition_dir(path: str) -> bool:
     """True when `path` is a partition directory (`graphtier partition`'s output, or one rank's
     directory of it), or holds this rank's directory (a copy on this machine of that rank's share)."""
-    if _has_manifest(path):
+    if _core.is_partition_directory(path):
         return True
     rank = os.environ.get("RANK", "")
-    return rank.isdigit() and os.path.isfile(os.path.join(path, rank_dir_name(int(rank)), "partition.json"))
+    return rank.isdigit() and _core.is_partition_directory(os.path.join(path, rank_dir_name(int(rank))))
 
 
 def _env_int(name: str) -> int:

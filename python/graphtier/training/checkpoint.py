@@ -1,20 +1,15 @@
 """Checkpoints of a training job: the model, optimiser, position in the sample stream and the
-figures so far, in torch's zip format, written atomically and checked before anything of them is
-used (a damaged file, a tensor larger than the file, another dataset, model or number of ranks is a
-ValueError naming the file)."""
+figures so far, in graphtier's tensor archive (no pickle: loading runs no code from the file),
+written atomically and checked before anything of them is used (a damaged or hostile file, another
+dataset, model or number of ranks is a ValueError naming the file)."""
 
 from __future__ import annotations
 
-import io
-import os
-import pickle
-import warnings
-import zipfile
 from typing import Optional
 
 import torch
 
-from graphtier.training.files import write_atomically
+from graphtier.training.archive import read_archive, write_archive_file
 from graphtier.training.report import one_line
 
 
@@ -25,111 +20,33 @@ def dataset_identity(ds) -> dict:
 
 
 CHECKPOINT_KEYS = ("model", "optimizer", "position", "history", "best", "partial")
-# A checkpoint holds tensors and plain containers only: torch 2.x loads it without running pickled
-# code (2.4 and 2.5 warn when weights_only is left out). Torch 1.13 has the argument, but its
-# weights-only unpickler refuses floats ("Unsupported operand 71"), so it loads as before.
-_WEIGHTS_ONLY = {"weights_only": True} if int(torch.__version__.split(".")[0]) >= 2 else {}
 
-
-# Bytes per element of the storage types torch.save names (torch/storage.py); any other counts 1.
-_STORAGE_ELEMENT_BYTES = {"DoubleStorage": 8, "FloatStorage": 4, "HalfStorage": 2, "BFloat16Storage": 2,
-                          "LongStorage": 8, "IntStorage": 4, "ShortStorage": 2, "ComplexDoubleStorage": 16,
-                          "ComplexFloatStorage": 8, "QInt32Storage": 4}
-
-
-class _StorageSizes(pickle._Unpickler):
-    """A dry run over a checkpoint's pickle that executes nothing: every global is a stand-in, and
-    each tensor storage it names is recorded as (key, bytes). The pure-Python unpickler reads what a
-    length field claims only as far as the data goes."""
-
-    class _StandIn:
-        def __init__(self, *args, **kwargs):
-            pass
-
-        def __call__(self, *args, **kwargs):
-            return type(self)()
-
-        def __setstate__(self, state):
-            pass
-
-        def __setitem__(self, key, value):  # an OrderedDict's items
-            pass
-
-        def append(self, value):
-            pass
-
-        def extend(self, values):
-            pass
-
-    def __init__(self, data: bytes):
-        super().__init__(io.BytesIO(data), encoding="utf-8")
-        self.storages = []
-
-    def find_class(self, module, name):
-        stand_in = type("StandIn", (self._StandIn,), {"storage_name": name})
-        return stand_in()
-
-    def persistent_load(self, pid):
-        # torch's storage ids: ("storage", storage type, key, location, numel[, view metadata])
-        if isinstance(pid, tuple) and len(pid) >= 5 and pid[0] == "storage":
-            size = _STORAGE_ELEMENT_BYTES.get(getattr(pid[1], "storage_name", None), 1)
-            if not isinstance(pid[4], int) or pid[4] < 0:
-                raise pickle.UnpicklingError(f"a tensor storage of {pid[4]!r} elements")
-            self.storages.append((str(pid[2]), pid[4] * size))
-        return self._StandIn()
-
-
-def _check_storage_sizes(f) -> None:
-    """Refuses a checkpoint (torch's zip layout) whose pickle names a tensor storage larger than the
-    bytes the archive holds for it: torch would allocate what the pickle claims, up to any size, and
-    load the file into it with garbage after the real bytes."""
-    with zipfile.ZipFile(f) as z:
-        sizes = {i.filename: i.file_size for i in z.infolist()}
-        pickles = [n for n in sizes if n.endswith("/data.pkl") or n == "data.pkl"]
-        if len(pickles) != 1:
-            raise ValueError("no data.pkl in the archive")
-        prefix = pickles[0][: -len("data.pkl")]
-        # torch.save stores every entry, never compressed, so none can hold more bytes than the file;
-        # torch's reader allocates what an entry claims (its version record included) before reading.
-        file_size = os.fstat(f.fileno()).st_size
-        for name, size in sizes.items():
-            if size > file_size:
-                raise ValueError(f"{name} claims {size} bytes, more than the file's {file_size}")
-        dry_run = _StorageSizes(z.read(pickles[0]))
-        dry_run.load()
-    for key, nbytes in dry_run.storages:
-        held = sizes.get(f"{prefix}data/{key}")
-        if held is None or nbytes > held:
-            raise ValueError(f"tensor storage {key!r} of {nbytes} bytes, the archive holds {held or 0} for it")
+# What earlier versions wrote: torch.save's zip archive and its legacy format, a pickle. Either runs
+# code when torch 1.13 loads it (its torch.load has the full unpickler), so neither is read.
+_TORCH_SAVE_MAGICS = (b"PK\x03\x04", b"\x80\x02\x8a\x0a")
 
 
 def save_checkpoint(path: str, state: dict) -> None:
-    """torch.save(state) into `path`, atomically: a crash while writing leaves the previous
-    checkpoint."""
-    write_atomically(path, lambda tmp: torch.save(state, tmp))
+    """`state` (plain values and tensors, as load_checkpoint returns them) as a tensor archive
+    (graphtier.training.archive, docs/format.md) in `path`, atomically: a crash while writing leaves
+    the previous checkpoint."""
+    write_archive_file(path, state)
 
 
 def load_checkpoint(path: str, ds, distributed: Optional[dict] = None) -> dict:
-    """The state saved by a training run (its keys CHECKPOINT_KEYS), checked against `ds`, the
-    dataset it trains (anything with dataset_identity's fields and a path): a file torch cannot
-    read (truncated, not a checkpoint, a tensor larger than the file) or one written for another
-    dataset, or by a run on another number of ranks (`distributed`: {"ranks": P, ...}, None for one
-    process), is a ValueError naming the file."""
+    """The state saved by a training run (its keys CHECKPOINT_KEYS; tensors on the CPU), checked
+    against `ds`, the dataset it trains (anything with dataset_identity's fields and a path): a file
+    that is not a whole, unchanged tensor archive (truncated, damaged, hostile, written by torch.save
+    in an earlier version), one written for another dataset, or by a run on another number of ranks
+    (`distributed`: {"ranks": P, ...}, None for one process), is a ValueError naming the file.
+    Reading runs no code from the file (no pickle) on any torch version."""
     with open(path, "rb") as f:  # an OSError opening it names the file; past that, the contents are at fault
-        try:
-            # run() writes torch's zip format; the legacy format would read its pickle from the file
-            # itself, where a claimed length is allocated before it is read.
-            if f.read(4) != b"PK\x03\x04":
-                raise ValueError("not a zip archive, as torch.save writes")
-            _check_storage_sizes(f)
-            f.seek(0)
-            # torch 2.x's weights-only unpickler warns on stderr about a pickle protocol it did not
-            # expect (a damaged or foreign file) before it fails: the error line below says it all.
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                state = torch.load(f, **_WEIGHTS_ONLY)
-        except Exception as e:  # a damaged file fails in any layer (zip, pickle, storage: EINVAL without a name)
-            raise ValueError(f"{path}: not a readable checkpoint (truncated or damaged?): {one_line(e)}") from None
+        if f.read(4) in _TORCH_SAVE_MAGICS:
+            raise ValueError(f"{path}: a checkpoint of an earlier graphtier (torch.save's format), which is not "
+                             "loaded: unpickling it could run code. Re-create it by training again with "
+                             "--checkpoint (without --resume, or after deleting the file)")
+        f.seek(0)
+        state = read_archive(f, path)
     if not isinstance(state, dict) or any(k not in state for k in CHECKPOINT_KEYS):
         raise ValueError(f"{path}: not a checkpoint of python -m graphtier.train (expected the keys "
                          f"{', '.join(CHECKPOINT_KEYS)})")

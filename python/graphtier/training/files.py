@@ -9,10 +9,16 @@ from typing import Any, Callable
 
 def write_atomically(path: str, write: Callable[[str], None]) -> None:
     """write(tmp) fills a temporary file beside `path`, which is then renamed over it: a crash
-    leaves the old file (checkpoints, --json)."""
+    leaves the old file (checkpoints, --json), and so does a write that fails, removing its temporary
+    file."""
     tmp = f"{path}.tmp-{os.getpid()}"
-    write(tmp)
-    os.replace(tmp, path)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def write_json(path: str, value: Any) -> None:
