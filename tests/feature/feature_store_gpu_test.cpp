@@ -116,6 +116,17 @@ TEST(FeatureStoreGpuTest, EveryTierAndPathIsByteExact) {
   }
 }
 
+// Every tier (hot 20%, cache 10%, pinned 30%, the rest storage), the pinned path forced.
+FeatureStoreOptions every_tier(PinnedPath path) {
+  FeatureStoreOptions options;
+  options.budgets.gpu_hot = Budget::percent(20);
+  options.budgets.gpu_cache = Budget::percent(10);
+  options.budgets.cpu_buffer = Budget::percent(30);
+  options.io_depth = 8;
+  options.pinned_path = path;
+  return options;
+}
+
 // A GPU-sampled minibatch's input nodes are on the device already: the tiers read them there (no
 // upload; the device routes them), with the same rows and the same cache decisions as from the host copy. The
 // pinned path is forced, once each way: measured, each store's own calibration splits the pinned
@@ -128,12 +139,7 @@ TEST(FeatureStoreGpuTest, IdsAlreadyOnTheDeviceGatherTheSameRows) {
   const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
   for (const PinnedPath path : {PinnedPath::kZeroCopy, PinnedPath::kCpuCopy}) {
     SCOPED_TRACE(path == PinnedPath::kZeroCopy ? "zero-copy" : "CPU copy");
-    FeatureStoreOptions options;
-    options.budgets.gpu_hot = Budget::percent(20);
-    options.budgets.gpu_cache = Budget::percent(10);
-    options.budgets.cpu_buffer = Budget::percent(30);
-    options.io_depth = 8;
-    options.pinned_path = path;
+    const FeatureStoreOptions options = every_tier(path);
     FeatureStore from_host(graph::Dataset::open(dir), options, pool);
     FeatureStore from_device(graph::Dataset::open(dir), options, pool);
     for (uint64_t b = 0; b < 4; ++b) {
@@ -165,12 +171,7 @@ TEST(FeatureStoreGpuTest, BadIdsOnTheDeviceAreRefusedAndLeaveTheStoreExact) {
   const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
   for (const PinnedPath path : {PinnedPath::kCpuCopy, PinnedPath::kZeroCopy}) {
     SCOPED_TRACE(path == PinnedPath::kZeroCopy ? "routed in the serve kernel" : "routed before it");
-    FeatureStoreOptions options;
-    options.budgets.gpu_hot = Budget::percent(20);
-    options.budgets.gpu_cache = Budget::percent(10);
-    options.budgets.cpu_buffer = Budget::percent(30);
-    options.io_depth = 8;
-    options.pinned_path = path;
+    const FeatureStoreOptions options = every_tier(path);
     FeatureStore store(graph::Dataset::open(dir), options, pool);
     const int64_t bads[] = {-1, kNodes, int64_t{1} << 40, std::numeric_limits<int64_t>::min()};
     for (std::size_t j = 0; j < std::size(bads); ++j) {
