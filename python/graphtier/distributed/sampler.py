@@ -53,6 +53,10 @@ class DistSampler:
     `stats` counts the bytes exchanged; `comm_device` is where they cross (the backend's: the CPU for
     Gloo, the rank's GPU for NCCL).
 
+    Node ids: the seeds are the partition's `split` and every id in the batches is in the
+    numbering of the dataset the partition was cut from (after `graphtier prepare`, the prepared
+    one; `graphtier.Dataset.to_original` maps them back). No method takes ids from the caller.
+
     Every rank of a process column must iterate the same epochs, to the end or abandoning them at
     the same step: with the graph partitioned, each bulk of each layer is a collective.
     """
