@@ -362,6 +362,31 @@ int64_t stage_rows(FeatureStore::Impl& store, GpuTiers& t, std::span<const int64
   return m;
 }
 
+// What the device did for one gather, from its counters and events, into `stats`: the serve
+// kernel's time (with the routing before it) shared by the rows it served, in proportion; the
+// cache update's added to the cache's.
+void add_device_stats(GpuTiers& t, const CacheCounters& c, bool cached, GatherStats& stats) {
+  const auto elapsed = [&](Event a, Event b) {
+    float ms = 0;
+    GRAPHTIER_CUDA_CHECK(cudaEventElapsedTime(&ms, t.events[a], t.events[b]));
+    return static_cast<double>(ms) * 1e-3;
+  };
+  const double serve = elapsed(kStart, kServeDone);
+  const auto served = static_cast<double>(std::max<int64_t>(1, c.hot_rows + c.hits + c.zero_copy_rows));
+  const auto tier = [&](int64_t rows_served, double seconds) {
+    return TierStats{rows_served, rows_served * t.row_bytes, seconds};
+  };
+  stats.gpu_hot += tier(c.hot_rows, serve * static_cast<double>(c.hot_rows) / served);
+  stats.gpu_cache +=
+      tier(c.hits, serve * static_cast<double>(c.hits) / served + (cached ? elapsed(kStagedDone, kUpdateDone) : 0.0));
+  stats.host += tier(c.zero_copy_rows, serve * static_cast<double>(c.zero_copy_rows) / served);
+  if (cached) {
+    stats.cache_fills += c.fills;
+    stats.cache_bypasses += c.bypasses;
+    stats.gpu_cache_evictions += c.evictions;
+  }
+}
+
 }  // namespace
 
 bool checks_ids_on_device(const GpuTiers& t, const DeviceIds& device_ids) {
@@ -496,11 +521,6 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
     throw;
   }
 
-  const auto elapsed = [&](Event a, Event b) {
-    float ms = 0;
-    GRAPHTIER_CUDA_CHECK(cudaEventElapsedTime(&ms, t.events[a], t.events[b]));
-    return static_cast<double>(ms) * 1e-3;
-  };
   CacheCounters c;
   std::memcpy(&c, t.counters_host.data(), sizeof(c));
   t.tombstones = c.tombstones;
@@ -510,21 +530,7 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
     throw DeviceError(detail::concat("the device found ", c.invalid_ids, " ids outside [0, ", store.num_nodes,
                                      ") that the host copy of the ids does not hold: the two copies differ"));
   }
-  const int64_t hot_rows = c.hot_rows;
-  // The serve kernel's time (with the routing before it) is shared by the rows it served, in
-  // proportion.
-  const double serve = elapsed(kStart, kServeDone);
-  const auto served = static_cast<double>(std::max<int64_t>(1, hot_rows + c.hits + c.zero_copy_rows));
-  const auto tier = [&](int64_t rows_served, double seconds) { return TierStats{rows_served, rows_served * rb, seconds}; };
-  stats.gpu_hot += tier(hot_rows, serve * static_cast<double>(hot_rows) / served);
-  stats.gpu_cache +=
-      tier(c.hits, serve * static_cast<double>(c.hits) / served + (cached ? elapsed(kStagedDone, kUpdateDone) : 0.0));
-  stats.host += tier(c.zero_copy_rows, serve * static_cast<double>(c.zero_copy_rows) / served);
-  if (cached) {
-    stats.cache_fills += c.fills;
-    stats.cache_bypasses += c.bypasses;
-    stats.gpu_cache_evictions += c.evictions;
-  }
+  add_device_stats(t, c, cached, stats);
 }
 
 }  // namespace graphtier::feature::cuda
