@@ -80,7 +80,8 @@ def rows(out: str):
             if "device_ids_rows_per_second" in hit:
                 yield (f"GPU cache, all hits, {hit['row_bytes']} B rows, device ids",
                        fmt(hit["device_ids_rows_per_second"], "rows/s"),
-                       f"pinned tier: {fmt(hit['pinned_rows_per_second'], 'rows/s')}", hit["device_ids_over_pinned"], 10.0)
+                       f"pinned tier: {fmt(hit['pinned_rows_per_second'], 'rows/s')}",
+                       hit["device_ids_over_pinned"], 10.0)
         else:
             yield ("GPU cache hits", None, None, None, 10.0)
         storage = feat.get("storage_tier")

@@ -52,7 +52,9 @@ struct Run {
   int64_t gathers = 0;
   feature::GatherStats stats;
   /// Microseconds per gather of `seconds` summed over the run's gathers.
-  double per_gather_us(double seconds) const { return 1e6 * seconds / static_cast<double>(std::max<int64_t>(1, gathers)); }
+  double per_gather_us(double seconds) const {
+    return 1e6 * seconds / static_cast<double>(std::max<int64_t>(1, gathers));
+  }
 };
 
 // Uniform ids (skew 1) or a power law over hotness order: id = floor(N * u^skew).

@@ -53,8 +53,8 @@ unsigned blocks_for(int64_t items, int64_t per_block) {
 }
 
 // Adds one block's count to a counter: the block's threads add their nonzero counts into shared
-// memory, thread 0 adds the total with one global atomic (per-warp atomics on one address serialise in L2: 65536 of them per
-// gather of 65536 rows). Every thread of the block calls it.
+// memory, thread 0 adds the total with one global atomic (per-warp atomics on one address
+// serialise in L2: 65536 of them per gather of 65536 rows). Every thread of the block calls it.
 constexpr int kServeCounts = 4;  // hot rows, hits, zero-copy rows, invalid ids
 
 __device__ __forceinline__ void add_block_counts(unsigned long long (&shared)[kServeCounts],
@@ -84,8 +84,9 @@ constexpr int kServeGroup = 8;
 // the 64 registers the compiler picks alone allow.
 constexpr int kServeBlocksPerSm = 5;
 
-__global__ void __launch_bounds__(kThreads, kServeBlocksPerSm) serve_kernel(ServeRows r, Table table, const std::byte* lines, uint8_t* referenced, uint32_t* stamps,
-                             bool cached, uint32_t stamp, CacheCounters* counters) {
+__global__ void __launch_bounds__(kThreads, kServeBlocksPerSm)
+    serve_kernel(ServeRows r, Table table, const std::byte* lines, uint8_t* referenced, uint32_t* stamps, bool cached,
+                 uint32_t stamp, CacheCounters* counters) {
   __shared__ unsigned long long block_counts[kServeCounts];
   if (threadIdx.x < kServeCounts) block_counts[threadIdx.x] = 0;
   __syncthreads();

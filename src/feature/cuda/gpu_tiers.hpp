@@ -36,8 +36,9 @@ double window(GpuTiers& tiers, std::span<const int64_t> ids, int32_t delta);
 /// checks them as it routes them, an id outside [0, num_nodes) is read from nowhere, staged never
 /// and probed never, and the gather throws OutOfRange naming the first one once the device is
 /// done (`out` then unspecified, no cache line given to it). Otherwise the caller has checked
-/// them (FeatureStore::gather) and they are copied once into pinned memory for the upload. With `output_after`, the tiers' streams
-/// wait on the device for the work queued on it so far before they write the output.
+/// them (FeatureStore::gather) and they are copied once into pinned memory for the upload. With
+/// `output_after`, the tiers' streams wait on the device for the work queued on it so far before
+/// they write the output.
 void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView out, GatherStats& stats,
             const DeviceIds& device_ids, const CudaStream* output_after);
 
