@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <span>
 
-#include "cpu/gather_cpu.hpp"
 #include "feature_store_impl.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
@@ -37,11 +36,13 @@ GatherStats FeatureStore::gather(std::span<const int64_t> ids, TensorView out, c
                                  const CudaStream* output_after) {
   Impl& s = *impl_;
   const auto n = static_cast<int64_t>(ids.size());
-  GRAPHTIER_EXPECTS(out.ndim == 2 && out.shape[0] == n && out.shape[1] == s.layout.dim, InvalidArgument,
-                    "gather of ", n, " rows needs an output of shape [", n, ", ", s.layout.dim, "], got ndim ",
+  const graph::FeatureLayout& layout = s.host->layout();
+  const int64_t num_nodes = s.host->num_nodes();
+  GRAPHTIER_EXPECTS(out.ndim == 2 && out.shape[0] == n && out.shape[1] == layout.dim, InvalidArgument,
+                    "gather of ", n, " rows needs an output of shape [", n, ", ", layout.dim, "], got ndim ",
                     out.ndim, " [", out.shape[0], ", ", out.shape[1], "]");
-  GRAPHTIER_EXPECTS(out.dtype == s.layout.dtype, InvalidArgument, "gather output has dtype ", dtype_name(out.dtype),
-                    ", the feature table ", dtype_name(s.layout.dtype));
+  GRAPHTIER_EXPECTS(out.dtype == layout.dtype, InvalidArgument, "gather output has dtype ", dtype_name(out.dtype),
+                    ", the feature table ", dtype_name(layout.dtype));
   GRAPHTIER_EXPECTS(out.is_contiguous() && (n == 0 || out.data != nullptr), InvalidArgument,
                     "gather output must be contiguous and non-null");
 #if GRAPHTIER_WITH_CUDA
@@ -49,11 +50,11 @@ GatherStats FeatureStore::gather(std::span<const int64_t> ids, TensorView out, c
   const bool on_gpu = out.memory == MemoryKind::kDevice || gpu_rows;
   // Ids the GPU tiers read on their own device are checked there as they are routed: the host
   // makes no pass over them (gpu_tiers.hpp).
-  if (!(on_gpu && s.gpu != nullptr && cuda::checks_ids_on_device(*s.gpu, device_ids))) check_ids(ids, s.num_nodes);
+  if (!(on_gpu && s.gpu != nullptr && cuda::checks_ids_on_device(*s.gpu, device_ids))) check_ids(ids, num_nodes);
 #else
   (void)device_ids;
   (void)output_after;
-  check_ids(ids, s.num_nodes);
+  check_ids(ids, num_nodes);
 #endif
   const std::lock_guard lock(s.gather_mutex);
   const auto start = std::chrono::steady_clock::now();
@@ -62,14 +63,14 @@ GatherStats FeatureStore::gather(std::span<const int64_t> ids, TensorView out, c
 #if GRAPHTIER_WITH_CUDA
     if (on_gpu) {
       GRAPHTIER_EXPECTS(s.gpu != nullptr, Unsupported, "gather into device memory needs a GPU (none is visible)");
-      cuda::gather(s, ids, out, stats, device_ids, output_after);
+      cuda::gather(*s.gpu, *s.host, ids, out, stats, device_ids, output_after);
     } else {
-      cpu::gather_host(s, ids, static_cast<std::byte*>(out.data), stats);
+      s.host->gather(ids, static_cast<std::byte*>(out.data), stats);
     }
 #else
     GRAPHTIER_EXPECTS(out.memory != MemoryKind::kDevice, Unsupported,
                       "gather into device memory needs a CUDA build (this one is CPU-only)");
-    cpu::gather_host(s, ids, static_cast<std::byte*>(out.data), stats);
+    s.host->gather(ids, static_cast<std::byte*>(out.data), stats);
 #endif
   }
   stats.rows = n;

@@ -1,4 +1,5 @@
-#include "cpu/gather_cpu.hpp"
+// HostTiers::gather: the host rows, the host cache and the storage tier serving one gather.
+#include "host_tiers.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -8,7 +9,7 @@
 
 #include "graphtier/core/log.hpp"
 
-namespace graphtier::feature::cpu {
+namespace graphtier::feature {
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -19,30 +20,20 @@ constexpr int64_t kCopyBytesPerTask = int64_t{1} << 20;
 // Smallest read chunk of a gather: below this the queue drains too often.
 constexpr int64_t kMinRowsPerReadChunk = 2048;
 
-/// Output positions served by the host tier (ids below `cpu_end`) and by storage, and the
-/// storage positions' ids, the keys of the host cache.
-void split_by_tier(std::span<const int64_t> ids, int64_t cpu_end, HostGatherScratch& sc) {
-  sc.host_pos.clear();
-  sc.store_pos.clear();
-  for (std::size_t k = 0; k < ids.size(); ++k) {
-    (ids[k] < cpu_end ? sc.host_pos : sc.store_pos).push_back(static_cast<int64_t>(k));
-  }
-  const std::size_t m = sc.store_pos.size();
-  sc.keys.resize(m);
-  for (std::size_t i = 0; i < m; ++i) sc.keys[i] = ids[static_cast<std::size_t>(sc.store_pos[i])];
-}
+}  // namespace
 
 /// The host cache's slot and kind of every key (every key a bypass without a cache).
-cache::LookupCounts lookup_host_cache(FeatureStore::Impl& store, HostGatherScratch& sc) {
+cache::LookupCounts HostTiers::lookup_cache() {
+  Scratch& sc = scratch_;
   const std::size_t m = sc.keys.size();
   sc.slots.assign(m, -1);
   sc.kinds.assign(m, cache::LookupKind::kBypass);
   cache::LookupCounts counts{0, 0, static_cast<int64_t>(m)};
-  if (store.host_cache && store.host_cache->num_lines() > 0 && m > 0) {
+  if (cache_.num_lines() > 0 && m > 0) {
     // The policy's lock only for the lookup: the lines it hands out are this gather's until it
-    // returns (gathers are serialised by gather_mutex; window() only changes counts).
-    const std::lock_guard lock(store.policy_mutex);
-    counts = store.host_cache->policy().lookup(sc.keys, sc.slots, sc.kinds);
+    // returns (gathers are serialised by the caller; window() only changes counts).
+    const std::lock_guard lock(policy_mutex_);
+    counts = cache_.policy().lookup(sc.keys, sc.slots, sc.kinds);
   }
   return counts;
 }
@@ -51,7 +42,9 @@ cache::LookupCounts lookup_host_cache(FeatureStore::Impl& store, HostGatherScrat
 /// (`hit_entries`), and the staged entries in stage order (`scatter_order`), so that the rows of
 /// one read chunk are one range of it. A hit on a line this gather fills is served from the
 /// fill's staged row: the line holds nothing yet while the copy tasks run.
-void plan_staging(HostGatherScratch& sc, std::size_t row_bytes) {
+void HostTiers::plan_staging() {
+  Scratch& sc = scratch_;
+  const auto row_bytes = static_cast<std::size_t>(layout_.row_bytes());
   const std::size_t m = sc.keys.size();
   sc.read_ids.clear();
   sc.hit_entries.clear();
@@ -91,17 +84,17 @@ void plan_staging(HostGatherScratch& sc, std::size_t row_bytes) {
 /// tier's rows and the cache hits. Reads go in chunks so that the rows of one chunk are scattered
 /// while the next is read; each chunk ends by draining the queue (about one read latency with
 /// fewer reads in flight), so a chunk holds many times the queue depth.
-class CopyRounds {
+class HostTiers::CopyRounds {
  public:
-  CopyRounds(FeatureStore::Impl& store, std::span<const int64_t> ids, std::byte* out)
-      : store_(store),
-        sc_(store.scratch),
+  CopyRounds(HostTiers& tiers, std::span<const int64_t> ids, std::byte* out)
+      : tiers_(tiers),
+        sc_(tiers.scratch_),
         ids_(ids),
         out_(out),
-        row_bytes_(static_cast<std::size_t>(store.layout.row_bytes())),
+        row_bytes_(static_cast<std::size_t>(tiers.layout_.row_bytes())),
         rows_per_task_(std::max<int64_t>(1, kCopyBytesPerTask / static_cast<int64_t>(row_bytes_))),
         reads_(static_cast<int64_t>(sc_.read_ids.size())),
-        chunk_rows_(std::max<int64_t>(kMinRowsPerReadChunk, int64_t{32} * store.storage->depth())) {}
+        chunk_rows_(std::max<int64_t>(kMinRowsPerReadChunk, int64_t{32} * tiers.storage_->depth())) {}
 
   void run() {
     const int64_t num_chunks = (reads_ + chunk_rows_ - 1) / chunk_rows_;
@@ -115,7 +108,7 @@ class CopyRounds {
       const int64_t copy_tasks = round == 0 ? host_tasks + hit_tasks : 0;
       const int64_t num_tasks = 1 + copy_tasks + scatter_tasks;
       if (num_tasks == 1 && !reading) continue;
-      store_.pool.parallel_for(0, num_tasks, 1, [&](int64_t task, int64_t) {
+      tiers_.pool_.parallel_for(0, num_tasks, 1, [&](int64_t task, int64_t) {
         if (task == 0) {
           if (reading) read_chunk(round);
           return;
@@ -159,7 +152,7 @@ class CopyRounds {
     const int64_t begin = c * chunk_rows_;
     const int64_t end = std::min(reads_, begin + chunk_rows_);
     const auto start = Clock::now();
-    io_ += store_.storage->read(
+    io_ += tiers_.storage_->read(
         std::span<const int64_t>(sc_.read_ids).subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin)),
         std::span<std::byte>(sc_.staging.data() + static_cast<std::size_t>(begin) * row_bytes_,
                              static_cast<std::size_t>(end - begin) * row_bytes_));
@@ -178,7 +171,7 @@ class CopyRounds {
     const auto [begin, end] = task_rows(task, sc_.host_pos.size());
     for (std::size_t j = begin; j < end; ++j) {
       const auto k = static_cast<std::size_t>(sc_.host_pos[j]);
-      std::memcpy(out_ + k * row_bytes_, store_.host.row(ids_[k]), row_bytes_);
+      std::memcpy(out_ + k * row_bytes_, tiers_.host_.row(ids_[k]), row_bytes_);
     }
   }
 
@@ -186,7 +179,7 @@ class CopyRounds {
     const auto [begin, end] = task_rows(task, sc_.hit_entries.size());
     for (std::size_t j = begin; j < end; ++j) {
       const auto i = static_cast<std::size_t>(sc_.hit_entries[j]);
-      std::memcpy(out_ + static_cast<std::size_t>(sc_.store_pos[i]) * row_bytes_, store_.host_cache->line(sc_.slots[i]),
+      std::memcpy(out_ + static_cast<std::size_t>(sc_.store_pos[i]) * row_bytes_, tiers_.cache_.line(sc_.slots[i]),
                   row_bytes_);
     }
   }
@@ -197,12 +190,12 @@ class CopyRounds {
       const auto i = static_cast<std::size_t>(sc_.scatter_order[j]);
       const std::byte* row = sc_.staging.data() + static_cast<std::size_t>(sc_.stage_row[i]) * row_bytes_;
       std::memcpy(out_ + static_cast<std::size_t>(sc_.store_pos[i]) * row_bytes_, row, row_bytes_);
-      if (sc_.kinds[i] == cache::LookupKind::kFill) std::memcpy(store_.host_cache->line(sc_.slots[i]), row, row_bytes_);
+      if (sc_.kinds[i] == cache::LookupKind::kFill) std::memcpy(tiers_.cache_.line(sc_.slots[i]), row, row_bytes_);
     }
   }
 
-  FeatureStore::Impl& store_;
-  HostGatherScratch& sc_;
+  HostTiers& tiers_;
+  Scratch& sc_;
   std::span<const int64_t> ids_;
   std::byte* out_;
   std::size_t row_bytes_;
@@ -217,27 +210,32 @@ class CopyRounds {
   std::mutex seconds_mutex_;
 };
 
-}  // namespace
-
-void gather_host(FeatureStore::Impl& store, std::span<const int64_t> ids, std::byte* out, GatherStats& stats) {
-  HostGatherScratch& sc = store.scratch;
-  const auto row_bytes = static_cast<std::size_t>(store.layout.row_bytes());
-  split_by_tier(ids, store.tiers.ranges.cpu_end, sc);
-  const cache::LookupCounts counts = lookup_host_cache(store, sc);
+void HostTiers::gather(std::span<const int64_t> ids, std::byte* out, GatherStats& stats) {
+  Scratch& sc = scratch_;
+  const auto row_bytes = static_cast<std::size_t>(layout_.row_bytes());
+  // Output positions served by the host rows (ids below cpu_end) and by storage, and the storage
+  // positions' ids, the keys of the host cache.
+  sc.host_pos.clear();
+  sc.store_pos.clear();
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    (ids[k] < host_.end() ? sc.host_pos : sc.store_pos).push_back(static_cast<int64_t>(k));
+  }
+  sc.keys.resize(sc.store_pos.size());
+  for (std::size_t i = 0; i < sc.keys.size(); ++i) sc.keys[i] = ids[static_cast<std::size_t>(sc.store_pos[i])];
+  const cache::LookupCounts counts = lookup_cache();
   // From the lookup until every copy is done, a failure (an I/O error, or no memory for the
   // staging below) must leave no line claiming a row it never received.
   struct FillGuard {
-    FeatureStore::Impl& store;
-    const HostGatherScratch& sc;
+    HostTiers& tiers;
     bool armed;
     ~FillGuard() {
       if (!armed) return;
-      const std::lock_guard lock(store.policy_mutex);
-      store.host_cache->policy().erase_fills(sc.keys, sc.kinds);
+      const std::lock_guard lock(tiers.policy_mutex_);
+      tiers.cache_.policy().erase_fills(tiers.scratch_.keys, tiers.scratch_.kinds);
     }
-  } fill_guard{store, sc, counts.fills > 0};
-  plan_staging(sc, row_bytes);
-  CopyRounds rounds(store, ids, out);
+  } fill_guard{*this, counts.fills > 0};
+  plan_staging();
+  CopyRounds rounds(*this, ids, out);
   rounds.run();
   fill_guard.armed = false;
 
@@ -254,8 +252,8 @@ void gather_host(FeatureStore::Impl& store, std::span<const int64_t> ids, std::b
   stats.host_cache += hits;
   stats.storage += storage;
   stats.cache_fills += counts.fills;
-  if (store.host_cache && store.host_cache->num_lines() > 0) stats.cache_bypasses += counts.bypasses;
+  if (cache_.num_lines() > 0) stats.cache_bypasses += counts.bypasses;
   stats.io += rounds.io();
 }
 
-}  // namespace graphtier::feature::cpu
+}  // namespace graphtier::feature

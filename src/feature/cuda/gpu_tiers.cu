@@ -13,7 +13,6 @@
 #include "cuda_check.cuh"
 #include "current_device.cuh"
 #include "cuda_stream.cuh"
-#include "cpu/gather_cpu.hpp"
 #include "cuda/copy_rows.cuh"
 #include "cuda/gather_route.cuh"
 #include "cuda/gpu_cache.cuh"
@@ -169,7 +168,7 @@ void load_hot_rows(GpuTiers& t, const std::string& path, const graph::FeatureLay
 
 // Zero-copy rows/s over `ids` (rows of the pinned tier, relative to its first id), timed with
 // events after a warm-up.
-double time_zero_copy(GpuTiers& t, FeatureStore::Impl& store, const std::vector<int64_t>& ids) {
+double time_zero_copy(GpuTiers& t, const HostTiers& host, const std::vector<int64_t>& ids) {
   const auto n = static_cast<int64_t>(ids.size());
   ensure(t.index_host, MemoryKind::kPinned, ids.size() * sizeof(int64_t), t.device);
   ensure(t.index_dev, MemoryKind::kDevice, ids.size() * sizeof(int64_t), t.device);
@@ -179,7 +178,7 @@ double time_zero_copy(GpuTiers& t, FeatureStore::Impl& store, const std::vector<
                                        cudaMemcpyHostToDevice, t.stream));
   RowCopy zc;
   zc.src = t.host_tier_device;
-  zc.src_pitch = store.host.row_stride();
+  zc.src_pitch = host.rows().row_stride();
   zc.src_rows = static_cast<const int64_t*>(t.index_dev.data());
   zc.dst = static_cast<std::byte*>(t.staging_dev.data());
   zc.dst_pitch = t.row_bytes;
@@ -196,36 +195,37 @@ double time_zero_copy(GpuTiers& t, FeatureStore::Impl& store, const std::vector<
 }
 
 // Times zero-copy over random rows of the whole tier and within its first kNearSpanBytes, and the
-// CPU gather + copy over the whole tier's rows (its rate hardly depends on the span), and fills
-// store.tiers.pinned_paths (pinned_split.hpp).
-void measure_pinned_paths(GpuTiers& t, FeatureStore::Impl& store) {
-  const int64_t begin = store.host.begin();
-  const int64_t rows = store.host.end() - begin;
+// CPU gather + copy over the whole tier's rows (its rate hardly depends on the span), into t.paths
+// (pinned_split.hpp).
+void measure_pinned_paths(GpuTiers& t, const HostTiers& host) {
+  const HostTier& pinned = host.rows();
+  const int64_t begin = pinned.begin();
+  const int64_t rows = pinned.end() - begin;
   if (rows == 0) return;
-  const int64_t stride = store.host.row_stride();
+  const int64_t stride = pinned.row_stride();
   const int64_t n = std::min(rows, kCalibrationRows);
   const auto random_rows = [&](int64_t within, uint64_t stream) {
     std::vector<int64_t> ids(static_cast<std::size_t>(n));
     for (int64_t k = 0; k < n; ++k) ids[k] = static_cast<int64_t>(bounded_u64(philox_u64(0x9e37, stream, k), within));
     return ids;
   };
-  PinnedPaths& p = store.tiers.pinned_paths;
+  PinnedPaths p;
   p.tier_bytes = static_cast<double>(rows * stride);
   const std::vector<int64_t> ids = random_rows(rows, 0);
-  p.zero_copy_rows_per_second = time_zero_copy(t, store, ids);
+  p.zero_copy_rows_per_second = time_zero_copy(t, host, ids);
   const int64_t near_rows = kNearSpanBytes / stride;
   if (near_rows > 0 && near_rows * 2 <= rows) {
     p.near_span_bytes = static_cast<double>(near_rows * stride);
-    p.near_zero_copy_rows_per_second = time_zero_copy(t, store, random_rows(near_rows, 1));
+    p.near_zero_copy_rows_per_second = time_zero_copy(t, host, random_rows(near_rows, 1));
   }
 
   const auto bytes = static_cast<std::size_t>(n * t.row_bytes);
   ensure(t.staging_host, MemoryKind::kPinned, bytes, t.device);
   const auto cpu_copy = [&] {
     auto* staged = static_cast<std::byte*>(t.staging_host.data());
-    store.pool.parallel_for(0, n, 256, [&](int64_t b, int64_t e) {
+    host.pool().parallel_for(0, n, 256, [&](int64_t b, int64_t e) {
       for (int64_t k = b; k < e; ++k) {
-        std::memcpy(staged + k * t.row_bytes, store.host.row(begin + ids[k]), static_cast<std::size_t>(t.row_bytes));
+        std::memcpy(staged + k * t.row_bytes, pinned.row(begin + ids[k]), static_cast<std::size_t>(t.row_bytes));
       }
     });
     GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(t.staging_dev.data(), staged, bytes, cudaMemcpyHostToDevice, t.stream));
@@ -257,11 +257,12 @@ void measure_pinned_paths(GpuTiers& t, FeatureStore::Impl& store) {
 
 }  // namespace
 
-std::unique_ptr<GpuTiers, GpuTiersDeleter> make_gpu_tiers(FeatureStore::Impl& store, const FeatureStoreOptions& options) {
+std::unique_ptr<GpuTiers, GpuTiersDeleter> make_gpu_tiers(const HostTiers& host, const TierLayout& tiers,
+                                                          const FeatureStoreOptions& options) {
   const ::graphtier::cuda::CurrentDevice on_device(options.device);  // before `t`: a throw frees it on its device
   std::unique_ptr<GpuTiers, GpuTiersDeleter> t(new GpuTiers(options.device));
-  t->gpu_end = store.tiers.ranges.gpu_end;
-  t->row_bytes = store.layout.row_bytes();
+  t->gpu_end = tiers.ranges.gpu_end;
+  t->row_bytes = host.layout().row_bytes();
   t->forced_path = options.pinned_path;
   for (cudaEvent_t& e : t->events) GRAPHTIER_CUDA_CHECK(cudaEventCreate(&e));
   for (cudaEvent_t& e : t->window_done) GRAPHTIER_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
@@ -270,28 +271,28 @@ std::unique_ptr<GpuTiers, GpuTiersDeleter> make_gpu_tiers(FeatureStore::Impl& st
   }
   // Checked against what is free before the tiers allocate: the hot rows, and the cache's lines
   // with their bookkeeping (at most 77 bytes per line, 4 per id of its range: architecture.md).
-  const int64_t cache_rows = store.tiers.gpu_cache_rows;
+  const int64_t cache_rows = tiers.gpu_cache_rows;
   require_device_memory("the feature store's GPU tiers (hot rows and software cache)",
                         t->gpu_end * t->row_bytes +
-                            (cache_rows > 0 ? cache_rows * (t->row_bytes + 77) + (store.num_nodes - t->gpu_end) * 4 : 0),
+                            (cache_rows > 0 ? cache_rows * (t->row_bytes + 77) + (host.num_nodes() - t->gpu_end) * 4 : 0),
                         t->device);
   if (t->gpu_end > 0) {
     t->hot = Buffer(MemoryKind::kDevice, static_cast<std::size_t>(t->gpu_end * t->row_bytes), t->device);
-    load_hot_rows(*t, store.features_path, store.layout, t->gpu_end);
+    load_hot_rows(*t, host.features_path(), host.layout(), t->gpu_end);
   }
-  t->cache = DeviceCache(store.tiers.gpu_cache_rows, t->row_bytes, t->gpu_end, store.num_nodes, t->device, t->stream);
-  if (store.tiers.gpu_cache_rows > 0 && options.eviction != cache::Eviction::kClock) {
+  t->cache = DeviceCache(cache_rows, t->row_bytes, t->gpu_end, host.num_nodes(), t->device, t->stream);
+  if (cache_rows > 0 && options.eviction != cache::Eviction::kClock) {
     log_info("GPU cache: eviction is CLOCK on the device; '", cache::eviction_name(options.eviction),
              "' applies to the host cache only");
   }
   t->counters_dev = Buffer(MemoryKind::kDevice, sizeof(CacheCounters), t->device);
   t->counters_host = Buffer(MemoryKind::kPinned, sizeof(CacheCounters), t->device);
   GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(t->counters_dev.data(), 0, sizeof(CacheCounters), t->stream));
-  if (store.host.end() > store.host.begin()) {
+  if (host.rows().end() > host.rows().begin()) {
     void* mapped = nullptr;
-    GRAPHTIER_CUDA_CHECK(cudaHostGetDevicePointer(&mapped, const_cast<void*>(store.host.buffer().data()), 0));
+    GRAPHTIER_CUDA_CHECK(cudaHostGetDevicePointer(&mapped, const_cast<void*>(host.rows().buffer().data()), 0));
     t->host_tier_device = static_cast<const std::byte*>(mapped);
-    measure_pinned_paths(*t, store);
+    measure_pinned_paths(*t, host);
   }
   // The pinned rows' split as a table of their span, evaluated on the device per request.
   const SplitTable table = t->forced_path == PinnedPath::kZeroCopy  ? uniform_split_table(kShareOne)
@@ -335,7 +336,7 @@ namespace {
 // Rows of `list` (count then positions, mapped) gathered by the CPU into `host` (pinned), their
 // ids collected from the caller's ids; then uploaded and scattered into `dst` on the copy stream.
 // Returns the rows staged.
-int64_t stage_rows(FeatureStore::Impl& store, GpuTiers& t, std::span<const int64_t> ids, const PositionList& list,
+int64_t stage_rows(HostTiers& host_tiers, GpuTiers& t, std::span<const int64_t> ids, const PositionList& list,
                    Buffer& host, Buffer& device, std::byte* dst, GatherStats& stats) {
   const auto* listed = static_cast<const int64_t*>(list.host.data());
   const int64_t m = listed[0];
@@ -348,7 +349,7 @@ int64_t stage_rows(FeatureStore::Impl& store, GpuTiers& t, std::span<const int64
   const auto bytes = static_cast<std::size_t>(m * rb);
   ensure(host, MemoryKind::kPinned, bytes, t.device);
   ensure(device, MemoryKind::kDevice, bytes, t.device);
-  cpu::gather_host(store, t.cpu_ids, static_cast<std::byte*>(host.data()), stats);
+  host_tiers.gather(t.cpu_ids, static_cast<std::byte*>(host.data()), stats);
   GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(device.data(), host.data(), bytes, cudaMemcpyHostToDevice, t.copy_stream));
   RowCopy c;
   c.src = static_cast<const std::byte*>(device.data());
@@ -389,16 +390,17 @@ void add_device_stats(GpuTiers& t, const CacheCounters& c, bool cached, GatherSt
 
 }  // namespace
 
+const PinnedPaths& pinned_paths(const GpuTiers& t) { return t.paths; }
+
 bool checks_ids_on_device(const GpuTiers& t, const DeviceIds& device_ids) {
   return device_ids.data != nullptr && device_ids.device == t.device;
 }
 
-void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView out, GatherStats& stats,
+void gather(GpuTiers& t, HostTiers& host_tiers, std::span<const int64_t> ids, TensorView out, GatherStats& stats,
             const DeviceIds& device_ids, const CudaStream* output_after) {
-  GpuTiers& t = *store.gpu;
   const int64_t n = static_cast<int64_t>(ids.size());
   const int64_t rb = t.row_bytes;
-  const int64_t cpu_end = store.tiers.ranges.cpu_end;
+  const int64_t cpu_end = host_tiers.rows().end();
   const bool cached = t.cache.lines() > 0;
   // The kernels run on t.device: another GPU's memory is not theirs to write (no peer access).
   GRAPHTIER_EXPECTS(out.memory != MemoryKind::kDevice || out.device == t.device, InvalidArgument,
@@ -414,9 +416,9 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
   // What the host must wait for is known from the store alone, before any id is looked at: the
   // staged positions when some rows can be staged (a pinned tier whose split can leave rows to the
   // CPU, storage rows without a cache), the missed positions when storage rows can miss the cache.
-  const RouteBounds bounds{t.gpu_end, cpu_end, cached, store.num_nodes};
+  const RouteBounds bounds{t.gpu_end, cpu_end, cached, host_tiers.num_nodes()};
   const bool pinned_tier = cpu_end > t.gpu_end;
-  const bool storage_tier = cpu_end < store.num_nodes;
+  const bool storage_tier = cpu_end < host_tiers.num_nodes();
   const bool may_stage = (pinned_tier && t.router->splits_to_cpu()) || (storage_tier && !cached);
   const bool may_miss = cached && storage_tier;
   ensure(t.route_dev, MemoryKind::kDevice, static_cast<std::size_t>(n), t.device);
@@ -451,7 +453,7 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
   // A store that stages nothing routes in the serve kernel (route_alone): no census, quota or
   // route pass before it.
   const bool route_here = !may_stage;
-  if (!route_here) t.router->route(ids_dev, n, bounds, store.host.row_stride(), route, t.stream);
+  if (!route_here) t.router->route(ids_dev, n, bounds, host_tiers.rows().row_stride(), route, t.stream);
   if (may_stage) {
     t.router->select_staged(route, n, t.staged, t.stream);
     GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.staged_listed, t.stream));
@@ -464,8 +466,8 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
   rows.n = n;
   rows.hot = static_cast<const std::byte*>(t.hot.data());
   rows.pinned = t.host_tier_device;
-  rows.pinned_begin = store.host.begin();
-  rows.pinned_pitch = store.host.row_stride();
+  rows.pinned_begin = host_tiers.rows().begin();
+  rows.pinned_pitch = host_tiers.rows().row_stride();
   rows.out = dst;
   rows.row_bytes = rb;
   rows.hit = cached ? static_cast<uint8_t*>(t.hit_dev.data()) : nullptr;
@@ -484,14 +486,14 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
     int64_t staged_rows = 0;
     if (may_stage) {
       GRAPHTIER_CUDA_CHECK(cudaEventSynchronize(t.staged_listed));
-      staged_rows += stage_rows(store, t, ids, t.staged, t.staging_host, t.staging_dev, dst, stats);
+      staged_rows += stage_rows(host_tiers, t, ids, t.staged, t.staging_host, t.staging_dev, dst, stats);
     }
     // Storage rows with a GPU cache: the host reads only those the cache missed (the gather's
     // mid-way wait).
     int64_t missed_rows = 0;
     if (may_miss) {
       GRAPHTIER_CUDA_CHECK(cudaEventSynchronize(t.missed_listed));
-      missed_rows = stage_rows(store, t, ids, t.missed, t.missed_host, t.missed_dev, dst, stats);
+      missed_rows = stage_rows(host_tiers, t, ids, t.missed, t.missed_host, t.missed_dev, dst, stats);
       staged_rows += missed_rows;
     }
     if (staged_rows > 0) {
@@ -526,8 +528,8 @@ void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView 
   t.tombstones = c.tombstones;
   if (c.invalid_ids > 0) {
     // Ids checked on the device: the host copy names the first bad one.
-    check_ids(ids, store.num_nodes);
-    throw DeviceError(detail::concat("the device found ", c.invalid_ids, " ids outside [0, ", store.num_nodes,
+    check_ids(ids, host_tiers.num_nodes());
+    throw DeviceError(detail::concat("the device found ", c.invalid_ids, " ids outside [0, ", host_tiers.num_nodes(),
                                      ") that the host copy of the ids does not hold: the two copies differ"));
   }
   add_device_stats(t, c, cached, stats);

@@ -4,16 +4,31 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 
-#include "feature_store_impl.hpp"
+#include "host_tiers.hpp"
+#include "graphtier/feature/feature_store.hpp"
 
 namespace graphtier::feature::cuda {
 
-/// Allocates and loads the GPU hot tier, the GPU cache and the staging buffers on
-/// options.device, and measures the two paths of the pinned tier (fills store.tiers.pinned_paths).
-/// The calling thread's current device is left as it was.
-std::unique_ptr<GpuTiers, GpuTiersDeleter> make_gpu_tiers(FeatureStore::Impl& store, const FeatureStoreOptions& options);
+struct GpuTiers;  // defined in gpu_tiers.cu, CUDA builds only
+/// Defined in gpu_tiers.cu (CUDA builds) or feature_store.cpp (CPU builds, never called with a
+/// tier set), so that the tiers stay opaque to every C++ translation unit.
+struct GpuTiersDeleter {
+  void operator()(GpuTiers* tiers) const noexcept;
+};
+
+/// Allocates and loads the GPU hot tier (rows [0, tiers.ranges.gpu_end) of the host's feature
+/// file), the GPU cache (tiers.gpu_cache_rows lines) and the staging buffers on options.device,
+/// maps the host's pinned rows and measures their two paths (pinned_paths). The calling thread's
+/// current device is left as it was.
+std::unique_ptr<GpuTiers, GpuTiersDeleter> make_gpu_tiers(const HostTiers& host, const TierLayout& tiers,
+                                                          const FeatureStoreOptions& options);
+
+/// What make_gpu_tiers measured of the pinned rows' two paths (pinned_split.hpp); all zero when
+/// there are no pinned rows.
+const PinnedPaths& pinned_paths(const GpuTiers& tiers);
 
 /// Window buffering for the GPU cache: the ids (in [gpu_end, num_nodes)) cross once through
 /// pinned memory; the counts change on the device, in stream order with the gathers. Returns the
@@ -39,7 +54,8 @@ double window(GpuTiers& tiers, std::span<const int64_t> ids, int32_t delta);
 /// them (FeatureStore::gather) and they are copied once into pinned memory for the upload. With
 /// `output_after`, the tiers' streams wait on the device for the work queued on it so far before
 /// they write the output.
-void gather(FeatureStore::Impl& store, std::span<const int64_t> ids, TensorView out, GatherStats& stats,
+/// `host` serves the rows the CPU stages (its pinned rows' CPU half, storage rows the cache missed).
+void gather(GpuTiers& tiers, HostTiers& host, std::span<const int64_t> ids, TensorView out, GatherStats& stats,
             const DeviceIds& device_ids, const CudaStream* output_after);
 
 /// Whether gather reads `device_ids` on the tiers' device, and so checks them there.
