@@ -79,7 +79,9 @@ class Block:
 class Batch:
     """A loaded minibatch. `blocks[0]` is next to the seeds, `blocks[-1]` next to the input
     features; `x` [len(input_nodes), dim] holds the features of `input_nodes` (its first
-    len(seeds) rows are the seeds'); `y` the seeds' labels (int64, -1 unlabeled)."""
+    len(seeds) rows are the seeds'); `y` the seeds' labels (int64, -1 unlabeled); `seed_positions`
+    (int64, on the host) each seed's position in the loader's `ids` or split (PyG's `input_id`),
+    None where the batch came from elsewhere."""
 
     epoch: int
     index: int
@@ -88,6 +90,7 @@ class Batch:
     x: Optional[torch.Tensor]
     y: torch.Tensor
     blocks: List[Block]
+    seed_positions: Optional[torch.Tensor] = None
 
     @property
     def num_seeds(self) -> int:
@@ -109,7 +112,7 @@ class Batch:
         labels of every batch, the blocks of a CPU-sampled one)."""
         return Batch(self.epoch, self.index, _to_device(self.seeds, device), _to_device(self.input_nodes, device),
                      None if self.x is None else _to_device(self.x, device), _to_device(self.y, device),
-                     [b.to(device) for b in self.blocks])
+                     [b.to(device) for b in self.blocks], self.seed_positions)
 
 
 def _to_device(t: torch.Tensor, device: Union[str, torch.device]) -> torch.Tensor:
@@ -126,7 +129,8 @@ def _to_device(t: torch.Tensor, device: Union[str, torch.device]) -> torch.Tenso
 
 def _batch_from_dict(d: dict) -> Batch:
     blocks = [Block.from_dict(b) for b in d["blocks"]]
-    return Batch(d["epoch"], d["index"], d["seeds"], d["input_nodes"], d["x"], d["labels"], blocks)
+    return Batch(d["epoch"], d["index"], d["seeds"], d["input_nodes"], d["x"], d["labels"], blocks,
+                 d["seed_positions"])
 
 
 def _output_memory(device: torch.device) -> str:
@@ -162,11 +166,8 @@ class _Loader:
         if conflicting:
             raise ValueError(f"store= is a FeatureStore with its own tiers: drop {'=, '.join(conflicting)}= "
                              f"(or pass store=FeatureStoreOptions(...))")
-        if ids is None:
-            ids = dataset.split(split)
-            if o.ids_numbering != "prepared":
-                raise ValueError(f"split={split!r} is in the dataset's own numbering: ids_numbering applies to ids=")
-        ids = node_ids(ids, "ids", dataset.num_nodes)
+        if ids is not None:
+            ids = node_ids(ids, "ids", dataset.num_nodes)
         self.dataset = dataset
         self.device = torch.device(device)
         o.sampler = sampler
@@ -189,7 +190,8 @@ class _Loader:
             store = None
         self.store = store
         self.options = o
-        self._loader = _core.Loader(dataset=dataset, store=store, ids=ids.numpy(), options=o)
+        self._loader = _core.Loader(dataset=dataset, store=store, ids=None if ids is None else ids.numpy(),
+                                    split=split, options=o)
         self._batch_stride = int(o.batch_stride)
         self._position = (0, 0)
         self._start: Optional[Tuple[int, int]] = None  # set_epoch's, for the next pass only

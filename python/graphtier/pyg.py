@@ -62,8 +62,6 @@ def _open(data) -> _core.Dataset:
 def _input_ids(ds: _core.Dataset, input_nodes) -> torch.Tensor:
     if input_nodes is None:
         return torch.arange(ds.num_nodes, dtype=torch.int64)
-    if isinstance(input_nodes, str):
-        return node_ids(ds.split(input_nodes), "input_nodes", ds.num_nodes)
     if isinstance(input_nodes, tuple):
         raise NotImplementedError("input_nodes: a (node type, ids) pair is heterogeneous; graphtier graphs are homogeneous")
     return node_ids(input_nodes, "input_nodes", ds.num_nodes)
@@ -109,21 +107,15 @@ class NeighborLoader:
             kwargs.pop(name, None)
         self.data = _open(data)
         self.num_neighbors = [int(f) for f in num_neighbors]
-        self.input_nodes = _input_ids(self.data, input_nodes)
+        # A split name goes to the loader as such: its ids are in the dataset's own numbering.
+        split = input_nodes if isinstance(input_nodes, str) else None
+        self.input_nodes = None if split is not None else _input_ids(self.data, input_nodes)
         self.transform = transform
         self.batch_size = int(batch_size)
-        self.loader = _loader.NeighborLoader(self.data, self.num_neighbors, self.batch_size, ids=self.input_nodes,
-                                             shuffle=shuffle, drop_last=drop_last, replace=replace, **kwargs)
+        self.loader = _loader.NeighborLoader(self.data, self.num_neighbors, self.batch_size, split=split,
+                                             ids=self.input_nodes, shuffle=shuffle, drop_last=drop_last,
+                                             replace=replace, **kwargs)
         self._labels = self.data.labels().to(torch.int64) if self.data.num_classes > 0 else None
-        # input_id: a seed's position in input_nodes, by binary search in the sorted ids (in the
-        # dataset's own numbering, that of the seeds).
-        prepared = self.input_nodes
-        if self.loader.options.ids_numbering == "original":
-            if isinstance(input_nodes, str):
-                raise ValueError(f"input_nodes={input_nodes!r} is in the dataset's own numbering: "
-                                 f"ids_numbering='original' applies to ids and masks")
-            prepared = self.data.from_original(self.input_nodes.numpy())
-        self._sorted_ids, self._sorted_pos = torch.sort(prepared)
 
     def __len__(self) -> int:
         return len(self.loader)
@@ -187,6 +179,5 @@ class NeighborLoader:
         data.batch_size = batch.num_seeds
         data.num_sampled_nodes = torch.bincount(hops[:reached], minlength=num_hops + 1).tolist()
         data.num_sampled_edges = [int(s.numel()) for s in sources]
-        seeds = batch.seeds.to("cpu")
-        data.input_id = self._sorted_pos[torch.searchsorted(self._sorted_ids, seeds)].to(device)
+        data.input_id = batch.seed_positions.to(device)
         return data

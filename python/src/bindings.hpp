@@ -60,4 +60,7 @@ nb::dict gather_stats_dict(const feature::GatherStats& s);
 /// Raises `type` with the message `what`, its bytes that are not UTF-8 as \xNN escapes.
 void set_error(PyObject* type, const char* what);
 
+/// "train", "valid" (or "val"), "test"; throws InvalidArgument naming the choices otherwise.
+graph::Split parse_split(const std::string& name);
+
 }  // namespace graphtier::python

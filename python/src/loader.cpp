@@ -1,10 +1,12 @@
 // graphtier._core.Loader: the C++ pipeline; each minibatch arrives as a dict of torch tensors that
 // view the C++ buffers (DLPack, no copies) and keep them alive.
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "arrays.hpp"
@@ -72,6 +74,7 @@ nb::dict batch_dict(loader::LoadedBatch&& loaded, CudaStream consumer, bool cuda
   d["epoch"] = lb.epoch;
   d["index"] = lb.index;
   d["seeds"] = torch_view(std::span<const int64_t>(mb.seeds), owner);
+  d["seed_positions"] = torch_view(std::span<const int64_t>(lb.seed_positions), owner);
   d["input_nodes"] = torch_view(mb.input_nodes(), owner);
   d["labels"] = torch_view(std::span<const int64_t>(lb.labels), owner);
   d["x"] = lb.x.data != nullptr ? nb::object(nb::cast(torch_view(lb.x, owner))) : nb::none();
@@ -109,14 +112,20 @@ void bind_loader(nb::module_& m) {
   nb::class_<LoaderHandle>(m, "Loader")
       .def(
           "__init__",
-          [](LoaderHandle* self, const DatasetHandle& dataset, FeatureStoreHandle* store, const IdArray& ids,
-             loader::LoaderOptions options) {
+          [](LoaderHandle* self, const DatasetHandle& dataset, FeatureStoreHandle* store, std::optional<IdArray> ids,
+             std::optional<std::string> split, loader::LoaderOptions options) {
+            GRAPHTIER_EXPECTS(ids.has_value() != split.has_value(), InvalidArgument,
+                              "give exactly one of split= and ids=");
             options.topology.device = options.device;
             new (self) LoaderHandle{dataset.dataset, nullptr};
-            self->loader = std::make_unique<loader::Loader>(*dataset.dataset, store ? store->store.get() : nullptr,
-                                                            to_vector(ids), std::move(options));
+            feature::FeatureStore* features = store ? store->store.get() : nullptr;
+            self->loader = split ? loader::Loader::over_split(*dataset.dataset, features, parse_split(*split),
+                                                              std::move(options))
+                                 : std::make_unique<loader::Loader>(*dataset.dataset, features, to_vector(*ids),
+                                                                    std::move(options));
           },
-          nb::kw_only(), nb::arg("dataset"), nb::arg("store").none(), nb::arg("ids").noconvert(), nb::arg("options"),
+          nb::kw_only(), nb::arg("dataset"), nb::arg("store").none(), nb::arg("ids").noconvert().none() = nb::none(),
+          nb::arg("split").none() = nb::none(), nb::arg("options"),
           nb::keep_alive<1, 3>())  // the store outlives the loader that gathers from it
       .def_prop_ro("num_batches", [](const LoaderHandle& l) { return l.loader->num_batches(); })
       .def_prop_ro("num_delivered", [](const LoaderHandle& l) { return l.loader->num_delivered(); })

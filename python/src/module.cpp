@@ -16,7 +16,6 @@
 #include "graphtier/graph/dataset.hpp"
 
 namespace graphtier::python {
-namespace {
 
 graph::Split parse_split(const std::string& name) {
   if (name == "train") return graph::Split::kTrain;
@@ -24,6 +23,8 @@ graph::Split parse_split(const std::string& name) {
   if (name == "test") return graph::Split::kTest;
   throw InvalidArgument("unknown split '" + name + "' (expected train, valid or test)");
 }
+
+namespace {
 
 /// The ids mapped by `map` (Dataset::to_original or from_original) as a new int64 tensor.
 TorchArray map_ids(const DatasetHandle& d, const IdArray& ids,

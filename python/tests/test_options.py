@@ -62,7 +62,7 @@ def test_loader_ids_in_the_original_numbering(cora):
     assert torch.equal(next(iter(default)).seeds, original), "the default is today's: ids as given"
     with pytest.raises(IndexError, match="original node id 2708"):
         graphtier.NeighborLoader(ds, [3], ids=[1, 2708], ids_numbering="original")
-    with pytest.raises(ValueError, match="ids_numbering applies to ids="):
+    with pytest.raises(ValueError, match="applies to ids given, not to a split"):
         graphtier.NeighborLoader(ds, [3], split="train", ids_numbering="original")
     with pytest.raises(ValueError, match="unknown node numbering 'renumbered'"):
         graphtier.NeighborLoader(ds, [3], ids=[1], ids_numbering="renumbered")
@@ -80,6 +80,18 @@ def test_pyg_loader_takes_an_original_mask(cora):
     seeds = batch.n_id[: batch.batch_size]
     assert sorted(ds.to_original(seeds).tolist()) == [4, 40, 400]
     assert torch.equal(loader.input_nodes[batch.input_id], ds.to_original(seeds))
+    given = torch.tensor([400, 4, 40, 7])
+    shuffled = NeighborLoader(ds, num_neighbors=[2], input_nodes=given, batch_size=3, shuffle=True,
+                              ids_numbering="original")
+    positions = []
+    for b in shuffled:
+        assert torch.equal(given[b.input_id], ds.to_original(b.n_id[: b.batch_size]))
+        positions += b.input_id.tolist()
+    assert sorted(positions) == [0, 1, 2, 3]
+    by_split = NeighborLoader(ds, num_neighbors=[2], input_nodes="val", batch_size=50, shuffle=True)
+    val = ds.split("val")
+    for b in by_split:
+        assert torch.equal(val[b.input_id], b.n_id[: b.batch_size]), "input_id: positions in the split"
     with pytest.raises(ValueError, match="dataset's own numbering"):
         NeighborLoader(ds, num_neighbors=[2], input_nodes="train", ids_numbering="original")
 

@@ -1,6 +1,7 @@
 #include "batch_sampler.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "graphtier/core/device_memory.hpp"
 #include "graphtier/core/error.hpp"
@@ -69,8 +70,16 @@ BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> i
 
 BatchSampler::~BatchSampler() = default;
 
-std::vector<int64_t> BatchSampler::epoch_order(int64_t epoch) const {
-  return options_.shuffle ? sample::shuffled_ids(ids_, options_.seed, static_cast<uint64_t>(epoch)) : ids_;
+std::vector<int64_t> BatchSampler::epoch_positions(int64_t epoch) const {
+  std::vector<int64_t> positions(ids_.size());
+  std::iota(positions.begin(), positions.end(), int64_t{0});
+  return options_.shuffle ? sample::shuffled_ids(positions, options_.seed, static_cast<uint64_t>(epoch)) : positions;
+}
+
+std::vector<int64_t> BatchSampler::epoch_order(std::span<const int64_t> positions) const {
+  std::vector<int64_t> order(positions.size());
+  for (std::size_t i = 0; i < positions.size(); ++i) order[i] = ids_[static_cast<std::size_t>(positions[i])];
+  return order;
 }
 
 int64_t BatchSampler::group_size() const noexcept { return options_.bulk > 0 ? options_.bulk : pool_.size(); }

@@ -45,8 +45,12 @@ class BatchSampler {
   int64_t num_delivered() const noexcept;
   /// The delivered batch indices >= `first`, in order.
   std::vector<int64_t> delivered_from(int64_t first) const;
-  /// Seed order of `epoch`: shuffled_ids(ids, seed, epoch), or the ids as given without shuffling.
-  std::vector<int64_t> epoch_order(int64_t epoch) const;
+  /// The epoch's order as positions in the ids: shuffled_ids(0 .. n-1, seed, epoch), or 0 .. n-1
+  /// without shuffling (the shuffle moves positions whatever they hold, so ids[positions[i]] is
+  /// shuffled_ids(ids, seed, epoch)[i]: presampling's and the distributed sampler's order).
+  std::vector<int64_t> epoch_positions(int64_t epoch) const;
+  /// The seeds in that order: ids[positions[i]].
+  std::vector<int64_t> epoch_order(std::span<const int64_t> positions) const;
   /// Samples the batches `batches` (global indices) of `order` in `epoch` into out[0 .. size), in
   /// parallel on the pool (one batch per task; on the GPU, batches[i] on stream i).
   void sample(const std::vector<int64_t>& order, int64_t epoch, std::span<const int64_t> batches,

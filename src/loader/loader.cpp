@@ -10,6 +10,7 @@
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
 #include "graphtier/loader/bounded_queue.hpp"
+#include "graphtier/sample/epoch.hpp"
 #include "accumulator.hpp"
 #include "batch_sampler.hpp"
 #include "device_ops.hpp"
@@ -20,6 +21,7 @@ namespace {
 struct Sampled {
   int64_t index = 0;
   SampledBatch batch;
+  std::vector<int64_t> seed_positions;  // LoadedBatch::seed_positions
   bool announced = false;  // its input nodes are announced to the store's window
 };
 
@@ -27,6 +29,15 @@ struct Sampled {
 std::vector<int64_t> in_own_numbering(const graph::Dataset& d, std::vector<int64_t> ids, graph::Numbering numbering) {
   if (numbering == graph::Numbering::kOriginal) d.from_original(ids, ids);
   return ids;
+}
+
+/// The ids of `split`, which are in the dataset's own numbering whatever the options say.
+std::vector<int64_t> split_ids(const graph::Dataset& d, graph::Split split, const LoaderOptions& options) {
+  GRAPHTIER_EXPECTS(options.ids_numbering == graph::Numbering::kPrepared, InvalidArgument, "the ",
+                    graph::split_name(split), " split is in the dataset's own numbering: ids_numbering '",
+                    graph::numbering_name(options.ids_numbering), "' applies to ids given, not to a split");
+  const std::span<const int64_t> ids = d.split(split);
+  return {ids.begin(), ids.end()};
 }
 
 }  // namespace
@@ -129,7 +140,8 @@ void Loader::Impl::run_sampler(int64_t epoch, int64_t first) {
   std::vector<int64_t> batches;  // outside the try: `indices` views it when a stage fails
   std::span<const int64_t> indices;
   try {
-    const std::vector<int64_t> order = sampler.epoch_order(epoch);
+    const std::vector<int64_t> positions = sampler.epoch_positions(epoch);
+    const std::vector<int64_t> order = sampler.epoch_order(positions);
     batches = sampler.delivered_from(first);
     const auto total = static_cast<int64_t>(batches.size());
     std::vector<SampledBatch> group;
@@ -146,7 +158,8 @@ void Loader::Impl::run_sampler(int64_t epoch, int64_t first) {
       for (std::size_t i = 0; i < indices.size(); ++i) {
         // Announced before it enters the window, so the gather never sees an unannounced batch; a
         // push refused by a cancelled queue gives the announcement back at once.
-        Sampled s{indices[i], std::move(group[i])};
+        const std::span<const int64_t> seed_positions = sample::batch_seeds(positions, options.batch_size, indices[i]);
+        Sampled s{indices[i], std::move(group[i]), {seed_positions.begin(), seed_positions.end()}};
         announce(s);
         if (!window->push(std::move(s))) {
           consume(s);
@@ -166,6 +179,7 @@ LoadedBatch Loader::Impl::make_loaded(int64_t epoch, Sampled& s) const {
   out.epoch = epoch;
   out.index = s.index;
   out.batch = std::move(s.batch.batch);
+  out.seed_positions = std::move(s.seed_positions);
   if (s.batch.device) {
     out.device = std::move(s.batch.device);
     out.streams.push_back(std::move(s.batch.stream));
@@ -306,6 +320,11 @@ void Loader::Impl::stop() noexcept {
 Loader::Loader(const graph::Dataset& dataset, feature::FeatureStore* store, std::vector<int64_t> ids,
                LoaderOptions options)
     : impl_(std::make_unique<Impl>(dataset, store, std::move(ids), std::move(options))) {}
+
+std::unique_ptr<Loader> Loader::over_split(const graph::Dataset& dataset, feature::FeatureStore* store,
+                                           graph::Split split, LoaderOptions options) {
+  return std::make_unique<Loader>(dataset, store, split_ids(dataset, split, options), std::move(options));
+}
 
 Loader::~Loader() { stop(); }
 

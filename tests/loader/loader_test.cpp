@@ -159,6 +159,38 @@ TEST(Loader, DropLastAndNoShuffle) {
   EXPECT_EQ(three[2].batch.seeds.size(), 50u);
 }
 
+TEST(Loader, SeedPositionsPointIntoTheIdsAndASplitIsInTheDatasetsOwnNumbering) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  std::vector<int64_t> ids = train_ids(d);
+  std::reverse(ids.begin(), ids.end());  // positions differ from the split's
+  LoaderOptions o = small_options();
+  Loader loader(d, nullptr, ids, o);
+  std::vector<int64_t> positions;
+  for (const LoadedBatch& b : run_epoch(loader, 2)) {
+    ASSERT_EQ(b.seed_positions.size(), b.batch.seeds.size());
+    for (std::size_t k = 0; k < b.seed_positions.size(); ++k) {
+      ASSERT_EQ(ids[static_cast<std::size_t>(b.seed_positions[k])], b.batch.seeds[k]) << "batch " << b.index;
+    }
+    positions.insert(positions.end(), b.seed_positions.begin(), b.seed_positions.end());
+  }
+  std::sort(positions.begin(), positions.end());
+  for (std::size_t i = 0; i < positions.size(); ++i) ASSERT_EQ(positions[i], static_cast<int64_t>(i));
+  ASSERT_EQ(positions.size(), ids.size());
+
+  const std::unique_ptr<Loader> by_split = Loader::over_split(d, nullptr, graph::Split::kTrain, o);
+  Loader by_ids(d, nullptr, train_ids(d), o);
+  const std::vector<LoadedBatch> a = run_epoch(*by_split, 1);
+  const std::vector<LoadedBatch> b = run_epoch(by_ids, 1);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].batch.seeds, b[i].batch.seeds);
+    EXPECT_EQ(a[i].seed_positions, b[i].seed_positions);
+  }
+  o.ids_numbering = graph::Numbering::kOriginal;
+  EXPECT_THROW(Loader::over_split(d, nullptr, graph::Split::kValid, o), InvalidArgument)
+      << "a split is in the dataset's own numbering; 'original' applies to ids given";
+}
+
 // The output is a pure function of (ids, seed, epoch, batch): the tiers, the window, merging,
 // prefetch depth and thread counts change nothing.
 TEST(Loader, OutputIndependentOfTiersWindowAccumulatorAndThreads) {

@@ -124,6 +124,8 @@ struct LoadedBatch {
   /// The host form. With a device form (`device` set) it holds the seeds only, no blocks: the
   /// input nodes are then device->blocks.back().src_nodes.
   sample::MiniBatch batch;
+  /// [num_seeds] each seed's position in the ids the loader iterates (PyG's `input_id`).
+  std::vector<int64_t> seed_positions;
   std::vector<int64_t> labels;  // [num_seeds] labels of the seeds (-1 unlabeled); empty without labels
   /// The streams that free the device memory below (the sampler's, the loader's output stream),
   /// kept alive while it lives. Declared first: destroyed last.
@@ -180,6 +182,10 @@ class Loader {
   /// options or ids, Unsupported for GPU options without a GPU.
   Loader(const graph::Dataset& dataset, feature::FeatureStore* store, std::vector<int64_t> ids,
          LoaderOptions options);
+  /// A loader over the dataset's `split`, whose ids are in its own numbering: InvalidArgument when
+  /// options.ids_numbering names another.
+  static std::unique_ptr<Loader> over_split(const graph::Dataset& dataset, feature::FeatureStore* store,
+                                            graph::Split split, LoaderOptions options);
   ~Loader();
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
