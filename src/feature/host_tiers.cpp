@@ -13,7 +13,8 @@ namespace {
 
 // The storage tier's read device: the one handed in, or one of the store's own in `own`.
 io::ReadDevice& read_device(const FeatureStoreOptions& options, std::unique_ptr<io::ReadDevice>& own) {
-  GRAPHTIER_EXPECTS(options.max_io_depth >= 1, InvalidArgument, "max_io_depth must be >= 1, got ", options.max_io_depth);
+  GRAPHTIER_EXPECTS(options.max_io_depth >= 1, InvalidArgument, "max_io_depth must be >= 1, got ",
+                    options.max_io_depth);
   if (options.read_device != nullptr) return *options.read_device;
   own = io::make_read_device(options.io_backend, options.max_io_depth);
   return *own;
