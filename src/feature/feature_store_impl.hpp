@@ -17,7 +17,7 @@ namespace graphtier::feature {
 /// GPU's (CUDA builds with a GPU), and the front door's locks and statistics. The backends see
 /// only their own tiers' interfaces (host_tiers.hpp, cuda/gpu_tiers.hpp).
 struct FeatureStore::Impl {
-  Impl(const graph::Dataset& dataset, const FeatureStoreOptions& options, ThreadPool& pool);
+  Impl(const FeatureTable& table, const TierLayout& tiers, const FeatureStoreOptions& options, ThreadPool& pool);
   ~Impl();
 
   TierLayout tiers;

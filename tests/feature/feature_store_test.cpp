@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "feature/feature_test_util.hpp"
@@ -69,6 +70,45 @@ struct LayoutCase {
   DType dtype;
   int64_t alignment;
 };
+
+TEST(FeatureStoreTest, ATableWithGivenTiersServesItsRowsByteExact) {
+  // One node type's table of a typed dataset, as typed_tier_ranges gives it its tiers: here the
+  // first 700 rows of a dataset's features.bin, 200 in host memory, 100 cache lines.
+  ThreadPool pool(2);
+  const std::string& dir = test::feature_dataset(kNodes, 40, DType::kFloat16, 512);
+  FeatureTable table = FeatureTable::of(graph::Dataset::open(dir));
+  table.rows = 700;
+  TierLayout tiers;
+  tiers.ranges = {0, 200, 700, table.layout.row_stride};
+  tiers.host_cache_rows = 100;
+  FeatureStoreOptions options;
+  options.io_depth = 8;
+  FeatureStore store(table, tiers, options, pool);
+  EXPECT_EQ(store.num_nodes(), 700);
+  EXPECT_EQ(store.tiers().ranges.cpu_end, 200);
+  EXPECT_EQ(store.tiers().host_cache_rows, 100);
+  std::vector<int64_t> ids = uniform_ids(400, 700, 5);
+  ids.push_back(699);
+  ASSERT_EQ(gather(store, ids), reference_rows(dir, ids));
+  const GatherStats s = store.last_gather();
+  expect_tier_rows_add_up(s, ids.size());
+  EXPECT_GT(s.host.rows, 0);
+  EXPECT_GT(s.storage.rows, 0);
+  const std::vector<int64_t> outside = {700};
+  EXPECT_THROW(gather(store, outside), OutOfRange) << "the table ends at its own rows, not the file's";
+
+  const std::vector<std::pair<const char*, void (*)(TierLayout&)>> bad_tiers = {
+      {"host rows past the table", [](TierLayout& t) { t.ranges.cpu_end = 701; }},
+      {"tiers for another row count", [](TierLayout& t) { t.ranges.num_nodes = kNodes; }},
+      {"more cache lines than storage rows", [](TierLayout& t) { t.host_cache_rows = 501; }},
+      {"another row stride", [](TierLayout& t) { t.ranges.row_stride = 8; }},
+  };
+  for (const auto& [what, spoil] : bad_tiers) {
+    TierLayout bad = tiers;
+    spoil(bad);
+    EXPECT_THROW(FeatureStore(table, bad, options, pool), InvalidArgument) << what;
+  }
+}
 
 TEST(FeatureStoreTest, ByteExactForEveryTierCombinationDtypeAndLayout) {
   const Watchdog watchdog(60);

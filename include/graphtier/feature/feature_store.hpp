@@ -89,6 +89,17 @@ struct DeviceIds {
   int device = 0;
 };
 
+/// One feature table on disk: `rows` rows laid out as `layout` from the file's start (a dataset's
+/// features.bin, or one node type's table of a typed dataset, whose row i is node offset + i).
+struct FeatureTable {
+  std::string path;
+  graph::FeatureLayout layout;
+  int64_t rows = 0;
+
+  /// A dataset's features.bin; InvalidArgument naming the dataset when it has none.
+  static FeatureTable of(const graph::Dataset& dataset);
+};
+
 class FeatureStore {
  public:
   /// Loads the static tiers of the already-open `dataset` (which must have features). The store
@@ -99,6 +110,12 @@ class FeatureStore {
   /// store. Throws IoError when features.bin cannot be read, InvalidArgument for a dataset without
   /// features or bad options, Unsupported for GPU budgets without a GPU.
   FeatureStore(const graph::Dataset& dataset, const FeatureStoreOptions& options, ThreadPool& pool);
+  /// A store over `table` whose tiers are given rather than derived from the options' budgets:
+  /// the static ranges (tiers.ranges: num_nodes = table.rows, row_stride = the table's) and the
+  /// caches' lines (tiers.gpu_cache_rows, tiers.host_cache_rows); e.g. one node type's share of a
+  /// typed dataset's budgets (typed_tier_ranges). The other options apply as above.
+  FeatureStore(const FeatureTable& table, const TierLayout& tiers, const FeatureStoreOptions& options,
+               ThreadPool& pool);
   ~FeatureStore();
   FeatureStore(const FeatureStore&) = delete;
   FeatureStore& operator=(const FeatureStore&) = delete;
