@@ -112,6 +112,30 @@ m["files"]["indptr"]["path"] = "../etc/passwd"
 put("manifest", "path-escape.json", json.dumps(m))
 put("manifest", "truncated.json", json.dumps(manifest)[:200])
 put("manifest", "binary.json", b'{"format": "graphtier-dataset", "name": "\xff\xfe\x00"}')
+# Typed (docs/format.md, Heterogeneous datasets): a valid section, and each part broken once.
+hetero = {
+    "format": "graphtier-dataset", "version": 1, "name": "acm", "num_nodes": 11246, "num_edges": 34852,
+    "indices_dtype": "int32", "num_classes": 3,
+    "files": {"indptr": {"path": "indptr.bin", "bytes": 89976, "xxh3": "0123456789abcdef"},
+              "type_per_edge": {"path": "type_per_edge.bin", "bytes": 34852, "xxh3": "0123456789abcdef"},
+              "features.p": {"path": "features.p.bin", "bytes": 64304, "xxh3": "0123456789abcdef"}},
+    "hetero": {"node_types": [{"name": "p", "features": {"dim": 4, "dtype": "float32", "alignment": 0,
+                                                         "row_stride": 16}}, {"name": "a"}, {"name": "s"}],
+               "node_type_offset": [0, 4019, 11186, 11246],
+               "relations": [{"name": "p:to:a", "reverse": "a:to:p"}, {"name": "a:to:p", "reverse": "p:to:a"},
+                             {"name": "p:to:s", "reverse": "s:to:p"}, {"name": "s:to:p", "reverse": "p:to:s"}],
+               "labelled_type": "p"},
+}
+put("manifest", "hetero.json", json.dumps(hetero, indent=2))
+for i, (field, value) in enumerate([("node_types", [{"name": "../p"}, {"name": "a"}, {"name": "s"}]),
+                                    ("node_type_offset", [0, 4019, 11187, 11186]),
+                                    ("relations", [{"name": "p:to:a", "reverse": "s:to:p"}]),
+                                    ("relations", [{"name": "p:to:x:a"}]),
+                                    ("relations", [{"name": f"p:r{r}:p"} for r in range(257)]),
+                                    ("labelled_type", "q")]):
+    m = json.loads(json.dumps(hetero))
+    m["hetero"][field] = value
+    put("manifest", f"hetero-wrong-{i}-{field}.json", json.dumps(m))
 
 # --- partition_manifest -----------------------------------------------------------------------
 partition = {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "graphtier/core/error.hpp"
+#include "hetero_validate.hpp"
 
 namespace graphtier::graph {
 
@@ -20,6 +21,8 @@ struct Dataset::Impl {
   // from_original's map (permutation.bin inverted), built once on first use.
   std::once_flag inverse_once;
   std::vector<int64_t> inverse;
+  // HeteroView's relation types, contiguous (the manifest keeps them with their names).
+  std::vector<RelationTypes> relation_types;
 
   std::string path_of(const std::string& array) const { return dir + "/" + manifest.files.at(array).path; }
   template <typename T>
@@ -50,6 +53,14 @@ std::optional<ArraySpec> array_spec(const std::string& array, const Manifest& m)
   if (array == "labels") return ArraySpec{4, n * 4};
   if (array == "train" || array == "valid" || array == "test") return ArraySpec{8, std::nullopt};
   if (array == "permutation" || array == "hotness") return ArraySpec{8, n * 8};
+  if (m.hetero.empty()) return std::nullopt;
+  if (array == "type_per_edge") return ArraySpec{1, static_cast<uint64_t>(m.num_edges)};
+  for (int32_t t = 0; t < m.hetero.num_node_types(); ++t) {
+    const NodeTypeEntry& type = m.hetero.node_types[static_cast<std::size_t>(t)];
+    if (type.features.dim > 0 && array == HeteroSchema::feature_array(type.name)) {
+      return ArraySpec{1, static_cast<uint64_t>(m.hetero.num_nodes_of(t)) * static_cast<uint64_t>(type.features.row_stride)};
+    }
+  }
   return std::nullopt;
 }
 
@@ -125,6 +136,17 @@ void validate(const Dataset::Impl& d) {
     const std::string array(split_name(s));
     if (m.has(array)) check_ids(d.view<int64_t>(array), n, d.path_of(array), false);
   }
+  if (!m.hetero.empty()) {
+    using namespace detail_manifest;
+    const IndexSpan indices = m.indices_dtype == DType::kInt32 ? IndexSpan(d.view<int32_t>("indices"))
+                                                               : IndexSpan(d.view<int64_t>("indices"));
+    check_type_per_edge(m.hetero, indptr, indices, d.view<uint8_t>("type_per_edge"), d.path_of("type_per_edge"));
+    if (m.num_classes > 0) check_labels_in_labelled_type(m.hetero, d.view<int32_t>("labels"), d.path_of("labels"));
+    for (Split s : {Split::kTrain, Split::kValid, Split::kTest}) {
+      const std::string array(split_name(s));
+      if (m.has(array)) check_split_in_labelled_type(m.hetero, d.view<int64_t>(array), d.path_of(array));
+    }
+  }
   if (m.has("permutation")) check_ids(d.view<int64_t>("permutation"), n, d.path_of("permutation"), true);
   if (m.has("hotness")) {
     const auto scores = d.view<double>("hotness");
@@ -132,7 +154,11 @@ void validate(const Dataset::Impl& d) {
       if (!std::isfinite(scores[v])) {
         throw FormatError(d.path_of("hotness"), detail::concat("score of node ", v, " is not finite"));
       }
-      if (v > 0 && scores[v] > scores[v - 1]) {
+      // A typed dataset is ordered within each type's range (prepare renumbers per type).
+      const bool type_start = !m.hetero.empty() && std::binary_search(m.hetero.node_type_offset.begin(),
+                                                                      m.hetero.node_type_offset.end(),
+                                                                      static_cast<int64_t>(v));
+      if (v > 0 && !type_start && scores[v] > scores[v - 1]) {
         throw FormatError(d.path_of("hotness"), detail::concat("scores increase at node ", v,
                                                                ": ids are not in hotness order"));
       }
@@ -158,6 +184,20 @@ Dataset Dataset::open(const std::string& dir) {
   if ((m.num_classes > 0) != m.has("labels")) {
     throw FormatError(manifest_path, "num_classes > 0 and a 'labels' array must come together");
   }
+  if (!m.hetero.empty()) {
+    if (!m.has("type_per_edge")) throw FormatError(manifest_path, "a typed dataset (hetero) needs a 'type_per_edge' array");
+    if (m.hetero.relations.empty() && m.num_edges > 0) {
+      throw FormatError(manifest_path, detail::concat("hetero.relations is empty but there are ", m.num_edges, " edges"));
+    }
+    for (const NodeTypeEntry& type : m.hetero.node_types) {
+      const std::string array = HeteroSchema::feature_array(type.name);
+      if (type.features.dim > 0 && !m.has(array)) {
+        throw FormatError(manifest_path, detail::concat("node type ", type.name, " has features but no '", array, "' array"));
+      }
+    }
+  } else if (m.has("type_per_edge")) {
+    throw FormatError(manifest_path, "'type_per_edge' array listed but there is no hetero section");
+  }
 
   for (const auto& [array, entry] : m.files) {
     const auto spec = array_spec(array, m);
@@ -179,6 +219,7 @@ Dataset Dataset::open(const std::string& dir) {
     impl->maps.emplace(array, std::move(file));
   }
   validate(*impl);
+  for (const RelationEntry& r : impl->manifest.hetero.relations) impl->relation_types.push_back(r.types);
   return Dataset(std::move(impl));
 }
 
@@ -201,6 +242,19 @@ std::span<const int32_t> Dataset::labels() const { return impl_->view<int32_t>("
 std::span<const int64_t> Dataset::split(Split s) const { return impl_->view<int64_t>(std::string(split_name(s))); }
 std::span<const int64_t> Dataset::permutation() const { return impl_->view<int64_t>("permutation"); }
 std::span<const double> Dataset::hotness() const { return impl_->view<double>("hotness"); }
+
+HeteroView Dataset::hetero() const {
+  const HeteroSchema& s = schema();
+  if (s.empty()) return {};
+  return HeteroView{s.node_type_offset, impl_->relation_types, impl_->view<uint8_t>("type_per_edge")};
+}
+
+std::span<const std::byte> Dataset::type_feature_bytes(int32_t type) const {
+  const HeteroSchema& s = schema();
+  GRAPHTIER_EXPECTS(type >= 0 && type < s.num_node_types(), OutOfRange, "node type ", type, " is out of range [0, ",
+                    s.num_node_types(), ")");
+  return impl_->view<std::byte>(HeteroSchema::feature_array(s.node_types[static_cast<std::size_t>(type)].name));
+}
 
 std::string_view numbering_name(Numbering n) { return n == Numbering::kOriginal ? "original" : "prepared"; }
 

@@ -9,6 +9,7 @@
 #include "graphtier/core/log.hpp"
 #include "graphtier/core/memory.hpp"
 #include "graphtier/graph/dataset.hpp"
+#include "manifest_fields.hpp"
 
 namespace graphtier::graph {
 
@@ -71,6 +72,52 @@ FeatureLayout FeatureLayout::make(int64_t dim, DType dtype, int64_t alignment) {
   return layout;
 }
 
+namespace detail_manifest {
+
+FeatureLayout feature_layout_from_json(const Json& object, const std::string& field, int64_t rows,
+                                      const std::string& path) {
+  const Fields f(object, field + ".", path);
+  FeatureLayout layout;
+  const int64_t dim = f.integer("dim", 0);
+  const int64_t alignment = f.integer("alignment", 0);
+  const int64_t stride = f.integer("row_stride", 0);
+  f.string("dtype", "");  // checked by type also when there are no features
+  if (dim > 0) {
+    try {
+      layout = FeatureLayout::make(dim, dtype_field(f, "dtype", path), alignment);
+    } catch (const InvalidArgument& e) {
+      throw FormatError(path, e.what());
+    }
+    f.integer("row_stride");  // required with features
+    if (stride != layout.row_stride) {
+      throw FormatError(path, detail::concat(field, ".row_stride ", stride, " does not match dim/dtype/alignment (expected ",
+                                             layout.row_stride, ")"));
+    }
+  }
+  if (layout.row_stride > 0 && rows > std::numeric_limits<int64_t>::max() / layout.row_stride) {
+    throw FormatError(path, detail::concat(field, ": ", rows, " rows of ", layout.row_stride,
+                                           " bytes do not fit in 64 bits"));
+  }
+  return layout;
+}
+
+nlohmann::ordered_json feature_layout_to_json(const FeatureLayout& features) {
+  return {{"dim", features.dim},
+          {"dtype", dtype_name(features.dtype)},
+          {"alignment", features.alignment},
+          {"row_stride", features.row_stride}};
+}
+
+}  // namespace detail_manifest
+
+using detail_manifest::Fields;
+using detail_manifest::Json;
+using detail_manifest::dtype_field;
+using detail_manifest::feature_layout_from_json;
+using detail_manifest::feature_layout_to_json;
+using detail_manifest::hetero_from_json;
+using detail_manifest::hetero_to_json;
+
 std::string Manifest::to_json() const {
   nlohmann::ordered_json j;
   j["format"] = "graphtier-dataset";
@@ -79,10 +126,7 @@ std::string Manifest::to_json() const {
   j["num_nodes"] = num_nodes;
   j["num_edges"] = num_edges;
   j["indices_dtype"] = dtype_name(indices_dtype);
-  j["features"] = {{"dim", features.dim},
-                   {"dtype", dtype_name(features.dtype)},
-                   {"alignment", features.alignment},
-                   {"row_stride", features.row_stride}};
+  j["features"] = feature_layout_to_json(features);
   j["num_classes"] = num_classes;
   j["hotness"] = hotness;
   j["source"] = source;
@@ -91,106 +135,9 @@ std::string Manifest::to_json() const {
     files_json[array] = {{"path", entry.path}, {"bytes", entry.bytes}, {"xxh3", entry.xxh3}};
   }
   j["files"] = files_json;
+  if (!hetero.empty()) j["hetero"] = hetero_to_json(hetero);
   return j.dump(2) + "\n";
 }
-
-namespace {
-
-using Json = nlohmann::json;
-
-/// A JSON value for messages: its type, and its value if it is a scalar.
-std::string describe(const Json& v) {
-  switch (v.type()) {
-    case Json::value_t::null: return "null";
-    case Json::value_t::boolean: return v.get<bool>() ? "true" : "false";
-    case Json::value_t::string: {
-      constexpr std::size_t kMax = 40;
-      const auto& s = v.get_ref<const std::string&>();
-      return "string \"" + detail::printable(s.substr(0, kMax)) + (s.size() > kMax ? "...\"" : "\"");
-    }
-    case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned:
-    case Json::value_t::number_float: return "number " + v.dump();
-    case Json::value_t::array: return "an array";
-    case Json::value_t::object: return "an object";
-    default: return v.type_name();
-  }
-}
-
-/// The fields of one JSON object of the manifest, each checked by type: "field X: expected Y,
-/// got Z". A missing optional field takes its default; a present one must have the right type.
-class Fields {
- public:
-  Fields(const Json& object, std::string prefix, const std::string& path)
-      : object_(object), prefix_(std::move(prefix)), path_(path) {}
-
-  const Json* find(const char* key) const {
-    const auto it = object_.find(key);
-    return it == object_.end() ? nullptr : &*it;
-  }
-  std::string name(const std::string& key) const { return prefix_ + key; }
-
-  [[noreturn]] void wrong(const std::string& key, const char* expected, const Json& v) const {
-    throw FormatError(path_, detail::concat("field ", name(key), ": expected ", expected, ", got ", describe(v)));
-  }
-  const Json& required(const char* key) const {
-    const Json* v = find(key);
-    if (v == nullptr) throw FormatError(path_, detail::concat("missing field '", name(key), "'"));
-    return *v;
-  }
-
-  std::string string(const char* key) const { return as_string(key, required(key)); }
-  std::string string(const char* key, const std::string& fallback) const {
-    const Json* v = find(key);
-    return v == nullptr ? fallback : as_string(key, *v);
-  }
-  int64_t integer(const char* key) const { return as_integer(key, required(key)); }
-  int64_t integer(const char* key, int64_t fallback) const {
-    const Json* v = find(key);
-    return v == nullptr ? fallback : as_integer(key, *v);
-  }
-  const Json& object(const char* key) const {
-    const Json& v = required(key);
-    if (!v.is_object()) wrong(key, "an object", v);
-    return v;
-  }
-  /// An optional object; an empty one when missing.
-  const Json& object_or_empty(const char* key) const {
-    static const Json kEmpty = Json::object();
-    const Json* v = find(key);
-    if (v == nullptr) return kEmpty;
-    if (!v->is_object()) wrong(key, "an object", *v);
-    return *v;
-  }
-
- private:
-  std::string as_string(const char* key, const Json& v) const {
-    if (!v.is_string()) wrong(key, "a string", v);
-    return v.get<std::string>();
-  }
-  int64_t as_integer(const char* key, const Json& v) const {
-    if (!v.is_number_integer() ||
-        (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))) {
-      wrong(key, "a 64-bit integer", v);
-    }
-    return v.get<int64_t>();
-  }
-
-  const Json& object_;
-  std::string prefix_;
-  const std::string& path_;
-};
-
-DType dtype_field(const Fields& f, const char* key, const std::string& path) {
-  const std::string text = f.string(key);
-  try {
-    return parse_dtype(text);
-  } catch (const InvalidArgument& e) {
-    throw FormatError(path, detail::concat("field ", f.name(key), ": ", e.what()));
-  }
-}
-
-}  // namespace
 
 Manifest Manifest::from_json(const std::string& text, const std::string& path) {
   Json j;
@@ -222,27 +169,7 @@ Manifest Manifest::from_json(const std::string& text, const std::string& path) {
   if (m.indices_dtype == DType::kInt32 && m.num_nodes > (int64_t{1} << 31)) {
     throw FormatError(path, "int32 indices cannot address more than 2^31 nodes");
   }
-  const Fields f(top.object_or_empty("features"), "features.", path);
-  const int64_t dim = f.integer("dim", 0);
-  const int64_t alignment = f.integer("alignment", 0);
-  const int64_t stride = f.integer("row_stride", 0);
-  f.string("dtype", "");  // checked by type also when there are no features
-  if (dim > 0) {
-    try {
-      m.features = FeatureLayout::make(dim, dtype_field(f, "dtype", path), alignment);
-    } catch (const InvalidArgument& e) {
-      throw FormatError(path, e.what());
-    }
-    f.integer("row_stride");  // required with features
-    if (stride != m.features.row_stride) {
-      throw FormatError(path, detail::concat("features.row_stride ", stride, " does not match dim/dtype/alignment (expected ",
-                                             m.features.row_stride, ")"));
-    }
-  }
-  if (m.features.row_stride > 0 && m.num_nodes > std::numeric_limits<int64_t>::max() / m.features.row_stride) {
-    throw FormatError(path, detail::concat("features: ", m.num_nodes, " rows of ", m.features.row_stride,
-                                           " bytes do not fit in 64 bits"));
-  }
+  m.features = feature_layout_from_json(top.object_or_empty("features"), "features", m.num_nodes, path);
   m.num_classes = top.integer("num_classes", 0);
   if (m.num_classes < 0) throw FormatError(path, "negative num_classes");
   m.hotness = top.string("hotness", "");
@@ -263,6 +190,16 @@ Manifest Manifest::from_json(const std::string& text, const std::string& path) {
                                              detail::printable(e.path), "'"));
     }
     m.files[array] = e;
+  }
+  if (top.find("hetero") != nullptr) {
+    m.hetero = hetero_from_json(top.object("hetero"), m.num_nodes, path);
+    if (m.features.dim > 0) {
+      throw FormatError(path, "a typed dataset keeps its features per node type (hetero.node_types[].features), "
+                              "but features.dim is not 0");
+    }
+    if (m.num_classes > 0 && m.hetero.labelled_type < 0) {
+      throw FormatError(path, "num_classes > 0 but hetero.labelled_type is missing (which type is labelled?)");
+    }
   }
   return m;
 }

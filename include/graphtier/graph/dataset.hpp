@@ -8,7 +8,12 @@
 //   train.bin, valid.bin, test.bin   int64 node ids
 //   permutation.bin   int64 [num_nodes], new id -> original id (present after `prepare`)
 //   hotness.bin       float64 [num_nodes], the score used to order nodes (non-increasing)
+//   type_per_edge.bin uint8 [num_edges], relation of each edge (typed datasets only)
+//   features.<type>.bin  [nodes of <type>, row_stride bytes] (typed datasets: a table per type)
 //
+// A typed (heterogeneous) dataset adds the manifest's "hetero" section (HeteroSchema): node types
+// as contiguous id ranges, relations `src:rel:dst` with their reverses, the labelled type, and a
+// feature table per type; Dataset::hetero() hands the layout to the samplers (hetero_view.hpp).
 // Only indptr and indices are required. Readers memory-map the arrays; open() validates sizes,
 // ranges and monotonicity and names the file and the problem; verify() also checks checksums.
 // Writers build the directory under a temporary name beside the target and rename it into place
@@ -23,9 +28,11 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "graphtier/core/dtype.hpp"
 #include "graphtier/core/file.hpp"
+#include "graphtier/graph/hetero_view.hpp"
 #include "graphtier/graph/staged_directory.hpp"
 
 namespace graphtier {
@@ -61,6 +68,51 @@ struct FileEntry {
   std::string xxh3;  // 16 hex digits
 };
 
+/// One node type of a typed dataset. Its name is a safe file-name part (1 to 64 of [A-Za-z0-9_]):
+/// it names the type's feature table, `features.<name>.bin`.
+struct NodeTypeEntry {
+  std::string name;
+  FeatureLayout features;  // dim 0: the type has no feature table
+};
+
+/// One relation: edges from nodes of `types.src_type` to nodes of `types.dst_type`, written
+/// `src:name:dst` in the manifest (name is 1 to 64 of [A-Za-z0-9_]).
+struct RelationEntry {
+  std::string name;
+  RelationTypes types;
+  int32_t reverse = -1;  // the relation with the same edges reversed, or -1
+};
+
+/// The manifest's "hetero" section; empty for a homogeneous dataset (no section in the file).
+/// Invariants checked by Manifest::from_json: node_type_offset has one entry more than
+/// node_types, starts at 0, never decreases and ends at num_nodes; names are unique and safe;
+/// at most kMaxRelations relations; reverse is symmetric (r's reverse's reverse is r) and swaps
+/// the types; labelled_type is -1 or a type; typed datasets keep no global feature table.
+struct HeteroSchema {
+  std::vector<NodeTypeEntry> node_types;
+  std::vector<int64_t> node_type_offset;  // [T + 1]
+  std::vector<RelationEntry> relations;
+  int32_t labelled_type = -1;  // the type labels.bin and the splits refer to, -1 when none
+
+  bool empty() const noexcept { return node_types.empty(); }
+  int32_t num_node_types() const noexcept { return static_cast<int32_t>(node_types.size()); }
+  int32_t num_relations() const noexcept { return static_cast<int32_t>(relations.size()); }
+  int64_t num_nodes_of(int32_t type) const { return node_type_offset.at(type + 1) - node_type_offset.at(type); }
+  /// The node type holding global id `v` (which must be in [0, num_nodes)).
+  int32_t type_of(int64_t v) const;
+  /// "src:rel:dst".
+  std::string relation_name(int32_t r) const;
+  /// The index of the type or relation (written "src:rel:dst") with that name, or -1.
+  int32_t find_node_type(std::string_view name) const;
+  int32_t find_relation(std::string_view name) const;
+  /// The array name ("features.<type>") of the type's feature table, stored as `<array>.bin`.
+  static std::string feature_array(std::string_view type_name);
+};
+
+/// Whether `name` may name a node type or relation: 1 to 64 of [A-Za-z0-9_], so that it is a
+/// safe file-name part and cannot be confused with the separators of `src:rel:dst` or `A-B`.
+bool is_valid_type_name(std::string_view name);
+
 struct Manifest {
   int version = kFormatVersion;
   std::string name;
@@ -72,6 +124,7 @@ struct Manifest {
   std::string hotness;        // score that ordered the ids ("" if not prepared)
   std::string source;         // provenance, free text
   std::map<std::string, FileEntry> files;  // by array name ("indptr", "features", ...)
+  HeteroSchema hetero;                     // empty: homogeneous (written only when not empty)
 
   bool has(const std::string& array) const { return files.count(array) != 0; }
   std::string to_json() const;
@@ -148,6 +201,17 @@ class Dataset {
   void from_original(std::span<const int64_t> ids, std::span<int64_t> out) const;
   bool has_hotness() const noexcept { return manifest().has("hotness"); }
   std::span<const double> hotness() const;
+
+  /// Typed datasets (docs/format.md, Heterogeneous datasets). For a homogeneous dataset
+  /// is_hetero() is false, hetero() is the empty view and schema() is empty.
+  bool is_hetero() const noexcept { return !manifest().hetero.empty(); }
+  const HeteroSchema& schema() const noexcept { return manifest().hetero; }
+  /// The layout the samplers read: node_type_offset, relation types, type_per_edge.bin. The
+  /// spans point into this dataset.
+  HeteroView hetero() const;
+  /// Type `type`'s feature rows: nodes_of(type) * its row_stride bytes, row i (global id
+  /// node_type_offset[type] + i) at i * row_stride; empty when the type has no features.
+  std::span<const std::byte> type_feature_bytes(int32_t type) const;
 
   /// Full check: recomputes every file's checksum against the manifest (reads every byte).
   void verify_checksums(Progress* progress = nullptr) const;
