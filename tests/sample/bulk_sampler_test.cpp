@@ -495,7 +495,9 @@ TEST(BulkSampler, LadiesBlocksAreLayerSamplerBlocksWhenEveryCandidateIsKept) {
       const auto entries = [](const Block& k) {
         std::map<std::pair<int64_t, int64_t>, float> m;
         for (int64_t i = 0; i < k.num_dst; ++i) {
-          for (int64_t e = k.indptr[i]; e < k.indptr[i + 1]; ++e) m[{k.src_nodes[i], k.src_nodes[k.indices[e]]}] = k.weights[e];
+          for (int64_t e = k.indptr[i]; e < k.indptr[i + 1]; ++e) {
+            m[{k.src_nodes[i], k.src_nodes[k.indices[e]]}] = k.weights[e];
+          }
         }
         return m;
       };
