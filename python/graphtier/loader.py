@@ -362,8 +362,9 @@ class LayerLoader(_Loader):
     the GPU once); with a CUDA `device` its blocks (weights included), seeds and input nodes stay
     on the GPU as with NeighborLoader (the bulk sampler's too). `bulk=k`
     (k >= 1, LADIES only) samples k minibatches per call with the bulk matrix LADIES sampler
-    (CudaBulkSampler with GPU sampling): its blocks have no added self-loops and weights A/P
-    row-normalised over merged parallel edges. Striding as NeighborLoader."""
+    (CudaBulkSampler with GPU sampling): its blocks hold A + I's entries, self-loops included, as
+    LayerSampler's, but with parallel edges merged (weights (A + I)/P row-normalised) and drawn
+    otherwise. Striding as NeighborLoader."""
 
     def __init__(self, dataset: _core.Dataset, layer_sizes: Sequence[int], batch_size: Optional[int] = None, *,
                  method: str = "ladies", split: Optional[str] = None, ids=None, device="cpu", store=None,

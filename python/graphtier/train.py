@@ -11,7 +11,8 @@ and each feature tier's rows/s per epoch (matplotlib, imported only then).
 Given a partition directory (`graphtier partition`'s output) instead of a dataset, it trains on P
 processes launched by torchrun (`torchrun --nproc-per-node P -m graphtier.train PARTITION_DIR`):
 PyTorch DDP, each step trains P minibatches, one per rank (rank K trains batch s * P + K at step
-s), so an epoch has num_batches // P steps; see graphtier.distributed.train. The
+s), so an epoch has ceil(num_batches / P) steps and trains every minibatch (the last step may be
+uneven); see graphtier.distributed.train. The
 pieces both jobs share (model, step, evaluation, checkpoint) are graphtier.training.
 """
 
@@ -39,7 +40,8 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
     p.add_argument("dataset", help="dataset directory (graphtier format, with features, labels and splits), or a "
                                    "partition directory (graphtier partition) to train on its P ranks under "
                                    "torchrun: each step trains P minibatches, one per rank (rank K: batch s * P + K "
-                                   "at step s), so an epoch has num_batches // P steps")
+                                   "at step s), so an epoch has ceil(num_batches / P) steps, the last maybe uneven, "
+                                   "and trains every minibatch")
     p.add_argument("--model", choices=["sage", "ladies", "fastgcn", "mlp"], default="sage", help="the model")
     p.add_argument("--fanouts", default=argparse.SUPPRESS,
                    help="per-layer fanouts, comma-separated, seeds' hop first; sage: neighbours per node, -1 = all "

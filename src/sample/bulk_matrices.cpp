@@ -23,19 +23,22 @@ double on_grid_square(double x) {
   return std::max(units, 1.0) * kBulkProbabilityUnit;
 }
 
-/// Builds A (and LADIES' squares) with one row per row r of `rows`: rows.node(r) (the id the
-/// diagonal of A + I refers to), rows.offset(r) (where the row starts in rows' edge order, dense
-/// from 0), rows.degree(r), rows.first(r) (the global CSC position of its first edge) and
+/// Builds A (LADIES: A + I) and LADIES' squares with one row per row r of `rows`: rows.node(r) (the
+/// id the diagonal of A + I refers to), rows.offset(r) (where the row starts in rows' edge order,
+/// dense from 0), rows.degree(r), rows.first(r) (the global CSC position of its first edge) and
 /// rows.neighbour(p) (the neighbour at edge offset p). Columns are global ids below num_cols.
 template <typename Rows>
 BulkMatrices build_from_rows(const Rows& rows, int64_t n, int64_t e, int64_t num_cols, BulkAlgorithm algorithm,
                              ThreadPool* pool) {
+  const bool ladies = algorithm == BulkAlgorithm::kLadies;
   BulkMatrices m;
   m.num_nodes = num_cols;
   // Pass 1: each row's (neighbour, position) pairs sorted and merged in place, at the row's
-  // offset; pass 2 packs the rows.
-  std::vector<int64_t> cols(static_cast<std::size_t>(e)), first(static_cast<std::size_t>(e));
-  std::vector<double> mult(static_cast<std::size_t>(e));
+  // offset (plus one slot per earlier row for LADIES' diagonal); pass 2 packs the rows.
+  const int64_t slots = e + (ladies ? n : 0);
+  const auto start = [&](int64_t v) { return rows.offset(v) + (ladies ? v : 0); };
+  std::vector<int64_t> cols(static_cast<std::size_t>(slots)), first(static_cast<std::size_t>(slots));
+  std::vector<double> mult(static_cast<std::size_t>(slots));
   std::vector<int64_t> distinct(static_cast<std::size_t>(n + 1), 0);
   for_ranges(pool, n, [&](int64_t lo, int64_t hi) {
     std::vector<std::pair<int64_t, int64_t>> row;
@@ -45,7 +48,8 @@ BulkMatrices build_from_rows(const Rows& rows, int64_t n, int64_t e, int64_t num
       row.clear();
       for (int64_t p = begin; p < end; ++p) row.emplace_back(rows.neighbour(p), p);
       std::sort(row.begin(), row.end());
-      int64_t out = begin - 1;
+      const int64_t at = start(v);
+      int64_t out = at - 1;
       for (std::size_t i = 0; i < row.size(); ++i) {
         if (i == 0 || row[i].first != row[i - 1].first) {
           ++out;
@@ -55,7 +59,24 @@ BulkMatrices build_from_rows(const Rows& rows, int64_t n, int64_t e, int64_t num
         }
         mult[out] += 1;
       }
-      distinct[v + 1] = out - begin + 1;
+      int64_t count = out - at + 1;
+      if (ladies) {
+        // The self-loop of A + I: one more on a stored self-loop, else a new entry in column order.
+        const int64_t self = rows.node(v);
+        const auto c0 = cols.begin() + at, c1 = c0 + count;
+        const auto pos = std::lower_bound(c0, c1, self);
+        const int64_t k = at + (pos - c0);
+        if (pos != c1 && *pos == self) {
+          mult[k] += 1;
+        } else {
+          std::copy_backward(c0 + (k - at), c1, c1 + 1);
+          std::copy_backward(mult.begin() + k, mult.begin() + at + count, mult.begin() + at + count + 1);
+          cols[k] = self;
+          mult[k] = 1;
+          ++count;
+        }
+      }
+      distinct[v + 1] = count;
     }
   });
   m.a.rowptr.resize(static_cast<std::size_t>(n + 1));
@@ -64,50 +85,26 @@ BulkMatrices build_from_rows(const Rows& rows, int64_t n, int64_t e, int64_t num
   const int64_t nnz = m.a.rowptr[n];
   m.a.cols.resize(static_cast<std::size_t>(nnz));
   m.a.vals.resize(static_cast<std::size_t>(nnz));
-  m.first_position.resize(static_cast<std::size_t>(nnz));
+  if (!ladies) m.first_position.resize(static_cast<std::size_t>(nnz));
   for_ranges(pool, n, [&](int64_t lo, int64_t hi) {
     for (int64_t v = lo; v < hi; ++v) {
-      const int64_t from = rows.offset(v), to = m.a.rowptr[v], count = distinct[v + 1];
+      const int64_t from = start(v), to = m.a.rowptr[v], count = distinct[v + 1];
       std::copy_n(cols.begin() + from, count, m.a.cols.begin() + to);
       std::copy_n(mult.begin() + from, count, m.a.vals.begin() + to);
-      std::copy_n(first.begin() + from, count, m.first_position.begin() + to);
+      if (!ladies) std::copy_n(first.begin() + from, count, m.first_position.begin() + to);
     }
   });
-  if (algorithm != BulkAlgorithm::kLadies) return m;
+  if (!ladies) return m;
 
-  // (A + I) row-normalised by deg + 1, squared: row v gains the diagonal entry when A has none.
+  // (A + I) row-normalised by deg + 1, squared: A + I's pattern, so only the values are new.
   CsrMatrix& sq = m.ladies_squares;
-  sq.rowptr.resize(static_cast<std::size_t>(n + 1));
-  sq.rowptr[0] = 0;
-  for (int64_t v = 0; v < n; ++v) {
-    const int64_t begin = m.a.rowptr[v], end = m.a.rowptr[v + 1];
-    const bool has_diagonal = std::binary_search(m.a.cols.begin() + begin, m.a.cols.begin() + end, rows.node(v));
-    sq.rowptr[v + 1] = sq.rowptr[v] + (end - begin) + (has_diagonal ? 0 : 1);
-  }
-  sq.cols.resize(static_cast<std::size_t>(sq.rowptr[n]));
-  sq.vals.resize(static_cast<std::size_t>(sq.rowptr[n]));
+  sq.rowptr = m.a.rowptr;
+  sq.cols = m.a.cols;
+  sq.vals.resize(static_cast<std::size_t>(nnz));
   for_ranges(pool, n, [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
-      const int64_t v = rows.node(r);
       const double scale = 1.0 / static_cast<double>(rows.degree(r) + 1);
-      int64_t out = sq.rowptr[r];
-      bool diagonal_done = false;
-      for (int64_t i = m.a.rowptr[r]; i < m.a.rowptr[r + 1]; ++i) {
-        const int64_t u = m.a.cols[i];
-        if (!diagonal_done && u >= v) {
-          diagonal_done = true;
-          if (u > v) {
-            sq.cols[out] = v;
-            sq.vals[out++] = on_grid_square(scale);
-          }
-        }
-        sq.cols[out] = u;
-        sq.vals[out++] = on_grid_square((m.a.vals[i] + (u == v ? 1.0 : 0.0)) * scale);
-      }
-      if (!diagonal_done) {
-        sq.cols[out] = v;
-        sq.vals[out++] = on_grid_square(scale);
-      }
+      for (int64_t i = m.a.rowptr[r]; i < m.a.rowptr[r + 1]; ++i) sq.vals[i] = on_grid_square(m.a.vals[i] * scale);
     }
   });
   return m;

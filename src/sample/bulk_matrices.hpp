@@ -24,8 +24,11 @@ struct CsrMatrix {
 
 struct BulkMatrices {
   int64_t num_nodes = 0;  // every column (node id) is below this
-  /// A: vals = edge multiplicity; first_position[i] = the lowest CSC position of entry i's edges.
+  /// A (LADIES: A + I, the matrix its blocks are cut from, so that every dst row keeps its
+  /// self-loop): vals = edge multiplicity (plus one on the diagonal for LADIES).
   CsrMatrix a;
+  /// GraphSAGE only (empty for LADIES, whose blocks carry no edge ids): the lowest CSC position of
+  /// entry i's edges.
   std::vector<int64_t> first_position;
   /// Host GraphSAGE only (empty otherwise; cpu::add_row_units): A's rows as units, one per edge.
   /// a_cumulative[i] = the multiplicities of entry i's row up to entry i; the units of row v are
@@ -35,7 +38,7 @@ struct BulkMatrices {
   std::vector<int32_t> a_unit_entry;
   std::span<const int64_t> a_unit_rowptr;
   /// LADIES only (empty otherwise): the entrywise square of the row-normalised A + I, on the
-  /// kBulkProbabilityUnit grid.
+  /// kBulkProbabilityUnit grid (the pattern of `a`).
   CsrMatrix ladies_squares;
 };
 

@@ -36,12 +36,17 @@ void check_bulk_options(const BulkSamplerOptions& options) {
   }
 }
 
+BulkSamplerOptions effective_bulk_options(BulkSamplerOptions options) {
+  if (options.algorithm == BulkAlgorithm::kLadies) options.edge_ids = false;
+  return options;
+}
+
 namespace {
 
 bulk::LayerSampler host_layers(const BulkMatrices& m, const BulkSamplerOptions& o, ThreadPool* pool) {
   return [&m, &o, pool](const bulk::StackedFrontier& frontier, int layer) {
     const int64_t f = o.fanouts[static_cast<std::size_t>(layer)];
-    return o.algorithm == BulkAlgorithm::kLadies ? cpu::ladies_layer(m, frontier, f, o.seed, o.edge_ids, pool)
+    return o.algorithm == BulkAlgorithm::kLadies ? cpu::ladies_layer(m, frontier, f, o.seed, pool)
                                                  : cpu::graphsage_layer(m, frontier, f, o.replace, o.seed, o.edge_ids, pool);
   };
 }
@@ -56,7 +61,7 @@ std::vector<uint64_t> consecutive_streams(std::size_t k, uint64_t first_stream) 
 }  // namespace
 
 BulkSampler::BulkSampler(SampleGraph graph, BulkSamplerOptions options, ThreadPool* pool)
-    : graph_(graph), options_(std::move(options)) {
+    : graph_(graph), options_(effective_bulk_options(std::move(options))) {
   check_bulk_inputs(graph_, options_);
   matrices_ = std::make_unique<BulkMatrices>(build_bulk_matrices(graph_, options_.algorithm, pool));
   if (options_.algorithm == BulkAlgorithm::kGraphSage) cpu::add_row_units(*matrices_, graph_.csc.indptr, pool);
@@ -84,7 +89,7 @@ struct CudaBulkSampler::Impl {
 };
 
 CudaBulkSampler::CudaBulkSampler(SampleGraph graph, BulkSamplerOptions options, int device, ThreadPool* pool)
-    : graph_(graph), options_(std::move(options)) {
+    : graph_(graph), options_(effective_bulk_options(std::move(options))) {
   check_bulk_inputs(graph_, options_);
 #if GRAPHTIER_WITH_CUDA
   GRAPHTIER_EXPECTS(cuda_available(), Unsupported, "CudaBulkSampler: no CUDA device is visible");

@@ -111,9 +111,10 @@ Block sample_ladies_layer(const NeighborRows& rows, std::span<const int64_t> dst
 }
 
 std::vector<Block> sample_bulk_layer(const NeighborRows& rows, std::span<const std::span<const int64_t>> dsts_per_batch,
-                                     std::span<const uint64_t> streams, const BulkSamplerOptions& options, int layer,
-                                     ThreadPool* pool) {
-  check_bulk_options(options);
+                                     std::span<const uint64_t> streams, const BulkSamplerOptions& options_in,
+                                     int layer, ThreadPool* pool) {
+  check_bulk_options(options_in);
+  const BulkSamplerOptions options = effective_bulk_options(options_in);
   GRAPHTIER_EXPECTS(layer >= 0 && static_cast<std::size_t>(layer) < options.fanouts.size(), InvalidArgument,
                     "bulk layer ", layer, " is outside the ", options.fanouts.size(), " layers of the fanouts");
   GRAPHTIER_EXPECTS(streams.size() == dsts_per_batch.size(), InvalidArgument, "bulk layer of ", dsts_per_batch.size(),
@@ -128,7 +129,7 @@ std::vector<Block> sample_bulk_layer(const NeighborRows& rows, std::span<const s
   const int64_t f = options.fanouts[static_cast<std::size_t>(layer)];
   bulk::StackedDraws draws;
   if (options.algorithm == BulkAlgorithm::kLadies) {
-    draws = cpu::ladies_layer(m, frontier, f, options.seed, options.edge_ids, pool);
+    draws = cpu::ladies_layer(m, frontier, f, options.seed, pool);
   } else {
     cpu::add_row_units(m, rows.indptr, pool);
     draws = cpu::graphsage_layer(m, frontier, f, options.replace, options.seed, options.edge_ids, pool);

@@ -19,6 +19,7 @@
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/memory.hpp"
 #include "graphtier/sample/bulk_sampler.hpp"
+#include "graphtier/sample/layer_sampler.hpp"
 #include "graphtier/sample/random.hpp"
 #include "bulk_compact.hpp"
 #include "bulk_matrices.hpp"
@@ -114,6 +115,13 @@ std::map<int64_t, std::pair<double, int64_t>> a_row(const OwnedGraph& g, int64_t
   return row;
 }
 
+/// Row v of A + I: a_row with one more on the diagonal (no CSC position: -1 when A has none).
+std::map<int64_t, std::pair<double, int64_t>> a_plus_i_row(const OwnedGraph& g, int64_t v) {
+  auto row = a_row(g, v);
+  row.try_emplace(v, 0.0, -1).first->second.first += 1;
+  return row;
+}
+
 double on_grid_square(double x) {
   return std::max(std::nearbyint(x * x / kBulkProbabilityUnit), 1.0) * kBulkProbabilityUnit;
 }
@@ -148,21 +156,20 @@ MiniBatch reference_bulk(const OwnedGraph& g, const std::vector<int64_t>& seeds,
       std::map<int64_t, double> p;
       for (int64_t v : dst) {
         const double deg = static_cast<double>(g.indptr[v + 1] - g.indptr[v]);
-        auto row = a_row(g, v);
-        row[v].first += 0;  // the diagonal of A + I
-        for (const auto& [u, mp] : row) p[u] += on_grid_square((mp.first + (u == v ? 1 : 0)) / (deg + 1));
+        for (const auto& [u, mp] : a_plus_i_row(g, v)) p[u] += on_grid_square(mp.first / (deg + 1));
       }
       std::vector<Entry> entries;
       for (const auto& [u, w] : p) entries.push_back({u, w});
       std::set<int64_t> kept(dst.begin(), dst.end());
       for (int64_t k : reference_draw(entries, o.fanouts[l], false, o.seed, ls, 0)) kept.insert(entries[k].node);
       for (std::size_t i = 0; i < dst.size(); ++i) {
+        // R * (A + I) * C_b: the dst node itself is in C_b, so every row keeps its self-loop.
         std::vector<double> terms;
-        for (const auto& [u, mp] : a_row(g, dst[i])) {
+        for (const auto& [u, mp] : a_plus_i_row(g, dst[i])) {
           if (kept.count(u)) terms.push_back(mp.first / p.at(u));
         }
         const double sum = test::tree_sum(terms);
-        for (const auto& [u, mp] : a_row(g, dst[i])) {
+        for (const auto& [u, mp] : a_plus_i_row(g, dst[i])) {
           if (kept.count(u)) edges[i].push_back({u, mp.second, static_cast<float>(mp.first / p.at(u) / sum)});
         }
       }
@@ -171,7 +178,8 @@ MiniBatch reference_bulk(const OwnedGraph& g, const std::vector<int64_t>& seeds,
     for (const auto& row : edges) {
       for (const RefEdge& e : row) {
         b.add(e.node);
-        if (o.edge_ids) b.block().edge_ids.push_back(e.edge_id);
+        // LADIES blocks carry no edge ids whatever the options say (their self-loops are not edges).
+        if (o.edge_ids && o.algorithm == BulkAlgorithm::kGraphSage) b.block().edge_ids.push_back(e.edge_id);
         if (o.algorithm == BulkAlgorithm::kLadies) b.block().weights.push_back(e.weight);
       }
       b.end_row();
@@ -219,22 +227,37 @@ TEST(BulkSampler, GoldenParallelEdgesMergeAndKeepTheFirstPosition) {
 
 TEST(BulkSampler, GoldenLadiesByHand) {
   // Seeds {0}: deg(0) = 3, Ahat row 0 = 1/4 at columns 0, 1, 2, 3, so p is uniform over {0, 1, 2, 3}
-  // (each (1/4)^2 = 2^-4, exactly on the grid). Size 3 keeps 3 of the 4; every kept in-neighbour
-  // of 0 gets weight (1 / p) / sum = 1 / (number kept among 1, 2, 3).
+  // (each (1/4)^2 = 2^-4, exactly on the grid). Size 3 keeps 3 of the 4; row 0 holds its kept
+  // in-neighbours and its self-loop (0 is a dst node, so always kept), each of weight
+  // (1 / p) / sum = 1 / (number of entries).
   const OwnedGraph g = tiny();
   const BulkSamplerOptions o = ladies({3});
-  const std::vector<MiniBatch> b = run(BulkSampler(g.sample_graph(), o), {{0}}, 5);
-  const Block& block = b[0].blocks[0];
-  const int64_t kept_neighbours = block.num_edges();
-  EXPECT_GE(kept_neighbours, 2);  // at most one of the three picks can be node 0 itself
-  EXPECT_LE(kept_neighbours, 3);
-  EXPECT_EQ(block.num_src(), 1 + kept_neighbours);
-  for (float w : block.weights) EXPECT_FLOAT_EQ(w, 1.0f / static_cast<float>(kept_neighbours));
-  test::expect_same_minibatch(b[0], reference_bulk(g, {0}, o, 5));
-  // Size >= candidates keeps the whole aggregated neighbourhood: every in-edge of the seeds.
+  for (uint64_t stream = 0; stream < 8; ++stream) {
+    const std::vector<MiniBatch> b = run(BulkSampler(g.sample_graph(), o), {{0}}, stream);
+    const Block& block = b[0].blocks[0];
+    const int64_t entries = block.num_edges();
+    EXPECT_GE(entries, 3);  // at most one of the three picks can be node 0 itself
+    EXPECT_LE(entries, 4);
+    EXPECT_EQ(block.num_src(), entries);  // the kept neighbours, and 0 itself
+    EXPECT_EQ(block.indices[0], 0);       // the self-loop first: column 0 is the lowest
+    for (float w : block.weights) EXPECT_FLOAT_EQ(w, 1.0f / static_cast<float>(entries));
+    EXPECT_TRUE(block.edge_ids.empty());  // o.edge_ids is set, but a self-loop is not an edge
+    test::expect_same_minibatch(b[0], reference_bulk(g, {0}, o, stream));
+  }
+  // Size >= candidates keeps the whole aggregated neighbourhood: every entry of A + I in the
+  // seeds' rows. P[u] = sum over the seeds v of Ahat[v, u]^2: deg(0) = 3 and deg(1) = 2 give
+  // 1/16 + 1/9 at 0 and 1, 1/16 at 2 and 3, 1/9 at 4 (1/9 rounded to the 2^-36 grid). Row 0 =
+  // {0, 1, 2, 3} weighs 1/P normalised, row 1 = {0, 1, 4} too.
   const std::vector<MiniBatch> full = run(BulkSampler(g.sample_graph(), ladies({10})), {{0, 1}}, 0);
-  EXPECT_EQ(full[0].blocks[0].indptr, (std::vector<int64_t>{0, 3, 5}));
-  EXPECT_EQ(full[0].blocks[0].src_nodes, (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  const Block& f = full[0].blocks[0];
+  EXPECT_EQ(f.indptr, (std::vector<int64_t>{0, 4, 7}));
+  EXPECT_EQ(f.src_nodes, (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(f.indices, (std::vector<int64_t>{0, 1, 2, 3, 0, 1, 4}));
+  const double both = 1.0 / (1.0 / 16 + 1.0 / 9);
+  const double row0 = 2 * both + 2 * 16.0, row1 = 2 * both + 9.0;
+  const std::vector<double> want{both / row0, both / row0, 16 / row0, 16 / row0, both / row1, both / row1, 9 / row1};
+  ASSERT_EQ(f.weights.size(), want.size());
+  for (std::size_t e = 0; e < want.size(); ++e) EXPECT_NEAR(f.weights[e], want[e], 1e-6) << e;
 }
 
 TEST(BulkSampler, ZeroDegreeSeedsAndFanoutZero) {
@@ -246,9 +269,11 @@ TEST(BulkSampler, ZeroDegreeSeedsAndFanoutZero) {
   const std::vector<MiniBatch> rep = run(BulkSampler(g.sample_graph(), sage({4}, true)), {{3, 2}}, 0);
   EXPECT_EQ(rep[0].blocks[0].indptr, (std::vector<int64_t>{0, 0, 4}));
   EXPECT_EQ(rep[0].blocks[0].indices, (std::vector<int64_t>{2, 2, 2, 2}));
-  // LADIES: a zero-degree seed keeps no edges; size 0 keeps only the edges among the dst nodes.
+  // LADIES: a zero-degree seed keeps its self-loop only; size 0 keeps only the entries of A + I
+  // among the dst nodes.
   const std::vector<MiniBatch> lz = run(BulkSampler(g.sample_graph(), ladies({0})), {{3, 0}}, 0);
-  EXPECT_EQ(lz[0].blocks[0].indptr, (std::vector<int64_t>{0, 0, 1}));  // 0 <- 3 only
+  EXPECT_EQ(lz[0].blocks[0].indptr, (std::vector<int64_t>{0, 1, 3}));  // 3 <- 3; 0 <- 0, 3
+  EXPECT_EQ(lz[0].blocks[0].indices, (std::vector<int64_t>{0, 1, 0}));
   EXPECT_EQ(lz[0].blocks[0].src_nodes, (std::vector<int64_t>{3, 0}));
   // An empty batch next to a full one.
   const std::vector<MiniBatch> empty = run(BulkSampler(g.sample_graph(), sage({2})), {{}, {0}}, 0);
@@ -293,10 +318,13 @@ void check_properties(const OwnedGraph& g, const MiniBatch& mb, const BulkSample
       std::set<int64_t> seen;
       double weight_sum = 0;
       for (int64_t e = b.indptr[i]; e < b.indptr[i + 1]; ++e) {
-        const int64_t u = b.src_nodes[b.indices[e]], p = b.edge_ids[e];
-        ASSERT_TRUE(p >= g.indptr[v] && p < g.indptr[v + 1]) << "edge id outside dst " << v << "'s edges";
-        ASSERT_EQ(g.indices[p], u) << "edge id does not point at the sampled neighbour";
-        ASSERT_EQ(row.at(u).second, p) << "edge id is not the entry's first position";
+        const int64_t u = b.src_nodes[b.indices[e]];
+        if (o.algorithm == BulkAlgorithm::kGraphSage) {
+          const int64_t p = b.edge_ids[e];
+          ASSERT_TRUE(p >= g.indptr[v] && p < g.indptr[v + 1]) << "edge id outside dst " << v << "'s edges";
+          ASSERT_EQ(g.indices[p], u) << "edge id does not point at the sampled neighbour";
+          ASSERT_EQ(row.at(u).second, p) << "edge id is not the entry's first position";
+        }
         if (!o.replace) {
           ASSERT_TRUE(seen.insert(u).second) << "neighbour " << u << " of " << v << " twice";
         }
@@ -307,19 +335,23 @@ void check_properties(const OwnedGraph& g, const MiniBatch& mb, const BulkSample
       if (o.algorithm == BulkAlgorithm::kGraphSage) {
         const int64_t want = f < 0 ? distinct : distinct == 0 ? 0 : o.replace ? f : std::min(f, distinct);
         ASSERT_EQ(got, want) << "dst " << v << " in block " << l;
-      } else if (got > 0) {
-        ASSERT_NEAR(weight_sum, 1.0, 1e-5);
+      } else {
+        ASSERT_NEAR(weight_sum, 1.0, 1e-5);  // never empty: the self-loop at least
       }
     }
     if (o.algorithm == BulkAlgorithm::kLadies) {
       ASSERT_LE(static_cast<int64_t>(sampled.size()), f) << "LADIES layer " << l << " reached too many nodes";
       ASSERT_EQ(b.weights.size(), b.indices.size());
-      // Every kept entry between the layer's nodes is present: R * A * C_b drops nothing.
+      ASSERT_TRUE(b.edge_ids.empty()) << "LADIES blocks hold self-loops, which have no edge id";
+      // Every kept entry between the layer's nodes is present: R * (A + I) * C_b drops nothing,
+      // and every dst row has its self-loop.
       const std::set<int64_t> columns(b.src_nodes.begin(), b.src_nodes.end());
       for (int64_t i = 0; i < b.num_dst; ++i) {
         int64_t expected = 0;
-        for (const auto& [u, mp] : a_row(g, b.src_nodes[i])) expected += columns.count(u);
+        for (const auto& [u, mp] : a_plus_i_row(g, b.src_nodes[i])) expected += columns.count(u);
         ASSERT_EQ(b.indptr[i + 1] - b.indptr[i], expected);
+        ASSERT_TRUE(std::count(b.indices.begin() + b.indptr[i], b.indices.begin() + b.indptr[i + 1], i) == 1)
+            << "dst " << b.src_nodes[i] << " of block " << l << " has no self-loop";
       }
     }
   }
@@ -430,6 +462,55 @@ TEST(BulkSampler, SameAsNeighborSamplerPropertiesOnSimpleGraph) {
         const int64_t v = b0.src_nodes[i];
         EXPECT_EQ(b0.indptr[i + 1] - b0.indptr[i], std::min<int64_t>(15, g.indptr[v + 1] - g.indptr[v]));
       }
+    }
+  }
+}
+
+TEST(BulkSampler, LadiesBlocksAreLayerSamplerBlocksWhenEveryCandidateIsKept) {
+  // With every candidate kept, both LADIES samplers cut the same block from A + I: the same
+  // (dst, src) entries, self-loops included, with the same weights up to the rounding of their
+  // probabilities (LayerSampler's fixed point, the bulk sampler's 2^-36 grid). On a simple graph
+  // without stored self-loops, where the two definitions of A + I agree (LayerSampler does not
+  // merge parallel edges), only the order of the entries and of the new src nodes may differ.
+  const OwnedGraph multi = OwnedGraph::random(3000, 8, 23);
+  std::vector<std::pair<int64_t, int64_t>> edges;
+  for (int64_t v = 0; v < multi.num_nodes(); ++v) {
+    for (const auto& [u, mp] : a_row(multi, v)) {
+      if (u != v) edges.emplace_back(u, v);
+    }
+  }
+  const OwnedGraph g = OwnedGraph::from_edges(multi.num_nodes(), edges);
+  LayerSamplerOptions lo;
+  lo.layer_sizes = {-1, -1};
+  lo.seed = 7;
+  const LayerSampler one(g.sample_graph(), lo);
+  const BulkSampler bulk(g.sample_graph(), ladies({1 << 20, 1 << 20}));
+  const auto seeds = batches_of(g, 3, 40, 5);
+  const std::vector<MiniBatch> got = run(bulk, seeds, 11);
+  for (std::size_t b = 0; b < seeds.size(); ++b) {
+    const MiniBatch want = one.sample(seeds[b], 11 + b);
+    ASSERT_EQ(got[b].blocks.size(), want.blocks.size());
+    for (std::size_t l = 0; l < want.blocks.size(); ++l) {
+      SCOPED_TRACE(testing::Message() << "batch " << b << " block " << l);
+      const auto entries = [](const Block& k) {
+        std::map<std::pair<int64_t, int64_t>, float> m;
+        for (int64_t i = 0; i < k.num_dst; ++i) {
+          for (int64_t e = k.indptr[i]; e < k.indptr[i + 1]; ++e) {
+            m[{k.src_nodes[i], k.src_nodes[k.indices[e]]}] = k.weights[e];
+          }
+        }
+        return m;
+      };
+      const auto x = entries(got[b].blocks[l]), y = entries(want.blocks[l]);
+      ASSERT_EQ(x.size(), y.size());
+      ASSERT_EQ(x.size(), static_cast<std::size_t>(want.blocks[l].num_edges()));
+      for (const auto& [key, w] : y) {
+        const auto it = x.find(key);
+        ASSERT_NE(it, x.end()) << key.first << " <- " << key.second << " missing from the bulk block";
+        EXPECT_NEAR(it->second, w, 1e-6) << key.first << " <- " << key.second;
+      }
+      EXPECT_EQ(std::set<int64_t>(got[b].blocks[l].src_nodes.begin(), got[b].blocks[l].src_nodes.end()),
+                std::set<int64_t>(want.blocks[l].src_nodes.begin(), want.blocks[l].src_nodes.end()));
     }
   }
 }
@@ -836,7 +917,8 @@ TEST(BulkSampler, LadiesExtractionPerEntryEqualsHostLayer) {
   // one item per entry of the frontier's rows of A (its row and batch by segment_of), marked when
   // its column is in C_b, ranked by an exclusive sum of the marks, written at its rank with its
   // term; then each row's sum of terms and each entry's weight. It must be cpu::ladies_layer's
-  // layer bit for bit (nodes, edge ids, weights, indptr), frontiers with an empty batch and a hub.
+  // layer bit for bit (nodes, weights, indptr), frontiers with an empty batch and a hub. For
+  // LADIES, m.a is A + I, so the rows scanned hold the self-loops.
   std::vector<std::pair<int64_t, int64_t>> edges;
   const OwnedGraph base = OwnedGraph::random(4000, 10, 37);
   for (int64_t v = 0; v < base.num_nodes(); ++v) {
@@ -853,7 +935,7 @@ TEST(BulkSampler, LadiesExtractionPerEntryEqualsHostLayer) {
   const std::vector<std::span<const int64_t>> dsts(seeds.begin(), seeds.end());
   const std::vector<uint64_t> streams{3, 4, 5, 6};
   const bulk::StackedFrontier f = bulk::stack_frontier(dsts, streams, ladies({layer_size}), 0);
-  const bulk::StackedDraws want = cpu::ladies_layer(m, f, layer_size, 7, true, nullptr);
+  const bulk::StackedDraws want = cpu::ladies_layer(m, f, layer_size, 7, nullptr);
 
   const int64_t k = f.num_batches(), rows = f.rows();
   // P and C_b as the device builds them (LadiesProductBySortedGatherEqualsSpgemm: P is the host's).
@@ -882,7 +964,7 @@ TEST(BulkSampler, LadiesExtractionPerEntryEqualsHostLayer) {
   for (int64_t& x : a_offsets) running += std::exchange(x, running);
   const int64_t total = a_offsets[rows];
   std::vector<int64_t> ranks(static_cast<std::size_t>(total + 1), 0), nodes(static_cast<std::size_t>(total), -1),
-      ids(static_cast<std::size_t>(total), -1), indptr(static_cast<std::size_t>(rows + 1));
+      indptr(static_cast<std::size_t>(rows + 1));
   std::vector<double> terms(static_cast<std::size_t>(total)), sums(static_cast<std::size_t>(rows));
   const auto entry = [&](int64_t e, int64_t& r, int64_t& b, int64_t& i) {
     r = bulk::segment_of(a_offsets.data(), rows, e);
@@ -903,7 +985,6 @@ TEST(BulkSampler, LadiesExtractionPerEntryEqualsHostLayer) {
     if (ranks[e + 1] == o) continue;
     const int64_t u = m.a.cols[i], p0 = p.rowptr[b];
     nodes[o] = u;
-    ids[o] = m.first_position[i];
     terms[o] = bulk::ladies_term(m.a.vals[i], p.vals[p0 + bulk::find_sorted(p.cols.data() + p0, p.rowptr[b + 1] - p0, u)]);
   }
   for (int64_t r = 0; r <= rows; ++r) indptr[r] = ranks[a_offsets[r]];
@@ -914,10 +995,12 @@ TEST(BulkSampler, LadiesExtractionPerEntryEqualsHostLayer) {
     for (int64_t o = indptr[r]; o < indptr[r + 1]; ++o) weights[o] = bulk::ladies_weight_of_term(terms[o], sums[r]);
   }
   nodes.resize(static_cast<std::size_t>(kept_edges));
-  ids.resize(static_cast<std::size_t>(kept_edges));
   EXPECT_EQ(indptr, want.indptr);
   EXPECT_EQ(nodes, want.nodes);
-  EXPECT_EQ(ids, want.edge_ids);
+  EXPECT_TRUE(want.edge_ids.empty());
+  for (int64_t r = 0; r < rows; ++r) {  // each row's self-loop is among its entries
+    EXPECT_EQ(std::count(nodes.begin() + indptr[r], nodes.begin() + indptr[r + 1], f.nodes[r]), 1) << r;
+  }
   ASSERT_EQ(weights.size(), want.weights.size());
   EXPECT_EQ(0, std::memcmp(weights.data(), want.weights.data(), weights.size() * sizeof(float)));
   EXPECT_GT(kept_edges, 200);
@@ -943,6 +1026,51 @@ TEST(BulkSampler, CudaMatchesCpu) {
     const std::vector<MiniBatch> gpu_listed = CudaBulkSampler(g.sample_graph(), o).sample(spans, streams);
     for (std::size_t b = 0; b < cpu.size(); ++b) test::expect_same_minibatch(cpu_listed[b], gpu_listed[b]);
   }
+}
+
+TEST(BulkSampler, CudaLadiesSelfLoopsMatchCpu) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the CUDA bulk LADIES self-loops not checked";
+#if GRAPHTIER_WITH_CUDA
+  // Bulk LADIES cuts its blocks from A + I: on a graph with stored self-loops (merged with the
+  // added one, weight 2 / P), parallel edges and zero-degree nodes, the host and device forms of
+  // the GPU sampler equal the CPU's bit for bit, every dst row holds its self-loop exactly once,
+  // and no block carries edge ids although the options ask for them.
+  const OwnedGraph base = OwnedGraph::random(6000, 6, 29);
+  std::vector<std::pair<int64_t, int64_t>> edges;
+  for (int64_t v = 0; v < base.num_nodes(); ++v) {
+    for (int64_t p = base.indptr[v]; p < base.indptr[v + 1]; ++p) edges.emplace_back(base.indices[p], v);
+    if (v % 5 == 0) edges.emplace_back(v, v);  // a stored self-loop
+  }
+  const OwnedGraph g = OwnedGraph::from_edges(base.num_nodes(), edges);
+  const BulkSamplerOptions o = ladies({96, 64});
+  ASSERT_TRUE(o.edge_ids);
+  auto seeds = batches_of(g, 4, 100, 3);
+  seeds[2].clear();
+  const std::vector<std::span<const int64_t>> spans(seeds.begin(), seeds.end());
+  const CudaBulkSampler gpu_sampler(g.sample_graph(), o);
+  const std::vector<MiniBatch> cpu = BulkSampler(g.sample_graph(), o).sample(spans, 21);
+  const std::vector<MiniBatch> host = gpu_sampler.sample(spans, 21);
+  const std::vector<DeviceMiniBatch> device = gpu_sampler.sample_device(spans, 21);
+  ASSERT_EQ(host.size(), cpu.size());
+  ASSERT_EQ(device.size(), cpu.size());
+  int64_t stored = 0;
+  for (std::size_t b = 0; b < cpu.size(); ++b) {
+    SCOPED_TRACE(b);
+    test::expect_same_minibatch(host[b], cpu[b]);
+    test::expect_same_minibatch(device[b].to_host(), cpu[b]);
+    for (std::size_t l = 0; l < host[b].blocks.size(); ++l) {
+      const Block& k = host[b].blocks[l];
+      EXPECT_TRUE(k.edge_ids.empty());
+      EXPECT_EQ(device[b].blocks[l].edge_ids, nullptr);
+      for (int64_t i = 0; i < k.num_dst; ++i) {
+        ASSERT_EQ(std::count(k.indices.begin() + k.indptr[i], k.indices.begin() + k.indptr[i + 1], i), 1)
+            << "dst " << k.src_nodes[i] << " of block " << l;
+        stored += k.src_nodes[i] % 5 == 0;
+      }
+    }
+  }
+  EXPECT_GT(stored, 0);  // some rows merged a stored self-loop with the added one
+#endif
 }
 
 TEST(BulkSampler, CudaMatricesLargerThanTheFreeMemoryFailAtCreation) {
@@ -982,7 +1110,9 @@ TEST(BulkSampler, CudaEmptyProductsMatchCpu) {
     const std::vector<MiniBatch> gpu = CudaBulkSampler(g.sample_graph(), o).sample(spans, 5);
     ASSERT_EQ(cpu.size(), gpu.size());
     for (std::size_t b = 0; b < cpu.size(); ++b) test::expect_same_minibatch(gpu[b], cpu[b]);
-    EXPECT_EQ(cpu[0].num_edges(), 0);  // the first batch's products are empty on both
+    // The first batch's products are empty on both: no edges for GraphSAGE; for LADIES only the
+    // self-loops of A + I, one per dst row of each of its two blocks.
+    EXPECT_EQ(cpu[0].num_edges(), o.algorithm == BulkAlgorithm::kLadies ? 6 : 0);
   }
 }
 
@@ -1072,7 +1202,7 @@ TEST(BulkSampler, CudaDeviceFormEqualsHostForm) {
         const MiniBatch back = d.to_host();
         test::expect_same_minibatch(back, host[b]);
         test::expect_same_minibatch(back, cpu[b]);
-        EXPECT_EQ(d.blocks.front().edge_ids != nullptr, o.edge_ids);
+        EXPECT_EQ(d.blocks.front().edge_ids != nullptr, gpu_sampler.options().edge_ids);  // none for LADIES
         EXPECT_EQ(d.blocks.front().weights != nullptr, o.algorithm == BulkAlgorithm::kLadies);
         const Block& last = cpu[b].blocks.back();
         ASSERT_GE(bounds[b], static_cast<int64_t>(last.src_nodes.size())) << "batch " << b;

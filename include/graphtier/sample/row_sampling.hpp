@@ -49,8 +49,9 @@ Block sample_ladies_layer(const NeighborRows& rows, std::span<const int64_t> dst
 /// batches at once: batch b's dst nodes dsts_per_batch[b] (its seeds, or the src nodes of its
 /// block layer - 1), drawn from layer_stream(streams[b], layer) as BulkSampler draws batch b with
 /// stream streams[b]. Returns one block per batch, bit-identical to block `layer` of that batch's
-/// BulkSampler MiniBatch: the matrices are built from the fetched rows (edge ids = the global
-/// first CSC position of each merged entry, from rows.first_edge) and drawn from by the same code.
+/// BulkSampler MiniBatch: the matrices are built from the fetched rows (GraphSAGE's edge ids = the
+/// global first CSC position of each merged entry, from rows.first_edge; LADIES has none) and
+/// drawn from by the same code.
 /// `options` as BulkSampler's (InvalidArgument as check_bulk_options, or for a layer outside the
 /// fanouts, or streams and batches of different counts); the rows must hold every dst node of every
 /// batch (InvalidArgument naming the first one missing, or repeated within a batch).

@@ -4,7 +4,8 @@ minibatches of each step, and minibatch b of epoch e is bit-identical to the sin
 
 Step s of an epoch trains P minibatches: rank K samples global batch b = s * P + K, with the seeds
 and the sampler stream of the epoch/batch contract (graphtier/sample/epoch.hpp), so the ranks
-together cover the epoch's first (num_batches // P) * P batches, each once.
+together cover every batch of the epoch, each once, in ceil(num_batches / P) steps (at the last
+one, the ranks past the epoch's last batch get none).
 
 `bulk` picks the samplers as the loaders' `bulk` does: 0 = the one-at-a-time samplers
 (NeighborSampler, LayerSampler with LADIES); k >= 1 = the bulk matrix samplers (bulk GraphSAGE, bulk
@@ -116,15 +117,13 @@ class DistSampler:
 
     @property
     def steps(self) -> int:
-        """Steps per epoch: each trains P minibatches, one per rank; the last num_batches mod P
-        minibatches of an epoch are not used (every rank must take part in every step)."""
-        return self.num_batches // self.grid.world
-
-    @property
-    def all_steps(self) -> int:
-        """Steps that cover every minibatch of an epoch (evaluation): the last one leaves the ranks
-        past the last minibatch without one."""
+        """Steps per epoch, which cover every minibatch: each has one minibatch per rank, but the
+        last may leave the ranks past the epoch's last minibatch without one (batches_at)."""
         return -(-self.num_batches // self.grid.world)
+
+    def batches_at(self, step: int) -> int:
+        """How many ranks hold a minibatch at `step` (P but at an uneven last step)."""
+        return max(0, min(self.grid.world, self.num_batches - step * self.grid.world))
 
     def __len__(self) -> int:
         return self.steps
@@ -140,11 +139,11 @@ class DistSampler:
 
     def epoch(self, epoch: int, first_step: int = 0, end_step: Optional[int] = None) -> Iterator[Optional[Batch]]:
         """This rank's minibatches of `epoch`, step by step, for steps [first_step, end_step) (default:
-        to the epoch's `steps`). A step up to `all_steps` may leave this rank without a minibatch: it
-        yields None there, having taken part in the step's exchanges."""
+        to the epoch's `steps`). The last step may leave this rank without a minibatch: it yields
+        None there, having taken part in the step's exchanges."""
         end_step = self.steps if end_step is None else end_step
-        if not 0 <= first_step <= end_step <= self.all_steps:
-            raise ValueError(f"steps [{first_step}, {end_step}) are not within the epoch's {self.all_steps}")
+        if not 0 <= first_step <= end_step <= self.steps:
+            raise ValueError(f"steps [{first_step}, {end_step}) are not within the epoch's {self.steps}")
         order = _core.shuffled_ids(self.ids, self.seed, epoch) if self.shuffle else self.ids
         per_call = self.bulk or self.group
         for first in range(first_step, end_step, per_call):

@@ -3,9 +3,12 @@
 
 PyTorch DDP over the model, training step and checkpoint of graphtier.training, as graphtier.train.
 Step s of an epoch trains P minibatches, one per rank: rank K trains the epoch's minibatch b = s * P + K (the single-process loader's batch b: same
-seeds, same sample), so an epoch has num_batches // P steps and the last num_batches % P batches
-of the epoch are not trained. DDP averages the P gradients, so the loss curve is that of one
-process accumulating the gradients of the same P minibatches per step (mean).
+seeds, same sample), so an epoch has ceil(num_batches / P) steps and trains every minibatch the
+single process trains. DDP averages the P gradients, so the loss curve is that of one process
+accumulating the gradients of the same P minibatches per step (mean). At an uneven last step
+(num_batches mod P = r > 0) the r ranks with a minibatch weigh their loss by P / r and the others
+take an idle step (training.idle_step: zero gradients through DDP's all-reduce), so that step
+averages the gradients of its r minibatches and every rank steps its optimiser alike.
 
 Per rank, a prefetch thread samples the minibatch of step s + 1 and fetches its features
 (DistFeatureFetcher, on a process group of its own) while step s trains. Evaluation runs on every
@@ -37,8 +40,9 @@ from graphtier.distributed.features import DistFeatureFetcher
 from graphtier.distributed.sampler import DistSampler
 from graphtier.distributed.grid import ProcessGrid, grid_groups
 from graphtier.distributed.partition import Partition, rank_dir_name
-from graphtier.training import (batch_seed, dataset_identity, evaluate, load_checkpoint, load_model_state,
-                                make_model, model_features, one_line, save_checkpoint, train_step, write_json)
+from graphtier.training import (batch_seed, dataset_identity, evaluate, idle_step, load_checkpoint,
+                                load_model_state, make_model, model_features, one_line, save_checkpoint, train_step,
+                                write_json)
 from graphtier.training.report import best_figures, final_line, not_evaluated, validation_figure
 
 
@@ -61,8 +65,8 @@ def _env_int(name: str) -> int:
 
 def _rank_sampler(args, partition, grid, groups, split: str, train: bool, stats, comm_device) -> DistSampler:
     """This rank's sampler of one split: batch b = s * P + rank at step s (graph replicated: alone;
-    graph partitioned: with the rank's process column, a collective on `groups`). Training runs the
-    epoch's `steps`, evaluation its `all_steps` (every minibatch; a rank without one at the last
+    graph partitioned: with the rank's process column, a collective on `groups`). Training and
+    evaluation run the epoch's `steps`, which cover every minibatch (a rank without one at the last
     step still takes part in the exchanges)."""
     if args.model == "fastgcn":
         raise NotImplementedError("--model fastgcn: distributed training samples GraphSAGE (sage, mlp) and LADIES")
@@ -205,9 +209,6 @@ def _train(args, prog: str, partition, rank: int, world: int, device: torch.devi
     valid_batches = _rank_sampler(args, partition, grid, groups, "valid", False, sample_stats, comm_device)
     test_batches = _rank_sampler(args, partition, grid, groups, "test", False, sample_stats, comm_device)
     steps = train_batches.steps
-    if steps == 0:
-        raise ValueError(f"{args.dataset}: {train_batches.num_batches} training minibatches cannot give each of "
-                         f"{world} ranks one per step (smaller --batch-size?)")
     model = make_model(args, fetcher.dim, graph_ds.num_classes).to(device)
     ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
@@ -248,7 +249,7 @@ def _train(args, prog: str, partition, rank: int, world: int, device: torch.devi
 
     def accuracy(batches: DistSampler) -> float:
         """Over every rank's share of the split (a collective)."""
-        prefetch = _Prefetcher(batches, fetcher, 0, 0, batches.all_steps)
+        prefetch = _Prefetcher(batches, fetcher, 0, 0, batches.steps)
         correct, total = evaluate(model, ((model_features(x, args.normalize_features), batch.to(device))
                                           for _, batch, x in prefetch if batch is not None))
         counts = torch.tensor([correct, total], dtype=torch.int64, device=device if backend == "nccl" else "cpu")
@@ -269,10 +270,16 @@ def _train(args, prog: str, partition, rank: int, world: int, device: torch.devi
         prefetch = _Prefetcher(train_batches, fetcher, epoch, first, end)
         for step, batch, x in prefetch:
             t = time.perf_counter()
+            if batch is None:  # past the epoch's last minibatch: DDP's all-reduce still needs this rank
+                idle_step(ddp, optimizer, fetcher.dim, len(args.fanout_list), device)
+                compute += time.perf_counter() - t
+                steps_this_run += 1
+                continue
             batch = batch.to(device)
             x = model_features(x, args.normalize_features)
+            weight = world / train_batches.batches_at(step)
             loss_value, labelled, correct = train_step(ddp, optimizer, x, batch,
-                                                       batch_seed(args.seed, epoch, batch.index)).figures()
+                                                       batch_seed(args.seed, epoch, batch.index), weight).figures()
             compute += time.perf_counter() - t
             partial["loss_sum"] += loss_value * labelled
             partial["correct"] += correct

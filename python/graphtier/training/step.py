@@ -8,6 +8,8 @@ from typing import Iterable, Tuple
 import torch
 import torch.nn.functional as F
 
+from graphtier.loader import Block
+
 
 def batch_seed(seed: int, epoch: int, index: int) -> int:
     """Dropout's seed for one training step: a function of the position, so a resumed run draws
@@ -31,19 +33,37 @@ class StepResult:
 
 
 def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor, batch,
-               seed: int) -> StepResult:
+               seed: int, weight: float = 1.0) -> StepResult:
     """One optimiser step on one minibatch: `model` (a module or its DDP wrapper) on features `x`
     and batch.blocks, dropout seeded with `seed` (batch_seed of the batch's position),
-    cross-entropy over the seeds with a label (batch.y >= 0)."""
+    cross-entropy over the seeds with a label (batch.y >= 0). `weight` multiplies the loss that is
+    back-propagated, not the one returned: DDP averages the gradients of all P ranks, so at a step
+    where only r of them hold a minibatch each weighs P / r to average those r."""
     torch.manual_seed(seed)
     out = model(x, batch.blocks)
     keep = batch.y >= 0
     labels = batch.y[keep]
     loss = F.cross_entropy(out[keep], labels)
     optimizer.zero_grad()
-    loss.backward()
+    (loss if weight == 1.0 else loss * weight).backward()
     optimizer.step()
     return StepResult(loss, out[keep], labels)
+
+
+def idle_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, feature_dim: int, num_layers: int,
+              device: torch.device) -> None:
+    """A distributed step on a rank without a minibatch (the uneven last step of an epoch):
+    `model` (the DDP wrapper) runs on an empty minibatch of `num_layers` blocks, so every parameter
+    gets a zero gradient and DDP's all-reduce takes place as on the other ranks; the optimiser then
+    steps with the averaged gradients, as theirs do, so every rank keeps the same parameters and
+    optimiser state."""
+    none = torch.zeros(0, dtype=torch.int64, device=device)
+    block = Block(0, none, torch.zeros(1, dtype=torch.int64, device=device), none, None,
+                  torch.zeros(0, dtype=torch.float32, device=device))
+    out = model(torch.zeros(0, feature_dim, device=device), [block] * num_layers)
+    optimizer.zero_grad()
+    out.sum().backward()  # an empty sum: zero gradients
+    optimizer.step()
 
 
 @torch.no_grad()

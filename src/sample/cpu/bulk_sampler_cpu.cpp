@@ -213,7 +213,7 @@ bulk::StackedDraws graphsage_layer(const BulkMatrices& m, const bulk::StackedFro
 }
 
 bulk::StackedDraws ladies_layer(const BulkMatrices& m, const bulk::StackedFrontier& frontier, int64_t layer_size,
-                                uint64_t seed, bool edge_ids, ThreadPool* pool) {
+                                uint64_t seed, ThreadPool* pool) {
   const int64_t k = frontier.num_batches();
   CsrMatrix q;
   q.rowptr = frontier.offsets;
@@ -247,7 +247,6 @@ bulk::StackedDraws ladies_layer(const BulkMatrices& m, const bulk::StackedFronti
           const int64_t u = m.a.cols[i];
           if (!std::binary_search(kept.begin(), kept.end(), u)) continue;
           d.nodes.push_back(u);
-          if (edge_ids) d.edge_ids.push_back(m.first_position[i]);
           mult.push_back(m.a.vals[i]);
           prob.push_back(p.vals[p0 + bulk::find_sorted(p.cols.data() + p0, n, u)]);
         }
@@ -263,7 +262,6 @@ bulk::StackedDraws ladies_layer(const BulkMatrices& m, const bulk::StackedFronti
     const int64_t base = d.indptr.back();
     for (std::size_t i = 1; i < part.indptr.size(); ++i) d.indptr.push_back(base + part.indptr[i]);
     d.nodes.insert(d.nodes.end(), part.nodes.begin(), part.nodes.end());
-    d.edge_ids.insert(d.edge_ids.end(), part.edge_ids.begin(), part.edge_ids.end());
     d.weights.insert(d.weights.end(), part.weights.begin(), part.weights.end());
   }
   return d;

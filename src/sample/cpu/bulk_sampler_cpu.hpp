@@ -48,8 +48,9 @@ int64_t sample_row_units(const UnitRow& row, int64_t budget, bool replace, uint6
 bulk::StackedDraws graphsage_layer(const BulkMatrices& m, const bulk::StackedFrontier& frontier, int64_t fanout,
                                    bool replace, uint64_t seed, bool edge_ids, ThreadPool* pool);
 
-/// LADIES layer: P = Q * squares by spgemm(), one draw row per batch, then R * A * C_b.
+/// LADIES layer: P = Q * squares by spgemm(), one draw row per batch, then R * (A + I) * C_b (`m.a`
+/// holds A + I for LADIES); no edge ids.
 bulk::StackedDraws ladies_layer(const BulkMatrices& m, const bulk::StackedFrontier& frontier, int64_t layer_size,
-                                uint64_t seed, bool edge_ids, ThreadPool* pool);
+                                uint64_t seed, ThreadPool* pool);
 
 }  // namespace graphtier::sample::cpu

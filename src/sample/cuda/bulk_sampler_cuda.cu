@@ -323,9 +323,10 @@ __global__ void union_keys_kernel(const int64_t* dst, const int64_t* batch_offse
   }
 }
 
-/// LADIES step 3 (R * A * C_b), one thread per entry of the frontier rows of A (gathered
-/// positions [a_offsets[r], a_offsets[r + 1]) for row r). kFlag: marks the entries whose column is
-/// in C_b; otherwise writes the marked ones at their rank (the exclusive sum of the marks).
+/// LADIES step 3 (R * (A + I) * C_b; `a` holds A + I for LADIES), one thread per entry of the
+/// frontier rows (gathered positions [a_offsets[r], a_offsets[r + 1]) for row r). kFlag: marks the
+/// entries whose column is in C_b; otherwise writes the marked ones at their rank (the exclusive
+/// sum of the marks).
 struct ExtractArgs {
   const int64_t* dst;
   const int64_t* batch_offsets;
@@ -334,7 +335,6 @@ struct ExtractArgs {
   const int64_t* a_rowptr;
   const int32_t* a_cols;
   const double* a_vals;
-  const int64_t* a_first;
   const int64_t* kept;          // C_b sorted, batch after batch
   const int64_t* kept_offsets;  // [k + 1]
   const int64_t* p_offsets;     // P: one row per batch
@@ -342,7 +342,6 @@ struct ExtractArgs {
   const double* p_vals;
   int64_t* ranks;               // [total + 1]: the marks, then their exclusive sum
   int64_t* nodes;
-  int64_t* edge_ids;            // null when not wanted
   double* terms;                // the entries' ladies_term, for the row sums
 };
 
@@ -362,7 +361,6 @@ __global__ void ladies_extract_kernel(ExtractArgs a) {
     const int64_t o = a.ranks[e];
     if (a.ranks[e + 1] == o) continue;  // not in C_b
     a.nodes[o] = u;
-    if (a.edge_ids != nullptr) a.edge_ids[o] = a.a_first[i];
     const int64_t p0 = a.p_offsets[b];
     const double p = a.p_vals[p0 + bulk::find_sorted(a.p_cols + p0, a.p_offsets[b + 1] - p0, u)];
     a.terms[o] = bulk::ladies_term(a.a_vals[i], p);
@@ -411,7 +409,7 @@ struct LayerDraws {
   DeviceScratch<int64_t> batch_offsets;  // [k + 1]
   DeviceScratch<int64_t> indptr;         // [rows + 1] into the stacked edges
   DeviceScratch<int64_t> nodes;          // [bound] global src ids
-  DeviceScratch<int64_t> edge_ids;       // [bound] when asked for
+  DeviceScratch<int64_t> edge_ids;       // [bound] when asked for (GraphSAGE)
   DeviceScratch<float> weights;          // [bound] LADIES only
   int64_t bound = 0;
 };
@@ -420,8 +418,8 @@ struct LayerDraws {
 
 struct BulkDevice::State {
   int device = 0;
-  DeviceCsr a;
-  DeviceScratch<int64_t> a_first;
+  DeviceCsr a;                       // LADIES: A + I (BulkMatrices)
+  DeviceScratch<int64_t> a_first;    // GraphSAGE only (LADIES blocks carry no edge ids)
   DeviceCsr squares;  // LADIES only
   // A's and the squares' row pointers on the host: the bounds of a layer's arrays.
   std::vector<int64_t> a_rowptr, squares_rowptr;
@@ -432,7 +430,7 @@ struct BulkDevice::State {
                    StagingArena& arena, cudaStream_t stream) const;
   LayerDraws graphsage_draws(const bulk::StackedFrontier& frontier, int64_t fanout, bool replace, uint64_t seed,
                              bool edge_ids, StagingArena& arena, cudaStream_t stream) const;
-  LayerDraws ladies_draws(const bulk::StackedFrontier& frontier, int64_t layer_size, uint64_t seed, bool edge_ids,
+  LayerDraws ladies_draws(const bulk::StackedFrontier& frontier, int64_t layer_size, uint64_t seed,
                           StagingArena& arena, cudaStream_t stream) const;
 };
 
@@ -504,7 +502,7 @@ LayerDraws BulkDevice::State::graphsage_draws(const bulk::StackedFrontier& front
 }
 
 LayerDraws BulkDevice::State::ladies_draws(const bulk::StackedFrontier& frontier, int64_t layer_size, uint64_t seed,
-                                           bool edge_ids, StagingArena& arena, cudaStream_t stream) const {
+                                           StagingArena& arena, cudaStream_t stream) const {
   const int64_t k = frontier.num_batches(), rows = frontier.rows();
   LayerDraws d;
   d.dst = upload<int64_t>(arena, frontier.nodes, stream);
@@ -516,7 +514,6 @@ LayerDraws BulkDevice::State::ladies_draws(const bulk::StackedFrontier& frontier
     gathered += squares_rowptr[v + 1] - squares_rowptr[v];
   }
   d.nodes = DeviceScratch<int64_t>(static_cast<std::size_t>(d.bound), stream);
-  if (edge_ids) d.edge_ids = DeviceScratch<int64_t>(static_cast<std::size_t>(d.bound), stream);
   d.weights = DeviceScratch<float>(static_cast<std::size_t>(d.bound), stream);
   if (d.bound == 0) {  // no row has an entry: no edges whatever is drawn
     d.indptr = DeviceScratch<int64_t>(static_cast<std::size_t>(rows + 1), stream);
@@ -615,8 +612,8 @@ LayerDraws BulkDevice::State::ladies_draws(const bulk::StackedFrontier& frontier
   DeviceScratch<int64_t> ranks(static_cast<std::size_t>(d.bound + 1), stream);
   DeviceScratch<double> terms(static_cast<std::size_t>(d.bound), stream);
   ExtractArgs e{d.dst.get(), d.batch_offsets.get(), k, rows, a_offsets.get(), a.rowptr.get(), a.colind.get(),
-                a.vals.get(), a_first.get(), kept.get(), kept_offsets.get(), p_offsets.get(), p_cols.get(),
-                p_vals.get(), ranks.get(), d.nodes.get(), edge_ids ? d.edge_ids.get() : nullptr, terms.get()};
+                a.vals.get(), kept.get(), kept_offsets.get(), p_offsets.get(), p_cols.get(), p_vals.get(),
+                ranks.get(), d.nodes.get(), terms.get()};
   ladies_extract_kernel<true><<<blocks_for(d.bound), kThreads, 0, stream>>>(e);
   GRAPHTIER_CUDA_CHECK_LAUNCH("ladies_extract_kernel<true>");
   exclusive_offsets(ranks.get(), d.bound, stream);
@@ -636,7 +633,7 @@ LayerDraws BulkDevice::State::draws(const bulk::StackedFrontier& frontier, const
                                     int layer, StagingArena& arena, cudaStream_t stream) const {
   const int64_t f = options.fanouts[static_cast<std::size_t>(layer)];
   return options.algorithm == BulkAlgorithm::kLadies
-             ? ladies_draws(frontier, f, options.seed, options.edge_ids, arena, stream)
+             ? ladies_draws(frontier, f, options.seed, arena, stream)
              : graphsage_draws(frontier, f, options.replace, options.seed, options.edge_ids, arena, stream);
 }
 
