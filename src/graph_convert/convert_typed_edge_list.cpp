@@ -88,8 +88,7 @@ struct EdgeLines {
 
 std::optional<ParseError> parse_edge_lines(std::string_view text, EdgeLines& out) {
   const char* const begin = text.data();
-  std::string_view last_type;  // lines of one type come in runs: skip the search
-  uint16_t last_index = 0;
+  uint16_t last_index = 0;  // lines of one type come in runs: compare with the last before searching
   return detail::for_each_line(text, [&](const char* line, const char* eol) -> std::optional<std::string> {
     const char* p = line;
     while (p < eol && is_blank(*p)) ++p;
@@ -112,7 +111,7 @@ std::optional<ParseError> parse_edge_lines(std::string_view text, EdgeLines& out
     if (!next_field(p, eol).empty()) {
       return concat("unexpected text after 'src dst TYPE weight' in ", quote_line(text, line - begin));
     }
-    if (type != last_type) {
+    if (out.types.empty() || type != out.types[last_index]) {
       const auto it = std::find(out.types.begin(), out.types.end(), type);
       if (it == out.types.end()) {
         if (!parse_edge_type(type)) {
@@ -123,7 +122,6 @@ std::optional<ParseError> parse_edge_lines(std::string_view text, EdgeLines& out
         out.types.emplace_back(type);
       }
       last_index = static_cast<uint16_t>(std::find(out.types.begin(), out.types.end(), type) - out.types.begin());
-      last_type = out.types[last_index];
     }
     out.src.push_back(s);
     out.dst.push_back(d);
