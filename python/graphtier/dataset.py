@@ -20,7 +20,24 @@ class Dataset(_core.Dataset):
     """A dataset directory opened read-only (memory maps); `Dataset(path)` validates it.
 
     `prepared` says whether its nodes were renumbered (it has permutation.bin); `to_original` and
-    `from_original` map ids between the two numberings (the identity when it was not)."""
+    `from_original` map ids between the two numberings (the identity when it was not).
+
+    A typed (heterogeneous) dataset names its node types (`node_types`, in id order; type `t`
+    holds the ids `node_type_offset[t]` to `node_type_offset[t + 1]`, see `node_type_ranges`), its
+    relations (`relations`, as "src:rel:dst"; `reverse_relations[r]` is the index of the relation
+    holding r's edges reversed, or -1) and its `labelled_type` (or None). A homogeneous dataset
+    has none: empty lists, `is_hetero` False."""
+
+    @property
+    def is_hetero(self) -> bool:
+        """Whether the dataset has node types and relations (docs/format.md, Heterogeneous datasets)."""
+        return len(self.node_types) > 0
+
+    @property
+    def node_type_ranges(self) -> dict[str, tuple[int, int]]:
+        """Each node type's global id range [begin, end), by name, in id order."""
+        offset = self.node_type_offset
+        return {name: (offset[t], offset[t + 1]) for t, name in enumerate(self.node_types)}
 
     def to_original(self, ids) -> torch.Tensor:
         """The original ids of prepared node `ids` (integer ids or a bool mask over the dataset's

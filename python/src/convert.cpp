@@ -64,6 +64,21 @@ void bind_convert(nb::module_& m) {
       nb::arg("input"), nb::arg("allow_extra_columns"), nb::arg("out"), nb::arg("common"));
 
   m.def(
+      "convert_typed_edge_list",
+      [](const std::string& input, const std::string& labels, const std::string& split, uint64_t seed,
+         const std::string& out, const CommonArgs& common) {
+        graph::TypedEdgeListInput in;
+        in.path = input;
+        in.labels = labels;
+        in.seed = seed;
+        graph::parse_split_fractions(split, in);
+        return run(common, [&](const graph::ConvertOptions& o, ThreadPool& pool) {
+          return graph::convert_typed_edge_list(in, out, o, pool);
+        });
+      },
+      nb::arg("input"), nb::arg("labels"), nb::arg("split"), nb::arg("seed"), nb::arg("out"), nb::arg("common"));
+
+  m.def(
       "convert_npy",
       [](const std::string& edge_index, const std::string& edge_layout, const std::string& features,
          const std::string& labels, const std::string& train, const std::string& valid, const std::string& test,

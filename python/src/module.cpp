@@ -8,6 +8,9 @@
 
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 #include <stdexcept>
 
 #include "arrays.hpp"
@@ -63,6 +66,34 @@ void bind_dataset(nb::module_& m) {
         return torch_view(d.dataset->labels(), owner_capsule(d.dataset));
       })
       .def_prop_ro("prepared", [](const DatasetHandle& d) { return d.dataset->has_permutation(); })
+      // Typed datasets (docs/format.md, Heterogeneous datasets); empty for a homogeneous one.
+      .def_prop_ro("node_types",
+                   [](const DatasetHandle& d) {
+                     std::vector<std::string> names;
+                     for (const auto& t : d.dataset->schema().node_types) names.push_back(t.name);
+                     return names;
+                   })
+      .def_prop_ro("node_type_offset", [](const DatasetHandle& d) { return d.dataset->schema().node_type_offset; })
+      .def_prop_ro("relations",
+                   [](const DatasetHandle& d) {
+                     std::vector<std::string> names;
+                     for (int32_t r = 0; r < d.dataset->schema().num_relations(); ++r) {
+                       names.push_back(d.dataset->schema().relation_name(r));
+                     }
+                     return names;
+                   })
+      .def_prop_ro("reverse_relations",
+                   [](const DatasetHandle& d) {
+                     std::vector<int32_t> reverse;
+                     for (const auto& r : d.dataset->schema().relations) reverse.push_back(r.reverse);
+                     return reverse;
+                   })
+      .def_prop_ro("labelled_type",
+                   [](const DatasetHandle& d) -> std::optional<std::string> {
+                     const auto& s = d.dataset->schema();
+                     if (s.labelled_type < 0) return std::nullopt;
+                     return s.node_types[static_cast<std::size_t>(s.labelled_type)].name;
+                   })
       .def(
           "to_original", [](const DatasetHandle& d, const IdArray& ids) { return map_ids(d, ids, &graph::Dataset::to_original); },
           nb::arg("ids").noconvert())

@@ -72,6 +72,39 @@ def test_edge_list_matches_the_command(tmp_path, outs):
     same_dataset(cli_report, py_report, cli_out, py_out)
 
 
+def test_typed_edge_list_matches_the_command_and_names_its_types(tmp_path, outs):
+    acm = DATASETS / "acm"
+    cli_out, py_out = outs
+    cli_report = run_json("convert", "typed-edge-list", str(acm / "edge.txt.gz"), "--labels", str(acm / "label.txt.gz"),
+                          "--split", "0.2,0.1", "--seed", "3", "-o", str(cli_out))
+    py_report = graphtier.convert.typed_edge_list(acm / "edge.txt.gz", py_out, labels=acm / "label.txt.gz",
+                                                  split="0.2,0.1", seed=3)
+    assert py_report["node_types"] == 3 and py_report["relations"] == 4
+    same_dataset(cli_report, py_report, cli_out, py_out)
+
+    d = graphtier.Dataset(str(py_out))
+    assert d.is_hetero
+    assert d.node_types == ["p", "a", "s"]
+    assert d.node_type_ranges == {"p": (0, 4019), "a": (4019, 11186), "s": (11186, 11246)}
+    assert d.relations == ["p:to:a", "a:to:p", "p:to:s", "s:to:p"]
+    assert d.reverse_relations == [1, 0, 3, 2]
+    assert d.labelled_type == "p"
+    train = d.split("train")
+    assert len(train) == 803 and bool(((train >= 0) & (train < 4019)).all())
+    with pytest.raises(ValueError, match="labels.txt:1"):
+        (tmp_path / "labels.txt").write_text("p 0\n")
+        graphtier.convert.typed_edge_list(acm / "edge.txt.gz", tmp_path / "bad", labels=tmp_path / "labels.txt")
+
+
+def test_a_homogeneous_dataset_has_no_types(tmp_path):
+    path = tmp_path / "edges.txt"
+    path.write_text("0 1\n1 2\n")
+    graphtier.convert.edge_list(path, tmp_path / "g")
+    d = graphtier.Dataset(str(tmp_path / "g"))
+    assert not d.is_hetero
+    assert d.node_types == [] and d.relations == [] and d.node_type_ranges == {} and d.labelled_type is None
+
+
 def test_npy_matches_the_command(tmp_path, outs):
     rng = np.random.default_rng(0)
     np.save(tmp_path / "edge_index.npy", EDGES)  # [E, 2]

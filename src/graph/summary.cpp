@@ -44,6 +44,13 @@ std::vector<int64_t> out_degrees(const Dataset& dataset, ThreadPool& pool) {
   return total;
 }
 
+std::vector<int64_t> edges_per_relation(const Dataset& dataset) {
+  const HeteroView view = dataset.hetero();
+  std::vector<int64_t> counts(static_cast<std::size_t>(view.num_relations()), 0);
+  for (const uint8_t r : view.type_per_edge) ++counts[r];  // each < R: checked at open
+  return counts;
+}
+
 DatasetSummary summarize(const Dataset& dataset, ThreadPool& pool) {
   DatasetSummary s;
   const auto indptr = dataset.indptr();
@@ -59,6 +66,7 @@ DatasetSummary summarize(const Dataset& dataset, ThreadPool& pool) {
     s.num_labeled = std::count_if(labels.begin(), labels.end(), [](int32_t l) { return l >= 0; });
   }
   for (const auto& [array, entry] : dataset.manifest().files) s.total_bytes += entry.bytes;
+  s.edges_per_relation = edges_per_relation(dataset);
   return s;
 }
 

@@ -19,6 +19,10 @@ std::string report_json(const ConvertReport& r) {
   j["num_classes"] = r.num_classes;
   j["num_labeled"] = r.num_labeled;
   j["splits"] = {{"train", r.num_train}, {"valid", r.num_valid}, {"test", r.num_test}};
+  if (r.num_node_types > 0) {
+    j["node_types"] = r.num_node_types;
+    j["relations"] = r.num_relations;
+  }
   j["total_bytes"] = r.total_bytes;
   j["seconds"] = {{"topology", r.topology_seconds}, {"features", r.features_seconds}, {"total", r.total_seconds}};
   return j.dump(2);

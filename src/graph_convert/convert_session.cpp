@@ -61,12 +61,16 @@ void ConvertSession::topology(const EdgeSource& edges, std::optional<int64_t> nu
   if (r.num_nodes == 0) {
     throw FormatError(edges.name(), "has no edges, so the number of nodes is unknown; give it explicitly");
   }
+  topology_written(r, seconds_since(stage));
+}
+
+void ConvertSession::topology_written(const CscResult& r, double seconds) {
   manifest_.num_nodes = r.num_nodes;
   manifest_.num_edges = r.num_edges;
   manifest_.indices_dtype = r.index_dtype;
   static_cast<TopologyReport&>(report_) = r;
   report_.input_edges = r.input_edges;
-  report_.topology_seconds = seconds_since(stage);
+  report_.topology_seconds = seconds;
   report_.total_bytes += (r.num_nodes + 1) * 8 + r.num_edges * dtype_size(r.index_dtype);
   has_topology_ = true;
 }

@@ -28,6 +28,12 @@ class ConvertSession {
   /// `num_nodes_from` names the input that set `num_nodes` (e.g. "features.npy (rows)"), for the
   /// message when an edge lies outside it.
   void topology(const EdgeSource& edges, std::optional<int64_t> num_nodes, const std::string& num_nodes_from = {});
+  /// For converters that write the topology themselves (typed edge lists): records what
+  /// write_csc would have, after indptr and indices (and type_per_edge) are in writer().
+  void topology_written(const CscResult& result, double seconds);
+  DatasetWriter& writer() noexcept { return writer_; }
+  /// The typed layout (HeteroSchema) goes here before commit().
+  Manifest& manifest() noexcept { return manifest_; }
   int64_t num_nodes() const noexcept { return report_.num_nodes; }
   const ConvertReport& report() const noexcept { return report_; }
 

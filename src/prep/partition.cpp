@@ -78,6 +78,16 @@ void write_graph(const graph::Dataset& source, const PartitionLayout& layout, in
         }
       },
       source.indices());
+  if (source.is_hetero()) {
+    // Each edge's relation, sliced as the indices are: the block row's columns keep theirs.
+    const auto types = source.hetero().type_per_edge.subspan(static_cast<size_t>(first), static_cast<size_t>(last - first));
+    OutputFile& out = writer.open_array("type_per_edge");
+    for (size_t e = 0; e < types.size(); e += static_cast<size_t>(kCopyBytes)) {
+      const auto part = types.subspan(e, std::min(static_cast<size_t>(kCopyBytes), types.size() - e));
+      out.write_span(part);
+      progress.add(static_cast<int64_t>(part.size()));
+    }
+  }
   for (const char* array : kNodeArrays) {
     if (!m.has(array)) continue;
     const std::string file = source.dir() + "/" + m.files.at(array).path;
@@ -161,7 +171,8 @@ double output_bytes(const graph::Dataset& source, const PartitionLayout& layout)
     const auto [t0, t1] = layout.topology_range(row);
     const double edges = static_cast<double>(source.indptr()[t1] - source.indptr()[t0]);
     const double local = static_cast<double>(layout.local_rows(row));
-    total += static_cast<double>(layout.num_nodes + 1) * 8 + edges * index_bytes + node_arrays;
+    total += static_cast<double>(layout.num_nodes + 1) * 8 + edges * (index_bytes + (source.is_hetero() ? 1 : 0)) +
+             node_arrays;
     total += (local + 1) * 8 + (source.has_features() ? local * static_cast<double>(m.features.row_stride) : 0.0);
   }
   return total;
@@ -279,6 +290,12 @@ std::vector<int64_t> bounds_by_edges(std::span<const int64_t> indptr, int64_t pr
 
 PartitionLayout plan_partition(const graph::Dataset& source, const PartitionOptions& o) {
   const int64_t n = source.num_nodes();
+  // A typed dataset's graph/ keeps its types (type_per_edge sliced as indices); its per-type
+  // feature tables would need a features/ dataset per type, which is not written yet (issue 26).
+  for (const graph::NodeTypeEntry& type : source.schema().node_types) {
+    GRAPHTIER_EXPECTS(type.features.dim == 0, Unsupported, source.dir(), " is a typed dataset with a feature table for ",
+                      "node type ", type.name, "; partition does not split per-type feature tables yet");
+  }
   GRAPHTIER_EXPECTS(o.ranks >= 1, InvalidArgument, "--ranks must be >= 1, got ", o.ranks);
   GRAPHTIER_EXPECTS(o.replication >= 1, InvalidArgument, "--replication must be >= 1, got ", o.replication);
   GRAPHTIER_EXPECTS(o.ranks % o.replication == 0, InvalidArgument, "--replication ", o.replication,

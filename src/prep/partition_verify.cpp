@@ -69,6 +69,7 @@ void check_rank(const PartitionLayout& l, const impl::PartitionSource& source, c
   if (l.graph == PartitionGraph::kReplicated) {
     expect_source_copy(g, "indptr", source);
     expect_source_copy(g, "indices", source);
+    expect_source_copy(g, "type_per_edge", source);
   }
   const graph::Dataset& f = r.features;
   const std::string fpath = f.dir() + "/" + graph::kManifestName;

@@ -37,7 +37,7 @@ void invert(Permutation& perm, ThreadPool& pool) {
 
 }  // namespace
 
-Permutation order_by_score(std::span<const double> scores, ThreadPool& pool) {
+Permutation order_by_score(std::span<const double> scores, ThreadPool& pool, std::span<const int64_t> type_offset) {
   const int64_t n = static_cast<int64_t>(scores.size());
   // Sorting (score, id) pairs rather than ids keeps the comparisons in cache.
   std::vector<Keyed> keyed(static_cast<std::size_t>(n));
@@ -47,9 +47,23 @@ Permutation order_by_score(std::span<const double> scores, ThreadPool& pool) {
       keyed[v] = {scores[v], v};
     }
   });
-  impl::parallel_sort(
-      keyed, [](const Keyed& a, const Keyed& b) { return a.score > b.score || (a.score == b.score && a.id < b.id); },
-      pool);
+  const auto hotter = [](const Keyed& a, const Keyed& b) {
+    return a.score > b.score || (a.score == b.score && a.id < b.id);
+  };
+  if (type_offset.empty()) {
+    impl::parallel_sort(keyed, hotter, pool);
+  } else {
+    GRAPHTIER_EXPECTS(type_offset.front() == 0 && type_offset.back() == n, InvalidArgument,
+                      "order_by_score: node type offsets cover [", type_offset.front(), ", ", type_offset.back(),
+                      "), not the ", n, " nodes");
+    // Each type's range sorted on its own: its nodes keep their range (one type's copy extra).
+    std::vector<Keyed> range;
+    for (std::size_t t = 0; t + 1 < type_offset.size(); ++t) {
+      range.assign(keyed.begin() + type_offset[t], keyed.begin() + type_offset[t + 1]);
+      impl::parallel_sort(range, hotter, pool);
+      std::copy(range.begin(), range.end(), keyed.begin() + type_offset[t]);
+    }
+  }
   Permutation perm;
   perm.new_to_old.resize(static_cast<std::size_t>(n));
   perm.old_to_new.resize(static_cast<std::size_t>(n));

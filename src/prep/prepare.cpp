@@ -76,6 +76,17 @@ std::vector<double> compute_scores(const graph::Dataset& in, const PrepareOption
   return scores;
 }
 
+/// The permutation of type t's rows alone (local ids [0, nodes of t)): what its feature table,
+/// indexed from the type's first id, needs.
+Permutation type_local(const Permutation& perm, const graph::HeteroSchema& schema, int32_t t, ThreadPool& pool) {
+  const int64_t begin = schema.node_type_offset[static_cast<std::size_t>(t)];
+  std::vector<int64_t> new_to_old(static_cast<std::size_t>(schema.num_nodes_of(t)));
+  for (std::size_t i = 0; i < new_to_old.size(); ++i) {
+    new_to_old[i] = perm.new_to_old[static_cast<std::size_t>(begin) + i] - begin;
+  }
+  return from_new_to_old(std::move(new_to_old), pool);
+}
+
 }  // namespace
 
 PrepareReport prepare_dataset(const std::string& input_dir, const std::string& output_dir,
@@ -98,13 +109,19 @@ PrepareReport prepare_dataset(const std::string& input_dir, const std::string& o
   // mapped and intact until commit() swaps the finished directory in.
   graph::DatasetWriter writer(output_dir, options.overwrite);
   writer.require_free_space("the renumbered features", m.num_nodes, in.has_features() ? m.features.row_stride : 0);
+  for (int32_t t = 0; t < in.schema().num_node_types(); ++t) {
+    writer.require_free_space("the renumbered features of type " + in.schema().node_types[static_cast<std::size_t>(t)].name,
+                              in.schema().num_nodes_of(t), in.schema().node_types[static_cast<std::size_t>(t)].features.row_stride);
+  }
 
   t = Clock::now();
   const std::vector<double> scores = compute_scores(in, options, pool, report);
   report.score_seconds = seconds_since(t);
 
   t = Clock::now();
-  const Permutation perm = order_by_score(scores, pool);
+  // A typed dataset is renumbered within each type's range (hotness per type), so that every
+  // node keeps its type's ids (docs/format.md, Heterogeneous datasets).
+  const Permutation perm = order_by_score(scores, pool, in.schema().node_type_offset);
   report.order_seconds = seconds_since(t);
 
   t = Clock::now();
@@ -113,6 +130,10 @@ PrepareReport prepare_dataset(const std::string& input_dir, const std::string& o
     write_relabeled_csc(graph::CscView::of(in), perm, writer.open_array("indptr"), writer.open_array("indices"), pool,
                         &progress);
     progress.finish();
+  }
+  // Rows keep their entries' order, so each edge's relation moves with it and stays sorted.
+  if (in.is_hetero()) {
+    write_relabeled_edge_values(graph::CscView::of(in), in.hetero().type_per_edge, perm, writer.open_array("type_per_edge"));
   }
   report.relabel_seconds = seconds_since(t);
   park_point("prepare.relabelled");  // test hook: the new topology written
@@ -128,6 +149,20 @@ PrepareReport prepare_dataset(const std::string& input_dir, const std::string& o
     report.feature_bytes = fr.bytes;
     report.feature_external = fr.external;
     report.feature_buckets = fr.buckets;
+  }
+  for (int32_t t = 0; t < in.schema().num_node_types(); ++t) {
+    const graph::NodeTypeEntry& type = in.schema().node_types[static_cast<std::size_t>(t)];
+    if (type.features.dim == 0) continue;
+    FeaturePermuteOptions fo;
+    fo.memory_budget = report.memory_budget;
+    fo.scratch_dir = writer.temp_dir();
+    const std::string array = graph::HeteroSchema::feature_array(type.name);
+    const FeaturePermuteReport fr = permute_feature_rows(in.dir() + "/" + m.files.at(array).path, type.features.row_stride,
+                                                         type_local(perm, in.schema(), t, pool), writer.open_array(array),
+                                                         fo, pool);
+    report.feature_bytes += fr.bytes;
+    report.feature_external = report.feature_external || fr.external;
+    report.feature_buckets += fr.buckets;
   }
   report.feature_seconds = seconds_since(t);
 

@@ -323,5 +323,47 @@ TEST_F(ConvertCliTest, IgbNpyLayout) {
   EXPECT_NE(bad.err.find("IGB label classes must be 19 or 2983, got 20"), std::string::npos) << bad.err;
 }
 
+TEST_F(ConvertCliTest, TypedEdgeListAcmInfoVerifyAndPrepare) {
+  const std::string acm = test::datasets_dir() + "/acm";
+  const auto report = run_json({"convert", "typed-edge-list", acm + "/edge.txt.gz", "--labels", acm + "/label.txt.gz",
+                                "--split", "0.2,0.1", "--seed", "0", "-o", path("acm")});
+  EXPECT_EQ(report.value("node_types", -1), 3);
+  EXPECT_EQ(report.value("relations", -1), 4);
+  const auto j = info(path("acm"));
+  expect_counts(j, 11246, 34852, 0, 3, 803, 401, 2815);
+  const auto& typed = j["typed"];
+  ASSERT_EQ(typed["node_types"].size(), 3u);
+  EXPECT_EQ(typed["node_types"][1]["name"], "a");
+  EXPECT_EQ(typed["node_types"][1]["begin"], 4019);
+  EXPECT_EQ(typed["node_types"][1]["num_nodes"], 7167);
+  ASSERT_EQ(typed["relations"].size(), 4u);
+  EXPECT_EQ(typed["relations"][2]["name"], "p:to:s");
+  EXPECT_EQ(typed["relations"][2]["num_edges"], 4019);
+  EXPECT_EQ(typed["relations"][2]["reverse"], "s:to:p");
+  EXPECT_EQ(typed["labelled_type"], "p");
+
+  const auto text = test::run_cli({"-q", "info", path("acm")});
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("node types 3 (labelled: p)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("a:to:p"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("13407 edges, reverse p:to:a"), std::string::npos) << text.out;
+
+  const auto verified = test::run_cli({"-q", "verify", path("acm")});
+  EXPECT_EQ(verified.exit_code, 0) << verified.err;
+  EXPECT_NE(verified.out.find("relations  4"), std::string::npos) << verified.out;
+  const auto verified_json = run_json({"verify", path("acm")});
+  EXPECT_EQ(verified_json["typed"]["relations"][0]["num_edges"], 13407);
+
+  // prepare keeps the types (renumbering within each type's range).
+  const auto prepared = test::run_cli({"-q", "prepare", "-d", path("acm"), "-o", path("acm-degree"), "--hotness", "degree"});
+  EXPECT_EQ(prepared.exit_code, 0) << prepared.err;
+  EXPECT_EQ(info(path("acm-degree"))["typed"]["relations"], typed["relations"]);
+
+  const auto bad = test::run_cli({"-q", "convert", "typed-edge-list", acm + "/edge.txt.gz", "--split", "0.2", "-o",
+                                  path("bad")});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--split must be two fractions TRAIN,VAL"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace graphtier

@@ -4,6 +4,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <string>
 
 #include "commands.hpp"
 #include "graphtier/core/error.hpp"
@@ -25,6 +26,8 @@ struct CommonOptions {
 struct ConvertCliOptions {
   CommonOptions common;
   graph::EdgeListInput edge_list;
+  graph::TypedEdgeListInput typed_edge_list;
+  std::string typed_split = "0.2,0.1";
   graph::NpyInput npy;
   std::string edge_layout = "auto";
   PlanetoidInput planetoid;
@@ -37,6 +40,9 @@ void print_text(const graph::ConvertReport& r) {
   const auto ll = [](int64_t v) { return static_cast<long long>(v); };
   std::printf("converted  %s (%s)\n", r.dataset.c_str(), r.format.c_str());
   std::printf("nodes      %lld (%lld without in-neighbours)\n", ll(r.num_nodes), ll(r.isolated_nodes));
+  if (r.num_node_types > 0) {
+    std::printf("typed      %lld node types, %lld relations\n", ll(r.num_node_types), ll(r.num_relations));
+  }
   std::printf("edges      %lld stored from %lld read (%lld self-loops and %lld duplicate entries removed), max in-degree %lld\n",
               ll(r.num_edges), ll(r.input_edges), ll(r.self_loops_removed), ll(r.duplicates_removed), ll(r.max_in_degree));
   if (r.feature_dim > 0) {
@@ -110,6 +116,25 @@ void register_convert(CLI::App& app, const GlobalOptions& global) {
   edge_list->callback([opt, &global] {
     run(opt->common, global, [&](const graph::ConvertOptions& o, ThreadPool& pool) {
       return graph::convert_edge_list(opt->edge_list, opt->common.out, o, pool);
+    });
+  });
+
+  auto* typed = add_format(*convert, "typed-edge-list",
+                           "Typed edge list, plain or gzip: one 'src dst TYPE [weight]' per line, TYPE 'A-B' or "
+                           "'A:rel:B', ids per type from 0; a heterogeneous dataset",
+                           c);
+  typed->add_option("input", opt->typed_edge_list.path, "Edge list file (.gz or not: told by its magic bytes)")
+      ->required();
+  typed->add_option("--labels", opt->typed_edge_list.labels,
+                    "Labels of one node type: '<type><id> <class>' (as 'p0 2') or '<type> <id> <class>' lines");
+  typed->add_option("--split", opt->typed_split,
+                    "Fractions TRAIN,VAL of the labelled nodes drawn (seeded) for train and valid; the rest is test")
+      ->capture_default_str();
+  typed->add_option("--seed", opt->typed_edge_list.seed, "Seed of the split")->capture_default_str();
+  typed->callback([opt, &global] {
+    graph::parse_split_fractions(opt->typed_split, opt->typed_edge_list);
+    run(opt->common, global, [&](const graph::ConvertOptions& o, ThreadPool& pool) {
+      return graph::convert_typed_edge_list(opt->typed_edge_list, opt->common.out, o, pool);
     });
   });
 

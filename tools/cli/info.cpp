@@ -8,6 +8,7 @@
 #include "graphtier/core/log.hpp"
 #include "graphtier/feature/tier_ranges.hpp"
 #include "graphtier/graph/summary.hpp"
+#include "typed_summary.hpp"
 
 namespace graphtier::cli {
 namespace {
@@ -61,6 +62,7 @@ void run_info(const InfoOptions& opt, const GlobalOptions& global) {
                   {"cpu", {{"begin", tiers.gpu_end}, {"end", tiers.cpu_end}}},
                   {"storage", {{"begin", tiers.cpu_end}, {"end", tiers.num_nodes}}}};
     j["source"] = m.source;
+    if (dataset.is_hetero()) j["typed"] = typed_json(dataset, s.edges_per_relation);
     std::cout << j.dump(2) << '\n';
     return;
   }
@@ -79,6 +81,7 @@ void run_info(const InfoOptions& opt, const GlobalOptions& global) {
               static_cast<long long>(s.num_labeled));
   std::printf("split      train %lld / valid %lld / test %lld\n", static_cast<long long>(s.num_train),
               static_cast<long long>(s.num_valid), static_cast<long long>(s.num_test));
+  print_typed(dataset, s.edges_per_relation);
   std::printf("degree\n");
   print_degree("in", s.in_degree);
   print_degree("out", s.out_degree);

@@ -9,7 +9,9 @@
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
 #include "graphtier/graph/dataset.hpp"
+#include "graphtier/graph/summary.hpp"
 #include "graphtier/prep/partition.hpp"
+#include "typed_summary.hpp"
 
 namespace graphtier::cli {
 namespace {
@@ -28,11 +30,17 @@ void verify_dataset(const VerifyCliOptions& c, const GlobalOptions& global) {
   Progress progress("verify checksums", static_cast<int64_t>(bytes), "B");
   dataset.verify_checksums(&progress);
   progress.finish();
+  // The typed layout was checked by open() (types, relations, every edge's relation and ends).
+  const std::vector<int64_t> per_relation = graph::edges_per_relation(dataset);
   if (global.json) {
-    std::cout << nlohmann::json{{"dataset", dataset.dir()}, {"ok", true}, {"bytes", bytes}}.dump() << '\n';
+    nlohmann::json j{{"dataset", dataset.dir()}, {"ok", true}, {"bytes", bytes}};
+    if (dataset.is_hetero()) j["typed"] = nlohmann::json(typed_json(dataset, per_relation));
+    std::cout << j.dump() << '\n';
   } else {
     std::cout << dataset.dir() << ": ok (" << dataset.manifest().files.size() << " files, "
               << format_bytes(static_cast<double>(bytes)) << " checked)\n";
+    std::cout.flush();
+    print_typed(dataset, per_relation);
   }
 }
 

@@ -25,12 +25,16 @@ DegreeStats degree_stats(std::vector<int64_t> degrees);
 /// Out-degree of every node: the number of times it appears as a source in the CSC.
 std::vector<int64_t> out_degrees(const Dataset& dataset, ThreadPool& pool);
 
+/// Edges of each relation of a typed dataset (counts of type_per_edge), [R]; empty when homogeneous.
+std::vector<int64_t> edges_per_relation(const Dataset& dataset);
+
 struct DatasetSummary {
   DegreeStats in_degree;
   DegreeStats out_degree;
   int64_t num_train = 0, num_valid = 0, num_test = 0;
   int64_t num_labeled = 0;
   uint64_t total_bytes = 0;
+  std::vector<int64_t> edges_per_relation;  // typed datasets; empty otherwise
 };
 
 DatasetSummary summarize(const Dataset& dataset, ThreadPool& pool);

@@ -10,6 +10,8 @@
 // Inputs (the structs below describe each layout):
 //   * edge lists: text, plain or gzip (told apart by magic bytes), one `src dst` per line,
 //     separated by whitespace or a comma; lines starting with '#' or '%' are comments.
+//   * typed edge lists: the same with `src dst TYPE [weight]` lines, giving a typed dataset
+//     (docs/format.md, Heterogeneous datasets).
 //   * .npy arrays: edge_index [2, E] or [E, 2] of integers, features [N, D], labels [N] or
 //     [N, 1] (NaN or -1 = unlabeled), splits as id lists or boolean masks.
 //   * Planetoid (Cora, Citeseer, PubMed pickles): extracted by python/graphtier/convert/
@@ -25,6 +27,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "graphtier/core/dtype.hpp"
 #include "graphtier/core/thread_pool.hpp"
@@ -67,6 +70,8 @@ struct ConvertReport : TopologyReport {
   int64_t num_train = 0;
   int64_t num_valid = 0;
   int64_t num_test = 0;
+  int64_t num_node_types = 0;  // typed datasets; 0 otherwise
+  int64_t num_relations = 0;
   int64_t total_bytes = 0;
   double features_seconds = 0;
   double total_seconds = 0;
@@ -100,6 +105,38 @@ struct EdgeListInput {
 };
 ConvertReport convert_edge_list(const EdgeListInput& input, const std::string& out, const ConvertOptions& options,
                                 ThreadPool& pool);
+
+/// A typed edge list (plain or gzip): lines `src dst TYPE [weight]`, fields separated by blanks
+/// or commas, '#' and '%' comments. TYPE is `A-B` (an edge from a node of type A to one of type
+/// B; the relation is named `A:to:B`, as PyG names HGB's) or `A:rel:B`; type and relation names
+/// are 1 to 64 of [A-Za-z0-9_]. Ids count from 0 within each type; type t gets the global ids
+/// [offset[t], offset[t] + max id + 1), types and relations numbered in order of first
+/// appearance. A weight, if present, must be a number and is not stored (a warning says so
+/// unless every weight is 1).
+///
+/// Labels (optional): lines `<type><id> <class>` (as `p0 2`: the type is the name up to the
+/// trailing digits) or `<type> <id> <class>`; all of one type, the labelled type; each node at
+/// most once. The labelled nodes are split at random, seeded: the first train_fraction of them
+/// (rounded down) train, the next valid_fraction valid, the rest test.
+///
+/// The CSC lists each column's edges by relation, then by source; duplicates (same source,
+/// destination and relation) are removed, self-loops too unless kept. Reverse relations are
+/// found, not guessed from names: r' reverses r when its edges are exactly r's reversed (a
+/// relation may be its own reverse); two candidates leave r without one. The edges are held in
+/// memory (up to about 50 bytes an edge), so ConvertOptions::memory_budget is refused, as are
+/// num_nodes and symmetrize (each type's count is its largest id + 1; reverses are listed).
+struct TypedEdgeListInput {
+  std::string path;
+  std::string labels;  // "": no labels
+  double train_fraction = 0.2;
+  double valid_fraction = 0.1;
+  uint64_t seed = 0;
+};
+/// Sets input's fractions from "TRAIN,VAL" (as "0.2,0.1", `--split`); throws InvalidArgument
+/// naming the text unless it is two numbers.
+void parse_split_fractions(std::string_view text, TypedEdgeListInput& input);
+ConvertReport convert_typed_edge_list(const TypedEdgeListInput& input, const std::string& out,
+                                      const ConvertOptions& options, ThreadPool& pool);
 
 /// Orientation of an edge_index array.
 enum class EdgeLayout : uint8_t {

@@ -59,7 +59,9 @@ struct PrepareReport {
 /// to `output_dir`: indptr/indices relabeled, features, labels and hotness.bin (non-increasing) in
 /// new order, split ids mapped and sorted ascending, permutation.bin mapping new ids to the
 /// original ids (composed with the input's permutation if it had one), manifest hotness = the
-/// method name. Throws InvalidArgument for bad options (e.g. wrpr on a dataset without a train
+/// method name. A typed dataset is renumbered within each node type's range (hotness.bin is
+/// non-increasing within each), its type_per_edge moves with the edges and its per-type feature
+/// tables with their rows (docs/format.md, Heterogeneous datasets). Throws InvalidArgument for bad options (e.g. wrpr on a dataset without a train
 /// split, output == input without overwrite), FormatError/IoError from the files.
 PrepareReport prepare_dataset(const std::string& input_dir, const std::string& output_dir,
                               const PrepareOptions& options, ThreadPool& pool);

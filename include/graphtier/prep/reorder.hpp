@@ -29,8 +29,10 @@ struct Permutation {
 
 /// Orders nodes by score, highest first, ties by the lower old id first: a strict total order, so
 /// the result is unique and independent of the pool size (parallel merge sort, O(N log N)).
-/// Throws InvalidArgument if a score is not finite.
-Permutation order_by_score(std::span<const double> scores, ThreadPool& pool);
+/// With `type_offset` (a typed dataset's node_type_offset, [T + 1]) the order is within each
+/// type's id range, which stays where it is: node type t's new ids are [offset[t], offset[t+1])
+/// too, hottest first. Throws InvalidArgument if a score is not finite.
+Permutation order_by_score(std::span<const double> scores, ThreadPool& pool, std::span<const int64_t> type_offset = {});
 
 /// Inverse of a permutation given new -> old; throws InvalidArgument if it is not a permutation.
 Permutation from_new_to_old(std::vector<int64_t> new_to_old, ThreadPool& pool);
@@ -58,5 +60,11 @@ std::vector<int64_t> map_ids_sorted(std::span<const int64_t> ids, const Permutat
 /// `progress`, if given, is advanced by entries written.
 void write_relabeled_csc(const graph::CscView& csc, const Permutation& perm, OutputFile& indptr_out, OutputFile& indices_out,
                          ThreadPool& pool, Progress* progress = nullptr, int64_t window_edges = int64_t{1} << 24);
+
+/// Writes a per-edge array of the renumbered graph (a typed dataset's type_per_edge): new row n
+/// holds old row perm.new_to_old[n]'s values in the same order, as write_relabeled_csc places its
+/// entries, so each value stays with its edge.
+void write_relabeled_edge_values(const graph::CscView& csc, std::span<const uint8_t> values, const Permutation& perm,
+                                 OutputFile& out);
 
 }  // namespace graphtier::prep

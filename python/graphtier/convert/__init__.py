@@ -28,7 +28,7 @@ import tempfile
 
 from graphtier import _core
 
-__all__ = ["edge_list", "igb", "npy", "ogb", "planetoid"]
+__all__ = ["edge_list", "igb", "npy", "ogb", "planetoid", "typed_edge_list"]
 
 
 def _common(overwrite=False, name=None, dtype="float32", align=0, symmetrize=False, keep_self_loops=False,
@@ -56,6 +56,16 @@ def edge_list(input, out, *, allow_extra_columns=False, **options):
     or comma), '#' and '%' comments; duplicates are always removed. `allow_extra_columns` ignores
     columns after the two ids (weights, timestamps) instead of rejecting the line."""
     return json.loads(_core.convert_edge_list(_path(input), bool(allow_extra_columns), _path(out), _common(**options)))
+
+
+def typed_edge_list(input, out, *, labels=None, split="0.2,0.1", seed=0, **options):
+    """A typed edge list, plain or gzip: one `src dst TYPE [weight]` per line, TYPE `A-B` (relation
+    `A:to:B`) or `A:rel:B`, ids per node type from 0; a heterogeneous dataset (docs/format.md).
+    `labels`: lines `<type><id> <class>` (as `p0 2`) or `<type> <id> <class>`, all of one type;
+    its nodes are split at random (`seed`) into train and valid by the fractions "TRAIN,VAL" of
+    `split`, the rest test. `symmetrize`, `num_nodes` and `memory_budget` do not apply."""
+    return json.loads(_core.convert_typed_edge_list(_path(input), _path(labels), str(split), int(seed), _path(out),
+                                                    _common(**options)))
 
 
 def npy(edge_index, out, *, edge_layout="auto", features=None, labels=None, train=None, valid=None, test=None,
