@@ -16,13 +16,15 @@
 
 namespace graphtier::sample::typed {
 
-/// First position p in [begin, end) with type_per_edge[p] > relation, or end (the column's types
-/// sorted).
-GRAPHTIER_HD int64_t segment_end(const uint8_t* type_per_edge, int64_t begin, int64_t end, int relation) {
+/// First position p in [begin, end) with type_at(p) > relation, or end (the column's types sorted).
+/// `type_at(p)`: edge p's relation, from one array or, on the GPU, from a topology's hot and cold
+/// parts.
+template <typename TypeAt>
+GRAPHTIER_HD int64_t segment_end_at(TypeAt type_at, int64_t begin, int64_t end, int relation) {
   int64_t lo = begin, hi = end;
   while (lo < hi) {
     const int64_t mid = lo + (hi - lo) / 2;
-    if (static_cast<int>(type_per_edge[mid]) <= relation) {
+    if (static_cast<int>(type_at(mid)) <= relation) {
       lo = mid + 1;
     } else {
       hi = mid;
@@ -31,11 +33,21 @@ GRAPHTIER_HD int64_t segment_end(const uint8_t* type_per_edge, int64_t begin, in
   return lo;
 }
 
+GRAPHTIER_HD int64_t segment_end(const uint8_t* type_per_edge, int64_t begin, int64_t end, int relation) {
+  return segment_end_at([type_per_edge](int64_t p) { return type_per_edge[p]; }, begin, end, relation);
+}
+
 /// Relation r's segment [*first, *last) of the column [begin, end) (empty when r has no edges there).
+template <typename TypeAt>
+GRAPHTIER_HD void relation_segment_at(TypeAt type_at, int64_t begin, int64_t end, int relation, int64_t* first,
+                                      int64_t* last) {
+  *first = relation == 0 ? begin : segment_end_at(type_at, begin, end, relation - 1);
+  *last = segment_end_at(type_at, *first, end, relation);
+}
+
 GRAPHTIER_HD void relation_segment(const uint8_t* type_per_edge, int64_t begin, int64_t end, int relation,
                                    int64_t* first, int64_t* last) {
-  *first = relation == 0 ? begin : segment_end(type_per_edge, begin, end, relation - 1);
-  *last = segment_end(type_per_edge, *first, end, relation);
+  relation_segment_at([type_per_edge](int64_t p) { return type_per_edge[p]; }, begin, end, relation, first, last);
 }
 
 /// The type t of node v: node_type_offset[t] <= v < node_type_offset[t + 1] (offsets [T + 1],

@@ -428,6 +428,14 @@ TEST(HeteroSampler, ReachedThroughMakeSampler) {
   expect_invalid([&] { bulk_options(bulk); }, "relation_fanouts: the bulk sampler");
   ladies.relation_fanouts.clear();
   expect_invalid([&] { make_sampler(ladies, g.sample_graph()); }, "not ladies");
+  // No GPU sampler is typed yet: refused before any device is touched, in every build.
+  try {
+    make_sampler(spec, g.sample_graph(), {.device = 0});
+    ADD_FAILURE() << "a typed graph was accepted on the GPU";
+  } catch (const Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("typed graphs (node and edge types) are sampled on the CPU"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
