@@ -29,7 +29,8 @@ class Block:
     `indptr` [num_dst + 1] and `indices` [num_edges] (local positions in `src_nodes`) are int64;
     `weights` [num_edges] float32 holds the layer-wise samplers' normalised edge weights (None for
     neighbour sampling); `edge_ids` maps each edge back to the input graph (None when the sampler
-    does not keep them).
+    does not keep them); `edge_types` [num_edges] uint8 is each edge's relation id on a typed graph
+    (None otherwise), and `split` gives the block by node type and relation.
     """
 
     num_dst: int
@@ -38,12 +39,30 @@ class Block:
     indices: torch.Tensor
     edge_ids: Optional[torch.Tensor]
     weights: Optional[torch.Tensor]
+    edge_types: Optional[torch.Tensor] = None
 
     @staticmethod
     def from_dict(d: dict) -> "Block":
         """A block from the engine's dict of one layer (python/src: block_dict, the one writer of
         its keys)."""
-        return Block(d["num_dst"], d["src_nodes"], d["indptr"], d["indices"], d["edge_ids"], d["weights"])
+        return Block(d["num_dst"], d["src_nodes"], d["indptr"], d["indices"], d["edge_ids"], d["weights"],
+                     d["edge_types"])
+
+    def split(self, node_type_offset: torch.Tensor, relations: List[Tuple[int, int]]) -> dict:
+        """The block of a typed graph by node type and relation (host memory), what PyG's
+        HeteroData and DGL's heterogeneous blocks are built from: {"num_dst": [T] ints,
+        "src_nodes": [T] int64 tensors of global ids (the type's dst nodes first, in block order),
+        "relations": [R] dicts of "indptr" [num_dst of the dst type + 1], "indices" (positions in
+        the src type's list) and "block_edges" (each edge's position in this block, to take its
+        edge_ids or weights)}. Every type and every relation is present, empty ones too.
+        `node_type_offset` int64 [T + 1] and `relations` [(src_type, dst_type)] * R are the
+        graph's (graphtier/graph/hetero_view.hpp)."""
+        if self.edge_types is None:
+            raise ValueError("split: this block has no edge types (its graph is not typed)")
+        cpu = lambda t: t.cpu().contiguous()  # noqa: E731
+        return _core.split_block(self.num_dst, cpu(self.src_nodes), cpu(self.indptr), cpu(self.indices),
+                                 cpu(self.edge_types), node_ids(node_type_offset, "node_type_offset"),
+                                 [(int(s), int(d)) for s, d in relations])
 
     @property
     def num_src(self) -> int:
@@ -72,7 +91,7 @@ class Block:
     def to(self, device: Union[str, torch.device]) -> "Block":
         move = lambda t: None if t is None else _to_device(t, device)  # noqa: E731
         return Block(self.num_dst, move(self.src_nodes), move(self.indptr), move(self.indices),
-                     move(self.edge_ids), move(self.weights))
+                     move(self.edge_ids), move(self.weights), move(self.edge_types))
 
 
 @dataclass

@@ -46,11 +46,11 @@ void bind_partition(nb::module_& m);
 void bind_sampling(nb::module_& m);
 
 /// A minibatch layer as python/graphtier/loader.py's Block.from_dict reads it: {"num_dst",
-/// "src_nodes", "indptr", "indices", "edge_ids", "weights"} (edge_ids and weights None when the
-/// sampler keeps none). The one place the keys are written: the caller makes the tensors (host
-/// views, or device views of a DeviceBlock).
+/// "src_nodes", "indptr", "indices", "edge_ids", "weights", "edge_types"} (edge_ids and weights
+/// None when the sampler keeps none, edge_types None unless the graph is typed). The one place the
+/// keys are written: the caller makes the tensors (host views, or device views of a DeviceBlock).
 nb::dict block_dict(int64_t num_dst, nb::object src_nodes, nb::object indptr, nb::object indices, nb::object edge_ids,
-                    nb::object weights);
+                    nb::object weights, nb::object edge_types = nb::none());
 /// A host Block's dict, its tensors viewing `b`'s memory, which `owner` keeps alive.
 nb::dict block_dict(const sample::Block& b, nb::handle owner);
 

@@ -3,12 +3,20 @@
 // loader), and one layer on fetched neighbour rows
 // (graphtier/sample/row_sampling.hpp), one batch at a time or k at once with the bulk matrix
 // samplers. Blocks come back as the loader's block dicts.
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <map>
+#include <optional>
+
 #include "arrays.hpp"
 #include "bindings.hpp"
+#include "graphtier/core/error.hpp"
 #include "graphtier/sample/epoch.hpp"
+#include "graphtier/sample/hetero_block.hpp"
 #include "graphtier/sample/random.hpp"
 #include "graphtier/sample/row_sampling.hpp"
 #include "graphtier/sample/sampler.hpp"
@@ -28,6 +36,66 @@ nb::dict owned_block_dict(sample::Block&& block) {
   return block_dict(*owned, owner_capsule(owned));
 }
 
+using TypeArray = nb::ndarray<const uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using RelationList = std::vector<std::pair<int32_t, int32_t>>;
+
+/// A typed graph's types as the arguments give them (node_type_offset int64 [T + 1], relations
+/// [(src_type, dst_type)] * R, type_per_edge uint8 [E]), owned for the call; all three or none.
+struct TypedArgs {
+  std::vector<int64_t> node_type_offset;
+  std::vector<graph::RelationTypes> relations;
+  std::span<const uint8_t> type_per_edge;
+
+  TypedArgs(const std::optional<IdArray>& offsets, const std::optional<RelationList>& rels,
+            const std::optional<TypeArray>& types) {
+    GRAPHTIER_EXPECTS(offsets.has_value() == rels.has_value() && rels.has_value() == types.has_value(),
+                      InvalidArgument, "a typed graph needs node_type_offset, relations and type_per_edge together");
+    if (!offsets) return;
+    node_type_offset = to_vector(*offsets);
+    for (const auto& [src, dst] : *rels) relations.push_back({src, dst});
+    type_per_edge = {types->data(), types->shape(0)};
+  }
+  graph::HeteroView view() const { return {node_type_offset, relations, type_per_edge}; }
+};
+
+/// {relation id: per-hop fanouts} as NeighborSamplerOptions::relation_fanouts: one list per
+/// relation, empty for those the dict leaves out (they take the fanouts).
+std::vector<std::vector<int64_t>> relation_fanout_lists(const std::map<int64_t, std::vector<int64_t>>& by_relation,
+                                                        std::size_t num_relations) {
+  if (by_relation.empty()) return {};
+  GRAPHTIER_EXPECTS(num_relations > 0, InvalidArgument,
+                    "relation_fanouts: the graph has no relations (no node and edge types); use fanouts");
+  std::vector<std::vector<int64_t>> lists(num_relations);
+  for (const auto& [r, fanouts] : by_relation) {
+    GRAPHTIER_EXPECTS(r >= 0 && static_cast<std::size_t>(r) < num_relations, InvalidArgument,
+                      "relation_fanouts: unknown relation ", r, " (the graph has ", num_relations, " relations, 0 to ",
+                      num_relations - 1, ")");
+    GRAPHTIER_EXPECTS(!fanouts.empty(), InvalidArgument, "relation_fanouts[", r, "] is empty: give one fanout per hop");
+    lists[static_cast<std::size_t>(r)] = fanouts;
+  }
+  return lists;
+}
+
+nb::dict hetero_block_dict(sample::HeteroBlock&& split) {
+  auto owned = std::make_shared<const sample::HeteroBlock>(std::move(split));
+  const nb::capsule owner = owner_capsule(owned);
+  nb::list src_nodes;
+  for (const auto& nodes : owned->src_nodes) src_nodes.append(torch_view(std::span<const int64_t>(nodes), owner));
+  nb::list relations;
+  for (const sample::RelationBlock& rb : owned->relations) {
+    nb::dict r;
+    r["indptr"] = torch_view(std::span<const int64_t>(rb.indptr), owner);
+    r["indices"] = torch_view(std::span<const int64_t>(rb.indices), owner);
+    r["block_edges"] = torch_view(std::span<const int64_t>(rb.block_edges), owner);
+    relations.append(r);
+  }
+  nb::dict d;
+  d["num_dst"] = owned->num_dst;
+  d["src_nodes"] = src_nodes;
+  d["relations"] = relations;
+  return d;
+}
+
 sample::NeighborRows to_rows(const IdArray& nodes, const IdArray& indptr, const IdArray& indices,
                              const IdArray& first_edge) {
   return {to_vector(nodes), to_vector(indptr), to_vector(indices), to_vector(first_edge)};
@@ -36,7 +104,7 @@ sample::NeighborRows to_rows(const IdArray& nodes, const IdArray& indptr, const 
 }  // namespace
 
 nb::dict block_dict(int64_t num_dst, nb::object src_nodes, nb::object indptr, nb::object indices, nb::object edge_ids,
-                    nb::object weights) {
+                    nb::object weights, nb::object edge_types) {
   nb::dict d;
   d["num_dst"] = num_dst;
   d["src_nodes"] = std::move(src_nodes);
@@ -44,6 +112,7 @@ nb::dict block_dict(int64_t num_dst, nb::object src_nodes, nb::object indptr, nb
   d["indices"] = std::move(indices);
   d["edge_ids"] = std::move(edge_ids);
   d["weights"] = std::move(weights);
+  d["edge_types"] = std::move(edge_types);
   return d;
 }
 
@@ -53,7 +122,8 @@ nb::dict block_dict(const sample::Block& b, nb::handle owner) {
   };
   return block_dict(b.num_dst, nb::cast(torch_view(std::span<const int64_t>(b.src_nodes), owner)),
                     nb::cast(torch_view(std::span<const int64_t>(b.indptr), owner)),
-                    nb::cast(torch_view(std::span<const int64_t>(b.indices), owner)), view(b.edge_ids), view(b.weights));
+                    nb::cast(torch_view(std::span<const int64_t>(b.indices), owner)), view(b.edge_ids), view(b.weights),
+                    view(b.edge_types));
 }
 
 void bind_sampling(nb::module_& m) {
@@ -83,13 +153,17 @@ void bind_sampling(nb::module_& m) {
   m.def(
       "sample_minibatch",
       [](const DatasetHandle& dataset, const std::string& method, const IdArray& seeds, std::vector<int64_t> fanouts,
-         bool replace, uint64_t seed, uint64_t stream) {
-        const sample::SampleGraph graph{graph::CscView::of(*dataset.dataset), {}};
+         bool replace, uint64_t seed, uint64_t stream, const std::map<int64_t, std::vector<int64_t>>& relation_fanouts,
+         const std::optional<IdArray>& node_type_offset, const std::optional<RelationList>& relations,
+         const std::optional<TypeArray>& type_per_edge) {
+        const TypedArgs typed(node_type_offset, relations, type_per_edge);
+        const sample::SampleGraph graph{graph::CscView::of(*dataset.dataset), {}, typed.view()};
         const std::vector<int64_t> s = to_vector(seeds);
         auto batch = std::make_shared<sample::MiniBatch>();
         sample::SamplerSpec spec;
         spec.kind = sample::sampler_method(method).kind;
         spec.fanouts = std::move(fanouts);
+        spec.relation_fanouts = relation_fanout_lists(relation_fanouts, typed.relations.size());
         spec.replace = replace;
         spec.seed = seed;
         {
@@ -108,7 +182,47 @@ void bind_sampling(nb::module_& m) {
         return d;
       },
       nb::arg("dataset"), nb::arg("method"), nb::arg("seeds").noconvert(), nb::arg("fanouts"), nb::arg("replace"),
-      nb::arg("seed"), nb::arg("stream"));
+      nb::arg("seed"), nb::arg("stream"), nb::kw_only(),
+      nb::arg("relation_fanouts") = std::map<int64_t, std::vector<int64_t>>{}, nb::arg("node_type_offset") = nb::none(),
+      nb::arg("relations") = nb::none(), nb::arg("type_per_edge") = nb::none(),
+      "The minibatch of `seeds` as the loader samples it. A typed graph (node_type_offset int64 [T + 1], "
+      "relations [(src_type, dst_type)] * R, type_per_edge uint8 [E], sorted by relation within each column) "
+      "is sampled per relation: relation_fanouts {relation id: fanout per hop} for those that do not take "
+      "`fanouts`; its blocks carry edge_types.");
+  m.def(
+      "split_block",
+      [](int64_t num_dst, const IdArray& src_nodes, const IdArray& indptr, const IdArray& indices,
+         const TypeArray& edge_types, const IdArray& node_type_offset, const RelationList& relations) {
+        sample::Block block;
+        block.num_dst = num_dst;
+        block.src_nodes = to_vector(src_nodes);
+        block.indptr = to_vector(indptr);
+        block.indices = to_vector(indices);
+        block.edge_types.assign(edge_types.data(), edge_types.data() + edge_types.shape(0));
+        std::vector<graph::RelationTypes> rels;
+        for (const auto& [src, dst] : relations) rels.push_back({src, dst});
+        const std::vector<int64_t> offsets = to_vector(node_type_offset);
+        GRAPHTIER_EXPECTS(!offsets.empty() && num_dst >= 0 && num_dst <= block.num_src(), InvalidArgument,
+                          "split_block: ", num_dst, " dst nodes of ", block.num_src(), " src nodes, or no node types");
+        // The block's shape and ids (its dst nodes as the seeds), before split_block trusts them.
+        sample::MiniBatch one;
+        one.seeds.assign(block.src_nodes.begin(), block.src_nodes.begin() + num_dst);
+        one.blocks.push_back(block);
+        sample::check_minibatch(one, offsets.back(), INT64_MAX);
+        sample::HeteroBlock split;
+        {
+          nb::gil_scoped_release release;
+          split = sample::split_block(block, {offsets, rels, {}});
+        }
+        return hetero_block_dict(std::move(split));
+      },
+      nb::arg("num_dst"), nb::arg("src_nodes").noconvert(), nb::arg("indptr").noconvert(),
+      nb::arg("indices").noconvert(), nb::arg("edge_types").noconvert(), nb::arg("node_type_offset").noconvert(),
+      nb::arg("relations"),
+      "A typed graph's block split by node type and relation (graphtier/sample/hetero_block.hpp): "
+      "{\"num_dst\": [T], \"src_nodes\": [T tensors of global ids, the type's dst nodes first], "
+      "\"relations\": [R dicts of \"indptr\", \"indices\" (positions in the src type's list), "
+      "\"block_edges\" (positions in the block)]}; every type and relation present, empty ones too.");
   m.def(
       "extract_rows",
       [](const DatasetHandle& dataset, const IdArray& nodes, int64_t edge_offset) {

@@ -4,6 +4,7 @@
 
 #include "graphtier/core/error.hpp"
 #include "cpu/compact_cpu.hpp"
+#include "hetero_steps.hpp"
 
 #if GRAPHTIER_WITH_CUDA
 #include "cuda/neighbor_sampler_cuda.hpp"
@@ -61,6 +62,36 @@ void check_block(const Block& b, std::span<const int64_t> expected_dst, std::siz
   }
   GRAPHTIER_EXPECTS(b.weights.empty() || b.weights.size() == b.indices.size(), InvalidArgument, "block ", l,
                     ": weights and indices differ in length");
+  GRAPHTIER_EXPECTS(b.edge_types.empty() || b.edge_types.size() == b.indices.size(), InvalidArgument, "block ", l,
+                    ": edge_types and indices differ in length");
+}
+
+void check_typed_block(const Block& b, std::size_t l, const graph::HeteroView& hetero) {
+  GRAPHTIER_EXPECTS(static_cast<int64_t>(b.edge_types.size()) == b.num_edges(), InvalidArgument, "block ", l,
+                    ": a typed graph's block needs one edge type per edge, has ", b.edge_types.size(), " for ",
+                    b.num_edges());
+  const int types = hetero.num_node_types();
+  const auto type_of = [&](int64_t v) { return typed::node_type_of(hetero.node_type_offset.data(), types, v); };
+  for (int64_t i = 0; i < b.num_dst; ++i) {
+    const int dst_type = type_of(b.src_nodes[i]);
+    for (int64_t e = b.indptr[i]; e < b.indptr[i + 1]; ++e) {
+      const int r = b.edge_types[e];
+      GRAPHTIER_EXPECTS(r < hetero.num_relations(), InvalidArgument, "block ", l, ": edge ", e, " has relation ", r,
+                        " of ", hetero.num_relations());
+      GRAPHTIER_EXPECTS(e == b.indptr[i] || b.edge_types[e - 1] <= r, InvalidArgument, "block ", l, ": dst node ",
+                        i, "'s relations do not ascend at edge ", e);
+      const graph::RelationTypes rel = hetero.relations[r];
+      const int src_type = type_of(b.src_nodes[b.indices[e]]);
+      GRAPHTIER_EXPECTS(rel.dst_type == dst_type && rel.src_type == src_type, InvalidArgument, "block ", l, ": edge ",
+                        e, " of relation ", r, " (type ", rel.src_type, " -> ", rel.dst_type, ") goes from a node of type ",
+                        src_type, " to one of type ", dst_type);
+      if (!b.edge_ids.empty()) {
+        GRAPHTIER_EXPECTS(hetero.type_per_edge[b.edge_ids[e]] == r, InvalidArgument, "block ", l, ": edge ", e,
+                          " has relation ", r, ", the graph's edge ", b.edge_ids[e], " relation ",
+                          static_cast<int>(hetero.type_per_edge[b.edge_ids[e]]));
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -71,6 +102,13 @@ void check_minibatch(const MiniBatch& batch, int64_t num_graph_nodes, int64_t nu
     check_block(batch.blocks[l], dst, l, num_graph_nodes, num_graph_edges);
     dst = batch.blocks[l].src_nodes;
   }
+}
+
+void check_minibatch(const MiniBatch& batch, int64_t num_graph_nodes, int64_t num_graph_edges,
+                     const graph::HeteroView& hetero) {
+  check_minibatch(batch, num_graph_nodes, num_graph_edges);
+  if (hetero.empty()) return;
+  for (std::size_t l = 0; l < batch.blocks.size(); ++l) check_typed_block(batch.blocks[l], l, hetero);
 }
 
 std::string minibatch_to_json(const MiniBatch& batch) {
@@ -87,6 +125,7 @@ std::string minibatch_to_json(const MiniBatch& batch) {
     j["indices"] = b.indices;
     if (!b.edge_ids.empty()) j["edge_ids"] = b.edge_ids;
     if (!b.weights.empty()) j["weights"] = b.weights;
+    if (!b.edge_types.empty()) j["edge_types"] = b.edge_types;
     out["blocks"].push_back(std::move(j));
   }
   return out.dump();

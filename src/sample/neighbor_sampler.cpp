@@ -3,7 +3,9 @@
 // cpu/compact_cpu.cpp).
 #include "graphtier/sample/neighbor_sampler.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/sample/random.hpp"
@@ -11,14 +13,59 @@
 
 namespace graphtier::sample {
 
-void check_sampler_inputs(const SampleGraph& graph, const NeighborSamplerOptions& options) {
-  check_sample_graph(graph, "sampler graph");
-  GRAPHTIER_EXPECTS(!options.fanouts.empty(), InvalidArgument, "fanouts: at least one layer is needed");
-  for (std::size_t l = 0; l < options.fanouts.size(); ++l) {
-    const int64_t f = options.fanouts[l];
-    GRAPHTIER_EXPECTS(f >= -1 && f < kMaxDraws, InvalidArgument, "fanouts[", l, "] is ", f,
+namespace {
+
+void check_fanout(int64_t f, const char* name, std::size_t r, std::size_t l, bool per_relation) {
+  if (per_relation) {
+    GRAPHTIER_EXPECTS(f >= -1 && f < kMaxDraws, InvalidArgument, name, "[", r, "][", l, "] is ", f,
+                      ": expected -1 (all neighbours), 0, or a count below 2^24");
+  } else {
+    GRAPHTIER_EXPECTS(f >= -1 && f < kMaxDraws, InvalidArgument, name, "[", l, "] is ", f,
                       ": expected -1 (all neighbours), 0, or a count below 2^24");
   }
+}
+
+}  // namespace
+
+std::vector<int64_t> relation_fanout_table(const NeighborSamplerOptions& options, int32_t num_relations) {
+  const std::vector<std::vector<int64_t>>& lists = options.relation_fanouts;
+  GRAPHTIER_EXPECTS(lists.empty() || num_relations > 0, InvalidArgument,
+                    "relation_fanouts: the graph has no relations (no node and edge types); use fanouts");
+  GRAPHTIER_EXPECTS(lists.empty() || lists.size() == static_cast<std::size_t>(num_relations), InvalidArgument,
+                    "relation_fanouts: ", lists.size(), " lists for a graph of ", num_relations,
+                    " relations (one per relation id, empty to take fanouts)");
+  // The number of blocks: fanouts', else the first relation list's.
+  std::size_t layers = options.fanouts.size();
+  std::string source = "fanouts";
+  for (std::size_t r = 0; layers == 0 && r < lists.size(); ++r) {
+    if (!lists[r].empty()) {
+      layers = lists[r].size();
+      source = "relation_fanouts[" + std::to_string(r) + "]";
+    }
+  }
+  GRAPHTIER_EXPECTS(layers > 0, InvalidArgument, "fanouts: at least one layer is needed");
+  for (std::size_t l = 0; l < options.fanouts.size(); ++l) check_fanout(options.fanouts[l], "fanouts", 0, l, false);
+  for (std::size_t r = 0; r < lists.size(); ++r) {
+    GRAPHTIER_EXPECTS(!lists[r].empty() || !options.fanouts.empty(), InvalidArgument, "relation_fanouts[", r,
+                      "] is empty and there are no fanouts for it to take");
+    GRAPHTIER_EXPECTS(lists[r].empty() || lists[r].size() == layers, InvalidArgument, "relation_fanouts[", r,
+                      "] has ", lists[r].size(), " hops, ", source, " has ", layers);
+    for (std::size_t l = 0; l < lists[r].size(); ++l) check_fanout(lists[r][l], "relation_fanouts", r, l, true);
+  }
+  const std::size_t width = num_relations > 0 ? static_cast<std::size_t>(num_relations) : 1;
+  std::vector<int64_t> table(layers * width);
+  for (std::size_t l = 0; l < layers; ++l) {
+    for (std::size_t r = 0; r < width; ++r) {
+      const bool own = !lists.empty() && !lists[r].empty();
+      table[l * width + r] = own ? lists[r][l] : options.fanouts[l];
+    }
+  }
+  return table;
+}
+
+void check_sampler_inputs(const SampleGraph& graph, const NeighborSamplerOptions& options) {
+  check_sample_graph(graph, "sampler graph");
+  relation_fanout_table(options, graph.hetero.num_relations());
   if (!graph.edge_weights.empty()) {
     GRAPHTIER_EXPECTS(static_cast<int64_t>(graph.edge_weights.size()) == graph.csc.num_edges(), InvalidArgument,
                       "edge weights: ", graph.edge_weights.size(), " values for ", graph.csc.num_edges(), " edges");
@@ -33,6 +80,8 @@ void check_sampler_inputs(const SampleGraph& graph, const NeighborSamplerOptions
 NeighborSampler::NeighborSampler(SampleGraph graph, NeighborSamplerOptions options)
     : graph_(graph), options_(std::move(options)) {
   check_sampler_inputs(graph_, options_);
+  fanout_table_ = relation_fanout_table(options_, graph_.hetero.num_relations());
+  num_layers_ = static_cast<int64_t>(fanout_table_.size()) / std::max<int64_t>(1, graph_.hetero.num_relations());
 }
 
 MiniBatch NeighborSampler::sample(std::span<const int64_t> seeds, uint64_t stream, ThreadPool* pool) const {
@@ -40,11 +89,15 @@ MiniBatch NeighborSampler::sample(std::span<const int64_t> seeds, uint64_t strea
   MiniBatch batch;
   batch.seeds.assign(seeds.begin(), seeds.end());
   std::span<const int64_t> dst = batch.seeds;
-  batch.blocks.reserve(options_.fanouts.size());
-  for (std::size_t l = 0; l < options_.fanouts.size(); ++l) {
-    const cpu::DrawContext ctx{options_.seed, layer_stream(stream, static_cast<int>(l)), options_.fanouts[l],
-                               options_.replace, graph_.edge_weights};
-    batch.blocks.push_back(cpu::neighbor_layer(graph_.csc, dst, ctx, options_.edge_ids, pool));
+  const auto width = static_cast<std::size_t>(std::max<int64_t>(1, graph_.hetero.num_relations()));
+  batch.blocks.reserve(static_cast<std::size_t>(num_layers_));
+  for (int64_t l = 0; l < num_layers_; ++l) {
+    const std::span<const int64_t> fanouts(fanout_table_.data() + static_cast<std::size_t>(l) * width, width);
+    const cpu::DrawContext ctx{options_.seed, layer_stream(stream, static_cast<int>(l)), fanouts[0], options_.replace,
+                               graph_.edge_weights};
+    cpu::RelationDraws relations;
+    if (!graph_.hetero.empty()) relations = {graph_.hetero.type_per_edge, fanouts};
+    batch.blocks.push_back(cpu::neighbor_layer(graph_.csc, dst, ctx, options_.edge_ids, pool, relations));
     dst = batch.blocks.back().src_nodes;
   }
   return batch;

@@ -144,6 +144,12 @@ const SamplerMethod& sampler_method(SamplerKind kind) {
 
 namespace {
 
+/// The methods without a per-relation sampler take neither relation fanouts nor a typed graph.
+void check_untyped(const SamplerSpec& spec, std::string_view sampler) {
+  GRAPHTIER_EXPECTS(spec.relation_fanouts.empty(), InvalidArgument, "relation_fanouts: the ", sampler,
+                    " sampler has no per-relation fanouts (only the neighbor method, bulk 0, has)");
+}
+
 void check_replace(const SamplerSpec& spec) {
   GRAPHTIER_EXPECTS(!spec.replace || sampler_method(spec.kind).replace, InvalidArgument,
                     "replace applies to the neighbor sampler only (", sampler_method(spec.kind).name,
@@ -155,13 +161,18 @@ void check_replace(const SamplerSpec& spec) {
 NeighborSamplerOptions neighbor_options(const SamplerSpec& spec) {
   GRAPHTIER_EXPECTS(spec.kind == SamplerKind::kNeighbor, InvalidArgument, "the ", sampler_method(spec.kind).name,
                     " method has no neighbour sampler");
-  return {.fanouts = spec.fanouts, .replace = spec.replace, .edge_ids = spec.edge_ids, .seed = spec.seed};
+  return {.fanouts = spec.fanouts,
+          .relation_fanouts = spec.relation_fanouts,
+          .replace = spec.replace,
+          .edge_ids = spec.edge_ids,
+          .seed = spec.seed};
 }
 
 LayerSamplerOptions layer_options(const SamplerSpec& spec) {
   GRAPHTIER_EXPECTS(spec.kind != SamplerKind::kNeighbor, InvalidArgument,
                     "the neighbor method has no layer-wise sampler");
   check_replace(spec);
+  check_untyped(spec, sampler_method(spec.kind).name);
   return {.layer_sizes = spec.fanouts,
           .method = spec.kind == SamplerKind::kLadies ? LayerMethod::kLadies : LayerMethod::kFastGcn,
           .seed = spec.seed};
@@ -172,6 +183,7 @@ BulkSamplerOptions bulk_options(const SamplerSpec& spec) {
   GRAPHTIER_EXPECTS(m.bulk, InvalidArgument, "bulk sampling has no ", m.name, " sampler (bulk with ", m.name,
                     "): use neighbor or ladies, or bulk 0");
   check_replace(spec);
+  check_untyped(spec, "bulk");
   return {.algorithm = spec.kind == SamplerKind::kLadies ? BulkAlgorithm::kLadies : BulkAlgorithm::kGraphSage,
           .fanouts = spec.fanouts,
           .replace = spec.replace,
@@ -211,8 +223,15 @@ std::vector<DeviceMiniBatch> Sampler::sample_bulk_device(std::span<const std::sp
 
 std::unique_ptr<Sampler> make_sampler(const SamplerSpec& spec, const SampleGraph& graph,
                                       const SamplerResources& resources) {
-  sampler_method(spec.kind);  // a valid kind
+  const SamplerMethod& method = sampler_method(spec.kind);
   const bool gpu = resources.device >= 0;
+  if (!graph.hetero.empty()) {
+    GRAPHTIER_EXPECTS(spec.kind == SamplerKind::kNeighbor && !spec.bulk, InvalidArgument,
+                      "a typed graph (node and edge types) is sampled per relation by the neighbor method with bulk 0, not ",
+                      spec.bulk ? "bulk " : "", method.name);
+    GRAPHTIER_EXPECTS(!gpu, Unsupported, "typed graphs (node and edge types) are sampled on the CPU: no GPU "
+                      "per-relation neighbour sampler yet");
+  }
   if (spec.bulk) {
     if (gpu) return std::make_unique<GpuBulkSampler>(graph, bulk_options(spec), resources.device, resources.pool);
     return std::make_unique<CpuBulkSampler>(graph, bulk_options(spec), resources.pool);

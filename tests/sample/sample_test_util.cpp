@@ -31,6 +31,7 @@ void expect_same_minibatch(const MiniBatch& got, const MiniBatch& want) {
     EXPECT_EQ(a.indptr, b.indptr);
     EXPECT_EQ(a.indices, b.indices);
     EXPECT_EQ(a.edge_ids, b.edge_ids);
+    EXPECT_EQ(a.edge_types, b.edge_types);
     ASSERT_EQ(a.weights.size(), b.weights.size());
     if (!a.weights.empty()) {  // bitwise (memcmp must not see the null data of empty vectors)
       EXPECT_EQ(0, std::memcmp(a.weights.data(), b.weights.data(), a.weights.size() * sizeof(float)));
@@ -83,9 +84,10 @@ graph::CscView OwnedGraph::csc() const {
 
 namespace {
 
-std::vector<int64_t> reference_draws(const OwnedGraph& g, int64_t v, int64_t f, bool replace, uint64_t seed,
-                                     uint64_t ls) {
-  const int64_t begin = g.indptr[v], d = g.indptr[v + 1] - begin;
+// The draws of node v's edges at positions [begin, begin + d): its whole column, or one relation's
+// segment of it.
+std::vector<int64_t> reference_draws(const OwnedGraph& g, int64_t v, int64_t begin, int64_t d, int64_t f, bool replace,
+                                     uint64_t seed, uint64_t ls) {
   std::vector<int64_t> out;
   if (f == 0) return out;
   if (!g.weights.empty()) {
@@ -151,9 +153,90 @@ MiniBatch reference_sample(const OwnedGraph& g, std::span<const int64_t> seeds, 
     const uint64_t ls = layer_stream(stream, static_cast<int>(l));
     NaiveBlockBuilder b(dst);
     for (int64_t v : dst) {
-      for (int64_t p : reference_draws(g, v, options.fanouts[l], options.replace, options.seed, ls)) {
+      const int64_t begin = g.indptr[v], d = g.indptr[v + 1] - begin;
+      for (int64_t p : reference_draws(g, v, begin, d, options.fanouts[l], options.replace, options.seed, ls)) {
         b.add(g.indices[p]);
         if (options.edge_ids) b.block().edge_ids.push_back(p);
+      }
+      b.end_row();
+    }
+    dst = b.block().src_nodes;
+    batch.blocks.push_back(std::move(b.block()));
+  }
+  return batch;
+}
+
+TypedGraph TypedGraph::from_edges(const std::vector<int64_t>& type_sizes, std::vector<graph::RelationTypes> relations,
+                                  const std::vector<TypedEdge>& edges) {
+  TypedGraph t;
+  t.node_type_offset.push_back(0);
+  for (int64_t n : type_sizes) t.node_type_offset.push_back(t.node_type_offset.back() + n);
+  t.relations = std::move(relations);
+  std::vector<TypedEdge> sorted = edges;  // by column, then relation, else as given
+  std::stable_sort(sorted.begin(), sorted.end(), [](const TypedEdge& a, const TypedEdge& b) {
+    return a.dst != b.dst ? a.dst < b.dst : a.relation < b.relation;
+  });
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  for (const TypedEdge& e : sorted) {
+    pairs.emplace_back(e.src, e.dst);
+    t.type_per_edge.push_back(static_cast<uint8_t>(e.relation));
+  }
+  t.graph = OwnedGraph::from_edges(t.node_type_offset.back(), pairs);
+  return t;
+}
+
+TypedGraph TypedGraph::random(const std::vector<int64_t>& type_sizes, std::vector<graph::RelationTypes> relations,
+                              double mean_degree, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::exponential_distribution<double> tail(1.0);
+  std::vector<int64_t> offset = {0};
+  for (int64_t n : type_sizes) offset.push_back(offset.back() + n);
+  std::vector<TypedEdge> edges;
+  for (std::size_t r = 0; r < relations.size(); ++r) {
+    const int64_t src0 = offset[relations[r].src_type], src_n = type_sizes[relations[r].src_type];
+    const int64_t dst0 = offset[relations[r].dst_type], dst_n = type_sizes[relations[r].dst_type];
+    if (src_n == 0) continue;
+    std::uniform_int_distribution<int64_t> src(0, src_n - 1);
+    for (int64_t v = dst0; v < dst0 + dst_n; ++v) {
+      const double x = tail(rng);  // heavy-tailed degrees, as OwnedGraph::random
+      const auto degree = static_cast<int64_t>(mean_degree * 0.5 * x * x);
+      for (int64_t k = 0; k < degree; ++k) edges.push_back({src0 + src(rng), v, static_cast<int>(r)});
+    }
+  }
+  std::shuffle(edges.begin(), edges.end(), rng);  // from_edges sorts each column by relation
+  return from_edges(type_sizes, std::move(relations), edges);
+}
+
+graph::HeteroView TypedGraph::view() const { return {node_type_offset, relations, type_per_edge}; }
+
+MiniBatch reference_sample(const TypedGraph& t, std::span<const int64_t> seeds, const NeighborSamplerOptions& options,
+                           uint64_t stream) {
+  const OwnedGraph& g = t.graph;
+  const auto relations = static_cast<int32_t>(t.relations.size());
+  const std::vector<int64_t> table = relation_fanout_table(options, relations);
+  const auto layers = table.size() / static_cast<std::size_t>(relations);
+  MiniBatch batch;
+  batch.seeds.assign(seeds.begin(), seeds.end());
+  std::vector<int64_t> dst = batch.seeds;
+  for (std::size_t l = 0; l < layers; ++l) {
+    const uint64_t ls = layer_stream(stream, static_cast<int>(l));
+    NaiveBlockBuilder b(dst);
+    for (int64_t v : dst) {
+      for (int32_t r = 0; r < relations; ++r) {
+        // Relation r's edges of v, found by a scan; contiguous since the columns are sorted.
+        int64_t begin = -1, d = 0;
+        for (int64_t p = g.indptr[v]; p < g.indptr[v + 1]; ++p) {
+          if (t.type_per_edge[p] != r) continue;
+          if (begin < 0) begin = p;
+          EXPECT_EQ(p, begin + d) << "relation " << r << " of column " << v << " is not contiguous";
+          ++d;
+        }
+        const int64_t f = table[l * static_cast<std::size_t>(relations) + static_cast<std::size_t>(r)];
+        for (int64_t p : reference_draws(g, v, begin, d, f, options.replace, options.seed, relation_stream(ls, r))) {
+          b.add(g.indices[p]);
+          if (options.edge_ids) b.block().edge_ids.push_back(p);
+          b.block().edge_types.push_back(static_cast<uint8_t>(r));
+        }
       }
       b.end_row();
     }

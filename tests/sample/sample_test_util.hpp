@@ -10,6 +10,7 @@
 
 #include "graphtier/core/memory.hpp"
 #include "graphtier/graph/csc_view.hpp"
+#include "graphtier/graph/hetero_view.hpp"
 #include "graphtier/sample/minibatch.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
 
@@ -37,6 +38,34 @@ struct OwnedGraph {
   int64_t num_edges() const { return indptr.back(); }
 };
 
+/// An edge of a typed graph: global ids, relation id.
+struct TypedEdge {
+  int64_t src;
+  int64_t dst;
+  int relation;
+};
+
+/// An owned typed graph (graph/hetero_view.hpp): node types of the given sizes in id order, each
+/// column's edges sorted by relation (stably: else in the order given).
+struct TypedGraph {
+  OwnedGraph graph;
+  std::vector<int64_t> node_type_offset;
+  std::vector<graph::RelationTypes> relations;
+  std::vector<uint8_t> type_per_edge;
+
+  static TypedGraph from_edges(const std::vector<int64_t>& type_sizes, std::vector<graph::RelationTypes> relations,
+                               const std::vector<TypedEdge>& edges);
+  /// Every dst node of each relation draws a heavy-tailed number of uniform sources of the
+  /// relation's src type (OwnedGraph::random's law, per relation).
+  static TypedGraph random(const std::vector<int64_t>& type_sizes, std::vector<graph::RelationTypes> relations,
+                           double mean_degree, uint64_t seed);
+
+  graph::HeteroView view() const;
+  SampleGraph sample_graph() const { return {graph.csc(), graph.weights, view()}; }
+  int64_t num_nodes() const { return graph.num_nodes(); }
+  int64_t num_edges() const { return graph.num_edges(); }
+};
+
 /// Builds a block the slow, obvious way (std::map compaction), as every reference sampler does:
 /// the dst nodes are the first src nodes, then each new src node in first-appearance order.
 class NaiveBlockBuilder {
@@ -56,6 +85,11 @@ class NaiveBlockBuilder {
 /// The sampler specification (neighbor_sampler.hpp) written the slow, obvious way: std::set for
 /// Floyd, a full sort for Efraimidis-Spirakis, std::map for compaction.
 MiniBatch reference_sample(const OwnedGraph& g, std::span<const int64_t> seeds, const NeighborSamplerOptions& options,
+                           uint64_t stream);
+
+/// The typed sampler's specification (neighbor_sampler.hpp) the slow way: each relation's edges of
+/// a column found by a scan, reference_sample's draws on them from the relation's stream.
+MiniBatch reference_sample(const TypedGraph& g, std::span<const int64_t> seeds, const NeighborSamplerOptions& options,
                            uint64_t stream);
 
 /// Distinct random seeds in [0, num_nodes).

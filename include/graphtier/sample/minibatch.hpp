@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graphtier/core/cuda_stream.hpp"
+#include "graphtier/graph/hetero_view.hpp"
 
 namespace graphtier::sample {
 
@@ -23,6 +24,10 @@ struct Block {
   std::vector<int64_t> indices;    // [num_edges] local positions in src_nodes
   std::vector<int64_t> edge_ids;   // [num_edges] positions in the input graph's indices, or empty
   std::vector<float> weights;      // [num_edges] edge values (LADIES/FastGCN normalisation), or empty
+  /// [num_edges] the relation id of each edge (graph/hetero_view.hpp), typed graphs only, else
+  /// empty. Within a dst node's edges, relations ascend. split_block (hetero_block.hpp) splits a
+  /// block by node type and relation.
+  std::vector<uint8_t> edge_types;
 
   int64_t num_src() const noexcept { return static_cast<int64_t>(src_nodes.size()); }
   int64_t num_edges() const noexcept { return indptr.empty() ? 0 : indptr.back(); }
@@ -88,12 +93,19 @@ using InputNodesSink = std::function<int64_t*(int64_t bound)>;
 using BulkInputNodesSink = std::function<int64_t*(int64_t batch, int64_t bound)>;
 
 /// Checks the contract above (shapes, prefix and chaining, no duplicates, local and global ids in
-/// range, edge ids in [0, num_graph_edges) when present); throws InvalidArgument saying which
-/// block breaks which rule. For tests, tools and debug builds: O(size of the batch).
+/// range, edge ids in [0, num_graph_edges) when present, edge_types empty or one per edge); throws
+/// InvalidArgument saying which block breaks which rule. For tests, tools and debug builds: O(size
+/// of the batch).
 void check_minibatch(const MiniBatch& batch, int64_t num_graph_nodes, int64_t num_graph_edges);
+/// The same for a typed graph's batch, and its typed invariants: every block has one relation per
+/// edge, each below R, ascending within each dst node's edges, whose src and dst node types are
+/// the edge's src and dst nodes' types; with edge ids, the graph's relation of that edge
+/// (hetero.type_per_edge). `hetero` must be well formed (check_hetero_view).
+void check_minibatch(const MiniBatch& batch, int64_t num_graph_nodes, int64_t num_graph_edges,
+                     const graph::HeteroView& hetero);
 
 /// {"seeds": [...], "input_nodes": [...], "blocks": [{"num_dst", "src_nodes", "indptr", "indices",
-/// "edge_ids"?, "weights"?}, ...]}: the `graphtier sample --json` output.
+/// "edge_ids"?, "weights"?, "edge_types"?}, ...]}: the `graphtier sample --json` output.
 std::string minibatch_to_json(const MiniBatch& batch);
 
 }  // namespace graphtier::sample

@@ -20,6 +20,13 @@
 //     nothing when all weights are zero.
 // The dst nodes of block l are the src nodes of block l - 1; fanouts[l] applies to block l
 // (fanouts[0] is the seeds' hop, as PyG's num_neighbors).
+//
+// Typed graphs (SampleGraph::hetero not empty): each column is sampled relation by relation, in one
+// pass over its relation segments (hetero_steps.hpp): relation r's segment of v, positions
+// [p0, p0 + d), is drawn by the rules above with fanout relation_fanout_table(..)[l][r] and
+// relation_stream(layer stream, r) in place of the layer stream (random.hpp), and the segments'
+// picks follow one another in relation order. Block::edge_types holds each edge's relation. A graph
+// of one relation samples what the homogeneous graph does.
 #pragma once
 
 #include <cstdint>
@@ -34,15 +41,28 @@
 namespace graphtier::sample {
 
 struct NeighborSamplerOptions {
-  std::vector<int64_t> fanouts;  // per block, blocks[0] first; -1 = all neighbours, 0 = none
+  /// Per block, blocks[0] first; -1 = all neighbours, 0 = none. On a typed graph: every relation's
+  /// fanout, unless relation_fanouts gives the relation its own.
+  std::vector<int64_t> fanouts;
+  /// Typed graphs only: relation r's own fanouts per block (relation_fanouts[r][l]), or an empty
+  /// list for `fanouts`. Empty, or one list per relation of the graph; with no `fanouts`, every list
+  /// is given and all have the same length (the number of blocks).
+  std::vector<std::vector<int64_t>> relation_fanouts{};
   bool replace = false;
   bool edge_ids = true;  // fill Block::edge_ids
   uint64_t seed = 0;
 };
 
 /// Throws InvalidArgument for bad options (no fanouts, fanout < -1 or >= 2^24) or a graph the
-/// draws cannot address (2^40 nodes or more, weights of the wrong length or negative/non-finite).
+/// draws cannot address (2^40 nodes or more, weights of the wrong length or negative/non-finite,
+/// a malformed HeteroView).
 void check_sampler_inputs(const SampleGraph& graph, const NeighborSamplerOptions& options);
+
+/// The fanout of every block and relation of a graph of `num_relations` relations (0 for a
+/// homogeneous graph, which samples as one relation): table[l * max(1, R) + r], blocks[0] first.
+/// Throws InvalidArgument for no blocks, a fanout < -1 or >= 2^24, relation_fanouts on a graph
+/// without relations, more or fewer lists than relations, or a list of the wrong number of blocks.
+std::vector<int64_t> relation_fanout_table(const NeighborSamplerOptions& options, int32_t num_relations);
 
 /// CPU backend. Thread-safe: one sampler may serve several threads at once.
 class NeighborSampler {
@@ -59,6 +79,8 @@ class NeighborSampler {
  private:
   SampleGraph graph_;
   NeighborSamplerOptions options_;
+  std::vector<int64_t> fanout_table_;  // relation_fanout_table(options_, R)
+  int64_t num_layers_ = 0;
 };
 
 }  // namespace graphtier::sample

@@ -7,6 +7,9 @@
 //   - per-node draws: node_bits(seed, layer_stream, node, draw): node < 2^40, draw < 2^24;
 //   - per-edge draws: edge_bits(seed, layer_stream, edge): edge = position in the input graph's
 //     indices array, so any thread can draw for any edge without knowing what came before.
+// Typed graphs (graph/hetero_view.hpp) draw relation r's segment of a column from
+// relation_stream(layer_stream, r), so a node's draws in one relation do not depend on its other
+// relations, on which relations a fanout samples, or on the order they are visited.
 //
 // Plain C++ under g++, host/device code under nvcc (like core/rng.hpp).
 #pragma once
@@ -23,6 +26,12 @@ inline constexpr int64_t kMaxDraws = int64_t{1} << 24;
 
 GRAPHTIER_HD uint64_t layer_stream(uint64_t stream, int layer) {
   return mix64(stream + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(layer + 1));
+}
+
+/// The stream of relation r's draws within a layer. mix64(0) = 0: relation 0 draws from the layer's
+/// own stream, so a graph of one relation samples exactly as the homogeneous graph.
+GRAPHTIER_HD uint64_t relation_stream(uint64_t layer_stream, int relation) {
+  return layer_stream ^ mix64(static_cast<uint64_t>(relation));
 }
 
 GRAPHTIER_HD uint64_t node_bits(uint64_t seed, uint64_t layer_stream, int64_t node, int64_t draw) {

@@ -6,19 +6,32 @@
 #include <span>
 
 #include "graphtier/graph/csc_view.hpp"
+#include "graphtier/graph/hetero_view.hpp"
 
 namespace graphtier::sample {
 
-/// CSC topology and optional per-edge weights (float32 [num_edges], finite, >= 0; empty = uniform).
-/// Borrowed: the memory must outlive the sampler that reads it.
+/// CSC topology, optional per-edge weights (float32 [num_edges], finite, >= 0; empty = uniform) and
+/// optional node and edge types (empty = homogeneous; the neighbour sampler then samples each
+/// relation with its own fanout, neighbor_sampler.hpp). Borrowed: the memory must outlive the
+/// sampler that reads it.
 struct SampleGraph {
   graph::CscView csc;
   std::span<const float> edge_weights;
+  graph::HeteroView hetero{};
 };
 
 /// Checks what every sampler needs of a graph: a well-formed CSC (check_shape, naming `what`) with
-/// fewer than 2^40 nodes, the most the draws can address. Throws InvalidArgument.
+/// fewer than 2^40 nodes, the most the draws can address, and a well-formed HeteroView when one is
+/// given (check_hetero_view). Throws InvalidArgument.
 void check_sample_graph(const SampleGraph& graph, const char* what);
+
+/// Checks a HeteroView against its CSC, what the typed samplers rely on: T >= 1 types whose
+/// offsets run from 0 to num_nodes without decreasing, 1 <= R <= kMaxRelations relations whose
+/// types are in [0, T), one type per edge, each below R, sorted within each column, and of a
+/// relation whose dst_type is the column's type. O(num_nodes + num_edges) over the uint8 types;
+/// the sources' types (the indices) are not read here: check_minibatch checks the sampled ones.
+/// Throws InvalidArgument naming `what` and the first fault.
+void check_hetero_view(const graph::HeteroView& hetero, const graph::CscView& csc, const char* what);
 
 /// Throws OutOfRange for a seed outside [0, num_nodes), InvalidArgument for a repeated seed.
 void check_seeds(std::span<const int64_t> seeds, int64_t num_nodes);

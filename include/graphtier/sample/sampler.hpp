@@ -56,7 +56,11 @@ const SamplerMethod& sampler_method(SamplerKind kind);
 struct SamplerSpec {
   SamplerKind kind = SamplerKind::kNeighbor;
   /// Neighbour fanouts (kNeighbor) or nodes drawn per layer (layer-wise), blocks[0] first; -1 = all.
+  /// On a typed graph (SampleGraph::hetero): every relation's, unless relation_fanouts gives its own.
   std::vector<int64_t> fanouts;
+  /// kNeighbor on a typed graph: relation r's fanouts per block, or an empty list for `fanouts`
+  /// (NeighborSamplerOptions::relation_fanouts). Empty: every relation takes `fanouts`.
+  std::vector<std::vector<int64_t>> relation_fanouts{};
   bool replace = false;  // methods with SamplerMethod::replace only
   bool edge_ids = true;  // fill Block::edge_ids (the layer-wise samplers never do)
   uint64_t seed = 0;
@@ -122,10 +126,12 @@ class Sampler {
   virtual int64_t device_bytes_bound(int64_t num_seeds) const { return device() < 0 ? 0 : -1; }
 };
 
-/// The backend of the table above for `spec` over `graph` (borrowed, as `resources`). Throws
-/// InvalidArgument for a spec its method cannot take (bulk FastGCN, replace with a layer-wise
-/// method, bad fanouts) or a GPU sampler without the topology it reads (or one on another device),
-/// Unsupported for a GPU without CUDA.
+/// The backend of the table above for `spec` over `graph` (borrowed, as `resources`). A typed graph
+/// (graph.hetero not empty) is sampled per relation by the one-at-a-time neighbour sampler on the
+/// CPU. Throws InvalidArgument for a spec its method cannot take (bulk FastGCN, replace with a
+/// layer-wise method, bad fanouts, relation_fanouts or a typed graph with another method or bulk)
+/// or a GPU sampler without the topology it reads (or one on another device), Unsupported for a
+/// GPU without CUDA or a typed graph on the GPU.
 std::unique_ptr<Sampler> make_sampler(const SamplerSpec& spec, const SampleGraph& graph,
                                       const SamplerResources& resources = {});
 

@@ -6,6 +6,7 @@
 
 #include "graphtier/core/rng.hpp"
 #include "graphtier/sample/random.hpp"
+#include "hetero_steps.hpp"
 
 namespace graphtier::sample::cpu {
 namespace {
@@ -93,6 +94,22 @@ void draw_neighbours(const DrawContext& ctx, int64_t v, int64_t begin, int64_t e
     draw_uniform_repeated(ctx, v, begin, d, out);
   } else {
     draw_uniform_distinct(ctx, v, begin, d, out);
+  }
+}
+
+void draw_relations(const DrawContext& ctx, const RelationDraws& relations, int64_t v, int64_t begin, int64_t end,
+                    std::vector<int64_t>& out, std::vector<uint8_t>& types, std::vector<double>& scratch) {
+  const uint8_t* type_of_edge = relations.type_per_edge.data();
+  for (int64_t first = begin; first < end;) {
+    const int r = type_of_edge[first];
+    const int64_t last = typed::segment_end(type_of_edge, first, end, r);
+    DrawContext segment = ctx;
+    segment.layer_stream = relation_stream(ctx.layer_stream, r);
+    segment.fanout = relations.fanouts[static_cast<std::size_t>(r)];
+    const std::size_t before = out.size();
+    draw_neighbours(segment, v, first, last, out, scratch);
+    types.insert(types.end(), out.size() - before, static_cast<uint8_t>(r));
+    first = last;
   }
 }
 

@@ -12,36 +12,53 @@ namespace {
 struct LayerDraws {
   std::vector<int64_t> indptr;     // [num_dst + 1]
   std::vector<int64_t> positions;  // global edge positions
+  std::vector<uint8_t> types;      // the relation of each position (typed graphs), else empty
 };
 
 // The draws see a row as its global position range, so a fetched row draws exactly what the
 // whole CSC does (uniform draws depend on the node and its degree only).
 template <typename Rows>
-LayerDraws draw_layer(const Rows& rows, std::span<const int64_t> dst, const DrawContext& ctx, ThreadPool* pool) {
+LayerDraws draw_layer(const Rows& rows, std::span<const int64_t> dst, const DrawContext& ctx,
+                      const RelationDraws& relations, ThreadPool* pool) {
   const auto n = static_cast<int64_t>(dst.size());
   LayerDraws draws;
   draws.indptr.assign(static_cast<std::size_t>(n + 1), 0);
-  const auto draw_range = [&](int64_t lo, int64_t hi, std::vector<int64_t>& out) {
+  struct Part {
+    std::vector<int64_t> positions;
+    std::vector<uint8_t> types;
+  };
+  const auto draw_range = [&](int64_t lo, int64_t hi, Part& out) {
     std::vector<double> scratch;
     for (int64_t i = lo; i < hi; ++i) {
       const int64_t v = dst[i];
       const auto row = rows.row(v);
-      const std::size_t before = out.size();
-      draw_neighbours(ctx, v, row.first, row.first + row.degree, out, scratch);
-      draws.indptr[i + 1] = static_cast<int64_t>(out.size() - before);
+      const std::size_t before = out.positions.size();
+      if (relations.empty()) {
+        draw_neighbours(ctx, v, row.first, row.first + row.degree, out.positions, scratch);
+      } else {
+        draw_relations(ctx, relations, v, row.first, row.first + row.degree, out.positions, out.types, scratch);
+      }
+      draws.indptr[i + 1] = static_cast<int64_t>(out.positions.size() - before);
     }
   };
   // Per-part buffers concatenated in part order: the result is the same for any pool size.
   const int parts = pool == nullptr || n < 256 ? 1 : pool->size();
   if (parts == 1) {
-    draw_range(0, n, draws.positions);
+    Part all;
+    draw_range(0, n, all);
+    draws.positions = std::move(all.positions);
+    draws.types = std::move(all.types);
   } else {
-    std::vector<std::vector<int64_t>> chunks(static_cast<std::size_t>(parts));
+    std::vector<Part> chunks(static_cast<std::size_t>(parts));
     pool->parallel_parts(0, n, [&](int part, int64_t lo, int64_t hi) { draw_range(lo, hi, chunks[part]); });
     std::size_t total = 0;
-    for (const auto& c : chunks) total += c.size();
+    for (const auto& c : chunks) total += c.positions.size();
     draws.positions.reserve(total);
-    for (const auto& c : chunks) draws.positions.insert(draws.positions.end(), c.begin(), c.end());
+    draws.types.reserve(relations.empty() ? 0 : total);
+    for (const auto& c : chunks) {
+      draws.positions.insert(draws.positions.end(), c.positions.begin(), c.positions.end());
+      draws.types.insert(draws.types.end(), c.types.begin(), c.types.end());
+    }
   }
   for (int64_t i = 0; i < n; ++i) draws.indptr[i + 1] += draws.indptr[i];
   return draws;
@@ -49,8 +66,8 @@ LayerDraws draw_layer(const Rows& rows, std::span<const int64_t> dst, const Draw
 
 template <typename Rows>
 Block layer_block(const Rows& rows, std::span<const int64_t> dst, const DrawContext& ctx, bool edge_ids,
-                  ThreadPool* pool) {
-  LayerDraws draws = draw_layer(rows, dst, ctx, pool);
+                  ThreadPool* pool, const RelationDraws& relations = {}) {
+  LayerDraws draws = draw_layer(rows, dst, ctx, relations, pool);
   std::vector<int64_t> ids(draws.positions.size());
   for (std::size_t i = 0; i < dst.size(); ++i) {
     const auto row = rows.row(dst[i]);
@@ -63,17 +80,19 @@ Block layer_block(const Rows& rows, std::span<const int64_t> dst, const DrawCont
   block.indptr = std::move(draws.indptr);
   compact_layer(dst, ids, block.src_nodes, block.indices);
   if (edge_ids) block.edge_ids = std::move(draws.positions);
+  block.edge_types = std::move(draws.types);
   return block;
 }
 
 }  // namespace
 
 Block neighbor_layer(const graph::CscView& csc, std::span<const int64_t> dst, const DrawContext& ctx, bool edge_ids,
-                     ThreadPool* pool) {
+                     ThreadPool* pool, const RelationDraws& relations) {
   return std::visit(
       [&](auto indices) {
         using Index = typename decltype(indices)::element_type;
-        return layer_block(CscRows<std::remove_const_t<Index>>{csc.indptr, indices}, dst, ctx, edge_ids, pool);
+        return layer_block(CscRows<std::remove_const_t<Index>>{csc.indptr, indices}, dst, ctx, edge_ids, pool,
+                           relations);
       },
       csc.indices);
 }

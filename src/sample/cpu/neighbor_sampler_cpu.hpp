@@ -15,9 +15,11 @@
 namespace graphtier::sample::cpu {
 
 /// The block of the dst nodes `dst` drawn with `ctx`; edge_ids (global CSC positions) when
-/// `edge_ids`. With a pool, dst nodes are drawn in parallel parts concatenated in order.
+/// `edge_ids`. With a pool, dst nodes are drawn in parallel parts concatenated in order. With
+/// `relations` (a typed graph), each column is drawn relation by relation (draw_relations) and
+/// Block::edge_types is filled.
 Block neighbor_layer(const graph::CscView& csc, std::span<const int64_t> dst, const DrawContext& ctx, bool edge_ids,
-                     ThreadPool* pool);
+                     ThreadPool* pool, const RelationDraws& relations = {});
 /// The same from fetched rows (unweighted: ctx.weights must be empty); every dst has its row.
 Block neighbor_layer(const FetchedRows& rows, std::span<const int64_t> dst, const DrawContext& ctx, bool edge_ids,
                      ThreadPool* pool);
