@@ -156,14 +156,16 @@ void bind_sampling(nb::module_& m) {
          bool replace, uint64_t seed, uint64_t stream, const std::map<int64_t, std::vector<int64_t>>& relation_fanouts,
          const std::optional<IdArray>& node_type_offset, const std::optional<RelationList>& relations,
          const std::optional<TypeArray>& type_per_edge) {
+        // The types handed in, or a typed dataset's own.
         const TypedArgs typed(node_type_offset, relations, type_per_edge);
-        const sample::SampleGraph graph{graph::CscView::of(*dataset.dataset), {}, typed.view()};
+        const graph::HeteroView view = node_type_offset ? typed.view() : dataset.dataset->hetero();
+        const sample::SampleGraph graph{graph::CscView::of(*dataset.dataset), {}, view};
         const std::vector<int64_t> s = to_vector(seeds);
         auto batch = std::make_shared<sample::MiniBatch>();
         sample::SamplerSpec spec;
         spec.kind = sample::sampler_method(method).kind;
         spec.fanouts = std::move(fanouts);
-        spec.relation_fanouts = relation_fanout_lists(relation_fanouts, typed.relations.size());
+        spec.relation_fanouts = relation_fanout_lists(relation_fanouts, view.relations.size());
         spec.replace = replace;
         spec.seed = seed;
         {
@@ -185,10 +187,10 @@ void bind_sampling(nb::module_& m) {
       nb::arg("seed"), nb::arg("stream"), nb::kw_only(),
       nb::arg("relation_fanouts") = std::map<int64_t, std::vector<int64_t>>{}, nb::arg("node_type_offset") = nb::none(),
       nb::arg("relations") = nb::none(), nb::arg("type_per_edge") = nb::none(),
-      "The minibatch of `seeds` as the loader samples it. A typed graph (node_type_offset int64 [T + 1], "
-      "relations [(src_type, dst_type)] * R, type_per_edge uint8 [E], sorted by relation within each column) "
-      "is sampled per relation: relation_fanouts {relation id: fanout per hop} for those that do not take "
-      "`fanouts`; its blocks carry edge_types.");
+      "The minibatch of `seeds` as the loader samples it. A typed graph (a typed dataset's own types, or "
+      "node_type_offset int64 [T + 1], relations [(src_type, dst_type)] * R, type_per_edge uint8 [E], sorted "
+      "by relation within each column) is sampled per relation: relation_fanouts {relation id: fanout per hop} "
+      "for those that do not take `fanouts`; its blocks carry edge_types.");
   m.def(
       "split_block",
       [](int64_t num_dst, const IdArray& src_nodes, const IdArray& indptr, const IdArray& indices,

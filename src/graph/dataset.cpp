@@ -11,6 +11,7 @@
 
 #include "graphtier/core/error.hpp"
 #include "hetero_validate.hpp"
+#include "graphtier/graph/csc_view.hpp"
 
 namespace graphtier::graph {
 
@@ -140,7 +141,9 @@ void validate(const Dataset::Impl& d) {
     using namespace detail_manifest;
     const IndexSpan indices = m.indices_dtype == DType::kInt32 ? IndexSpan(d.view<int32_t>("indices"))
                                                                : IndexSpan(d.view<int64_t>("indices"));
-    check_type_per_edge(m.hetero, indptr, indices, d.view<uint8_t>("type_per_edge"), d.path_of("type_per_edge"));
+    const HeteroView view{m.hetero.node_type_offset, d.relation_types, d.view<uint8_t>("type_per_edge")};
+    const std::string problem = hetero_problem(view, CscView{indptr, indices}, &m.hetero);
+    if (!problem.empty()) throw FormatError(d.path_of("type_per_edge"), problem);
     if (m.num_classes > 0) check_labels_in_labelled_type(m.hetero, d.view<int32_t>("labels"), d.path_of("labels"));
     for (Split s : {Split::kTrain, Split::kValid, Split::kTest}) {
       const std::string array(split_name(s));
@@ -218,8 +221,8 @@ Dataset Dataset::open(const std::string& dir) {
     }
     impl->maps.emplace(array, std::move(file));
   }
-  validate(*impl);
   for (const RelationEntry& r : impl->manifest.hetero.relations) impl->relation_types.push_back(r.types);
+  validate(*impl);
   return Dataset(std::move(impl));
 }
 

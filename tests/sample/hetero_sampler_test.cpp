@@ -326,14 +326,16 @@ TEST(HeteroSampler, MalformedTypesAreRefused) {
   const TypedGraph good = tiny_typed();
   const auto check = [&](const TypedGraph& g) { return [g] { check_hetero_view(g.view(), g.graph.csc(), "typed"); }; };
   TypedGraph g = good;
-  std::swap(g.type_per_edge[2], g.type_per_edge[3]);  // column 0: 0, 0, 1, 0, 1
-  expect_invalid(check(g), "column 0 is not sorted by relation at edge 3");
+  std::swap(g.type_per_edge[2], g.type_per_edge[3]);  // column 0: 0, 0, 1, 0, 1, sources unmoved
+  expect_invalid(check(g), "edge 2 of relation 1 starts at node 3 of type 0, not of type 1");
+  std::swap(g.graph.indices[2], g.graph.indices[3]);  // the edges moved whole: only the order is wrong
+  expect_invalid(check(g), "edges of column 0 are not sorted by relation: edge 3 has relation 0 after 1");
   g = good;
   g.type_per_edge[12] = 1;  // writes (author -> paper) ending at author 6
   expect_invalid(check(g), "edge 12 of relation 1 ends at node 6 of type 1");
   g = good;
   g.type_per_edge[12] = 9;
-  expect_invalid(check(g), "edge 12 has relation 9 of 4");
+  expect_invalid(check(g), "relation 9 of edge 12 (column 6) is out of range [0, 4)");
   g = good;
   g.type_per_edge.pop_back();
   expect_invalid(check(g), "type_per_edge has 12 entries for 13 edges");
@@ -346,6 +348,7 @@ TEST(HeteroSampler, MalformedTypesAreRefused) {
   // The sampler checks the graph it is given.
   g = good;
   std::swap(g.type_per_edge[2], g.type_per_edge[3]);
+  std::swap(g.graph.indices[2], g.graph.indices[3]);
   expect_invalid([&] { NeighborSampler(g.sample_graph(), typed_options({2}, {})); }, "not sorted by relation");
 }
 

@@ -4,7 +4,10 @@
 #include <cstdint>
 #include <span>
 
+#include <string>
+
 #include "graphtier/graph/dataset.hpp"
+#include "graphtier/graph/hetero_view.hpp"
 
 namespace graphtier::graph {
 
@@ -25,5 +28,13 @@ struct CscView {
   /// scanned, since Dataset::open has validated them. Throws InvalidArgument naming `what`.
   void check_shape(const char* what) const;
 };
+
+/// What is wrong with `view` as the types of `csc` (hetero_view.hpp's contract), or "": offsets
+/// from 0 to N, never decreasing; 1 to kMaxRelations relations between existing types;
+/// type_per_edge of E entries, each < R, sorted within each column; every edge ending at a node of
+/// its relation's destination type and starting at one of its source type. O(N + E). Types and
+/// relations are named from `names` when given (a dataset's schema), else by number. Dataset::open
+/// and the samplers (for views they are handed) check with it.
+std::string hetero_problem(const HeteroView& view, const CscView& csc, const HeteroSchema* names = nullptr);
 
 }  // namespace graphtier::graph

@@ -25,12 +25,9 @@ struct SampleGraph {
 /// given (check_hetero_view). Throws InvalidArgument.
 void check_sample_graph(const SampleGraph& graph, const char* what);
 
-/// Checks a HeteroView against its CSC, what the typed samplers rely on: T >= 1 types whose
-/// offsets run from 0 to num_nodes without decreasing, 1 <= R <= kMaxRelations relations whose
-/// types are in [0, T), one type per edge, each below R, sorted within each column, and of a
-/// relation whose dst_type is the column's type. O(num_nodes + num_edges) over the uint8 types;
-/// the sources' types (the indices) are not read here: check_minibatch checks the sampled ones.
-/// Throws InvalidArgument naming `what` and the first fault.
+/// Checks a HeteroView against its CSC (graph::hetero_problem: offsets, relations, every edge's
+/// relation, order within its column and both ends' types). O(num_nodes + num_edges). Throws
+/// InvalidArgument naming `what` and the first fault.
 void check_hetero_view(const graph::HeteroView& hetero, const graph::CscView& csc, const char* what);
 
 /// Throws OutOfRange for a seed outside [0, num_nodes), InvalidArgument for a repeated seed.
