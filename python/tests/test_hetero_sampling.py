@@ -82,8 +82,8 @@ def test_bad_relation_fanouts_and_types_are_refused(typed):
     with pytest.raises(ValueError, match="node_type_offset, relations and type_per_edge together"):
         _core.sample_minibatch(dataset, "neighbor", torch.tensor([0]), [2], False, 0, 0, node_type_offset=OFFSETS)
     unsorted = types.clone()
-    unsorted[[2, 3]] = types[[3, 2]]  # column 0: cites, cites, writes, cites, writes
-    with pytest.raises(ValueError, match="column 0 is not sorted by relation at edge 3"):
+    unsorted[[2, 3]] = types[[3, 2]]  # column 0: cites, cites, writes, cites, writes; sources unmoved
+    with pytest.raises(ValueError, match="edge 2 of relation 1 starts at node 3 of type 0, not of type 1"):
         sample(dataset, unsorted, [0], [2])
     with pytest.raises(ValueError, match="sampled per relation by the neighbor method"):
         _core.sample_minibatch(dataset, "ladies", torch.tensor([0]), [2], False, 0, 0, node_type_offset=OFFSETS,
