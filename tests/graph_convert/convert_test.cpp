@@ -30,25 +30,11 @@ namespace fs = std::filesystem;
 using test::Csc;
 using test::read_csc;
 using test::to_vector;
+using test::error_of;
+using test::expect_mentions;
 using test::write_file;
 using test::write_gzip;
 using test::write_npy_file;
-
-/// Runs `fn`, which must throw E; returns the message.
-template <typename E = FormatError, typename Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no exception was thrown";
-  return {};
-}
-
-void expect_mentions(const std::string& message, std::initializer_list<std::string> parts) {
-  for (const auto& part : parts) EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
-}
 
 /// Feature row v of `d` decoded as `T` values (dim of them).
 template <typename T>

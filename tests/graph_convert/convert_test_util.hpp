@@ -2,15 +2,18 @@
 // ZIP64), in-memory .npy files, and the CSC of a dataset as plain vectors.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <zlib.h>
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "graphtier/core/error.hpp"
 #include "graphtier/graph/dataset.hpp"
 #include "graphtier/graph_convert/npy.hpp"
 #include "test_util.hpp"
@@ -182,6 +185,23 @@ std::vector<T> to_vector(std::span<const T> s) {
 /// True when python3 can import numpy and scipy (the Planetoid path and np.savez fixtures).
 inline bool python_has_numpy_scipy() {
   return run_shell("python3 -c 'import numpy, scipy.sparse'").exit_code == 0;
+}
+
+/// Runs `fn`, which must throw E; returns the message.
+template <typename E = FormatError, typename Fn>
+std::string error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const E& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no exception was thrown";
+  return {};
+}
+
+/// Expects every one of `parts` in `message`.
+inline void expect_mentions(const std::string& message, std::initializer_list<std::string> parts) {
+  for (const auto& part : parts) EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
 }
 
 }  // namespace graphtier::test
