@@ -21,22 +21,9 @@ namespace {
 
 using test::Csc;
 using test::read_csc;
+using test::error_of;
+using test::expect_mentions;
 using test::write_file;
-
-template <typename E = FormatError, typename Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no exception was thrown";
-  return {};
-}
-
-void expect_mentions(const std::string& message, std::initializer_list<std::string> parts) {
-  for (const auto& part : parts) EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
-}
 
 TypedEdgeListInput typed_input(const std::string& edges, const std::string& labels = "") {
   TypedEdgeListInput input;
