@@ -124,8 +124,8 @@ void bind_loader(nb::module_& m) {
                                  : std::make_unique<loader::Loader>(*dataset.dataset, features, to_vector(*ids),
                                                                     std::move(options));
           },
-          nb::kw_only(), nb::arg("dataset"), nb::arg("store").none(), nb::arg("ids").noconvert().none() = nb::none(),
-          nb::arg("split").none() = nb::none(), nb::arg("options"),
+          nb::kw_only(), nb::arg("dataset"), nb::arg("store").none(), nb::arg("ids").noconvert().none(),
+          nb::arg("split").none(), nb::arg("options"),
           nb::keep_alive<1, 3>())  // the store outlives the loader that gathers from it
       .def_prop_ro("num_batches", [](const LoaderHandle& l) { return l.loader->num_batches(); })
       .def_prop_ro("num_delivered", [](const LoaderHandle& l) { return l.loader->num_delivered(); })
