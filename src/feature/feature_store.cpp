@@ -113,12 +113,7 @@ double FeatureStore::window(std::span<const int64_t> ids, int delta) {
 #if GRAPHTIER_WITH_CUDA
   // The GPU cache's window upload (cuda::window): the ids it covers, [gpu_end, num_nodes).
   if (s.gpu) {
-    const int64_t gpu_end = s.tiers.ranges.gpu_end;
-    const int64_t num_nodes = s.host->num_nodes();
-    s.window_ids.clear();
-    for (const int64_t id : ids) {
-      if (id >= gpu_end && id < num_nodes) s.window_ids.push_back(id);
-    }
+    ids_in(ids, s.tiers.ranges.gpu_end, s.host->num_nodes(), s.window_ids);
     waited += cuda::window(*s.gpu, s.window_ids, delta);
   }
 #endif

@@ -46,10 +46,7 @@ double HostTiers::window(std::span<const int64_t> ids, int delta) {
   const std::lock_guard lock(policy_mutex_);
   const double waited = seconds_since(start);
   // The ids the cache covers: storage rows (at or above cpu_end) inside the table.
-  window_scratch_.clear();
-  for (const int64_t id : ids) {
-    if (id >= host_.end() && id < num_nodes_) window_scratch_.push_back(id);
-  }
+  ids_in(ids, host_.end(), num_nodes_, window_scratch_);
   cache::CachePolicy& policy = cache_.policy();
   delta == FeatureStore::kAnnounce ? policy.announce(window_scratch_) : policy.consume(window_scratch_);
   return waited;

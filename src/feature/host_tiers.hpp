@@ -26,6 +26,15 @@ namespace graphtier::feature {
 /// tiers are handed, and the GPU tiers' after the device found one).
 void check_ids(std::span<const int64_t> ids, int64_t num_nodes);
 
+/// Replaces `out` with the ids of `ids` in [begin, end), in their order: the rows a tier's window
+/// covers (the host cache's storage rows, the GPU cache's rows).
+inline void ids_in(std::span<const int64_t> ids, int64_t begin, int64_t end, std::vector<int64_t>& out) {
+  out.clear();
+  for (const int64_t id : ids) {
+    if (id >= begin && id < end) out.push_back(id);
+  }
+}
+
 class HostTiers {
  public:
   /// Loads the host rows [tiers.ranges.gpu_end, tiers.ranges.cpu_end) of `features_path`, opens
