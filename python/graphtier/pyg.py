@@ -59,6 +59,15 @@ def _open(data) -> _core.Dataset:
                     f"(convert an in-memory graph with the `graphtier convert` command)")
 
 
+def _seed_from_torch(kwargs: dict) -> None:
+    """Without `seed=` (or `options=`, which carries one), the seed is torch's: the one
+    `torch.manual_seed(s)` last set (`torch.initial_seed()`), so it decides the shuffle and sample
+    streams as it decides PyG's. Nothing is drawn from torch's generator, so a script's model
+    initialisation is the same with this loader as with PyG's."""
+    if kwargs.get("seed") is None and kwargs.get("options") is None:
+        kwargs["seed"] = torch.initial_seed()
+
+
 def _input_ids(ds: _core.Dataset, input_nodes) -> torch.Tensor:
     if input_nodes is None:
         return torch.arange(ds.num_nodes, dtype=torch.int64)
@@ -74,7 +83,8 @@ class NeighborLoader:
     node first reached in hop k (-1: all); `input_nodes` the seeds: node ids, a bool mask over the
     nodes, a split name ("train", "val" or "valid", "test") or None (every node); `batch_size`,
     `shuffle`, `drop_last` and `replace` as in PyG (and PyTorch's DataLoader, whose defaults they
-    keep); `transform` is applied to each batch. DataLoader's worker options (`num_workers`,
+    keep); `transform` is applied to each batch. Without `seed=` the seed is
+    `torch.initial_seed()`, so `torch.manual_seed` decides it as in PyG. DataLoader's worker options (`num_workers`,
     `pin_memory`, ...) are accepted and unused. Every other keyword goes to
     graphtier.NeighborLoader: `device`, `store`, `options`, and any field of graphtier.LoaderOptions
     or FeatureStoreOptions (the tier budgets `gpu_hot`, `gpu_cache`, `cpu_buffer`, `host_cache`,
@@ -105,6 +115,7 @@ class NeighborLoader:
             kwargs.pop(name, None)
         for name in _WORKER_OPTIONS:
             kwargs.pop(name, None)
+        _seed_from_torch(kwargs)
         self.data = _open(data)
         self.num_neighbors = [int(f) for f in num_neighbors]
         # A split name goes to the loader as such: its ids are in the dataset's own numbering.

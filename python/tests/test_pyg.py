@@ -127,6 +127,32 @@ def test_batches_keep_pyg_layout_and_invariants(cora):
 
 
 @needs_pyg
+def test_torch_manual_seed_decides_the_streams_without_seed(cora):
+    """Without seed= the loader's seed is torch's (torch.initial_seed()): one torch.manual_seed
+    gives one epoch, another a different one, and an explicit seed= is kept whatever torch's state."""
+    from graphtier.pyg import NeighborLoader
+
+    def epoch(**kwargs):
+        loader = NeighborLoader(cora, num_neighbors=[4, 2], input_nodes="train", batch_size=40, shuffle=True, **kwargs)
+        return [(b.n_id.clone(), b.edge_index.clone()) for b in loader]
+
+    def same(a, b):
+        return len(a) == len(b) and all(torch.equal(x[0], y[0]) and torch.equal(x[1], y[1]) for x, y in zip(a, b))
+
+    torch.manual_seed(1)
+    first = epoch()
+    torch.manual_seed(1)
+    assert same(epoch(), first)
+    torch.manual_seed(2)
+    assert not same(epoch(), first)
+    torch.manual_seed(1)
+    seeded = epoch(seed=7)
+    torch.manual_seed(2)
+    assert same(epoch(seed=7), seeded)
+    assert not same(seeded, first)
+
+
+@needs_pyg
 def test_all_neighbours_give_pyg_samplers_subgraph(cora):
     """With every neighbour taken the draw is deterministic: PyG's own NeighborLoader on the same
     graph returns the same nodes per hop and the same edges per hop."""
