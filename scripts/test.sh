@@ -2,8 +2,9 @@
 # Sets up, builds and runs every test: the CPU build (one build for the package, the tests and the
 # benchmarks), the C++ package's example, the same tests again under AddressSanitizer and
 # UndefinedBehaviorSanitizer, every fuzz target for 60 s, the Python suite on PyTorch 1.13 and 2.x,
-# then the GPU bundle (compiled whenever nvcc is present; its GPU tests skip visibly on a machine
-# without a GPU, and the device call is rehearsed on it) and the Debug CUDA build (compiled only).
+# graphtier.dgl's tests against DGL, then the GPU bundle (compiled whenever nvcc is present; its GPU
+# tests skip visibly on a machine without a GPU, and the device call is rehearsed on it) and the
+# Debug CUDA build (compiled only).
 #   scripts/test.sh            everything above (CI: .ci/run)
 #   scripts/test.sh --quick    day-to-day: the CPU build's C++ tests and the Python suite on PyTorch
 #                              1.13 only (no example, sanitizers, fuzzing, PyTorch 2.x or CUDA builds)
@@ -64,6 +65,16 @@ rm -rf build/wheel
 scripts/install-package.sh --wheel build/wheel
 "$torch2/bin/python" -m pip install -q --no-deps --force-reinstall build/wheel/graphtier-*.whl
 "$torch2/bin/python" -m pytest -q -rs python/tests
+
+# graphtier.dgl against real DGL (scripts/setup-dgl.sh: PyTorch 2.2 and DGL 2.1 from PyPI, once per
+# machine) with the same wheel; the other suites skip these tests visibly. Where DGL cannot be
+# installed they are skipped here too, saying why.
+if dgl_venv=$(scripts/setup-dgl.sh); then
+  "$dgl_venv/bin/python" -m pip install -q --no-deps --force-reinstall build/wheel/graphtier-*.whl
+  "$dgl_venv/bin/python" -m pytest -q -rs python/tests/test_dgl.py
+else
+  echo "test.sh: DGL could not be installed (above): python/tests/test_dgl.py skipped against DGL" >&2
+fi
 
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="$PATH:/usr/local/cuda/bin"

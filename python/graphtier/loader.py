@@ -152,6 +152,16 @@ def _batch_from_dict(d: dict) -> Batch:
                  d["seed_positions"])
 
 
+def seed_from_torch(kwargs: dict) -> None:
+    """For the loaders with another framework's interface (graphtier.pyg, graphtier.dgl): without
+    `seed=` (or `options=`, which carries one) the seed is torch's, the one `torch.manual_seed(s)`
+    last set (`torch.initial_seed()`), so it decides the shuffle and sample streams as it decides
+    PyG's and DGL's. Nothing is drawn from torch's generator, so a script's model initialisation is
+    the same as with their own loaders."""
+    if kwargs.get("seed") is None and kwargs.get("options") is None:
+        kwargs["seed"] = torch.initial_seed()
+
+
 def _output_memory(device: torch.device) -> str:
     if device.type == "cpu":
         return "host"

@@ -59,15 +59,6 @@ def _open(data) -> _core.Dataset:
                     f"(convert an in-memory graph with the `graphtier convert` command)")
 
 
-def _seed_from_torch(kwargs: dict) -> None:
-    """Without `seed=` (or `options=`, which carries one), the seed is torch's: the one
-    `torch.manual_seed(s)` last set (`torch.initial_seed()`), so it decides the shuffle and sample
-    streams as it decides PyG's. Nothing is drawn from torch's generator, so a script's model
-    initialisation is the same with this loader as with PyG's."""
-    if kwargs.get("seed") is None and kwargs.get("options") is None:
-        kwargs["seed"] = torch.initial_seed()
-
-
 def _input_ids(ds: _core.Dataset, input_nodes) -> torch.Tensor:
     if input_nodes is None:
         return torch.arange(ds.num_nodes, dtype=torch.int64)
@@ -115,7 +106,7 @@ class NeighborLoader:
             kwargs.pop(name, None)
         for name in _WORKER_OPTIONS:
             kwargs.pop(name, None)
-        _seed_from_torch(kwargs)
+        _loader.seed_from_torch(kwargs)
         self.data = _open(data)
         self.num_neighbors = [int(f) for f in num_neighbors]
         # A split name goes to the loader as such: its ids are in the dataset's own numbering.
