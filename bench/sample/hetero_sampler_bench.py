@@ -1,0 +1,142 @@
+"""Heterogeneous neighbour sampling: graphtier's per-relation sampler against DGL GraphBolt's
+(FusedCSCSamplingGraph.sample_neighbors + unique_and_compact_csc_formats per layer, the two steps
+of GraphBolt's NeighborSampler datapipe) on the same typed graph, seeds and per-relation fanouts,
+with 1 and 2 threads, as seeds/s and their ratio taken in one run.
+
+    python bench/sample/hetero_sampler_bench.py DATASET [--fanouts 15,10] [--batch 1024] [--seconds 5]
+
+DATASET is a typed graphtier dataset (e.g. `graphtier generate --schema igbh`, or `convert
+typed-edge-list`); both samplers read its CSC, type_per_edge and node type ranges, each relation
+takes the hop's fanout, seeds are the labelled type's training ids, shuffled, in batches. graphtier
+runs one batch per thread (`_core.sample_minibatch` releases the GIL); GraphBolt runs its operators
+with `torch.set_num_threads(threads)` (its sampling is parallel inside one call). Runs in the DGL
+venv (scripts/setup-dgl.sh) with the graphtier wheel installed. Prints one JSON line per thread
+count and one summary line.
+"""
+
+import argparse
+import json
+import os
+import threading
+import time
+
+import numpy as np
+import torch
+
+import dgl.graphbolt as gb
+
+import graphtier
+from graphtier import _core
+
+
+def read_graph(path):
+    manifest = json.load(open(os.path.join(path, "manifest.json")))
+    if "hetero" not in manifest:
+        raise SystemExit(f"{path}: not a typed dataset (no 'hetero' section in its manifest)")
+    indptr = torch.from_numpy(np.fromfile(os.path.join(path, "indptr.bin"), dtype=np.int64))
+    indices = torch.from_numpy(np.fromfile(os.path.join(path, "indices.bin"), dtype=manifest["indices_dtype"]))
+    types = torch.from_numpy(np.fromfile(os.path.join(path, "type_per_edge.bin"), dtype=np.uint8))
+    return manifest, indptr, indices, types
+
+
+def graphbolt_graph(manifest, indptr, indices, types):
+    hetero = manifest["hetero"]
+    node_types = {t["name"]: i for i, t in enumerate(hetero["node_types"])}
+    relations = {r["name"]: i for i, r in enumerate(hetero["relations"])}
+    return gb.fused_csc_sampling_graph(indptr, indices.to(torch.int64),
+                                       node_type_offset=torch.tensor(hetero["node_type_offset"]),
+                                       type_per_edge=types.to(torch.int64), node_type_to_id=node_types,
+                                       edge_type_to_id=relations)
+
+
+def graphbolt_batch(graph, labelled, seeds, fanouts):
+    """GraphBolt's NeighborSampler on one batch: per layer sample_neighbors, then
+    unique_and_compact_csc_formats, whose unique nodes are the next layer's seeds. Returns the
+    number of sampled edges."""
+    nodes = {labelled: seeds}
+    edges = 0
+    for fanout in fanouts:
+        subgraph = graph.sample_neighbors(nodes, fanout)
+        edges += sum(int(csc.indices.numel()) for csc in subgraph.sampled_csc.values())
+        nodes, _ = gb.unique_and_compact_csc_formats(subgraph.sampled_csc, nodes)
+    return edges
+
+
+def graphtier_batch(dataset, seeds, fanouts, relations, stream):
+    """graphtier's per-relation sampler on one batch (every layer, compaction included). Returns the
+    number of sampled edges."""
+    d = _core.sample_minibatch(dataset, "neighbor", seeds, fanouts, False, 7, stream,
+                               relation_fanouts={r: fanouts for r in range(relations)})
+    return sum(int(b["indices"].numel()) for b in d["blocks"])
+
+
+def run_for(seconds, threads, work):
+    """Runs work(k) for k = 0, 1, ... on `threads` threads for `seconds`; (batches, edges, elapsed)."""
+    counter = iter(range(1 << 62))
+    lock = threading.Lock()
+    totals = [0, 0]
+    start = time.perf_counter()
+
+    def loop():
+        while time.perf_counter() - start < seconds:
+            with lock:
+                k = next(counter)
+            edges = work(k)
+            with lock:
+                totals[0] += 1
+                totals[1] += edges
+
+    pool = [threading.Thread(target=loop) for _ in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    return totals[0], totals[1], time.perf_counter() - start
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("dataset")
+    parser.add_argument("--fanouts", default="15,10", help="per hop, seeds' hop first; every relation takes it")
+    parser.add_argument("--batch", type=int, default=1024)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--threads", default="1,2")
+    args = parser.parse_args()
+    fanouts = [int(f) for f in args.fanouts.split(",")]
+
+    manifest, indptr, indices, types = read_graph(args.dataset)
+    hetero = manifest["hetero"]
+    relations = len(hetero["relations"])
+    labelled = hetero["labelled_type"]
+    dataset = graphtier.Dataset(args.dataset)
+    train = dataset.split("train").to(torch.int64)
+    offset = hetero["node_type_offset"][[t["name"] for t in hetero["node_types"]].index(labelled)]
+    generator = torch.Generator().manual_seed(0)
+    order = train[torch.randperm(train.numel(), generator=generator)]
+    batches = [order[i:i + args.batch] for i in range(0, order.numel() - args.batch + 1, args.batch)]
+    if not batches:
+        raise SystemExit(f"{args.dataset}: fewer than --batch {args.batch} training seeds")
+    graph = graphbolt_graph(manifest, indptr, indices, types)
+    fanout_tensors = [torch.full((relations,), f, dtype=torch.int64) for f in fanouts]
+
+    results = []
+    for threads in [int(t) for t in args.threads.split(",")]:
+        torch.set_num_threads(threads)
+        n, e, s = run_for(args.seconds, 1, lambda k: graphbolt_batch(
+            graph, labelled, batches[k % len(batches)] - offset, fanout_tensors))
+        bolt = {"seeds_per_s": n * args.batch / s, "edges_per_s": e / s, "edges_per_seed": e / (n * args.batch)}
+        torch.set_num_threads(1)
+        n, e, s = run_for(args.seconds, threads, lambda k: graphtier_batch(
+            dataset, batches[k % len(batches)], fanouts, relations, k))
+        ours = {"seeds_per_s": n * args.batch / s, "edges_per_s": e / s, "edges_per_seed": e / (n * args.batch)}
+        row = {"threads": threads, "graphtier": ours, "graphbolt": bolt,
+               "ratio": ours["seeds_per_s"] / bolt["seeds_per_s"]}
+        results.append(row)
+        print(json.dumps(row))
+    print(f"hetero sampling, {os.path.basename(os.path.normpath(args.dataset))}: {manifest['num_nodes']} nodes, "
+          f"{manifest['num_edges']} edges, {relations} relations, fanouts {args.fanouts}, batch {args.batch}: " +
+          ", ".join(f"{r['threads']} thread(s) graphtier/GraphBolt {r['ratio']:.2f}x" for r in results))
+
+
+if __name__ == "__main__":
+    main()
