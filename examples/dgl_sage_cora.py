@@ -80,6 +80,7 @@ def dgl_graph(data):
 
 
 torch.manual_seed(args.seed)
+dgl.seed(args.seed)  # DGL's own sampler draws from DGL's generator
 data = graphtier.Dataset(args.dataset)  # graphtier: was `dataset = AsNodePredDataset(DglNodePropPredDataset(...))`
 g = dgl_graph(data) if args.dgl else data  # graphtier: was `g = dataset[0]`
 split = {name: data.split(name).to(torch.int64) for name in ("train", "val", "test")}  # graphtier: dataset.train_idx, ...

@@ -141,17 +141,17 @@ def test_bad_arguments_are_named(cora):
 @needs_dgl
 def test_dgl_graphsage_example_matches_dgls_own_loader(cora):
     """examples/dgl_sage_cora.py: DGL's minibatch GraphSAGE with only its loader import and dataset
-    lines changed reaches, on graphtier's loader, DGL's own loader's test accuracy within a point
-    (mean of two seeds each: docs/benchmarks.md has the five-seed figures)."""
-    def accuracy(*extra, seed):
-        command = [sys.executable, str(ROOT / "examples" / "dgl_sage_cora.py"), cora, "--epochs", "15",
-                   "--seed", str(seed), *extra]
+    lines changed trains on graphtier's loader as on DGL's own. Five seeds each agree within a point
+    (docs/benchmarks.md, "DGL blocks": 0.781 and 0.781); one seed each here, within the spread of
+    single seeds (0.766-0.799 over seeds 0-4)."""
+    def accuracy(*extra):
+        command = [sys.executable, str(ROOT / "examples" / "dgl_sage_cora.py"), cora, "--epochs", "15", "--seed", "0",
+                   *extra]
         run = subprocess.run(command, capture_output=True, text=True, timeout=240,
                              env={**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2")})
         assert run.returncode == 0, run.stderr[-2000:]
         return float(re.search(r"test accuracy (\S+)", run.stdout).group(1))
 
-    ours = [accuracy(seed=s) for s in (0, 1)]
-    theirs = [accuracy("--dgl", seed=s) for s in (0, 1)]
-    assert min(ours) >= 0.75, (ours, theirs)
-    assert np.mean(ours) >= np.mean(theirs) - 0.01, (ours, theirs)
+    ours, theirs = accuracy(), accuracy("--dgl")
+    assert ours >= 0.76, (ours, theirs)
+    assert abs(ours - theirs) <= 0.03, (ours, theirs)
