@@ -1,23 +1,23 @@
 """Heterogeneous neighbour sampling: graphtier's per-relation sampler against DGL GraphBolt's
 (FusedCSCSamplingGraph.sample_neighbors + unique_and_compact_csc_formats per layer, the two steps
-of GraphBolt's NeighborSampler datapipe) on the same typed graph, seeds and per-relation fanouts,
+of GraphBolt's NeighborSampler datapipe) on the same typed graph, seed set and per-relation fanouts,
 with 1 and 2 threads, as seeds/s and their ratio taken in one run.
 
     python bench/sample/hetero_sampler_bench.py DATASET [--fanouts 15,10] [--batch 1024] [--seconds 5]
 
 DATASET is a typed graphtier dataset (e.g. `graphtier generate --schema igbh`, or `convert
 typed-edge-list`); both samplers read its CSC, type_per_edge and node type ranges, each relation
-takes the hop's fanout, seeds are the labelled type's training ids, shuffled, in batches. graphtier
-runs one batch per thread (`_core.sample_minibatch` releases the GIL); GraphBolt runs its operators
-with `torch.set_num_threads(threads)` (its sampling is parallel inside one call). Runs in the DGL
-venv (scripts/setup-dgl.sh) with the graphtier wheel installed. Prints one JSON line per thread
-count and one summary line.
+takes the hop's fanout, seeds are the labelled type's training ids, shuffled, in batches.
+graphtier's row is `graphtier bench sample -j THREADS --json` (its sampler built once, one batch per
+thread, as the loader runs it; $GRAPHTIER_CLI or build/cpu/graphtier); GraphBolt runs its operators
+with `torch.set_num_threads(THREADS)` (its sampling is parallel inside one call). Runs in the DGL
+venv (scripts/setup-dgl.sh). Prints one JSON line per thread count and one summary line.
 """
 
 import argparse
 import json
 import os
-import threading
+import subprocess
 import time
 
 import numpy as np
@@ -26,7 +26,8 @@ import torch
 import dgl.graphbolt as gb
 
 import graphtier
-from graphtier import _core
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def read_graph(path):
@@ -62,36 +63,25 @@ def graphbolt_batch(graph, labelled, seeds, fanouts):
     return edges
 
 
-def graphtier_batch(dataset, seeds, fanouts, relations, stream):
-    """graphtier's per-relation sampler on one batch (every layer, compaction included). Returns the
-    number of sampled edges."""
-    d = _core.sample_minibatch(dataset, "neighbor", seeds, fanouts, False, 7, stream,
-                               relation_fanouts={r: fanouts for r in range(relations)})
-    return sum(int(b["indices"].numel()) for b in d["blocks"])
+def graphtier_row(dataset, fanouts, batch, seconds, threads):
+    """`graphtier bench sample`'s CPU row: seeds/s, edges/s, edges per seed."""
+    cli = os.environ.get("GRAPHTIER_CLI", os.path.join(ROOT, "build", "cpu", "graphtier"))
+    run = subprocess.run([cli, "-q", "--json", "-j", str(threads), "bench", "sample", "-d", dataset, "--fanouts", fanouts,
+                          "--batch-size", str(batch), "--seconds", str(seconds)], capture_output=True, text=True,
+                         check=True)
+    row = next(r for r in json.loads(run.stdout)["rows"] if r["backend"] == "cpu")
+    return {"seeds_per_s": row["seeds_per_second"], "edges_per_s": row["edges_per_second"],
+            "edges_per_seed": row["edges_per_second"] / row["seeds_per_second"]}
 
 
-def run_for(seconds, threads, work):
-    """Runs work(k) for k = 0, 1, ... on `threads` threads for `seconds`; (batches, edges, elapsed)."""
-    counter = iter(range(1 << 62))
-    lock = threading.Lock()
-    totals = [0, 0]
+def run_for(seconds, work):
+    """Runs work(k) for k = 0, 1, ... for `seconds`; (batches, edges, elapsed)."""
+    batches = edges = 0
     start = time.perf_counter()
-
-    def loop():
-        while time.perf_counter() - start < seconds:
-            with lock:
-                k = next(counter)
-            edges = work(k)
-            with lock:
-                totals[0] += 1
-                totals[1] += edges
-
-    pool = [threading.Thread(target=loop) for _ in range(threads)]
-    for t in pool:
-        t.start()
-    for t in pool:
-        t.join()
-    return totals[0], totals[1], time.perf_counter() - start
+    while time.perf_counter() - start < seconds:
+        edges += work(batches)
+        batches += 1
+    return batches, edges, time.perf_counter() - start
 
 
 def main():
@@ -122,13 +112,10 @@ def main():
     results = []
     for threads in [int(t) for t in args.threads.split(",")]:
         torch.set_num_threads(threads)
-        n, e, s = run_for(args.seconds, 1, lambda k: graphbolt_batch(
+        n, e, s = run_for(args.seconds, lambda k: graphbolt_batch(
             graph, labelled, batches[k % len(batches)] - offset, fanout_tensors))
         bolt = {"seeds_per_s": n * args.batch / s, "edges_per_s": e / s, "edges_per_seed": e / (n * args.batch)}
-        torch.set_num_threads(1)
-        n, e, s = run_for(args.seconds, threads, lambda k: graphtier_batch(
-            dataset, batches[k % len(batches)], fanouts, relations, k))
-        ours = {"seeds_per_s": n * args.batch / s, "edges_per_s": e / s, "edges_per_seed": e / (n * args.batch)}
+        ours = graphtier_row(args.dataset, args.fanouts, args.batch, args.seconds, threads)
         row = {"threads": threads, "graphtier": ours, "graphbolt": bolt,
                "ratio": ours["seeds_per_s"] / bolt["seeds_per_s"]}
         results.append(row)

@@ -148,8 +148,9 @@ void add_gpu_rows(const sample::SampleGraph& graph, const sample::NeighborSample
   }
   configs.push_back({"device", {.placement = sample::TopologyPlacement::kDevice}});
   for (const Config& c : configs) {
-    if (!cuda_available()) {
-      rows.push_back({.backend = "gpu", .topology = c.name, .note = "skipped: no GPU"});
+    if (!cuda_available() || !graph.hetero.empty()) {
+      rows.push_back({.backend = "gpu", .topology = c.name,
+                      .note = cuda_available() ? "skipped: no GPU sampler for typed graphs yet" : "skipped: no GPU"});
       continue;
     }
     const sample::DeviceTopology topology(graph, c.topology);
@@ -173,7 +174,8 @@ void run_bench_sample(const BenchSampleOptions& c, const GlobalOptions& global) 
   o.fanouts = parse_int_list(c.fanouts, "--fanouts");
   o.seed = c.seed;
   o.edge_ids = false;
-  const sample::SampleGraph graph{graph::CscView::of(dataset), {}};
+  // A typed dataset samples per relation, every relation taking the hop's fanout.
+  const sample::SampleGraph graph{graph::CscView::of(dataset), {}, dataset.hetero()};
   // Seeds: the train split when there is one (as training samples), else every node.
   std::vector<int64_t> ids;
   const auto train = dataset.split(graph::Split::kTrain);
@@ -190,7 +192,8 @@ void run_bench_sample(const BenchSampleOptions& c, const GlobalOptions& global) 
     return std::span<const int64_t>(ids.data() + begin,
                                     static_cast<std::size_t>(std::min<int64_t>(c.batch_size, static_cast<int64_t>(ids.size()) - begin)));
   };
-  log_info("bench sample: ", dataset.num_nodes(), " nodes, ", dataset.num_edges(), " edges, fanouts ", c.fanouts,
+  log_info("bench sample: ", dataset.num_nodes(), " nodes, ", dataset.num_edges(), " edges",
+           graph.hetero.empty() ? "" : detail::concat(" (", graph.hetero.num_relations(), " relations)"), ", fanouts ", c.fanouts,
            ", batch ", c.batch_size, ", ", pool.size(), " threads");
 
   std::vector<Row> rows;
@@ -208,6 +211,7 @@ void run_bench_sample(const BenchSampleOptions& c, const GlobalOptions& global) 
     j["dataset"] = c.dataset;
     j["num_nodes"] = dataset.num_nodes();
     j["num_edges"] = dataset.num_edges();
+    j["num_relations"] = graph.hetero.num_relations();
     j["fanouts"] = o.fanouts;
     j["batch_size"] = c.batch_size;
     j["random_reads_per_second"] = reads;
@@ -243,7 +247,7 @@ void run_bench_sample(const BenchSampleOptions& c, const GlobalOptions& global) 
 
 void register_bench_sample(CLI::App& bench, const GlobalOptions& global) {
   auto opt = std::make_shared<BenchSampleOptions>();
-  auto* cmd = bench.add_subcommand("sample", "Seeds/s and sampled edges/s per sampler backend and topology location");
+  auto* cmd = bench.add_subcommand("sample", "Seeds/s and sampled edges/s per sampler backend and topology location (a typed dataset per relation)");
   cmd->add_option("-d,--dataset", opt->dataset, "Dataset directory")->required();
   cmd->add_option("--fanouts", opt->fanouts, "Per-layer fanouts, seeds' hop first")->capture_default_str();
   cmd->add_option("--batch-size", opt->batch_size, "Seeds per minibatch")->check(kPositive)->capture_default_str();
