@@ -4,6 +4,7 @@ failed rank; a launch that cannot work (world size, a missing rank directory, mi
 one clear error on every rank before any collective."""
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -92,6 +93,15 @@ def test_world_size_other_than_the_partition_is_an_error(partitions):
         assert r.returncode == 2 and "the partition is for 4 ranks, the job has 2" in r.stderr, describe(result)
 
 
+def test_ranks_beyond_the_partition_are_an_error_on_every_rank_at_once(partitions):
+    # Ranks 2 and 3 have no directory in a 2-rank partition: nobody waits for the rendezvous.
+    result = launch(4, [*TRAIN, partitions[2], *OPTIONS], timeout=60)
+    for r in result:
+        assert r.returncode == 2, describe(result)
+        assert "the partition is for 2 ranks, the job has 4" in r.stderr and "rank-0002" in r.stderr, describe(result)
+        assert r.seconds < 30 and "DistNetworkError" not in r.stderr, describe(result)
+
+
 def test_a_missing_rank_directory_is_an_error_on_every_rank(partitions, tmp_path):
     part = tmp_path / "p"
     shutil.copytree(partitions[2], part)
@@ -112,6 +122,8 @@ def test_a_rank_directory_of_another_partition_is_an_error_on_every_rank(partiti
     result = launch(2, [*TRAIN, str(part), *OPTIONS], timeout=60)
     for r in result:
         assert r.returncode == 2 and "rank 1 differs from rank 0: partition" in r.stderr, describe(result)
+        # Both sources are named, not only the digests.
+        assert f"2 ranks of {Path(synthetic).name} at {synthetic}" in r.stderr, describe(result)
 
 
 def test_mixed_versions_are_an_error_on_every_rank(partitions):

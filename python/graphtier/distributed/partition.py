@@ -115,10 +115,12 @@ class Partition:
         return os.path.join(self.rank_path, "features")
 
     def identity(self) -> str:
-        """A digest of the manifest without the rank: equal on every rank of one partition, so ranks
-        can check that they were handed directories of the same partition of the same source."""
+        """A digest of the manifest without the rank, followed by what it is a partition of: equal on
+        every rank of one partition, so ranks can check that they were handed directories of the same
+        partition of the same source, and a mismatch names both sources, not only their digests."""
         common = {k: v for k, v in self.manifest.items() if k != "rank"}
-        return hashlib.sha256(json.dumps(common, sort_keys=True).encode()).hexdigest()[:16]
+        digest = hashlib.sha256(json.dumps(common, sort_keys=True).encode()).hexdigest()[:16]
+        return f"{digest} ({self.ranks} ranks of {_source_name(self.manifest.get('source'))})"
 
     def feature_owner_row(self, ids: torch.Tensor) -> torch.Tensor:
         """The process row holding the features of each global id (int64 tensor in [0, N))."""
@@ -159,3 +161,11 @@ class Partition:
             raise ValueError(f"{self.rank_path}: the partition is for {self.ranks} ranks, the job has "
                              f"{world_size} (torchrun --nproc-per-node x --nnodes must equal --ranks of "
                              "`graphtier partition`)")
+
+
+def _source_name(source) -> str:
+    """The dataset a partition was written from, as its manifest's `source` names it (the name and
+    path `graphtier partition` was given), for messages."""
+    if isinstance(source, dict) and (source.get("name") or source.get("path")):
+        return f"{source.get('name', '?')} at {source.get('path', '?')}"
+    return "an unnamed source"

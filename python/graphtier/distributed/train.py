@@ -136,16 +136,15 @@ def run(args, prog: str) -> dict:
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     if args.baseline:
         raise ValueError("--baseline is single-process only (its feature table is the whole dataset's)")
-    # This rank's directory, checked before anything starts. A world size other than the
-    # partition's is the same error on every rank; any other error (a directory missing on one
-    # machine) is told to every rank through the store below.
+    # This rank's directory and the world size, checked before anything starts; every error (a
+    # directory missing on one machine, ranks beyond the partition's, which have none) is told to
+    # every rank through the store below, so no rank waits for one that has left.
     error, partition = None, None
     try:
         partition = Partition.open(args.dataset, rank)
+        partition.check_world(world)
     except (ValueError, OSError) as e:
         error = one_line(e)
-    if partition is not None:
-        partition.check_world(world)
     device = torch.device(args.device)
     if device.type == "cuda":
         device = torch.device("cuda", local_rank)
