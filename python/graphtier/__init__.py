@@ -14,6 +14,16 @@ Works with PyTorch 1.13 (Debian's python3-torch) and 2.x; CPU everywhere, CUDA w
 was built with GRAPHTIER_CUDA=ON and a GPU is visible.
 """
 
+import os
+import sys
+
+# Run as a program (`python -m graphtier.train`, under torchrun too: runpy imports this package with
+# sys.argv[0] == "-m" before torch), PyTorch's C++ warnings are left out unless asked for: a failed
+# rank is told in one graphtier line, and PyTorch 2.x would follow it on every other rank with each
+# lost-store warning's 20-frame stack trace. TORCH_CPP_LOG_LEVEL=WARNING shows them again.
+if sys.argv[:1] == ["-m"] and "torch" not in sys.modules:
+    os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
+
 try:
     import torch  # noqa: F401  (the extension hands out torch tensors)
 except ImportError as e:  # pragma: no cover - environment problem, not a code path

@@ -87,6 +87,22 @@ def test_a_killed_rank_0_stops_every_rank(partitions):
     assert "lost the rendezvous store" in result[1].stderr, describe(result)
 
 
+def test_a_killed_rank_0_is_one_line_on_the_others_when_run_with_dash_m(partitions, tmp_path):
+    # As `python -m graphtier.train` runs: graphtier is imported while runpy finds the module
+    # (sys.argv[0] == "-m"), so PyTorch's C++ warnings (2.x: a stack trace per failed store call)
+    # stay out of the failed job's output on the surviving ranks.
+    package = tmp_path / "faultjob"
+    package.mkdir()
+    (package / "__init__.py").write_text("import graphtier  # noqa: F401\n")
+    (package / "train.py").write_text(FAULTY_TRAIN)
+    result = launch(2, ["-m", "faultjob.train", "kill", "0", "2", partitions[2], *OPTIONS], timeout=90,
+                    env={"PYTHONPATH": str(tmp_path)})
+    assert result[0].returncode == -9, describe(result)
+    _assert_all_fail_naming(result, failed=0, since=result[0].seconds)
+    lines = result[1].stderr.strip().splitlines()
+    assert len(lines) == 1 and "lost the rendezvous store" in lines[0], describe(result)
+
+
 def test_world_size_other_than_the_partition_is_an_error(partitions):
     result = launch(2, [*TRAIN, partitions[4], *OPTIONS], timeout=60)
     for r in result:

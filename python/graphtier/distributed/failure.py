@@ -95,6 +95,9 @@ class Watchdog:
         self._stop = threading.Event()
         self._successor = (rank + 1) % world
         self.diagnosis: Optional[str] = None
+        # Set once a store operation failed: later ones would only fail again, and PyTorch 2.x logs
+        # each such failure with a 20-frame C++ stack trace after this rank's one-line reason.
+        self._store_lost = False
         self._leaving, self._left = threading.Lock(), False
         self._thread = threading.Thread(target=self._run, name=f"graphtier-watchdog-{rank}", daemon=True)
 
@@ -116,6 +119,8 @@ class Watchdog:
 
     def publish(self, failed_rank: int, message: str) -> None:
         """Records `failed_rank`'s failure for every rank to see (the first one published wins)."""
+        if self._store_lost:
+            return
         try:
             if self.store.add(f"failed/{failed_rank}", 1) == 1:
                 index = self.store.add("failures", 1)
@@ -160,6 +165,7 @@ class Watchdog:
             except Exception as e:
                 if self._stop.is_set():
                     return
+                self._store_lost = True
                 host = os.environ.get("MASTER_ADDR", "127.0.0.1"), os.environ.get("MASTER_PORT", "29500")
                 failure = (f"rank 0: lost the rendezvous store at {host[0]}:{host[1]} ({one_line(e)}); "
                            f"rank 0 hosts it when not launched by torchrun, so rank 0 (or the launcher) failed")
@@ -180,6 +186,8 @@ class Watchdog:
             if self._left:
                 threading.Event().wait()  # the other one ends the process
             self._left = True
+        if self._store_lost:
+            self._exit(status)
         try:
             seen = self.store.add("acks", 1)
             if self.rank == 0:
