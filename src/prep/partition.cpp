@@ -185,7 +185,12 @@ std::string_view partition_graph_name(PartitionGraph g) {
 }
 
 std::string_view partition_balance_name(PartitionBalance b) {
-  return b == PartitionBalance::kBytes ? "bytes" : "hotness";
+  switch (b) {
+    case PartitionBalance::kBytes: return "bytes";
+    case PartitionBalance::kHotness: return "hotness";
+    case PartitionBalance::kAuto: return "auto";
+  }
+  return "?";
 }
 
 PartitionGraph parse_partition_graph(std::string_view text) {
@@ -197,7 +202,8 @@ PartitionGraph parse_partition_graph(std::string_view text) {
 PartitionBalance parse_partition_balance(std::string_view text) {
   if (text == "bytes") return PartitionBalance::kBytes;
   if (text == "hotness") return PartitionBalance::kHotness;
-  throw InvalidArgument(detail::concat("--balance: unknown balance '", text, "' (use bytes or hotness)"));
+  if (text == "auto") return PartitionBalance::kAuto;
+  throw InvalidArgument(detail::concat("--balance: unknown balance '", text, "' (use auto, bytes or hotness)"));
 }
 
 HotRows HotRows::parse(std::string_view text) {
@@ -305,13 +311,15 @@ PartitionLayout plan_partition(const graph::Dataset& source, const PartitionOpti
   l.replication = o.replication;
   l.process_rows = o.ranks / o.replication;
   l.graph = o.graph;
-  l.balance = o.balance;
+  l.balance = o.balance != PartitionBalance::kAuto ? o.balance
+              : source.has_hotness()                ? PartitionBalance::kHotness
+                                                    : PartitionBalance::kBytes;
   l.num_nodes = n;
   l.num_edges = source.num_edges();
   GRAPHTIER_EXPECTS(l.process_rows <= n, InvalidArgument, "--ranks ", o.ranks, " / --replication ", o.replication,
                     " = ", l.process_rows, " process rows exceed the ", n, " nodes of ", source.dir());
   l.hot_rows = o.hot_rows.resolve(n);
-  if (o.balance == PartitionBalance::kHotness) {
+  if (l.balance == PartitionBalance::kHotness) {
     GRAPHTIER_EXPECTS(source.has_hotness(), InvalidArgument, "--balance hotness needs the source's hotness.bin, but ",
                       source.dir(), " has none (run graphtier prepare first, or use --balance bytes)");
     l.feature_bounds = bounds_by_scores(source.hotness(), l.hot_rows, l.process_rows);

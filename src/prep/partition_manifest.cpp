@@ -137,6 +137,7 @@ PartitionManifest parse_partition_json(const std::string& text, const std::strin
   try {
     l.graph = parse_partition_graph(string_field(j, "graph", path));
     l.balance = parse_partition_balance(string_field(j, "balance", path));
+    if (l.balance == PartitionBalance::kAuto) throw InvalidArgument("\"balance\": \"auto\" is an option, not a layout");
   } catch (const InvalidArgument& e) {
     throw FormatError(path, e.what());
   }

@@ -74,6 +74,7 @@ PartitionOptions grid(int64_t ranks, int64_t replication, PartitionGraph g = Par
   o.ranks = ranks;
   o.replication = replication;
   o.graph = g;
+  o.balance = PartitionBalance::kBytes;  // the golden bounds below are equal row counts
   return o;
 }
 
@@ -293,6 +294,25 @@ TEST(Partition, HotPrefixIsOnEveryRank) {
   EXPECT_EQ(all["hot_rows"], 8);
   EXPECT_EQ(all["local_ranges"], Json::parse("[[[0, 8], [8, 8]], [[0, 8], [8, 8]]]"));
   expect_partition_matches(src, tmp / "all");
+}
+
+TEST(Partition, AutoBalanceIsHotnessWhenTheSourceHasScoresAndBytesOtherwise) {
+  test::TempDir tmp;
+  const std::string src = write_golden(tmp);
+  const std::string cold = write_golden(tmp, false);
+  ThreadPool pool(2);
+  PartitionOptions o = grid(2, 1);
+  o.balance = PartitionBalance::kAuto;
+  EXPECT_EQ(PartitionOptions{}.balance, PartitionBalance::kAuto);  // the default
+  write_partition(src, tmp / "out", o, pool);
+  Json j = read_json(tmp / "out/partition.json");
+  EXPECT_EQ(j["balance"], "hotness");  // the manifest records the choice, never "auto"
+  EXPECT_EQ(j["feature_bounds"], Json::parse("[0, 2, 8]"));
+  write_partition(cold, tmp / "cold-out", o, pool);
+  j = read_json(tmp / "cold-out/partition.json");
+  EXPECT_EQ(j["balance"], "bytes");
+  EXPECT_EQ(j["feature_bounds"], Json::parse("[0, 4, 8]"));
+  EXPECT_EQ(parse_partition_balance("auto"), PartitionBalance::kAuto);
 }
 
 TEST(Partition, HotnessBalanceSplitsTheScores) {

@@ -19,7 +19,7 @@ struct PartitionCliOptions {
   int64_t replication = 1;
   std::string graph = "replicated";
   std::string hot_replicated = "0";
-  std::string balance = "bytes";
+  std::string balance = "auto";
   bool overwrite = false;
 };
 
@@ -95,7 +95,8 @@ void register_partition(CLI::App& app, const GlobalOptions& global) {
                   "Hottest ids [0, h) replicated on every rank: a count (1000, 10K) or a percent of the nodes (5%)")
       ->capture_default_str();
   cmd->add_option("--balance", opt->balance,
-                  "Feature blocks of equal rows (bytes) or of equal expected reads (hotness: needs hotness.bin)")
+                  "Feature blocks of equal rows (bytes), of equal expected reads (hotness: needs hotness.bin), or "
+                  "hotness when the source has hotness.bin and bytes otherwise (auto)")
       ->capture_default_str();
   cmd->add_flag("--overwrite", opt->overwrite, "Replace an existing partition directory at --out");
   cmd->callback([opt, &global] { run_partition(*opt, global); });

@@ -22,7 +22,10 @@ inline constexpr int kPartitionVersion = 1;
 inline constexpr const char* kPartitionManifestName = "partition.json";
 
 enum class PartitionGraph : uint8_t { kReplicated, kPartitioned };
-enum class PartitionBalance : uint8_t { kBytes, kHotness };
+/// How the feature rows [h, N) are split among the process rows: equal row counts (kBytes), equal
+/// expected reads by the source's hotness scores (kHotness), or kHotness when the source has
+/// hotness.bin and kBytes otherwise (kAuto, the default; a layout holds the resolved choice).
+enum class PartitionBalance : uint8_t { kBytes, kHotness, kAuto };
 
 std::string_view partition_graph_name(PartitionGraph g);
 std::string_view partition_balance_name(PartitionBalance b);
@@ -46,7 +49,7 @@ struct PartitionOptions {
   int64_t ranks = 1;        // P >= 1
   int64_t replication = 1;  // c >= 1, divides P; R = P / c process rows, R <= N
   PartitionGraph graph = PartitionGraph::kReplicated;
-  PartitionBalance balance = PartitionBalance::kBytes;
+  PartitionBalance balance = PartitionBalance::kAuto;
   HotRows hot_rows;
   bool overwrite = false;
 };
