@@ -10,6 +10,8 @@ never prepared has one numbering, both names for it.
 
 from __future__ import annotations
 
+import os
+
 import torch
 
 from graphtier import _core
@@ -50,3 +52,14 @@ class Dataset(_core.Dataset):
         over the original nodes, e.g. a PyG `train_mask`), int64, in their order: what the loaders'
         `ids=` take by default; an id outside [0, num_nodes) is an IndexError naming it."""
         return super().from_original(node_ids(ids, "ids", self.num_nodes).numpy())
+
+
+def open_dataset(data, argument: str) -> _core.Dataset:
+    """`data` as an open dataset: a graphtier.Dataset as it is, a directory opened; anything else
+    (an in-memory PyG Data or DGLGraph) is a TypeError naming `argument` and the way to convert it."""
+    if isinstance(data, _core.Dataset):
+        return data
+    if isinstance(data, (str, os.PathLike)):
+        return Dataset(os.fspath(data))
+    raise TypeError(f"{argument}: expected a graphtier.Dataset or a dataset directory, got {type(data).__name__} "
+                    f"(convert an in-memory graph with the `graphtier convert` command)")

@@ -22,7 +22,6 @@ graphtier.NeighborLoader yields, with its blocks in DGL's order.
 
 from __future__ import annotations
 
-import os
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 import torch
@@ -32,10 +31,9 @@ try:
 except ImportError as e:
     raise ImportError("graphtier.dgl needs DGL: `pip install dgl` (scripts/setup-dgl.sh makes a venv with it)") from e
 
-from graphtier import _core
 from graphtier import loader as _loader
 from graphtier._ids import node_ids
-from graphtier.dataset import Dataset
+from graphtier.dataset import open_dataset
 
 # DGL DataLoader's options that tune its worker processes and prefetching: graphtier's pipeline has
 # its own sampling, prefetch and gather threads, so DGL scripts that pass them run unchanged and they
@@ -82,16 +80,7 @@ class MultiLayerFullNeighborSampler(NeighborSampler):
                          output_device=output_device)
 
 
-def _open(graph) -> _core.Dataset:
-    if isinstance(graph, _core.Dataset):
-        return graph
-    if isinstance(graph, (str, os.PathLike)):
-        return Dataset(os.fspath(graph))
-    raise TypeError(f"graph: expected a graphtier.Dataset or a dataset directory, got {type(graph).__name__} "
-                    f"(convert an in-memory graph with the `graphtier convert` command)")
-
-
-class DataLoader:
+class DataLoader(_loader.Adapter):
     """DGL's `dgl.dataloading.DataLoader` over a graphtier dataset with a graphtier.dgl sampler.
 
     `graph` is a graphtier.Dataset or its directory; `indices` the seeds: node ids (a tensor,
@@ -119,7 +108,7 @@ class DataLoader:
         for name in _WORKER_OPTIONS:
             kwargs.pop(name, None)
         _loader.seed_from_torch(kwargs)
-        self.graph = _open(graph)
+        self.graph = open_dataset(graph, "graph")
         self.graph_sampler = graph_sampler
         self.device = torch.device(device if device is not None else "cpu")
         features = bool(graph_sampler.prefetch_node_feats)
@@ -134,17 +123,6 @@ class DataLoader:
                                              split=split, ids=ids, device=self.device, features=features,
                                              shuffle=shuffle, drop_last=drop_last, replace=graph_sampler.replace,
                                              **kwargs)
-
-    def __len__(self) -> int:
-        return len(self.loader)
-
-    def set_epoch(self, epoch: int, first_batch: int = 0) -> None:
-        """graphtier.NeighborLoader.set_epoch: the epoch (and batch) the next pass runs."""
-        self.loader.set_epoch(epoch, first_batch)
-
-    def stats(self) -> dict:
-        """graphtier.NeighborLoader.stats: the pipeline's and the feature tiers' statistics."""
-        return self.loader.stats()
 
     def __iter__(self) -> Iterator[Tuple[torch.Tensor, torch.Tensor, List["dgl.DGLGraph"]]]:
         for batch in self.loader:

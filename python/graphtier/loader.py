@@ -152,6 +152,24 @@ def _batch_from_dict(d: dict) -> Batch:
                  d["seed_positions"])
 
 
+class Adapter:
+    """What the loaders with another framework's interface (graphtier.pyg, graphtier.dgl) pass
+    through to the graphtier.NeighborLoader they wrap (`self.loader`)."""
+
+    loader: "NeighborLoader"
+
+    def __len__(self) -> int:
+        return len(self.loader)
+
+    def set_epoch(self, epoch: int, first_batch: int = 0) -> None:
+        """graphtier.NeighborLoader.set_epoch: the epoch (and batch) the next pass runs."""
+        self.loader.set_epoch(epoch, first_batch)
+
+    def stats(self) -> dict:
+        """graphtier.NeighborLoader.stats: the pipeline's and the feature tiers' statistics."""
+        return self.loader.stats()
+
+
 def seed_from_torch(kwargs: dict) -> None:
     """For the loaders with another framework's interface (graphtier.pyg, graphtier.dgl): without
     `seed=` (or `options=`, which carries one) the seed is torch's, the one `torch.manual_seed(s)`

@@ -29,7 +29,6 @@ drawn with these draws.
 
 from __future__ import annotations
 
-import os
 from typing import Callable, Iterator, List, Optional, Sequence
 
 import torch
@@ -42,21 +41,12 @@ except ImportError as e:
 from graphtier import _core
 from graphtier._ids import node_ids
 from graphtier import loader as _loader
-from graphtier.dataset import Dataset
+from graphtier.dataset import open_dataset
 
 # torch.utils.data.DataLoader's options that tune PyTorch's worker processes: graphtier's pipeline has
 # its own sampling and gather threads, so PyG scripts that pass them run unchanged and they are unused.
 _WORKER_OPTIONS = ("num_workers", "pin_memory", "persistent_workers", "prefetch_factor", "filter_per_worker",
                    "is_sorted", "timeout", "worker_init_fn", "multiprocessing_context")
-
-
-def _open(data) -> _core.Dataset:
-    if isinstance(data, _core.Dataset):
-        return data
-    if isinstance(data, (str, os.PathLike)):
-        return Dataset(os.fspath(data))
-    raise TypeError(f"data: expected a graphtier.Dataset or a dataset directory, got {type(data).__name__} "
-                    f"(convert an in-memory graph with the `graphtier convert` command)")
 
 
 def _input_ids(ds: _core.Dataset, input_nodes) -> torch.Tensor:
@@ -67,7 +57,7 @@ def _input_ids(ds: _core.Dataset, input_nodes) -> torch.Tensor:
     return node_ids(input_nodes, "input_nodes", ds.num_nodes)
 
 
-class NeighborLoader:
+class NeighborLoader(_loader.Adapter):
     """PyG's `torch_geometric.loader.NeighborLoader` over a graphtier dataset.
 
     `data` is a graphtier.Dataset or its directory; `num_neighbors[k]` neighbours are drawn for each
@@ -107,7 +97,7 @@ class NeighborLoader:
         for name in _WORKER_OPTIONS:
             kwargs.pop(name, None)
         _loader.seed_from_torch(kwargs)
-        self.data = _open(data)
+        self.data = open_dataset(data, "data")
         self.num_neighbors = [int(f) for f in num_neighbors]
         # A split name goes to the loader as such: its ids are in the dataset's own numbering.
         split = input_nodes if isinstance(input_nodes, str) else None
@@ -118,17 +108,6 @@ class NeighborLoader:
                                              ids=self.input_nodes, shuffle=shuffle, drop_last=drop_last,
                                              replace=replace, **kwargs)
         self._labels = self.data.labels().to(torch.int64) if self.data.num_classes > 0 else None
-
-    def __len__(self) -> int:
-        return len(self.loader)
-
-    def set_epoch(self, epoch: int, first_batch: int = 0) -> None:
-        """graphtier.NeighborLoader.set_epoch: the epoch (and batch) the next pass runs."""
-        self.loader.set_epoch(epoch, first_batch)
-
-    def stats(self) -> dict:
-        """graphtier.NeighborLoader.stats: the pipeline's and the feature tiers' statistics."""
-        return self.loader.stats()
 
     def __iter__(self) -> Iterator[Data]:
         for batch in self.loader:

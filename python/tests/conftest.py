@@ -1,8 +1,11 @@
 """Fixtures: datasets made once per session with the `graphtier` command (built by scripts/test.sh
 into build/cpu, or named by $GRAPHTIER_CLI)."""
 
+import importlib
+import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +23,37 @@ def cli() -> str:
 
 def run_cli(*args: str) -> None:
     subprocess.run([cli(), "-q", *args], check=True)
+
+
+def read_csc(path):
+    """A dataset's topology as stored (docs/architecture.md, Dataset format): indptr and indices,
+    int64 tensors, read from its files (not through graphtier), for checks against it."""
+    import numpy as np
+    import torch
+    manifest = json.loads(Path(path, "manifest.json").read_text())
+    indptr = np.fromfile(Path(path, "indptr.bin"), dtype=np.int64)
+    indices = np.fromfile(Path(path, "indices.bin"), dtype=manifest["indices_dtype"]).astype(np.int64)
+    return torch.from_numpy(indptr), torch.from_numpy(indices)
+
+
+def has_module(name: str) -> bool:
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        return False
+    return True
+
+
+def assert_import_needs(monkeypatch, adapter: str, framework: str, hint: str) -> None:
+    """Importing the graphtier module `adapter` where `framework` is missing is an ImportError
+    matching `hint` (how to install it); the real framework is seen again afterwards."""
+    for name in [m for m in sys.modules if m == framework or m.startswith(framework + ".")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, framework, None)  # import framework -> ImportError
+    monkeypatch.delitem(sys.modules, adapter, raising=False)
+    with pytest.raises(ImportError, match=hint):
+        importlib.import_module(adapter)
+    sys.modules.pop(adapter, None)  # a later import in this process sees the real framework
 
 
 @pytest.fixture(scope="session")

@@ -5,50 +5,25 @@ and DGL's minibatch GraphSAGE example trains on it to DGL's own accuracy. Skippe
 shown, where DGL is not installed; scripts/setup-dgl.sh makes an environment with it (PyTorch 2.2
 and DGL 2.1 from PyPI)."""
 
-import importlib
-import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
 
 import graphtier
+from conftest import assert_import_needs, has_module, read_csc
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _have_dgl() -> bool:
-    try:
-        import dgl  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-needs_dgl = pytest.mark.skipif(not _have_dgl(), reason="dgl is not installed (scripts/setup-dgl.sh makes an "
-                                                       "environment with PyTorch 2.2 and DGL 2.1 from PyPI)")
+needs_dgl = pytest.mark.skipif(not has_module("dgl"), reason="dgl is not installed (scripts/setup-dgl.sh makes an environment "
+                                                             "with PyTorch 2.2 and DGL 2.1 from PyPI)")
 
 
 def test_import_without_dgl_says_how_to_get_it(monkeypatch):
-    for name in [m for m in sys.modules if m == "dgl" or m.startswith("dgl.")]:
-        monkeypatch.delitem(sys.modules, name)
-    monkeypatch.setitem(sys.modules, "dgl", None)  # import dgl -> ImportError
-    monkeypatch.delitem(sys.modules, "graphtier.dgl", raising=False)
-    with pytest.raises(ImportError, match=r"pip install dgl"):
-        importlib.import_module("graphtier.dgl")
-    sys.modules.pop("graphtier.dgl", None)  # a later import in this process sees the real dgl
-
-
-def _csc(path):
-    manifest = json.loads(Path(path, "manifest.json").read_text())
-    indptr = np.fromfile(Path(path, "indptr.bin"), dtype=np.int64)
-    indices = np.fromfile(Path(path, "indices.bin"), dtype=manifest["indices_dtype"]).astype(np.int64)
-    return torch.from_numpy(indptr), torch.from_numpy(indices)
+    assert_import_needs(monkeypatch, "graphtier.dgl", "dgl", r"pip install dgl")
 
 
 @needs_dgl
@@ -58,7 +33,7 @@ def test_blocks_hold_graphtiers_batch_in_dgls_layout(cora):
     from graphtier.training import load_feature_table
 
     ds = graphtier.Dataset(cora)
-    indptr, indices = _csc(cora)
+    indptr, indices = read_csc(cora)
     table = load_feature_table(ds)
     labels = ds.labels().to(torch.int64)
     fanouts = [3, 5]  # DGL's order: input side first
@@ -101,7 +76,7 @@ def test_all_neighbours_give_dgls_own_blocks(cora):
     from graphtier.dgl import DataLoader, MultiLayerFullNeighborSampler
 
     ds = graphtier.Dataset(cora)
-    indptr, indices = _csc(cora)
+    indptr, indices = read_csc(cora)
     g = dgl.graph(("csc", (indptr, indices, torch.tensor([], dtype=torch.int64))), num_nodes=ds.num_nodes)
     seeds = ds.split("test").to(torch.int64)[:48]
     ours = list(DataLoader(ds, seeds, MultiLayerFullNeighborSampler(2), batch_size=16))

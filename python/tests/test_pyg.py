@@ -4,49 +4,25 @@ neighbours), and PyG's GraphSAGE example trains on it. Skipped, with the reason 
 torch_geometric is not installed (Debian's torch 1.13); scripts/setup-torch2.sh makes an
 environment with it."""
 
-import importlib
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
 
+from conftest import assert_import_needs, has_module, read_csc
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _have_pyg() -> bool:
-    try:
-        import torch_geometric  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-needs_pyg = pytest.mark.skipif(not _have_pyg(), reason="torch_geometric is not installed (scripts/setup-torch2.sh "
-                                                       "makes a torch 2.x environment with it)")
+needs_pyg = pytest.mark.skipif(not has_module("torch_geometric"),
+                               reason="torch_geometric is not installed (scripts/setup-torch2.sh makes a torch 2.x "
+                                      "environment with it)")
 
 
 def test_import_without_torch_geometric_says_how_to_get_it(monkeypatch):
-    for name in [m for m in sys.modules if m == "torch_geometric" or m.startswith("torch_geometric.")]:
-        monkeypatch.delitem(sys.modules, name)
-    monkeypatch.setitem(sys.modules, "torch_geometric", None)  # import torch_geometric -> ImportError
-    monkeypatch.delitem(sys.modules, "graphtier.pyg", raising=False)
-    with pytest.raises(ImportError, match=r"pip install torch_geometric"):
-        importlib.import_module("graphtier.pyg")
-    sys.modules.pop("graphtier.pyg", None)  # a later import in this process sees the real torch_geometric
-
-
-def _csc(path):
-    """The dataset's topology (docs/architecture.md, Dataset format): indptr int64, indices."""
-    import json
-    manifest = json.loads(Path(path, "manifest.json").read_text())
-    indptr = np.fromfile(Path(path, "indptr.bin"), dtype=np.int64)
-    indices = np.fromfile(Path(path, "indices.bin"), dtype=manifest["indices_dtype"]).astype(np.int64)
-    return torch.from_numpy(indptr), torch.from_numpy(indices)
+    assert_import_needs(monkeypatch, "graphtier.pyg", "torch_geometric", r"pip install torch_geometric")
 
 
 def check_pyg_invariants(batch, fanouts, indptr, indices, seeds=None):
@@ -94,7 +70,7 @@ def test_batches_keep_pyg_layout_and_invariants(cora):
     from graphtier.training import load_feature_table
 
     ds = graphtier.Dataset(cora)
-    indptr, indices = _csc(cora)
+    indptr, indices = read_csc(cora)
     table = load_feature_table(ds)
     labels = ds.labels().to(torch.int64)
     train = ds.split("train").to(torch.int64)
@@ -163,7 +139,7 @@ def test_all_neighbours_give_pyg_samplers_subgraph(cora):
     from graphtier.pyg import NeighborLoader
 
     ds = graphtier.Dataset(cora)
-    indptr, indices = _csc(cora)
+    indptr, indices = read_csc(cora)
     dst = torch.repeat_interleave(torch.arange(ds.num_nodes), indptr[1:] - indptr[:-1])
     graph = Data(edge_index=torch.stack([indices, dst]), num_nodes=ds.num_nodes)
     seeds = ds.split("test").to(torch.int64)[:48]
@@ -211,7 +187,7 @@ def test_all_neighbours_give_the_reference_subgraph(cora):
     from graphtier.pyg import NeighborLoader
 
     ds = graphtier.Dataset(cora)
-    indptr, indices = _csc(cora)
+    indptr, indices = read_csc(cora)
     seeds = ds.split("test").to(torch.int64)[:48]
     fanouts = [-1, -1]
     ours = list(NeighborLoader(ds, fanouts, input_nodes=seeds, batch_size=16))
