@@ -35,8 +35,8 @@ from graphtier._core import cuda_available
 from graphtier.dataset import Dataset
 from graphtier.loader import Batch, Block, LayerLoader, NeighborLoader
 from graphtier.options import Budget, FeatureStoreOptions, LoaderOptions
-from graphtier.store import FeatureStore
+from graphtier.store import FeatureStore, TypedFeatureStore
 
 __all__ = ["Batch", "Block", "Budget", "Dataset", "FeatureStore", "FeatureStoreOptions", "LayerLoader", "LoaderOptions",
-           "NeighborLoader", "cuda_available"]
+           "NeighborLoader", "TypedFeatureStore", "cuda_available"]
 __version__ = "0.1.0"

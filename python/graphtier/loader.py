@@ -12,7 +12,7 @@ iterator afterwards is a RuntimeError (it never yields batches of the newer pass
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
 
@@ -94,13 +94,93 @@ class Block:
                      move(self.edge_ids), move(self.weights), move(self.edge_types))
 
 
+def _expand_indptr(indptr: torch.Tensor, num_dst: int) -> torch.Tensor:
+    """The dst position of every edge of a CSC (the column expanded), int64 [num_edges]."""
+    counts = indptr[1:] - indptr[:-1]
+    return torch.repeat_interleave(torch.arange(num_dst, device=indptr.device), counts)
+
+
+@dataclass
+class RelationBlock:
+    """One relation's edges of a TypedBlock: a CSC from the `num_src` nodes of the relation's source
+    type to the first `num_dst` nodes of its destination type (positions in TypedBlock.src_nodes of
+    each type). `indptr` [num_dst + 1], `indices` [num_edges] and `block_edges` [num_edges] (each
+    edge's position in the untyped Block, for its edge_ids) are int64."""
+
+    src_type: str
+    dst_type: str
+    num_src: int
+    num_dst: int
+    indptr: torch.Tensor
+    indices: torch.Tensor
+    block_edges: torch.Tensor
+
+    @property
+    def num_edges(self) -> int:
+        return int(self.indices.numel())
+
+    @property
+    def size(self) -> Tuple[int, int]:
+        """(num_src, num_dst), PyG's `size` of a bipartite `edge_index`."""
+        return (self.num_src, self.num_dst)
+
+    @property
+    def dst_index(self) -> torch.Tensor:
+        return _expand_indptr(self.indptr, self.num_dst)
+
+    @property
+    def edge_index(self) -> torch.Tensor:
+        """[2, num_edges]: row 0 the source's position in its type's nodes, row 1 the destination's."""
+        return torch.stack([self.indices, self.dst_index])
+
+    def to(self, device: Union[str, torch.device]) -> "RelationBlock":
+        return RelationBlock(self.src_type, self.dst_type, self.num_src, self.num_dst,
+                             _to_device(self.indptr, device), _to_device(self.indices, device),
+                             _to_device(self.block_edges, device))
+
+
+@dataclass
+class TypedBlock:
+    """A typed dataset's Block by node type and relation (graphtier/sample/hetero_block.hpp), keyed by
+    the dataset's names: `src_nodes[t]` int64 global ids of type t (all in its id range), the
+    type's `num_dst[t]` dst nodes first, which are the previous block's src nodes of type t;
+    `relations[r]` a RelationBlock per relation "src:rel:dst". Every type and every relation is
+    present, empty ones too."""
+
+    num_dst: Dict[str, int]
+    src_nodes: Dict[str, torch.Tensor]
+    relations: Dict[str, RelationBlock]
+
+    @staticmethod
+    def from_dict(d: dict, node_types: Sequence[str], relations: Sequence[str]) -> "TypedBlock":
+        """From the engine's dict of a split block (python/src: hetero_block_dict, the one writer of
+        its keys) and the dataset's type and relation names (Dataset.node_types, .relations)."""
+        num_dst = dict(zip(node_types, (int(n) for n in d["num_dst"])))
+        src_nodes = dict(zip(node_types, d["src_nodes"]))
+        rels = {}
+        for name, r in zip(relations, d["relations"]):
+            src, _, dst = name.split(":")
+            rels[name] = RelationBlock(src, dst, int(src_nodes[src].numel()), num_dst[dst], r["indptr"], r["indices"],
+                                       r["block_edges"])
+        return TypedBlock(num_dst, src_nodes, rels)
+
+    def to(self, device: Union[str, torch.device]) -> "TypedBlock":
+        return TypedBlock(dict(self.num_dst), {t: _to_device(v, device) for t, v in self.src_nodes.items()},
+                          {r: b.to(device) for r, b in self.relations.items()})
+
+
 @dataclass
 class Batch:
     """A loaded minibatch. `blocks[0]` is next to the seeds, `blocks[-1]` next to the input
     features; `x` [len(input_nodes), dim] holds the features of `input_nodes` (its first
     len(seeds) rows are the seeds'); `y` the seeds' labels (int64, -1 unlabeled); `seed_positions`
     (int64, on the host) each seed's position in the loader's `ids` or split (PyG's `input_id`),
-    None where the batch came from elsewhere."""
+    None where the batch came from elsewhere.
+
+    A typed dataset's batch also has `typed_blocks` (blocks[l] by node type and relation, a
+    TypedBlock each) and `x_dict` ({type: features of typed_blocks[-1].src_nodes[type]} for the
+    types with a feature table; a type without one is absent: a model gives it learned
+    embeddings); both None for a homogeneous dataset. The seeds are of the labelled type."""
 
     epoch: int
     index: int
@@ -110,10 +190,17 @@ class Batch:
     y: torch.Tensor
     blocks: List[Block]
     seed_positions: Optional[torch.Tensor] = None
+    typed_blocks: Optional[List[TypedBlock]] = None
+    x_dict: Optional[Dict[str, torch.Tensor]] = None
 
     @property
     def num_seeds(self) -> int:
         return int(self.seeds.numel())
+
+    @property
+    def input_nodes_dict(self) -> Optional[Dict[str, torch.Tensor]]:
+        """A typed batch's input nodes by type (global ids; typed_blocks[-1].src_nodes), else None."""
+        return None if not self.typed_blocks else self.typed_blocks[-1].src_nodes
 
     @property
     def adjs(self) -> List[Tuple[torch.Tensor, Tuple[int, int]]]:
@@ -131,7 +218,9 @@ class Batch:
         labels of every batch, the blocks of a CPU-sampled one)."""
         return Batch(self.epoch, self.index, _to_device(self.seeds, device), _to_device(self.input_nodes, device),
                      None if self.x is None else _to_device(self.x, device), _to_device(self.y, device),
-                     [b.to(device) for b in self.blocks], self.seed_positions)
+                     [b.to(device) for b in self.blocks], self.seed_positions,
+                     None if self.typed_blocks is None else [b.to(device) for b in self.typed_blocks],
+                     None if self.x_dict is None else {t: _to_device(x, device) for t, x in self.x_dict.items()})
 
 
 def _to_device(t: torch.Tensor, device: Union[str, torch.device]) -> torch.Tensor:
@@ -146,10 +235,16 @@ def _to_device(t: torch.Tensor, device: Union[str, torch.device]) -> torch.Tenso
     return t.to(device, non_blocking=True)
 
 
-def _batch_from_dict(d: dict) -> Batch:
+def _batch_from_dict(d: dict, node_types: Sequence[str] = (), relations: Sequence[str] = ()) -> Batch:
+    """A Batch from the engine's dict (python/src/loader.cpp: batch_dict); a typed dataset's
+    `node_types` and `relations` name its typed blocks and x_dict."""
     blocks = [Block.from_dict(b) for b in d["blocks"]]
+    typed_blocks = x_dict = None
+    if node_types:
+        typed_blocks = [TypedBlock.from_dict(b, node_types, relations) for b in d["hetero_blocks"]]
+        x_dict = {t: x for t, x in zip(node_types, d["type_x"]) if x is not None}
     return Batch(d["epoch"], d["index"], d["seeds"], d["input_nodes"], d["x"], d["labels"], blocks,
-                 d["seed_positions"])
+                 d["seed_positions"], typed_blocks, x_dict)
 
 
 class Adapter:
@@ -205,9 +300,11 @@ class _Loader:
                  kwargs: dict):
         if (split is None) == (ids is None):
             raise ValueError("give exactly one of split= and ids=")
-        shared = isinstance(store, _core.FeatureStore)
+        shared_typed = isinstance(store, _core.TypedFeatureStore)
+        shared = isinstance(store, _core.FeatureStore) or shared_typed
         if store is not None and not shared and not isinstance(store, _core.FeatureStoreOptions):
-            raise TypeError(f"store: expected a graphtier.FeatureStore or FeatureStoreOptions, got {type(store).__name__}")
+            raise TypeError(f"store: expected a graphtier.FeatureStore, TypedFeatureStore or FeatureStoreOptions, "
+                            f"got {type(store).__name__}")
         o, store_options, store_named = _options.route(kwargs, options, None if shared else store, fixed=_FIXED)
         conflicting = sorted(store_named & set(_STORE_ONLY)) if shared else []
         if conflicting:
@@ -224,7 +321,20 @@ class _Loader:
         o.output = _output_memory(self.device)
         o.device = self.device.index or 0
         o.device_batches = self.device.type == "cuda"
+        typed_store = None
         if not features:
+            store = None
+        elif shared_typed:
+            typed_store, store = store, None
+        elif dataset.node_types and any(dataset.node_type_feature_dims):
+            # A typed dataset's per-type tables: a TypedFeatureStore with the same options.
+            if shared:
+                raise ValueError("store= is a FeatureStore of one table; a typed dataset's features are per type "
+                                 "(pass a graphtier.TypedFeatureStore, FeatureStoreOptions(...) or nothing)")
+            store_options.device = o.device
+            if store is None and "seed" not in store_named:
+                store_options.seed = o.seed
+            typed_store = _core.TypedFeatureStore(dataset, options=store_options, threads=o.sample_threads)
             store = None
         elif not shared and dataset.feature_dim > 0:
             # The open dataset, not its path: the store reads its manifest and features, and the
@@ -236,9 +346,12 @@ class _Loader:
         elif not shared:
             store = None
         self.store = store
+        self.typed_store = typed_store
         self.options = o
+        self._node_types = list(dataset.node_types)  # a typed dataset's names, for its batches
+        self._relations = list(dataset.relations)
         self._loader = _core.Loader(dataset=dataset, store=store, ids=None if ids is None else ids.numpy(),
-                                    split=split, options=o)
+                                    split=split, options=o, typed_store=typed_store)
         self._batch_stride = int(o.batch_stride)
         self._position = (0, 0)
         self._start: Optional[Tuple[int, int]] = None  # set_epoch's, for the next pass only
@@ -325,7 +438,7 @@ class _Pass:
                 loader._position = (self._epoch + 1, 0)  # also after an empty pass (no batch left)
             self.close()
             raise StopIteration
-        batch = _batch_from_dict(d)
+        batch = _batch_from_dict(d, loader._node_types, loader._relations)
         if loader.device.type != "cpu":
             # x is already there, and so are the blocks, seeds and input nodes when they were sampled
             # on the GPU by the neighbour sampler (their .to() is a no-op); the labels come from the
@@ -390,6 +503,12 @@ class NeighborLoader(_Loader):
     min(fanout, distinct neighbours); 0 samples one minibatch at a time. `batch_offset` and
     `batch_stride` make a pass deliver only batches offset, offset + stride, ... (rank K of P:
     offset K, stride P), each the same minibatch as without striding.
+
+    A typed dataset (Dataset.is_hetero) is sampled per relation: `fanouts[l]` neighbours of each
+    relation per dst node in block l, or `relation_fanouts[name][l]` for a relation named there
+    ("src:rel:dst", as Dataset.relations lists them); seeds from a split are of the labelled type.
+    Its batches carry `typed_blocks` and, for the types with a feature table, `x_dict` (from a
+    TypedFeatureStore made with the store options). CPU sampling only.
     """
 
     def __init__(self, dataset: _core.Dataset, fanouts: Sequence[int], batch_size: Optional[int] = None, *,

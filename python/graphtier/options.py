@@ -23,7 +23,7 @@ __all__ = ["Budget", "FeatureStoreOptions", "LoaderOptions"]
 
 # The options `python -m graphtier.train` has flags for (the rest are set from its other flags).
 CLI_STORE_OPTIONS = ("gpu_hot", "gpu_cache", "cpu_buffer", "host_cache", "io_depth", "pinned_path")
-CLI_LOADER_OPTIONS = ("window", "accumulate", "max_merge", "prefetch", "gpu_sampling", "bulk")
+CLI_LOADER_OPTIONS = ("window", "accumulate", "max_merge", "prefetch", "gpu_sampling", "bulk", "relation_fanouts")
 
 # Old spellings, still accepted with a DeprecationWarning: README-era code passes them.
 _DEPRECATED = {"cpu": "cpu_buffer", "num_threads": "sample_threads"}
@@ -141,9 +141,31 @@ def describe(cls, names: Optional[Iterable[str]] = None) -> str:
     return "\n".join(f"    {name} = {getattr(default, name)!r}: {_doc(cls, name)}" for name in (names or cls.fields))
 
 
+def parse_fanouts_by_name(text: str) -> Dict[str, list]:
+    """`NAME=F,F;NAME=F,F` (e.g. "p:to:a=10,5;a:to:p=-1,0") as {NAME: [F, F]}: the command-line
+    form of a dict of fanout lists (LoaderOptions.relation_fanouts); "" is {}. A malformed entry is
+    an argparse.ArgumentTypeError naming it."""
+    out: Dict[str, list] = {}
+    for entry in (e.strip() for e in text.split(";")):
+        if not entry:
+            continue
+        name, sep, values = entry.partition("=")
+        try:
+            fanouts = [int(v) for v in values.split(",")] if sep and name.strip() else None
+        except ValueError:
+            fanouts = None
+        if fanouts is None:
+            # argparse prints an ArgumentTypeError's message as it is (a ValueError as "invalid value").
+            raise argparse.ArgumentTypeError(f"{entry!r} is not NAME=F,F,... (a relation name and its fanouts per block, "
+                             f"e.g. p:to:a=10,5)")
+        out[name.strip()] = fanouts
+    return out
+
+
 def add_arguments(parser: argparse.ArgumentParser, cls, names: Iterable[str], dest_prefix: str = "") -> None:
     """A flag `--name-with-dashes` per option of `cls` in `names`, its type, default and help from
-    the bound field; booleans get `--x` and `--no-x`; budgets stay text until `from_arguments`."""
+    the bound field; booleans get `--x` and `--no-x`; budgets stay text until `from_arguments`;
+    a dict of fanout lists is written `NAME=F,F;NAME=F,F` (parse_fanouts_by_name)."""
     default = cls()
     for name in names:
         value = getattr(default, name)
@@ -152,6 +174,9 @@ def add_arguments(parser: argparse.ArgumentParser, cls, names: Iterable[str], de
         if isinstance(value, bool):
             parser.add_argument(flag, dest=dest_prefix + name, action=argparse.BooleanOptionalAction, default=value,
                                 help=help_text)
+        elif isinstance(value, dict):
+            parser.add_argument(flag, dest=dest_prefix + name, type=parse_fanouts_by_name, default=value,
+                                metavar="NAME=F,F;...", help=help_text)
         elif isinstance(value, Budget):
             # Kept as text (argparse's namespace goes into checkpoints); from_arguments makes the
             # Budget, whose ValueError names a bad one.

@@ -42,3 +42,22 @@ class FeatureStore(_core.FeatureStore):
         ready.synchronize()
         super().gather_into(ids, out)
         return out
+
+
+class TypedFeatureStore(_core.TypedFeatureStore):
+    """The per-type feature tables of a typed `dataset` (a graphtier.Dataset;
+    graphtier/feature/typed_feature_store.hpp): one store per node type that has a table, the
+    budgets of `options` (and keyword options) shared between the types by expected reads per
+    byte. A ValueError for a homogeneous dataset or one whose types have no features. Loaders over
+    the dataset take it as `store=`, so that several share its tiers."""
+
+    def __init__(self, dataset, options: Optional[_core.FeatureStoreOptions] = None, *, threads: int = 0, **kwargs):
+        super().__init__(dataset, options=_options.store_options(kwargs, options), threads=threads)
+        self.node_types = list(dataset.node_types)
+
+    def gather(self, node_type: str, ids) -> torch.Tensor:
+        """The features of the global node `ids` (all of type `node_type`, a name; an IndexError
+        names one that is not) as a new [len(ids), dim] host tensor of the type's dtype."""
+        if node_type not in self.node_types:
+            raise ValueError(f"unknown node type {node_type!r} (the dataset's: {', '.join(self.node_types)})")
+        return super().gather(self.node_types.index(node_type), node_ids(ids, "ids").numpy())

@@ -10,7 +10,9 @@
 #include "graphtier/core/memory.hpp"
 #include "graphtier/core/thread_pool.hpp"
 #include "graphtier/feature/feature_store.hpp"
+#include "graphtier/feature/typed_feature_store.hpp"
 #include "graphtier/graph/dataset.hpp"
+#include "graphtier/sample/hetero_block.hpp"
 #include "graphtier/sample/minibatch.hpp"
 
 namespace graphtier::python {
@@ -28,6 +30,12 @@ struct FeatureStoreHandle {
   std::unique_ptr<ThreadPool> pool;
   std::unique_ptr<feature::FeatureStore> store;
   int device = 0;  // CUDA device of the GPU tiers
+};
+
+/// graphtier.TypedFeatureStore: a typed dataset's per-type tables and the pool that serves their gathers.
+struct TypedFeatureStoreHandle {
+  std::unique_ptr<ThreadPool> pool;
+  std::unique_ptr<feature::TypedFeatureStore> store;
 };
 
 /// "host", "pinned" or "device": where gathered features are written.
@@ -53,6 +61,12 @@ nb::dict block_dict(int64_t num_dst, nb::object src_nodes, nb::object indptr, nb
                     nb::object weights, nb::object edge_types = nb::none());
 /// A host Block's dict, its tensors viewing `b`'s memory, which `owner` keeps alive.
 nb::dict block_dict(const sample::Block& b, nb::handle owner);
+
+/// A typed graph's block by node type and relation (sample/hetero_block.hpp) as
+/// python/graphtier/loader.py's TypedBlock.from_dict reads it: {"num_dst": [T] ints, "src_nodes": [T]
+/// tensors, "relations": [R] dicts of "indptr", "indices", "block_edges"}, viewing `b`'s memory,
+/// which `owner` keeps alive. The one place the keys are written.
+nb::dict hetero_block_dict(const sample::HeteroBlock& b, nb::handle owner);
 
 /// {"rows", "seconds", "gpu_hot": {"rows", "bytes", "seconds"}, ..., "io": {...}}
 nb::dict gather_stats_dict(const feature::GatherStats& s);

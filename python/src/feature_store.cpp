@@ -1,5 +1,6 @@
-// graphtier.FeatureStore: a store made from FeatureStoreOptions (options.cpp), gathers into new torch tensors.
+// graphtier.FeatureStore and graphtier.TypedFeatureStore: stores made from FeatureStoreOptions (options.cpp), gathering into new torch tensors.
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include "arrays.hpp"
 #include "bindings.hpp"
@@ -126,6 +127,50 @@ void bind_feature_store(nb::module_& m) {
       .def_prop_ro("feature_dim", [](const FeatureStoreHandle& s) { return s.store->layout().dim; })
       .def_prop_ro("dtype", [](const FeatureStoreHandle& s) { return std::string(dtype_name(s.store->layout().dtype)); })
       .def("stats", [](const FeatureStoreHandle& s) { return gather_stats_dict(s.store->total()); });
+
+  nb::class_<TypedFeatureStoreHandle>(m, "TypedFeatureStore")
+      .def(
+          "__init__",
+          [](TypedFeatureStoreHandle* self, const DatasetHandle& dataset, const feature::FeatureStoreOptions& options,
+             int threads) {
+            new (self) TypedFeatureStoreHandle();
+            self->pool = std::make_unique<ThreadPool>(threads);
+            nb::gil_scoped_release release;  // loading the static tiers reads files
+            self->store = std::make_unique<feature::TypedFeatureStore>(*dataset.dataset, options, *self->pool);
+          },
+          nb::arg("dataset"), nb::kw_only(), nb::arg("options"), nb::arg("threads"),
+          "The per-type feature tables of a typed `dataset` (graphtier/feature/typed_feature_store.hpp): one "
+          "store per node type that has a table, the budgets shared between them. ValueError for a homogeneous "
+          "dataset or one whose types have no features. Keeps no reference to the Dataset.")
+      .def_prop_ro("feature_dims",
+                   [](const TypedFeatureStoreHandle& s) {
+                     std::vector<int64_t> dims;
+                     for (int32_t t = 0; t < s.store->num_types(); ++t) {
+                       const feature::FeatureStore* type = s.store->store(t);
+                       dims.push_back(type ? type->layout().dim : 0);
+                     }
+                     return dims;
+                   },
+                   "[T] each node type's feature dim, 0 for a type without features.")
+      .def(
+          "gather",
+          [](TypedFeatureStoreHandle& s, int32_t type, const IdArray& ids) {
+            const feature::FeatureStore* store = s.store->store(type);
+            GRAPHTIER_EXPECTS(store != nullptr, InvalidArgument, "node type ", type, " has no features");
+            const graph::FeatureLayout& layout = store->layout();
+            const auto n = static_cast<int64_t>(ids.shape(0));
+            auto out = std::make_shared<Buffer>(MemoryKind::kHost,
+                                                static_cast<std::size_t>(std::max<int64_t>(1, n * layout.row_bytes())), 0);
+            const TensorView view = TensorView::contiguous(out->data(), layout.dtype, {n, layout.dim});
+            {
+              nb::gil_scoped_release release;
+              s.store->gather(type, std::span<const int64_t>(ids.data(), ids.shape(0)), view);
+            }
+            return torch_view(view, owner_capsule(std::move(out)));
+          },
+          nb::arg("type"), nb::arg("ids").noconvert(),
+          "The features of global ids `ids`, all of node type `type`, as a new [len(ids), dim] host tensor "
+          "(IndexError naming an id of another type).");
 }
 
 }  // namespace graphtier::python

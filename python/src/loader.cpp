@@ -78,6 +78,15 @@ nb::dict batch_dict(loader::LoadedBatch&& loaded, CudaStream consumer, bool cuda
   d["input_nodes"] = torch_view(mb.input_nodes(), owner);
   d["labels"] = torch_view(std::span<const int64_t>(lb.labels), owner);
   d["x"] = lb.x.data != nullptr ? nb::object(nb::cast(torch_view(lb.x, owner))) : nb::none();
+  // A typed dataset's blocks by type and relation, and each type's features (None without).
+  nb::list hetero_blocks;
+  for (const sample::HeteroBlock& hb : lb.hetero_blocks) hetero_blocks.append(hetero_block_dict(hb, owner));
+  d["hetero_blocks"] = hetero_blocks;
+  nb::list type_x;
+  for (const TensorView& x : lb.type_x) {
+    type_x.append(x.data != nullptr ? nb::object(nb::cast(torch_view(x, owner))) : nb::none());
+  }
+  d["type_x"] = type_x;
   if (lb.device) {
     device_blocks(*lb.device, owner, cuda, d);
     return d;
@@ -113,20 +122,22 @@ void bind_loader(nb::module_& m) {
       .def(
           "__init__",
           [](LoaderHandle* self, const DatasetHandle& dataset, FeatureStoreHandle* store, std::optional<IdArray> ids,
-             std::optional<std::string> split, loader::LoaderOptions options) {
+             std::optional<std::string> split, loader::LoaderOptions options, TypedFeatureStoreHandle* typed_store) {
             GRAPHTIER_EXPECTS(ids.has_value() != split.has_value(), InvalidArgument,
                               "give exactly one of split= and ids=");
             options.topology.device = options.device;
             new (self) LoaderHandle{dataset.dataset, nullptr};
             feature::FeatureStore* features = store ? store->store.get() : nullptr;
+            const feature::TypedFeatureStore* typed = typed_store ? typed_store->store.get() : nullptr;
             self->loader = split ? loader::Loader::over_split(*dataset.dataset, features, parse_split(*split),
-                                                              std::move(options))
+                                                              std::move(options), typed)
                                  : std::make_unique<loader::Loader>(*dataset.dataset, features, to_vector(*ids),
-                                                                    std::move(options));
+                                                                    std::move(options), typed);
           },
           nb::kw_only(), nb::arg("dataset"), nb::arg("store").none(), nb::arg("ids").noconvert().none(),
-          nb::arg("split").none(), nb::arg("options"),
-          nb::keep_alive<1, 3>())  // the store outlives the loader that gathers from it
+          nb::arg("split").none(), nb::arg("options"), nb::arg("typed_store").none(),
+          nb::keep_alive<1, 3>(),   // the store outlives the loader that gathers from it
+          nb::keep_alive<1, 7>())   // and so does the typed store
       .def_prop_ro("num_batches", [](const LoaderHandle& l) { return l.loader->num_batches(); })
       .def_prop_ro("num_delivered", [](const LoaderHandle& l) { return l.loader->num_delivered(); })
       .def(

@@ -74,6 +74,12 @@ void bind_dataset(nb::module_& m) {
                      return names;
                    })
       .def_prop_ro("node_type_offset", [](const DatasetHandle& d) { return d.dataset->schema().node_type_offset; })
+      .def_prop_ro("node_type_feature_dims",
+                   [](const DatasetHandle& d) {
+                     std::vector<int64_t> dims;
+                     for (const auto& t : d.dataset->schema().node_types) dims.push_back(t.features.dim);
+                     return dims;
+                   })
       .def_prop_ro("relations",
                    [](const DatasetHandle& d) {
                      std::vector<std::string> names;

@@ -5,6 +5,7 @@
 // objects, and read the names, defaults and docs of their keyword options and command-line flags
 // from `fields` (python/graphtier/options.py). A new option is a field of the C++ struct and one
 // line here.
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -128,6 +129,9 @@ void bind_loader_options(nb::module_& m) {
           "The sampling method (set by the loader class: neighbor, ladies or fastgcn).")
       .field("fanouts", &LoaderOptions::fanouts,
              "Neighbour fanouts (neighbor; -1 = all) or nodes drawn per layer (layer-wise), blocks[0] first.")
+      .field("relation_fanouts", &LoaderOptions::relation_fanouts,
+             "Typed datasets: {relation \"src:rel:dst\": fanouts per block} for the relations that do not take "
+             "fanouts (one per block as fanouts; -1 = all, 0 = none).")
       .field("replace", &LoaderOptions::replace, "Draw neighbours with replacement (neighbour sampling only).")
       .field("batch_size", &LoaderOptions::batch_size, "Seeds per minibatch.")
       .field("shuffle", &LoaderOptions::shuffle, "Shuffle the ids every epoch (False: in the given order).")

@@ -76,24 +76,9 @@ std::vector<std::vector<int64_t>> relation_fanout_lists(const std::map<int64_t, 
   return lists;
 }
 
-nb::dict hetero_block_dict(sample::HeteroBlock&& split) {
+nb::dict owned_hetero_block_dict(sample::HeteroBlock&& split) {
   auto owned = std::make_shared<const sample::HeteroBlock>(std::move(split));
-  const nb::capsule owner = owner_capsule(owned);
-  nb::list src_nodes;
-  for (const auto& nodes : owned->src_nodes) src_nodes.append(torch_view(std::span<const int64_t>(nodes), owner));
-  nb::list relations;
-  for (const sample::RelationBlock& rb : owned->relations) {
-    nb::dict r;
-    r["indptr"] = torch_view(std::span<const int64_t>(rb.indptr), owner);
-    r["indices"] = torch_view(std::span<const int64_t>(rb.indices), owner);
-    r["block_edges"] = torch_view(std::span<const int64_t>(rb.block_edges), owner);
-    relations.append(r);
-  }
-  nb::dict d;
-  d["num_dst"] = owned->num_dst;
-  d["src_nodes"] = src_nodes;
-  d["relations"] = relations;
-  return d;
+  return hetero_block_dict(*owned, owner_capsule(owned));
 }
 
 sample::NeighborRows to_rows(const IdArray& nodes, const IdArray& indptr, const IdArray& indices,
@@ -102,6 +87,24 @@ sample::NeighborRows to_rows(const IdArray& nodes, const IdArray& indptr, const 
 }
 
 }  // namespace
+
+nb::dict hetero_block_dict(const sample::HeteroBlock& b, nb::handle owner) {
+  nb::list src_nodes;
+  for (const auto& nodes : b.src_nodes) src_nodes.append(torch_view(std::span<const int64_t>(nodes), owner));
+  nb::list relations;
+  for (const sample::RelationBlock& rb : b.relations) {
+    nb::dict r;
+    r["indptr"] = torch_view(std::span<const int64_t>(rb.indptr), owner);
+    r["indices"] = torch_view(std::span<const int64_t>(rb.indices), owner);
+    r["block_edges"] = torch_view(std::span<const int64_t>(rb.block_edges), owner);
+    relations.append(r);
+  }
+  nb::dict d;
+  d["num_dst"] = b.num_dst;
+  d["src_nodes"] = src_nodes;
+  d["relations"] = relations;
+  return d;
+}
 
 nb::dict block_dict(int64_t num_dst, nb::object src_nodes, nb::object indptr, nb::object indices, nb::object edge_ids,
                     nb::object weights, nb::object edge_types) {
@@ -216,7 +219,7 @@ void bind_sampling(nb::module_& m) {
           nb::gil_scoped_release release;
           split = sample::split_block(block, {offsets, rels, {}});
         }
-        return hetero_block_dict(std::move(split));
+        return owned_hetero_block_dict(std::move(split));
       },
       nb::arg("num_dst"), nb::arg("src_nodes").noconvert(), nb::arg("indptr").noconvert(),
       nb::arg("indices").noconvert(), nb::arg("edge_types").noconvert(), nb::arg("node_type_offset").noconvert(),

@@ -76,3 +76,13 @@ def synthetic(tmp_path_factory) -> str:
             "--classes", "8", "--seed", "3", "--class-separation", "1.0", "--homophily", "0.8",
             "--align", "512", "--train-fraction", "0.2")
     return str(out)
+
+
+@pytest.fixture(scope="session")
+def acm(tmp_path_factory) -> str:
+    """ACM (datasets/acm), typed: node types p, a, s, relations p:to:a, a:to:p, p:to:s, s:to:p, labels
+    on p and its seeded 20/10/70 split, no features; converted as datasets/acm/README.md says."""
+    out = tmp_path_factory.mktemp("acm") / "acm"
+    run_cli("convert", "typed-edge-list", str(DATASETS / "acm" / "edge.txt.gz"), "--labels",
+            str(DATASETS / "acm" / "label.txt.gz"), "--split", "0.2,0.1", "--seed", "0", "--out", str(out))
+    return str(out)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <string>
 
 #include "graphtier/core/device_memory.hpp"
 #include "graphtier/core/error.hpp"
@@ -13,11 +14,34 @@ namespace {
 
 constexpr int kGpuSamplingStreams = 4;
 
+/// options.relation_fanouts (by relation name) as SamplerSpec::relation_fanouts (by relation id,
+/// empty lists for the relations that take `fanouts`); the sampler checks the values.
+std::vector<std::vector<int64_t>> relation_fanouts_by_id(const graph::Dataset& dataset, const LoaderOptions& options) {
+  if (options.relation_fanouts.empty()) return {};
+  const graph::HeteroSchema& schema = dataset.schema();
+  GRAPHTIER_EXPECTS(!schema.empty(), InvalidArgument, "relation_fanouts: ", dataset.dir(),
+                    " is a homogeneous dataset (no relations); use fanouts");
+  std::vector<std::vector<int64_t>> out(static_cast<std::size_t>(schema.num_relations()));
+  for (const auto& [name, fanouts] : options.relation_fanouts) {
+    const int32_t r = schema.find_relation(name);
+    if (r < 0) {
+      std::string known;
+      for (int32_t k = 0; k < schema.num_relations(); ++k) known += (k ? ", " : "") + schema.relation_name(k);
+      throw InvalidArgument(detail::concat("relation_fanouts: unknown relation '", name, "' (the dataset's relations: ",
+                                           known, ")"));
+    }
+    GRAPHTIER_EXPECTS(fanouts.size() == options.fanouts.size(), InvalidArgument, "relation_fanouts['", name, "'] has ",
+                      fanouts.size(), " hops, fanouts has ", options.fanouts.size(), " (one fanout per block)");
+    out[static_cast<std::size_t>(r)] = fanouts;
+  }
+  return out;
+}
+
 }  // namespace
 
 BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> ids, const LoaderOptions& options,
                            bool input_ids_to_host)
-    : options_(options), ids_(std::move(ids)), graph_{graph::CscView::of(dataset), {}},
+    : options_(options), ids_(std::move(ids)), graph_{graph::CscView::of(dataset), {}, dataset.hetero()},
       pool_(options.gpu_sampling && options.sample_threads <= 0 ? kGpuSamplingStreams : options.sample_threads) {
   GRAPHTIER_EXPECTS(options.batch_size >= 1, InvalidArgument, "batch size must be >= 1, got ", options.batch_size);
   GRAPHTIER_EXPECTS(options.batch_offset >= 0, InvalidArgument, "batch_offset must be >= 0, got ",
@@ -35,6 +59,7 @@ BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> i
   sample::SamplerSpec spec;
   spec.kind = options.sampler;
   spec.fanouts = options.fanouts;
+  spec.relation_fanouts = relation_fanouts_by_id(dataset, options);
   spec.replace = options.replace;
   spec.seed = options.seed;
   spec.bulk = options.bulk > 0;
@@ -158,6 +183,11 @@ SampledBatch BatchSampler::sample_one(std::span<const int64_t> seeds, uint64_t s
     out.copied_to_host = true;
   } else {
     out.batch = sampler_->sample(seeds, stream);
+  }
+  // Split here, on the sampling pool, so that neither the gather thread nor Python re-derives the
+  // types of a batch's nodes and edges (typed graphs are sampled on the CPU only).
+  if (!graph_.hetero.empty()) {
+    for (const sample::Block& block : out.batch.blocks) out.hetero_blocks.push_back(sample::split_block(block, graph_.hetero));
   }
   return out;
 }

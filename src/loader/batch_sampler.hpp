@@ -24,6 +24,7 @@ struct SampledBatch {
   sample::MiniBatch batch;
   std::shared_ptr<const sample::DeviceMiniBatch> device;
   PinnedRing::Lease input;                        // device form: the input node ids on the host
+  std::vector<sample::HeteroBlock> hetero_blocks;  // a typed graph's blocks by type (LoadedBatch)
   bool copied_to_host = false;                    // GPU-sampled blocks copied to the host
 
   /// The ids the feature gather and the window need: the input nodes, on the host. Empty for a

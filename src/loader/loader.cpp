@@ -45,6 +45,7 @@ std::vector<int64_t> split_ids(const graph::Dataset& d, graph::Split split, cons
 struct Loader::Impl {
   const graph::Dataset& dataset;
   feature::FeatureStore* store;
+  const feature::TypedFeatureStore* typed_store;
   LoaderOptions options;
   BatchSampler sampler;
   std::optional<Accumulator> accumulator;
@@ -64,9 +65,11 @@ struct Loader::Impl {
   mutable std::mutex stats_mutex;
   EpochStats stats;
 
-  Impl(const graph::Dataset& d, feature::FeatureStore* s, std::vector<int64_t> ids, LoaderOptions o)
+  Impl(const graph::Dataset& d, feature::FeatureStore* s, std::vector<int64_t> ids, LoaderOptions o,
+       const feature::TypedFeatureStore* typed)
       : dataset(d),
         store(s),
+        typed_store(typed),
         options(std::move(o)),
         sampler(d, in_own_numbering(d, std::move(ids), options.ids_numbering), options, s != nullptr) {
     GRAPHTIER_EXPECTS(options.window >= 0 && options.prefetch >= 1 && options.max_merge >= 1, InvalidArgument,
@@ -75,6 +78,20 @@ struct Loader::Impl {
     GRAPHTIER_EXPECTS(store == nullptr || store->num_nodes() == dataset.num_nodes(), InvalidArgument,
                       "the feature store has ", store ? store->num_nodes() : 0, " rows, the graph ",
                       dataset.num_nodes(), " nodes");
+    if (typed_store != nullptr) {
+      GRAPHTIER_EXPECTS(store == nullptr, InvalidArgument,
+                        "a loader reads a typed dataset's features from its TypedFeatureStore alone (store must be null)");
+      const graph::HeteroSchema& schema = dataset.schema();
+      GRAPHTIER_EXPECTS(!schema.empty() && typed_store->num_types() == schema.num_node_types(), InvalidArgument,
+                        "the typed feature store has ", typed_store->num_types(), " node types, the dataset ",
+                        schema.num_node_types());
+      for (int32_t t = 0; t < schema.num_node_types(); ++t) {
+        GRAPHTIER_EXPECTS(typed_store->offset(t) == schema.node_type_offset[static_cast<std::size_t>(t)],
+                          InvalidArgument, "the typed feature store's node type ", t, " starts at id ",
+                          typed_store->offset(t), ", the dataset's at ",
+                          schema.node_type_offset[static_cast<std::size_t>(t)]);
+      }
+    }
     if (store != nullptr) {
       accumulator.emplace(store->tiers().ranges.cpu_end, store->io_depth(), options.max_merge);
       if (options.output == MemoryKind::kDevice) output_stream = std::make_shared<OwnedCudaStream>(options.device);
@@ -85,6 +102,8 @@ struct Loader::Impl {
   void run_sampler(int64_t epoch, int64_t first);
   void run_gather(int64_t epoch);
   void gather_group(int64_t epoch, std::vector<Sampled>& group);
+  /// A typed batch's per-type features (LoadedBatch::type_x) from the typed store.
+  void gather_types(LoadedBatch& loaded);
   LoadedBatch make_loaded(int64_t epoch, Sampled& s) const;
   void announce(Sampled& s) {
     if (store != nullptr && options.window > 0) {
@@ -180,6 +199,7 @@ LoadedBatch Loader::Impl::make_loaded(int64_t epoch, Sampled& s) const {
   out.index = s.index;
   out.batch = std::move(s.batch.batch);
   out.seed_positions = std::move(s.seed_positions);
+  out.hetero_blocks = std::move(s.batch.hetero_blocks);
   if (s.batch.device) {
     out.device = std::move(s.batch.device);
     out.streams.push_back(std::move(s.batch.stream));
@@ -264,9 +284,43 @@ void Loader::Impl::gather_group(int64_t epoch, std::vector<Sampled>& group) {
       offset += n;
     }
   }
+  if (typed_store != nullptr) {
+    for (LoadedBatch& l : loaded) gather_types(l);
+  }
   for (LoadedBatch& l : loaded) {
     if (!ready->push(std::move(l))) return;
   }
+}
+
+void Loader::Impl::gather_types(LoadedBatch& loaded) {
+  const int32_t types = typed_store->num_types();
+  // The input nodes by type: the last block's src nodes of each type (the sampler keeps a block
+  // per fanout, at least one).
+  GRAPHTIER_EXPECTS(!loaded.hetero_blocks.empty(), InvalidArgument, "loader: batch ", loaded.index,
+                    " of a typed dataset has no blocks to take its input nodes from");
+  const sample::HeteroBlock& last = loaded.hetero_blocks.back();
+  loaded.type_x.assign(static_cast<std::size_t>(types), TensorView{});
+  loaded.type_x_buffers.assign(static_cast<std::size_t>(types), nullptr);
+  const auto t0 = std::chrono::steady_clock::now();
+  feature::GatherStats done;
+  for (int32_t t = 0; t < types; ++t) {
+    const feature::FeatureStore* s = typed_store->store(t);
+    if (s == nullptr) continue;
+    const std::vector<int64_t>& ids = last.src_nodes[static_cast<std::size_t>(t)];
+    const graph::FeatureLayout& layout = s->layout();
+    const auto rows = static_cast<int64_t>(ids.size());
+    auto buffer = std::make_shared<Buffer>(options.output,
+                                           static_cast<std::size_t>(std::max<int64_t>(1, rows * layout.row_bytes())),
+                                           options.device);
+    const TensorView view =
+        TensorView::contiguous(buffer->data(), layout.dtype, {rows, layout.dim}, options.output, options.device);
+    done += typed_store->gather(t, ids, view);
+    loaded.type_x[static_cast<std::size_t>(t)] = view;
+    loaded.type_x_buffers[static_cast<std::size_t>(t)] = std::shared_ptr<void>(buffer, buffer->data());
+  }
+  const std::lock_guard lock(stats_mutex);
+  stats.gather_seconds += seconds_since(t0);
+  stats.features += done;
 }
 
 void Loader::Impl::run_gather(int64_t epoch) {
@@ -318,12 +372,13 @@ void Loader::Impl::stop() noexcept {
 }
 
 Loader::Loader(const graph::Dataset& dataset, feature::FeatureStore* store, std::vector<int64_t> ids,
-               LoaderOptions options)
-    : impl_(std::make_unique<Impl>(dataset, store, std::move(ids), std::move(options))) {}
+               LoaderOptions options, const feature::TypedFeatureStore* typed_store)
+    : impl_(std::make_unique<Impl>(dataset, store, std::move(ids), std::move(options), typed_store)) {}
 
 std::unique_ptr<Loader> Loader::over_split(const graph::Dataset& dataset, feature::FeatureStore* store,
-                                           graph::Split split, LoaderOptions options) {
-  return std::make_unique<Loader>(dataset, store, split_ids(dataset, split, options), std::move(options));
+                                           graph::Split split, LoaderOptions options,
+                                           const feature::TypedFeatureStore* typed_store) {
+  return std::make_unique<Loader>(dataset, store, split_ids(dataset, split, options), std::move(options), typed_store);
 }
 
 Loader::~Loader() { stop(); }

@@ -42,6 +42,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -53,8 +54,10 @@
 #include "graphtier/core/memory.hpp"
 #include "graphtier/core/tensor.hpp"
 #include "graphtier/feature/feature_store.hpp"
+#include "graphtier/feature/typed_feature_store.hpp"
 #include "graphtier/graph/dataset.hpp"
 #include "graphtier/sample/device_topology.hpp"
+#include "graphtier/sample/hetero_block.hpp"
 #include "graphtier/sample/minibatch.hpp"
 #include "graphtier/sample/sampler.hpp"
 
@@ -68,6 +71,12 @@ struct LoaderOptions {
   sample::SamplerKind sampler = sample::SamplerKind::kNeighbor;
   /// Neighbour fanouts (kNeighbor) or nodes drawn per layer (layer-wise), blocks[0] first.
   std::vector<int64_t> fanouts{15, 10, 5};
+  /// A typed dataset (docs/format.md, Heterogeneous datasets) is sampled per relation: relation
+  /// "src:rel:dst" takes relation_fanouts[name] (one per block, as `fanouts`; -1 all, 0 none), the
+  /// relations not named take `fanouts`. Names are the dataset's (Dataset::schema): an unknown
+  /// one, a list of another length than `fanouts`, or any entry on a homogeneous dataset is
+  /// InvalidArgument.
+  std::map<std::string, std::vector<int64_t>> relation_fanouts{};
   bool replace = false;  // kNeighbor only
   int64_t batch_size = 1024;
   bool shuffle = true;     // false: ids in the given order every epoch
@@ -127,6 +136,15 @@ struct LoadedBatch {
   /// [num_seeds] each seed's position in the ids the loader iterates (PyG's `input_id`).
   std::vector<int64_t> seed_positions;
   std::vector<int64_t> labels;  // [num_seeds] labels of the seeds (-1 unlabeled); empty without labels
+  /// A typed dataset's minibatch: batch.blocks[l] split by node type and relation (split_block),
+  /// every type and relation present; empty for a homogeneous dataset.
+  std::vector<sample::HeteroBlock> hetero_blocks;
+  /// With a TypedFeatureStore: [T] the features of each type's input nodes
+  /// (hetero_blocks.back().src_nodes[t], in that order), [rows, dim of the type] of its table's
+  /// dtype in options.output memory, an empty view for a type without features; type_x_buffers[t]
+  /// owns type_x[t]'s memory. Empty without a typed store.
+  std::vector<TensorView> type_x;
+  std::vector<std::shared_ptr<void>> type_x_buffers;
   /// The streams that free the device memory below (the sampler's, the loader's output stream),
   /// kept alive while it lives. Declared first: destroyed last.
   std::vector<std::shared_ptr<const OwnedCudaStream>> streams;
@@ -178,14 +196,19 @@ class Loader {
  public:
   /// Borrows `dataset` and `store` (either may be shared; both must outlive the loader). `store`
   /// may be null for a dataset without features (x stays empty). `ids`: the nodes to iterate
-  /// (e.g. the train split), in options.ids_numbering, checked against the graph. Throws InvalidArgument/OutOfRange for bad
-  /// options or ids, Unsupported for GPU options without a GPU.
+  /// (e.g. the train split), in options.ids_numbering, checked against the graph. A typed dataset
+  /// is sampled per relation (the CPU neighbour sampler; make_sampler refuses the others) and its
+  /// batches carry hetero_blocks; its per-type tables come from `typed_store` (borrowed, of the
+  /// same dataset, or null: no type_x), gathered per minibatch (no window or merging), and
+  /// `store` must then be null. Throws InvalidArgument/OutOfRange for bad options or ids,
+  /// Unsupported for GPU options without a GPU or with a typed dataset.
   Loader(const graph::Dataset& dataset, feature::FeatureStore* store, std::vector<int64_t> ids,
-         LoaderOptions options);
+         LoaderOptions options, const feature::TypedFeatureStore* typed_store = nullptr);
   /// A loader over the dataset's `split`, whose ids are in its own numbering: InvalidArgument when
   /// options.ids_numbering names another.
   static std::unique_ptr<Loader> over_split(const graph::Dataset& dataset, feature::FeatureStore* store,
-                                            graph::Split split, LoaderOptions options);
+                                            graph::Split split, LoaderOptions options,
+                                            const feature::TypedFeatureStore* typed_store = nullptr);
   ~Loader();
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
