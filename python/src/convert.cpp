@@ -134,7 +134,7 @@ void bind_convert(nb::module_& m) {
   m.def(
       "convert_igb",
       [](const std::string& root, const std::string& size, int label_classes, int64_t feature_dim,
-         double train_fraction, double valid_fraction, const std::optional<std::string>& labeled_nodes,
+         double train_fraction, double valid_fraction, const std::optional<std::string>& labeled_nodes, bool hetero,
          const std::string& out, const CommonArgs& common) {
         graph::IgbInput in;
         in.root = root;
@@ -144,12 +144,13 @@ void bind_convert(nb::module_& m) {
         in.train_fraction = train_fraction;
         in.valid_fraction = valid_fraction;
         if (labeled_nodes) in.labeled_nodes = parse_count(*labeled_nodes);
+        in.hetero = hetero;
         return run(common, [&](const graph::ConvertOptions& o, ThreadPool& pool) {
           return graph::convert_igb(in, out, o, pool);
         });
       },
       nb::arg("root"), nb::arg("size"), nb::arg("label_classes"), nb::arg("feature_dim"), nb::arg("train_fraction"),
-      nb::arg("valid_fraction"), nb::arg("labeled_nodes").none(), nb::arg("out"), nb::arg("common"));
+      nb::arg("valid_fraction"), nb::arg("labeled_nodes").none(), nb::arg("hetero"), nb::arg("out"), nb::arg("common"));
 }
 
 }  // namespace graphtier::python

@@ -167,6 +167,55 @@ def test_igb_matches_the_command(tmp_path, outs):
     same_dataset(cli_report, py_report, cli_out, py_out)
 
 
+def test_igbh_hetero_matches_the_command_and_adds_reverses(tmp_path, outs):
+    processed = tmp_path / "igb" / "tiny" / "processed"
+    counts = {"paper": 5, "author": 3, "fos": 2}
+    for name, count in counts.items():
+        (processed / name).mkdir(parents=True)
+        np.save(processed / name / "node_feat.npy", np.arange(count * 2, dtype=np.float32).reshape(count, 2))
+    np.save(processed / "paper" / "node_label_19.npy", np.array([1, 0, 4, 4, 2], dtype=np.float32))
+    relations = {"paper__cites__paper": [[0, 1], [1, 2], [4, 0]], "paper__written_by__author": [[0, 0], [3, 2]],
+                 "paper__topic__fos": [[0, 1], [2, 1]]}
+    for name, pairs in relations.items():
+        (processed / name).mkdir()
+        np.save(processed / name / "edge_index.npy", np.array(pairs, dtype=np.int64))
+    cli_out, py_out = outs
+    cli_report = run_json("convert", "igb", "--root", str(tmp_path / "igb"), "--size", "tiny", "--hetero",
+                          "-o", str(cli_out))
+    py_report = graphtier.convert.igb(tmp_path / "igb", py_out, size="tiny", hetero=True)
+    assert py_report["node_types"] == 3 and py_report["relations"] == 6
+    same_dataset(cli_report, py_report, cli_out, py_out)
+    d = graphtier.Dataset(str(py_out))
+    assert d.node_types == ["author", "fos", "paper"]
+    assert d.relations == ["paper:cites:paper", "paper:topic:fos", "paper:written_by:author",
+                           "paper:rev_cites:paper", "fos:rev_topic:paper", "author:rev_written_by:paper"]
+    assert d.reverse_relations == [3, 4, 5, 0, 1, 2]
+    assert d.labelled_type == "paper"
+    with pytest.raises(ValueError, match="destination id 7 is out of range"):
+        np.save(processed / "paper__topic__fos" / "edge_index.npy", np.array([[0, 7]], dtype=np.int64))
+        graphtier.convert.igb(tmp_path / "igb", tmp_path / "bad", size="tiny", hetero=True)
+
+
+def test_ogb_mag_layout_becomes_typed(tmp_path):
+    raw = tmp_path / "ogbn_mag" / "raw"
+
+    def gz(path, text):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with gzip.open(path, "wt") as f:
+            f.write(text)
+
+    gz(raw / "num-node-dict.csv.gz", "paper,author\n3,2\n")
+    gz(raw / "triplet-type-list.csv.gz", "author,writes,paper\npaper,cites,paper\n")
+    gz(raw / "relations" / "author___writes___paper" / "edge.csv.gz", "0,0\n1,2\n")
+    gz(raw / "relations" / "paper___cites___paper" / "edge.csv.gz", "0,1\n2,1\n")
+    gz(raw / "node-label" / "paper" / "node-label.csv.gz", "0\n1\n1\n")
+    report = graphtier.convert.ogb(tmp_path / "ogbn_mag", tmp_path / "mag")
+    assert report["format"] == "ogb heterogeneous (csv)" and report["relations"] == 4
+    d = graphtier.Dataset(str(tmp_path / "mag"))
+    assert d.relations == ["author:writes:paper", "paper:cites:paper", "paper:rev_writes:author", "paper:rev_cites:paper"]
+    assert d.node_type_ranges == {"author": (0, 2), "paper": (2, 5)}
+
+
 def test_planetoid_matches_the_command(outs):
     pytest.importorskip("scipy", reason="scipy is needed to read the Planetoid pickles (pip install .[planetoid])")
     cli_out, py_out = outs

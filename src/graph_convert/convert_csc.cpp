@@ -181,4 +181,97 @@ CscResult write_csc(DatasetWriter& writer, const EdgeSource& edges, const CscOpt
   return result;
 }
 
+CscResult write_typed_csc(DatasetWriter& writer, std::span<const TypedEdgeInput> inputs, int64_t num_nodes,
+                          bool keep_self_loops, int64_t memory_budget, ThreadPool& pool) {
+  const std::string problem = node_count_problem(num_nodes, kCscBytesPerNode, "the in-degree counters");
+  GRAPHTIER_EXPECTS(problem.empty(), InvalidArgument, "the node types' counts: ", problem);
+  writer.require_free_space("the offsets (indptr.bin)", num_nodes + 1, 8);
+  CscResult result;
+  result.num_nodes = num_nodes;
+  result.index_dtype = index_dtype_for(num_nodes);
+  int64_t progress_total = 0;
+  for (const TypedEdgeInput& in : inputs) progress_total += in.edges->progress_total();
+  // The inputs' progress units may differ (bytes of text, edges of arrays): shown as one count.
+  const std::string unit = inputs.empty() ? std::string(" edges") : inputs.front().edges->progress_unit();
+
+  const auto is_loop = [](const TypedEdgeInput& in, int64_t s, int64_t d) {
+    return in.src_offset + s == in.dst_offset + d;
+  };
+  std::vector<int64_t> degree(static_cast<std::size_t>(num_nodes), 0);
+  {
+    Progress progress("count degrees", progress_total, unit);
+    for (const TypedEdgeInput& in : inputs) {
+      int64_t read = 0;
+      in.edges->scan(pool, progress, [&](std::span<const EdgeChunk> chunks) {
+        const auto tasks = make_tasks(chunks);
+        constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+        std::vector<int64_t> task_bad(tasks.size(), kNone);
+        std::atomic<int64_t> loops{0};
+        for_each_task(pool, tasks, [&](std::size_t t, const Task& task) {
+          const EdgeChunk& c = *task.chunk;
+          for (int64_t i = task.lo; i < task.hi; ++i) {
+            if (c.src[i] < 0 || c.src[i] >= in.src_count || c.dst[i] < 0 || c.dst[i] >= in.dst_count) {
+              task_bad[t] = task.first + (i - task.lo);
+              return;
+            }
+          }
+          int64_t task_loops = 0;
+          for (int64_t i = task.lo; i < task.hi; ++i) {
+            const int64_t s = c.src[i], d = c.dst[i];
+            if (is_loop(in, s, d)) {
+              task_loops += in.reverse >= 0 ? 2 : 1;
+              if (!keep_self_loops) continue;
+            }
+            std::atomic_ref<int64_t>(degree[in.dst_offset + d]).fetch_add(1, std::memory_order_relaxed);
+            if (in.reverse >= 0) std::atomic_ref<int64_t>(degree[in.src_offset + s]).fetch_add(1, std::memory_order_relaxed);
+          }
+          loops.fetch_add(task_loops, std::memory_order_relaxed);
+        });
+        for (std::size_t t = 0; t < tasks.size(); ++t) {
+          if (task_bad[t] == kNone) continue;
+          const Task& task = tasks[t];
+          const int64_t i = task.lo + (task_bad[t] - task.first);
+          const int64_t s = task.chunk->src[i], d = task.chunk->dst[i];
+          const bool src_bad = s < 0 || s >= in.src_count;
+          throw FormatError(in.edges->name(),
+                            concat("edge ", read + task_bad[t], " (", s, " -> ", d, "): ", src_bad ? "source" : "destination",
+                                   " id ", src_bad ? s : d, " is out of range [0, ", src_bad ? in.src_count : in.dst_count,
+                                   ") of node type ", src_bad ? in.src_type : in.dst_type));
+        }
+        for (const auto& c : chunks) read += c.count;
+        if (!keep_self_loops) result.self_loops_removed += loops.load();
+      });
+      result.input_edges += read;
+    }
+    progress.finish();
+  }
+
+  const auto scan = [&](Progress& progress, const auto& place) {
+    for (const TypedEdgeInput& in : inputs) {
+      in.edges->scan(pool, progress, [&](std::span<const EdgeChunk> chunks) {
+        for_each_task(pool, make_tasks(chunks), [&](std::size_t, const Task& task) {
+          const EdgeChunk& c = *task.chunk;
+          CscEntry batch[kCscEntryBatch];
+          int count = 0;
+          for (int64_t i = task.lo; i < task.hi; ++i) {
+            if (count > kCscEntryBatch - 2) {
+              place(batch, count);
+              count = 0;
+            }
+            const int64_t s = c.src[i], d = c.dst[i];
+            if (is_loop(in, s, d) && !keep_self_loops) continue;
+            const int64_t src = in.src_offset + s, dst = in.dst_offset + d;
+            batch[count++] = CscEntry{dst, typed_key(in.relation, src)};
+            if (in.reverse >= 0) batch[count++] = CscEntry{src, typed_key(in.reverse, dst)};
+          }
+          if (count > 0) place(batch, count);
+        });
+      });
+    }
+  };
+  build_typed_csc(writer, std::span<int64_t>(degree), result.index_dtype, memory_budget, CscProgress{progress_total, unit},
+                  pool, scan, result);
+  return result;
+}
+
 }  // namespace graphtier::graph::detail

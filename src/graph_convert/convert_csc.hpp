@@ -79,4 +79,24 @@ struct CscResult : TopologyReport {
 /// negative or out-of-range id.
 CscResult write_csc(DatasetWriter& writer, const EdgeSource& edges, const CscOptions& options, ThreadPool& pool);
 
+/// One relation of a typed input, for write_typed_csc.
+struct TypedEdgeInput {
+  const EdgeSource* edges = nullptr;  // ids local to the relation's source and destination types
+  int relation = 0;
+  int reverse = -1;  // also stores every edge reversed as this relation; -1: no
+  std::string src_type, dst_type;  // for messages
+  int64_t src_offset = 0, src_count = 0;
+  int64_t dst_offset = 0, dst_count = 0;
+};
+
+/// Builds the typed CSC of the relations' edges (docs/format.md, Heterogeneous datasets) and
+/// writes indptr, indices and type_per_edge into `writer`: each row lists its entries by
+/// relation, then source, without repeats of an edge within a relation, and without self-loops
+/// unless kept. One pass counts in-degrees and checks every id against its type's count
+/// (FormatError naming the input, the edge and the type), then build_typed_csc places, sorts
+/// and deduplicates the rows. Memory: 8 bytes a node plus the CSC of one range of rows within
+/// `memory_budget` (0: no limit).
+CscResult write_typed_csc(DatasetWriter& writer, std::span<const TypedEdgeInput> inputs, int64_t num_nodes,
+                          bool keep_self_loops, int64_t memory_budget, ThreadPool& pool);
+
 }  // namespace graphtier::graph::detail

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "convert_session.hpp"
+#include "igb_layout.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
 #include "graphtier/graph_convert/convert.hpp"
@@ -40,8 +41,9 @@ std::optional<int64_t> igb_num_papers(const std::string& size) {
   return std::nullopt;
 }
 
-ConvertReport convert_igb(const IgbInput& input, const std::string& out, const ConvertOptions& options,
-                          ThreadPool& pool) {
+namespace detail {
+
+std::string igb_processed_dir(const IgbInput& input) {
   GRAPHTIER_EXPECTS(!input.size.empty(), InvalidArgument, "IGB size is required (experimental, small, medium, large, full)");
   GRAPHTIER_EXPECTS(input.label_classes == 19 || input.label_classes == 2983, InvalidArgument,
                     "IGB label classes must be 19 or 2983, got ", input.label_classes);
@@ -54,6 +56,58 @@ ConvertReport convert_igb(const IgbInput& input, const std::string& out, const C
   std::error_code ec;
   GRAPHTIER_EXPECTS(fs::is_directory(processed, ec), InvalidArgument, processed,
                     " does not exist (expected <root>/<size>/processed/ as the IGB download lays it out)");
+  return processed;
+}
+
+int64_t igb_labeled_papers(const IgbInput& input, int64_t num_papers) {
+  int64_t labeled = num_papers;
+  if (input.labeled_nodes) {
+    labeled = *input.labeled_nodes;
+  } else if (input.size == "full") {
+    labeled = input.label_classes == 19 ? kFullLabeled19 : kFullLabeled2K;
+  }
+  GRAPHTIER_EXPECTS(labeled >= 0 && labeled <= num_papers, InvalidArgument, "labeled nodes (", labeled,
+                    ") must lie in [0, ", num_papers, "]");
+  return labeled;
+}
+
+std::vector<int32_t> igb_paper_labels(const IgbInput& input, int64_t num_papers, int64_t labeled, std::string& path) {
+  const auto [label_path, label_from_full] =
+      paper_file(input, input.label_classes == 19 ? "node_label_19.npy" : "node_label_2K.npy");
+  path = label_path;
+  if (!file_exists(label_path)) {
+    log_warn(label_path, " does not exist: the dataset gets no labels");
+    return {};
+  }
+  const NpyArray array = has_npy_magic(label_path)
+                             ? NpyArray::open(file_source(label_path))
+                             : NpyArray::raw(file_source(label_path), NpyType::kFloat32, {num_papers});
+  if (!label_from_full && array.dim(0) != num_papers) {
+    throw FormatError(label_path, concat("has ", array.dim(0), " labels, expected ", num_papers, " (one per paper)"));
+  }
+  std::vector<int32_t> labels = read_labels_npy(array, num_papers);
+  std::fill(labels.begin() + labeled, labels.end(), -1);
+  return labels;
+}
+
+std::array<std::vector<int64_t>, 3> igb_split(const IgbInput& input, int64_t labeled, int64_t offset) {
+  // As the dataloader: int() truncation of the fractions of the labeled prefix.
+  const auto num_train = static_cast<int64_t>(static_cast<double>(labeled) * input.train_fraction);
+  const auto num_valid = static_cast<int64_t>(static_cast<double>(labeled) * input.valid_fraction);
+  const auto range = [offset](int64_t lo, int64_t hi) {
+    std::vector<int64_t> ids(static_cast<std::size_t>(hi - lo));
+    for (int64_t v = lo; v < hi; ++v) ids[static_cast<std::size_t>(v - lo)] = offset + v;
+    return ids;
+  };
+  return {range(0, num_train), range(num_train, num_train + num_valid), range(num_train + num_valid, labeled)};
+}
+
+}  // namespace detail
+
+ConvertReport convert_igb(const IgbInput& input, const std::string& out, const ConvertOptions& options,
+                          ThreadPool& pool) {
+  if (input.hetero) return detail::convert_igbh(input, out, options, pool);
+  const std::string processed = detail::igb_processed_dir(input);
 
   const std::string edge_path = processed + "/paper__cites__paper/edge_index.npy";
   const auto edge_index = detail::NpyArray::open(detail::file_source(edge_path));
@@ -101,15 +155,7 @@ ConvertReport convert_igb(const IgbInput& input, const std::string& out, const C
   GRAPHTIER_EXPECTS(n.has_value(), InvalidArgument, "cannot tell the number of paper nodes of IGB size '", input.size,
                     "' without features; pass --num-nodes");
   const int64_t num_nodes = *n;
-
-  int64_t labeled = num_nodes;
-  if (input.labeled_nodes) {
-    labeled = *input.labeled_nodes;
-  } else if (input.size == "full") {
-    labeled = input.label_classes == 19 ? kFullLabeled19 : kFullLabeled2K;
-  }
-  GRAPHTIER_EXPECTS(labeled >= 0 && labeled <= num_nodes, InvalidArgument, "labeled nodes (", labeled,
-                    ") must lie in [0, ", num_nodes, "]");
+  const int64_t labeled = detail::igb_labeled_papers(input, num_nodes);
 
   ConvertOptions o = options;
   if (!o.num_classes) o.num_classes = input.label_classes;
@@ -118,33 +164,14 @@ ConvertReport convert_igb(const IgbInput& input, const std::string& out, const C
   // A raw file may be longer than the rows read (large's nodes are a prefix of full's file).
   if (features) session.features_npy(*features, /*allow_longer=*/feat_from_full || raw_features);
 
-  const auto [label_path, label_from_full] =
-      paper_file(input, input.label_classes == 19 ? "node_label_19.npy" : "node_label_2K.npy");
-  if (detail::file_exists(label_path)) {
-    const detail::NpyArray array = has_npy_magic(label_path)
-                                       ? detail::NpyArray::open(detail::file_source(label_path))
-                                       : detail::NpyArray::raw(detail::file_source(label_path), NpyType::kFloat32, {num_nodes});
-    if (!label_from_full && array.dim(0) != num_nodes) {
-      throw FormatError(label_path, concat("has ", array.dim(0), " labels, expected ", num_nodes, " (one per paper)"));
-    }
-    std::vector<int32_t> labels = detail::read_labels_npy(array, num_nodes);
-    std::fill(labels.begin() + labeled, labels.end(), -1);
+  std::string label_path;
+  if (const std::vector<int32_t> labels = detail::igb_paper_labels(input, num_nodes, labeled, label_path); !labels.empty()) {
     session.labels(labels, label_path);
-  } else {
-    log_warn(label_path, " does not exist: the dataset gets no labels");
   }
-
-  // As the dataloader: int() truncation of the fractions of the labeled prefix.
-  const auto num_train = static_cast<int64_t>(static_cast<double>(labeled) * input.train_fraction);
-  const auto num_valid = static_cast<int64_t>(static_cast<double>(labeled) * input.valid_fraction);
-  const auto range = [](int64_t lo, int64_t hi) {
-    std::vector<int64_t> ids(static_cast<std::size_t>(hi - lo));
-    for (int64_t v = lo; v < hi; ++v) ids[v - lo] = v;
-    return ids;
-  };
-  session.split(Split::kTrain, range(0, num_train), "IGB train split");
-  session.split(Split::kValid, range(num_train, num_train + num_valid), "IGB valid split");
-  session.split(Split::kTest, range(num_train + num_valid, labeled), "IGB test split");
+  const auto splits = detail::igb_split(input, labeled, 0);
+  session.split(Split::kTrain, splits[0], "IGB train split");
+  session.split(Split::kValid, splits[1], "IGB valid split");
+  session.split(Split::kTest, splits[2], "IGB test split");
   return session.commit(concat("graphtier convert igb: ", input.root, " size ", input.size, ", ", input.label_classes,
                                " classes, paper nodes and paper__cites__paper edges",
                                options.symmetrize ? " (symmetrized)" : " (directed as stored)"));

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "convert_session.hpp"
+#include "convert_typed.hpp"
 #include "zip_reader.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
@@ -73,6 +74,7 @@ ConvertReport convert_ogb(const OgbInput& input, const std::string& out, const C
   std::error_code ec;
   GRAPHTIER_EXPECTS(fs::is_directory(raw, ec), InvalidArgument, input.root,
                     " has no raw/ directory (expected an OGB dataset directory such as dataset/ogbn_arxiv)");
+  if (!find_csv(raw, "num-node-dict").empty()) return detail::convert_ogb_hetero(input, out, options, pool);
   OgbFormat format = input.format;
   if (format == OgbFormat::kAuto) format = detail::file_exists(raw + "/data.npz") ? OgbFormat::kNpz : OgbFormat::kCsv;
   const std::string splits = split_dir(input.root, input.split);

@@ -75,38 +75,67 @@ void ConvertSession::topology_written(const CscResult& r, double seconds) {
   has_topology_ = true;
 }
 
-void ConvertSession::features_npy(const NpyArray& array, bool allow_longer) {
+FeatureLayout ConvertSession::write_npy_table(const std::string& name, const NpyArray& array, int64_t rows,
+                                              bool allow_longer, const std::string& type_name) {
   const auto stage = std::chrono::steady_clock::now();
-  const int64_t n = num_nodes();
   if (array.ndim() != 2) {
-    throw FormatError(array.name(), concat("features have shape ", array.header().shape_string(),
-                                           ", expected [num_nodes, dim]"));
+    throw FormatError(array.name(), concat("features have shape ", array.header().shape_string(), ", expected [",
+                                           type_name.empty() ? std::string("num_nodes") : concat("nodes of ", type_name), ", dim]"));
   }
-  if (array.dim(0) != n && !(allow_longer && array.dim(0) > n)) {
-    throw FormatError(array.name(), concat("has ", array.dim(0), " feature rows, expected one per node (", n, ")"));
+  if (array.dim(0) != rows && !(allow_longer && array.dim(0) > rows)) {
+    throw FormatError(array.name(), concat("has ", array.dim(0), " feature rows, expected one per ",
+                                           type_name.empty() ? std::string("node") : concat("node of type ", type_name), " (", rows, ")"));
   }
-  if (array.dim(1) == 0) return;
+  if (array.dim(1) == 0) return {};
   const FeatureLayout layout = FeatureLayout::make(array.dim(1), options_.feature_dtype, options_.alignment);
-  writer_.require_free_space("the features", n, layout.row_stride);
-  log_info("writing ", n, " x ", layout.dim, " features as ", dtype_name(layout.dtype), " (row stride ",
+  writer_.require_free_space("the features", rows, layout.row_stride);
+  log_info("writing ", rows, " x ", layout.dim, " features as ", dtype_name(layout.dtype), " (row stride ",
            layout.row_stride, " B) from ", array.name());
-  report_.total_bytes += write_features_npy(writer_.open_array("features"), array, n, layout, options_.chunk_bytes, pool_);
+  report_.total_bytes += write_features_npy(writer_.open_array(name), array, rows, layout, options_.chunk_bytes, pool_);
+  report_.features_seconds += seconds_since(stage);
+  return layout;
+}
+
+FeatureLayout ConvertSession::write_csv_table(const std::string& name, const ByteSource& source, int64_t rows,
+                                              const std::string& what) {
+  const auto stage = std::chrono::steady_clock::now();
+  const FeatureLayout layout = write_features_csv(
+      writer_.open_array(name), source, rows, options_.feature_dtype, options_.alignment, pool_,
+      [&](const FeatureLayout& l) { writer_.require_free_space(what, rows, l.row_stride); });
+  report_.total_bytes += rows * layout.row_stride;
+  report_.features_seconds += seconds_since(stage);
+  return layout;
+}
+
+void ConvertSession::features_npy(const NpyArray& array, bool allow_longer) {
+  const FeatureLayout layout = write_npy_table("features", array, num_nodes(), allow_longer, "");
+  if (layout.dim == 0) return;
   manifest_.features = layout;
   report_.feature_dim = layout.dim;
   report_.row_stride = layout.row_stride;
-  report_.features_seconds = seconds_since(stage);
 }
 
 void ConvertSession::features_csv(const ByteSource& source) {
-  const auto stage = std::chrono::steady_clock::now();
-  const FeatureLayout layout = write_features_csv(
-      writer_.open_array("features"), source, num_nodes(), options_.feature_dtype, options_.alignment, pool_,
-      [&](const FeatureLayout& l) { writer_.require_free_space("the features", num_nodes(), l.row_stride); });
+  const FeatureLayout layout = write_csv_table("features", source, num_nodes(), "the features");
   manifest_.features = layout;
   report_.feature_dim = layout.dim;
   report_.row_stride = layout.row_stride;
-  report_.total_bytes += num_nodes() * layout.row_stride;
-  report_.features_seconds = seconds_since(stage);
+}
+
+void ConvertSession::type_features_npy(int32_t type, const NpyArray& array) {
+  HeteroSchema& h = manifest_.hetero;
+  NodeTypeEntry& t = h.node_types.at(static_cast<std::size_t>(type));
+  t.features = write_npy_table(HeteroSchema::feature_array(t.name), array, h.num_nodes_of(type), false,
+                               t.name);
+  report_.type_feature_tables += t.features.dim > 0;
+}
+
+void ConvertSession::type_features_csv(int32_t type, const ByteSource& source) {
+  HeteroSchema& h = manifest_.hetero;
+  NodeTypeEntry& t = h.node_types.at(static_cast<std::size_t>(type));
+  t.features = write_csv_table(HeteroSchema::feature_array(t.name), source, h.num_nodes_of(type),
+                               concat("the features of ", t.name));
+  report_.type_feature_tables += t.features.dim > 0;
 }
 
 void ConvertSession::labels(const std::vector<int32_t>& labels, const std::string& name) {

@@ -40,6 +40,10 @@ class ConvertSession {
   /// Rows [0, num_nodes()) of a [rows, dim] array; more rows than nodes only with allow_longer.
   void features_npy(const NpyArray& array, bool allow_longer = false);
   void features_csv(const ByteSource& source);
+  /// Typed datasets: the feature table of node type `type` (features.<type>.bin), one row per
+  /// node of the type; manifest().hetero must hold the types and their offsets.
+  void type_features_npy(int32_t type, const NpyArray& array);
+  void type_features_csv(int32_t type, const ByteSource& source);
   /// Writes labels unless none is labeled; num_classes from the options, else max + 1.
   void labels(const std::vector<int32_t>& labels, const std::string& name);
   void split(Split split, const std::vector<int64_t>& ids, const std::string& name);
@@ -48,6 +52,13 @@ class ConvertSession {
   ConvertReport commit(const std::string& source_description);
 
  private:
+  /// Rows [0, rows) of `array` into `<name>.bin`; returns the layout (dim 0: nothing written).
+  /// `type_name`: the node type for messages, "" in a homogeneous dataset.
+  FeatureLayout write_npy_table(const std::string& name, const NpyArray& array, int64_t rows, bool allow_longer,
+                                const std::string& type_name);
+  /// `what` names the table in the free-space message.
+  FeatureLayout write_csv_table(const std::string& name, const ByteSource& source, int64_t rows, const std::string& what);
+
   std::string out_;
   ConvertOptions options_;
   ThreadPool& pool_;

@@ -4,17 +4,21 @@
 //
 // The per-type ids become global ones only once every type's count is known (after the whole
 // file), so the edges are parsed once and held: 17 bytes each as read, 32 more while the
-// reverse relations are found, then 24 while sorted into the CSC.
+// reverse relations are found, then 8 more grouping them by relation while the shared typed CSC
+// builder (write_typed_csc) places them, 8 bytes an entry.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <functional>
 #include <numeric>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "convert_csc.hpp"
 #include "convert_session.hpp"
 #include "text_lines.hpp"
 #include "graphtier/core/error.hpp"
@@ -290,63 +294,73 @@ std::vector<int32_t> find_reverses(const TypedEdges& g, const std::vector<int64_
   return reverse;
 }
 
-struct CscEdge {
-  int64_t dst;
-  int64_t src;
-  uint8_t rel;
+/// One relation's edges of the parsed file, as an edge input of write_typed_csc: `order` lists
+/// the file's edges grouped by relation, and [begin, end) of it are this relation's.
+class RelationEdges final : public detail::EdgeSource {
+ public:
+  RelationEdges(const TypedEdges& g, std::span<const int64_t> edges, std::string name)
+      : g_(g), edges_(edges), name_(std::move(name)) {}
+
+  void scan(ThreadPool&, Progress& progress,
+            const std::function<void(std::span<const detail::EdgeChunk>)>& consume) const override {
+    constexpr std::size_t kBlock = std::size_t{1} << 16;
+    std::vector<int64_t> src, dst;
+    for (std::size_t begin = 0; begin < edges_.size(); begin += kBlock) {
+      const std::size_t end = std::min(edges_.size(), begin + kBlock);
+      src.clear();
+      dst.clear();
+      for (std::size_t i = begin; i < end; ++i) {
+        src.push_back(g_.src[static_cast<std::size_t>(edges_[i])]);
+        dst.push_back(g_.dst[static_cast<std::size_t>(edges_[i])]);
+      }
+      const detail::EdgeChunk chunk{src.data(), dst.data(), static_cast<int64_t>(src.size())};
+      consume(std::span<const detail::EdgeChunk>(&chunk, 1));
+      progress.add(static_cast<int64_t>(end - begin));
+    }
+  }
+  int64_t progress_total() const override { return static_cast<int64_t>(edges_.size()); }
+  std::string progress_unit() const override { return " edges"; }
+  const std::string& name() const override { return name_; }
+
+ private:
+  const TypedEdges& g_;
+  std::span<const int64_t> edges_;
+  std::string name_;
 };
 
-/// Writes indptr, indices and type_per_edge: by column, then relation, then source, without
-/// duplicates (and self-loops unless kept).
-detail::CscResult write_typed_csc(DatasetWriter& writer, const TypedEdges& g, const std::vector<int64_t>& offset,
-                                  bool keep_self_loops) {
-  detail::CscResult r;
-  r.num_nodes = offset.back();
-  r.input_edges = static_cast<int64_t>(g.src.size());
-  r.index_dtype = index_dtype_for(r.num_nodes);
-  r.topology_passes = 1;
-  std::vector<CscEdge> edges;
-  edges.reserve(g.src.size());
-  for (std::size_t e = 0; e < g.src.size(); ++e) {
-    const RelationTypes t = g.relation_types[g.rel[e]];
-    const CscEdge edge{offset[static_cast<std::size_t>(t.dst_type)] + g.dst[e],
-                       offset[static_cast<std::size_t>(t.src_type)] + g.src[e], g.rel[e]};
-    if (edge.src == edge.dst && !keep_self_loops) {
-      ++r.self_loops_removed;
-      continue;
-    }
-    edges.push_back(edge);
-  }
-  std::sort(edges.begin(), edges.end(), [](const CscEdge& a, const CscEdge& b) {
-    return a.dst != b.dst ? a.dst < b.dst : a.rel != b.rel ? a.rel < b.rel : a.src < b.src;
-  });
-  const auto same = [](const CscEdge& a, const CscEdge& b) { return a.dst == b.dst && a.rel == b.rel && a.src == b.src; };
-  const auto end = std::unique(edges.begin(), edges.end(), same);
-  r.duplicates_removed = edges.end() - end;
-  edges.erase(end, edges.end());
-  r.num_edges = static_cast<int64_t>(edges.size());
+/// Writes indptr, indices and type_per_edge with the shared typed CSC builder (write_typed_csc):
+/// by column, then relation, then source, without duplicates (and self-loops unless kept).
+detail::CscResult write_typed_topology(DatasetWriter& writer, const TypedEdges& g, const std::vector<int64_t>& offset,
+                                       const std::string& path, bool keep_self_loops, ThreadPool& pool) {
+  // The file's edges grouped by relation (a counting sort, stable).
+  const std::size_t num_relations = g.relations.size();
+  std::vector<int64_t> start(num_relations + 1, 0);
+  for (const uint8_t r : g.rel) ++start[r + 1];
+  for (std::size_t r = 0; r < num_relations; ++r) start[r + 1] += start[r];
+  std::vector<int64_t> order(g.rel.size());
+  std::vector<int64_t> cursor(start.begin(), start.end() - 1);
+  for (std::size_t e = 0; e < g.rel.size(); ++e) order[static_cast<std::size_t>(cursor[g.rel[e]]++)] = static_cast<int64_t>(e);
 
-  std::vector<int64_t> indptr(static_cast<std::size_t>(r.num_nodes) + 1, 0);
-  for (const CscEdge& e : edges) ++indptr[static_cast<std::size_t>(e.dst) + 1];
-  for (std::size_t v = 0; v < static_cast<std::size_t>(r.num_nodes); ++v) {
-    r.isolated_nodes += indptr[v + 1] == 0;
-    r.max_in_degree = std::max(r.max_in_degree, indptr[v + 1]);
-    indptr[v + 1] += indptr[v];
+  std::vector<RelationEdges> sources;
+  sources.reserve(num_relations);
+  std::vector<detail::TypedEdgeInput> inputs;
+  for (std::size_t r = 0; r < num_relations; ++r) {
+    sources.emplace_back(g, std::span<const int64_t>(order).subspan(static_cast<std::size_t>(start[r]),
+                                                                    static_cast<std::size_t>(start[r + 1] - start[r])),
+                         path);
+    const RelationTypes t = g.relation_types[r];
+    detail::TypedEdgeInput in;
+    in.edges = &sources.back();
+    in.relation = static_cast<int>(r);
+    in.src_type = g.types[static_cast<std::size_t>(t.src_type)];
+    in.dst_type = g.types[static_cast<std::size_t>(t.dst_type)];
+    in.src_offset = offset[static_cast<std::size_t>(t.src_type)];
+    in.src_count = offset[static_cast<std::size_t>(t.src_type) + 1] - in.src_offset;
+    in.dst_offset = offset[static_cast<std::size_t>(t.dst_type)];
+    in.dst_count = offset[static_cast<std::size_t>(t.dst_type) + 1] - in.dst_offset;
+    inputs.push_back(in);
   }
-  writer.write_array("indptr", std::span<const int64_t>(indptr));
-  std::vector<uint8_t> type_per_edge(edges.size());
-  for (std::size_t e = 0; e < edges.size(); ++e) type_per_edge[e] = edges[e].rel;
-  if (r.index_dtype == DType::kInt32) {
-    std::vector<int32_t> indices(edges.size());
-    for (std::size_t e = 0; e < edges.size(); ++e) indices[e] = static_cast<int32_t>(edges[e].src);
-    writer.write_array("indices", std::span<const int32_t>(indices));
-  } else {
-    std::vector<int64_t> indices(edges.size());
-    for (std::size_t e = 0; e < edges.size(); ++e) indices[e] = edges[e].src;
-    writer.write_array("indices", std::span<const int64_t>(indices));
-  }
-  writer.write_array("type_per_edge", std::span<const uint8_t>(type_per_edge));
-  return r;
+  return detail::write_typed_csc(writer, inputs, offset.back(), keep_self_loops, /*memory_budget=*/0, pool);
 }
 
 /// The labelled nodes in a seeded random order (Philox keys, so the order depends on the seed and
@@ -432,7 +446,7 @@ ConvertReport convert_typed_edge_list(const TypedEdgeListInput& input, const std
     }
   }
   const std::vector<int32_t> reverse = find_reverses(g, offset, options.keep_self_loops);
-  session.topology_written(write_typed_csc(session.writer(), g, offset, options.keep_self_loops),
+  session.topology_written(write_typed_topology(session.writer(), g, offset, input.path, options.keep_self_loops, pool),
                            seconds_since(start));
 
   HeteroSchema& schema = session.manifest().hetero;

@@ -29,6 +29,16 @@ struct CscEntry {
   int64_t neighbour;
 };
 
+/// Typed CSCs (docs/format.md, Heterogeneous datasets) are built with the relation in the top
+/// bits of each entry's neighbour: sorting a row by key then orders it by relation, then by
+/// source, and deduplication removes repeats of (source, relation) only. Relations below
+/// kMaxRelations = 2^8 fill bits 55..62, so keys stay non-negative and sort as unsigned.
+inline constexpr int kTypedKeyShift = 55;
+inline constexpr int64_t kTypedKeyMaxNodes = int64_t{1} << kTypedKeyShift;
+inline int64_t typed_key(int relation, int64_t source) {
+  return (static_cast<int64_t>(relation) << kTypedKeyShift) | source;
+}
+
 /// The most entries an edge stream hands to the builder at once.
 inline constexpr int kCscEntryBatch = 128;
 
@@ -61,8 +71,50 @@ std::vector<int64_t> partition_rows(std::span<const Count> degree, int64_t index
   return bounds;
 }
 
-template <typename Index, typename Count, typename Scan, typename VisitRows>
-void build(DatasetWriter& writer, std::span<Count> degree, int64_t memory_budget, const CscProgress& shown,
+/// Writes a finished range of rows' entries to indices.bin as they are.
+template <typename Index>
+class PlainSink {
+ public:
+  explicit PlainSink(DatasetWriter& writer) : indices_(writer.open_array("indices")) {}
+  void write(const Index* entries, int64_t count) {
+    indices_.write(entries, static_cast<std::size_t>(count) * sizeof(Index));
+  }
+
+ private:
+  OutputFile& indices_;
+};
+
+/// Splits typed keys into indices.bin (of `Index`) and type_per_edge.bin, a block at a time.
+template <typename Index>
+class TypedSink {
+ public:
+  explicit TypedSink(DatasetWriter& writer)
+      : indices_(writer.open_array("indices")), types_(writer.open_array("type_per_edge")) {}
+  void write(const int64_t* keys, int64_t count) {
+    constexpr int64_t kBlock = int64_t{1} << 16;
+    for (int64_t begin = 0; begin < count; begin += kBlock) {
+      const int64_t n = std::min(kBlock, count - begin);
+      index_.resize(static_cast<std::size_t>(n));
+      type_.resize(static_cast<std::size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t key = keys[begin + i];
+        index_[static_cast<std::size_t>(i)] = static_cast<Index>(key & (kTypedKeyMaxNodes - 1));
+        type_[static_cast<std::size_t>(i)] = static_cast<uint8_t>(key >> kTypedKeyShift);
+      }
+      indices_.write_span(std::span<const Index>(index_));
+      types_.write_span(std::span<const uint8_t>(type_));
+    }
+  }
+
+ private:
+  OutputFile& indices_;
+  OutputFile& types_;
+  std::vector<Index> index_;
+  std::vector<uint8_t> type_;
+};
+
+template <typename Index, typename Count, typename Sink, typename Scan, typename VisitRows>
+void build(Sink& sink, DatasetWriter& writer, std::span<Count> degree, int64_t memory_budget, const CscProgress& shown,
            ThreadPool& pool, const Scan& scan, const VisitRows& visit_rows, TopologyReport& report) {
   const auto n = static_cast<int64_t>(degree.size());
   const auto count_of = [&](int64_t v) { return std::atomic_ref<Count>(degree[v]); };
@@ -83,7 +135,6 @@ void build(DatasetWriter& writer, std::span<Count> degree, int64_t memory_budget
              format_bytes(static_cast<double>(memory_budget)), " (one pass over the edges each)");
   }
 
-  OutputFile& indices_out = writer.open_array("indices");
   int64_t placed = 0, stored = 0;
   for (int part = 0; part < passes; ++part) {
     const int64_t lo = bounds[part], hi = bounds[part + 1];
@@ -143,7 +194,7 @@ void build(DatasetWriter& writer, std::span<Count> degree, int64_t memory_budget
       }
       kept += d;
     }
-    indices_out.write(indices.data(), static_cast<std::size_t>(kept) * sizeof(Index));
+    sink.write(indices.data(), kept);
     stored += kept;
   }
 
@@ -193,9 +244,30 @@ void build_csc(DatasetWriter& writer, std::span<Count> degree, DType index_dtype
                const CscProgress& shown, ThreadPool& pool, const Scan& scan, const VisitRows& visit_rows,
                TopologyReport& report) {
   if (index_dtype == DType::kInt32) {
-    csc::build<int32_t>(writer, degree, memory_budget, shown, pool, scan, visit_rows, report);
+    csc::PlainSink<int32_t> sink(writer);
+    csc::build<int32_t>(sink, writer, degree, memory_budget, shown, pool, scan, visit_rows, report);
   } else {
-    csc::build<int64_t>(writer, degree, memory_budget, shown, pool, scan, visit_rows, report);
+    csc::PlainSink<int64_t> sink(writer);
+    csc::build<int64_t>(sink, writer, degree, memory_budget, shown, pool, scan, visit_rows, report);
+  }
+}
+
+/// build_csc for a typed dataset: every entry's neighbour is typed_key(relation, source), with
+/// sources below kTypedKeyMaxNodes. Rows come out sorted by relation, then source, without
+/// repeated (source, relation) pairs; writes indices.bin (as `index_dtype`) and
+/// type_per_edge.bin. Memory as build_csc, with 8 bytes an entry whatever the index dtype.
+template <typename Count, typename Scan>
+void build_typed_csc(DatasetWriter& writer, std::span<Count> degree, DType index_dtype, int64_t memory_budget,
+                     const CscProgress& shown, ThreadPool& pool, const Scan& scan, TopologyReport& report) {
+  GRAPHTIER_EXPECTS(static_cast<int64_t>(degree.size()) <= kTypedKeyMaxNodes, InvalidArgument,
+                    "a typed dataset holds at most 2^", kTypedKeyShift, " nodes, got ", degree.size());
+  const auto ignore = [](int64_t, int64_t, const auto&) {};
+  if (index_dtype == DType::kInt32) {
+    csc::TypedSink<int32_t> sink(writer);
+    csc::build<int64_t>(sink, writer, degree, memory_budget, shown, pool, scan, ignore, report);
+  } else {
+    csc::TypedSink<int64_t> sink(writer);
+    csc::build<int64_t>(sink, writer, degree, memory_budget, shown, pool, scan, ignore, report);
   }
 }
 

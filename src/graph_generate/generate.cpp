@@ -16,26 +16,8 @@ namespace {
 
 bool is_fraction(double x) { return std::isfinite(x) && x >= 0.0 && x <= 1.0; }
 
-void validate(const GenerateOptions& o) {
-  // Ids, and the permutation's Feistel domain of up to twice their bits, stay within 64 bits.
-  constexpr int64_t kMaxCount = int64_t{1} << 62;
-  GRAPHTIER_EXPECTS(o.num_nodes >= 1 && o.num_nodes < kMaxCount, InvalidArgument,
-                    "number of nodes must be in [1, 2^62), got ", o.num_nodes);
-  GRAPHTIER_EXPECTS(o.num_edges >= 0 && o.num_edges < kMaxCount, InvalidArgument,
-                    "number of edges must be in [0, 2^62), got ", o.num_edges);
-  // The degree counters cover every node in memory (32 bits each unless a row may reach 2^32).
-  const std::string nodes_problem =
-      node_count_problem(o.num_nodes, o.num_edges >= int64_t{UINT32_MAX} ? 8 : 4, "the in-degree counters");
-  GRAPHTIER_EXPECTS(nodes_problem.empty(), InvalidArgument, "number of nodes (--nodes): ", nodes_problem);
-  GRAPHTIER_EXPECTS(o.num_classes >= 1 && o.num_classes <= o.num_nodes &&
-                        o.num_classes <= std::numeric_limits<int32_t>::max(),
-                    InvalidArgument, "number of classes must be in [1, number of nodes = ", o.num_nodes,
-                    "], got ", o.num_classes);
-  GRAPHTIER_EXPECTS(o.feature_dim >= 0, InvalidArgument, "feature dimension must be >= 0, got ", o.feature_dim);
-  GRAPHTIER_EXPECTS(o.feature_dtype == DType::kFloat32 || o.feature_dtype == DType::kFloat16 ||
-                        o.feature_dtype == DType::kBFloat16,
-                    InvalidArgument, "feature dtype must be float32, float16 or bfloat16, got ",
-                    dtype_name(o.feature_dtype));
+/// The options both kinds of graph use.
+void validate_common(const GenerateOptions& o) {
   GRAPHTIER_EXPECTS(is_fraction(o.homophily), InvalidArgument, "homophily must be in [0, 1], got ", o.homophily);
   const RmatParams& r = o.rmat;
   GRAPHTIER_EXPECTS(std::isfinite(r.a) && std::isfinite(r.b) && std::isfinite(r.c) && r.a > 0 && r.b >= 0 &&
@@ -58,6 +40,29 @@ void validate(const GenerateOptions& o) {
                     o.feature_chunk_bytes);
 }
 
+/// The counts of a homogeneous graph.
+void validate_counts(const GenerateOptions& o) {
+  // Ids, and the permutation's Feistel domain of up to twice their bits, stay within 64 bits.
+  constexpr int64_t kMaxCount = int64_t{1} << 62;
+  GRAPHTIER_EXPECTS(o.num_nodes >= 1 && o.num_nodes < kMaxCount, InvalidArgument,
+                    "number of nodes must be in [1, 2^62), got ", o.num_nodes);
+  GRAPHTIER_EXPECTS(o.num_edges >= 0 && o.num_edges < kMaxCount, InvalidArgument,
+                    "number of edges must be in [0, 2^62), got ", o.num_edges);
+  // The degree counters cover every node in memory (32 bits each unless a row may reach 2^32).
+  const std::string nodes_problem =
+      node_count_problem(o.num_nodes, o.num_edges >= int64_t{UINT32_MAX} ? 8 : 4, "the in-degree counters");
+  GRAPHTIER_EXPECTS(nodes_problem.empty(), InvalidArgument, "number of nodes (--nodes): ", nodes_problem);
+  GRAPHTIER_EXPECTS(o.num_classes >= 1 && o.num_classes <= o.num_nodes &&
+                        o.num_classes <= std::numeric_limits<int32_t>::max(),
+                    InvalidArgument, "number of classes must be in [1, number of nodes = ", o.num_nodes,
+                    "], got ", o.num_classes);
+  GRAPHTIER_EXPECTS(o.feature_dim >= 0, InvalidArgument, "feature dimension must be >= 0, got ", o.feature_dim);
+  GRAPHTIER_EXPECTS(o.feature_dtype == DType::kFloat32 || o.feature_dtype == DType::kFloat16 ||
+                        o.feature_dtype == DType::kBFloat16,
+                    InvalidArgument, "feature dtype must be float32, float16 or bfloat16, got ",
+                    dtype_name(o.feature_dtype));
+}
+
 std::string describe(const GenerateOptions& o) {
   return ::graphtier::detail::concat("graphtier generate: R-MAT a=", o.rmat.a, " b=", o.rmat.b, " c=", o.rmat.c,
                                      ", ", o.num_edges, " requested edges, ", o.undirected ? "undirected" : "directed",
@@ -68,7 +73,9 @@ std::string describe(const GenerateOptions& o) {
 }  // namespace
 
 GenerateReport generate_dataset(const std::string& dir, const GenerateOptions& options, ThreadPool& pool) {
-  validate(options);
+  validate_common(options);
+  if (options.schema) return detail::generate::generate_typed_dataset(dir, options, pool);
+  validate_counts(options);
   const auto start = std::chrono::steady_clock::now();
   const FeatureLayout layout = FeatureLayout::make(options.feature_dim, options.feature_dtype, options.alignment);
   const int64_t n = options.num_nodes;
@@ -99,7 +106,7 @@ GenerateReport generate_dataset(const std::string& dir, const GenerateOptions& o
 
   stage = std::chrono::steady_clock::now();
   const detail::generate::SplitCounts splits = detail::generate::split_counts(options);
-  detail::generate::write_node_arrays(writer, labels, split_order, n, splits, pool);
+  detail::generate::write_node_arrays(writer, labels, split_order, {0, n, n}, splits, pool);
   report.num_train = splits.train;
   report.num_valid = splits.valid;
   report.num_test = splits.test;

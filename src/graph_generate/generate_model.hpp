@@ -23,6 +23,8 @@ enum StreamTag : uint64_t {
   kCentroidStream = 4,
   kFeatureStream = 5,
   kSplitPermutationStream = 6,
+  kTypeSeedStream = 7,      // typed graphs: the seed of each node type's own models
+  kRelationSeedStream = 8,  // typed graphs: the seed of each relation's edges
 };
 
 inline constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ull;
@@ -226,6 +228,66 @@ class EdgeModel {
   uint64_t remap_threshold_ = 0;  // compared with 32 random bits
   const Communities& communities_;
   const NodePermutation& permutation_;
+};
+
+/// Edge k of a relation between two node types (generate.hpp, typed graphs): each end drawn
+/// from the R-MAT marginal over its own type's ids, so that both ends have skewed degrees
+/// without a square R-MAT over two id spaces of different sizes, then scrambled by its type's
+/// permutation. Ids are local to each type.
+class CrossTypeEdgeModel {
+ public:
+  CrossTypeEdgeModel(uint64_t seed, const RmatParams& rmat, const NodePermutation& src_order, int64_t num_src,
+                     const NodePermutation& dst_order, int64_t num_dst)
+      : seed_(seed), src_(num_src, rmat.c + rmat.d()), dst_(num_dst, rmat.b + rmat.d()), src_order_(src_order),
+        dst_order_(dst_order) {}
+
+  Edge draw(uint64_t k) const {
+    const PhiloxBlock block = philox_block(seed_, kEdgeStream, k);
+    uint64_t state = (static_cast<uint64_t>(block.v[1]) << 32) | block.v[0];
+    const int64_t src = src_.draw(state);
+    state ^= (static_cast<uint64_t>(block.v[3]) << 32) | block.v[2];
+    const int64_t dst = dst_.draw(state);
+    return Edge{src_order_.forward(src), dst_order_.forward(dst)};
+  }
+
+ private:
+  /// Ids in [0, n) whose bits, most significant first, are 1 with probability `p_one`: the
+  /// marginal of one end of an R-MAT draw. Four bits per 64 random bits (15 in each 16-bit lane).
+  class SkewedIds {
+   public:
+    SkewedIds(int64_t n, double p_one)
+        : n_(static_cast<uint64_t>(n)),
+          scale_(static_cast<int>(std::bit_width(static_cast<uint64_t>(n) - 1))),
+          threshold_(static_cast<uint64_t>(std::llround(std::clamp(p_one, 0.0, 1.0) * 32768.0))) {}
+
+    int64_t draw(uint64_t& state) const {
+      uint64_t id = 0;
+      // Bits are 0 more often than 1 (p_one <= 1/2 for sensible parameters), so a draw lands
+      // below n at least half the time; past 64 attempts hashing keeps it deterministic.
+      for (int attempt = 0; attempt < 64; ++attempt) {
+        id = 0;
+        for (int level = 0; level < scale_; level += 4) {
+          const uint64_t bits = splitmix_next(state);
+          const int take = std::min(4, scale_ - level);
+          for (int lane = 0; lane < take; ++lane) {
+            id = (id << 1) | (((bits >> (16 * lane)) & 0x7FFF) < threshold_ ? 1u : 0u);
+          }
+        }
+        if (id < n_) return static_cast<int64_t>(id);
+      }
+      return static_cast<int64_t>(bounded_u64(mix64(id), n_));
+    }
+
+   private:
+    uint64_t n_;
+    int scale_;
+    uint64_t threshold_;  // compared with 15 random bits
+  };
+
+  uint64_t seed_;
+  SkewedIds src_, dst_;
+  const NodePermutation& src_order_;
+  const NodePermutation& dst_order_;
 };
 
 /// Class of each final node id: the community of its original id.

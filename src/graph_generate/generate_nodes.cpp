@@ -20,7 +20,7 @@ SplitCounts split_counts(const GenerateOptions& o) {
 }
 
 void write_node_arrays(DatasetWriter& writer, const LabelModel& labels, const NodePermutation& split_order,
-                       int64_t num_nodes, const SplitCounts& counts, ThreadPool& pool) {
+                       const LabelledRange& range, const SplitCounts& counts, ThreadPool& pool) {
   OutputFile& labels_out = writer.open_array("labels");
   OutputFile* split_out[3] = {&writer.open_array("train"), &writer.open_array("valid"), &writer.open_array("test")};
   // Node v goes to the split its rank in a second seeded permutation falls in: exact counts, and
@@ -28,6 +28,14 @@ void write_node_arrays(DatasetWriter& writer, const LabelModel& labels, const No
   const int64_t split_end[3] = {counts.train, counts.train + counts.valid, counts.train + counts.valid + counts.test};
 
   constexpr int64_t kBatch = int64_t{1} << 20;
+  const auto write_unlabelled = [&](int64_t count) {
+    const std::vector<int32_t> none(static_cast<std::size_t>(std::min(count, kBatch)), -1);
+    for (int64_t done = 0; done < count; done += kBatch) {
+      labels_out.write_span(std::span<const int32_t>(none.data(), static_cast<std::size_t>(std::min(kBatch, count - done))));
+    }
+  };
+  write_unlabelled(range.offset);
+  const int64_t num_nodes = range.count;
   std::vector<int32_t> batch_labels;
   std::vector<int8_t> batch_split;
   std::vector<int64_t> ids[3];
@@ -49,10 +57,11 @@ void write_node_arrays(DatasetWriter& writer, const LabelModel& labels, const No
     labels_out.write_span(std::span<const int32_t>(batch_labels));
     for (auto& list : ids) list.clear();
     for (int64_t v = begin; v < end; ++v) {
-      if (batch_split[v - begin] >= 0) ids[batch_split[v - begin]].push_back(v);
+      if (batch_split[v - begin] >= 0) ids[batch_split[v - begin]].push_back(range.offset + v);
     }
     for (int s = 0; s < 3; ++s) split_out[s]->write_span(std::span<const int64_t>(ids[s]));
   }
+  write_unlabelled(range.total - range.offset - range.count);
 }
 
 }  // namespace graphtier::graph::detail::generate

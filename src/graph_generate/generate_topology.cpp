@@ -96,7 +96,73 @@ void build(DatasetWriter& writer, const EdgeModel& edges, const LabelModel& labe
       sampled_entries.load() > 0 ? static_cast<double>(same_class.load()) / static_cast<double>(sampled_entries.load()) : 0.0;
 }
 
+/// Calls consume(entries, count) with every entry of the typed relations' edges, as for_each_entry:
+/// relation after relation, the rows global ids and the neighbours typed keys. Returns the
+/// entries skipped as self-loops.
+template <typename Consume>
+int64_t for_each_typed_entry(std::span<const TypedRelation> relations, ThreadPool& pool, Progress& progress,
+                             const Consume& consume) {
+  std::atomic<int64_t> self_loops{0};
+  for (const TypedRelation& r : relations) {
+    pool.parallel_for(0, r.num_draws, kDrawGrain, [&](int64_t lo, int64_t hi) {
+      int64_t loops = 0;
+      CscEntry batch[kCscEntryBatch];
+      for (int64_t k0 = lo; k0 < hi; k0 += kDrawBatch) {
+        const int draws = static_cast<int>(std::min<int64_t>(kDrawBatch, hi - k0));
+        int count = 0;
+        for (int i = 0; i < draws; ++i) {
+          const Edge e = r.draw(static_cast<uint64_t>(k0 + i));
+          const int64_t src = r.src_offset + e.src, dst = r.dst_offset + e.dst;
+          if (src == dst) {
+            loops += r.reverse >= 0 ? 2 : 1;
+            continue;
+          }
+          batch[count++] = CscEntry{dst, typed_key(r.relation, src)};
+          if (r.reverse >= 0) batch[count++] = CscEntry{src, typed_key(r.reverse, dst)};
+        }
+        consume(batch, count);
+      }
+      self_loops.fetch_add(loops, std::memory_order_relaxed);
+      progress.add(hi - lo);
+    });
+  }
+  progress.finish();
+  return self_loops.load();
+}
+
+template <typename Count>
+void build_typed(DatasetWriter& writer, std::span<const TypedRelation> relations, int64_t n, int64_t total_draws,
+                 DType index_dtype, int64_t memory_budget, ThreadPool& pool, GenerateReport& report) {
+  LargeArray<Count> degree(n);
+  int64_t self_loops = 0;
+  {
+    Progress progress("count degrees", total_draws, " edges");
+    self_loops = for_each_typed_entry(relations, pool, progress, [&](const CscEntry* batch, int count) {
+      for (int i = 0; i < count; ++i) __builtin_prefetch(&degree[batch[i].row], 1);
+      for (int i = 0; i < count; ++i) std::atomic_ref<Count>(degree[batch[i].row]).fetch_add(1, std::memory_order_relaxed);
+    });
+  }
+  const auto scan = [&](Progress& progress, const auto& place) { for_each_typed_entry(relations, pool, progress, place); };
+  build_typed_csc(writer, degree.span(), index_dtype, memory_budget, CscProgress{total_draws, " edges"}, pool, scan,
+                  report);
+  report.self_loops_removed = self_loops;
+}
+
 }  // namespace
+
+void write_typed_topology(DatasetWriter& writer, std::span<const TypedRelation> relations, int64_t num_nodes,
+                          DType index_dtype, int64_t memory_budget, ThreadPool& pool, GenerateReport& report) {
+  int64_t draws = 0, entries = 0;
+  for (const TypedRelation& r : relations) {
+    draws += r.num_draws;
+    entries += r.num_draws * (r.reverse >= 0 ? 2 : 1);
+  }
+  if (entries > int64_t{UINT32_MAX}) {
+    build_typed<uint64_t>(writer, relations, num_nodes, draws, index_dtype, memory_budget, pool, report);
+  } else {
+    build_typed<uint32_t>(writer, relations, num_nodes, draws, index_dtype, memory_budget, pool, report);
+  }
+}
 
 void write_topology(DatasetWriter& writer, const EdgeModel& edges, const LabelModel& labels, int64_t num_nodes,
                     int64_t num_draws, bool undirected, DType index_dtype, int64_t memory_budget, ThreadPool& pool,

@@ -48,6 +48,9 @@ void print_text(const graph::ConvertReport& r) {
   if (r.feature_dim > 0) {
     std::printf("features   %lld x %s, row stride %lld B (alignment %lld)\n", ll(r.feature_dim),
                 std::string(dtype_name(r.feature_dtype)).c_str(), ll(r.row_stride), ll(r.alignment));
+  } else if (r.type_feature_tables > 0) {
+    std::printf("features   a table for %lld of the node types (graphtier info lists them)\n",
+                ll(r.type_feature_tables));
   } else {
     std::printf("features   none\n");
   }
@@ -175,7 +178,10 @@ void register_convert(CLI::App& app, const GlobalOptions& global) {
   });
 
   auto* ogb = add_format(*convert, "ogb",
-                         "OGB node-property dataset in its raw layout (raw/*.csv.gz or raw/data.npz, split/<name>/)", c);
+                         "OGB node-property dataset in its raw layout (raw/*.csv.gz or raw/data.npz, split/<name>/); "
+                         "a heterogeneous one (ogbn-mag: raw/num-node-dict.csv.gz, raw/relations/) becomes a typed "
+                         "dataset with every relation's reverse rev_<rel>",
+                         c);
   ogb->add_option("--root", opt->ogb.root, "Dataset directory holding raw/ and split/ (e.g. dataset/ogbn_arxiv)")
       ->required();
   ogb->add_option("--split", opt->ogb.split, "Subdirectory of split/ (default: the only one)");
@@ -191,9 +197,14 @@ void register_convert(CLI::App& app, const GlobalOptions& global) {
   });
 
   auto* igb = add_format(*convert, "igb",
-                         "IGB260M / IGBH paper nodes and paper-cites-paper edges in the IGB dataloader's layout", c);
+                         "IGB260M / IGBH paper nodes and paper-cites-paper edges in the IGB dataloader's layout "
+                         "(IGBH whole and typed with --hetero)",
+                         c);
   igb->add_option("--root", opt->igb.root, "Directory holding <size>/processed/")->required();
   igb->add_option("--size", opt->igb.size, "experimental, small, medium, large or full")->required();
+  igb->add_flag("--hetero", opt->igb.hetero,
+                "All of IGBH as a typed dataset: every <type>/node_feat.npy a node type, every "
+                "<src>__<rel>__<dst>/edge_index.npy a relation with its reverse rev_<rel>, labels on paper");
   igb->add_option("--label-classes", opt->igb.label_classes, "19 or 2983 (node_label_2K.npy)")->capture_default_str();
   igb->add_option("--feature-dim", opt->igb.feature_dim, "Feature dimension of a raw (header-less) feature file")
       ->capture_default_str();

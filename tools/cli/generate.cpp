@@ -21,6 +21,7 @@ namespace {
 
 struct GenerateCliOptions {
   std::string out;
+  std::string schema;  // "": a homogeneous graph
   std::string nodes;
   std::string edges;
   std::string feature_dim;
@@ -68,8 +69,56 @@ graph::RmatParams parse_rmat(const std::string& text) {
   return p;
 }
 
-graph::GenerateOptions to_options(const GenerateCliOptions& c) {
+/// Which of the options that a schema also sets were given, so that they override it.
+struct GivenOptions {
+  bool dtype = false;
+  bool directed = false;
+};
+
+/// The schema of --schema with --nodes, --feature-dim, --no-features, --dtype and --classes
+/// applied over it.
+graph::GraphSchema typed_schema(const GenerateCliOptions& c, const GivenOptions& given) {
+  GRAPHTIER_EXPECTS(c.edges.empty(), InvalidArgument,
+                    "--edges is not for --schema: the schema's relations give the edges (degree per source node)");
+  GRAPHTIER_EXPECTS(!given.directed, InvalidArgument,
+                    "--directed is not for --schema: each relation of the schema names its reverse, or has none");
+  graph::GraphSchema schema = graph::load_graph_schema(c.schema);
+  if (!c.nodes.empty()) graph::scale_graph_schema(schema, parse_count(c.nodes));
+  for (graph::NodeTypeSpec& t : schema.node_types) {
+    if (c.no_features) {
+      t.feature_dim = 0;
+    } else if (!c.feature_dim.empty()) {
+      t.feature_dim = parse_count(c.feature_dim);
+    }
+    if (given.dtype) t.feature_dtype = parse_dtype(c.dtype);
+  }
+  if (!c.classes.empty()) {
+    GRAPHTIER_EXPECTS(!schema.labelled_type.empty(), InvalidArgument, "--classes: schema ", c.schema,
+                      " has no labelled type");
+    schema.num_classes = parse_count(c.classes);
+  }
+  return schema;
+}
+
+graph::GenerateOptions to_options(const GenerateCliOptions& c, const GivenOptions& given) {
   graph::GenerateOptions o;
+  o.seed = c.seed;
+  o.homophily = c.homophily;
+  o.rmat = parse_rmat(c.rmat);
+  o.alignment = c.align;
+  o.class_separation = c.class_separation;
+  o.train_fraction = c.train_fraction;
+  o.valid_fraction = c.valid_fraction;
+  o.test_fraction = c.test_fraction;
+  o.memory_budget = Budget::parse(c.memory_budget).resolve(physical_memory_bytes());
+  o.overwrite = c.overwrite;
+  o.name = c.name;
+  if (!c.schema.empty()) {
+    o.schema = typed_schema(c, given);
+    return o;
+  }
+  GRAPHTIER_EXPECTS(!c.nodes.empty(), InvalidArgument, "--nodes is required (or pass --schema)");
+  GRAPHTIER_EXPECTS(!c.edges.empty(), InvalidArgument, "--edges is required (or pass --schema)");
   o.num_nodes = parse_count(c.nodes);
   o.num_edges = parse_count(c.edges);
   GRAPHTIER_EXPECTS(!c.classes.empty(), InvalidArgument, "--classes is required");
@@ -80,30 +129,27 @@ graph::GenerateOptions to_options(const GenerateCliOptions& c) {
     GRAPHTIER_EXPECTS(o.feature_dim > 0, InvalidArgument, "--feature-dim must be positive (or pass --no-features)");
   }
   o.feature_dtype = parse_dtype(c.dtype);
-  o.alignment = c.align;
-  o.seed = c.seed;
-  o.homophily = c.homophily;
-  o.rmat = parse_rmat(c.rmat);
   o.undirected = c.undirected;
-  o.class_separation = c.class_separation;
-  o.train_fraction = c.train_fraction;
-  o.valid_fraction = c.valid_fraction;
-  o.test_fraction = c.test_fraction;
-  o.memory_budget = Budget::parse(c.memory_budget).resolve(physical_memory_bytes());
-  o.overwrite = c.overwrite;
-  o.name = c.name;
   return o;
 }
 
 void print_text(const std::string& dir, const graph::GenerateOptions& o, const graph::GenerateReport& r) {
   const auto ll = [](int64_t v) { return static_cast<long long>(v); };
   std::printf("generated  %s\n", dir.c_str());
-  std::printf("nodes      %lld (%lld classes, %lld without edges)\n", ll(r.num_nodes), ll(o.num_classes),
-              ll(r.isolated_nodes));
+  if (o.schema) {
+    std::string types;
+    for (const auto& t : o.schema->node_types) types += (types.empty() ? "" : ", ") + t.name + " " + std::to_string(t.count);
+    std::printf("typed      %lld node types (%s), %lld relations\n", ll(r.num_node_types), types.c_str(),
+                ll(r.num_relations));
+  }
+  std::printf("nodes      %lld (%lld classes, %lld without edges)\n", ll(r.num_nodes),
+              ll(o.schema ? o.schema->num_classes : o.num_classes), ll(r.isolated_nodes));
   std::printf("edges      %lld stored of %lld requested (%lld self-loop and %lld duplicate entries removed), max degree %lld\n",
               ll(r.num_edges), ll(r.requested_edges), ll(r.self_loops_removed), ll(r.duplicates_removed),
               ll(r.max_in_degree));
-  std::printf("homophily  %.3f of stored edges within a class (requested %.3f)\n", r.measured_homophily, o.homophily);
+  if (!o.schema) {
+    std::printf("homophily  %.3f of stored edges within a class (requested %.3f)\n", r.measured_homophily, o.homophily);
+  }
   std::printf("split      train %lld / valid %lld / test %lld\n", ll(r.num_train), ll(r.num_valid), ll(r.num_test));
   std::printf("size       %s\n", format_bytes(static_cast<double>(r.total_bytes)).c_str());
   std::printf("time       %.1f s: topology %.1f s (%s edges/s), labels %.1f s", r.total_seconds, r.topology_seconds,
@@ -116,8 +162,8 @@ void print_text(const std::string& dir, const graph::GenerateOptions& o, const g
   std::printf("\n");
 }
 
-void run_generate(const GenerateCliOptions& c, const GlobalOptions& global) {
-  const graph::GenerateOptions options = to_options(c);
+void run_generate(const GenerateCliOptions& c, const GivenOptions& given, const GlobalOptions& global) {
+  const graph::GenerateOptions options = to_options(c, given);
   ThreadPool pool(global.threads);
   const graph::GenerateReport report = graph::generate_dataset(c.out, options, pool);
   if (global.json) {
@@ -134,17 +180,23 @@ void register_generate(CLI::App& app, const GlobalOptions& global) {
   auto* cmd = app.add_subcommand(
       "generate", "Generate a synthetic power-law graph (R-MAT) with planted communities, labels, features and splits");
   cmd->add_option("-o,--out", opt->out, "Output dataset directory")->required();
-  cmd->add_option("--nodes", opt->nodes, "Number of nodes (suffixes: 10K, 10M, 1G)")->check(kCount)->required();
+  cmd->add_option("--schema", opt->schema,
+                  "A typed graph: 'igbh' (IGBH's types and relations) or a JSON schema file (docs/format.md, "
+                  "Generated typed graphs)");
+  cmd->add_option("--nodes", opt->nodes,
+                  "Number of nodes (suffixes: 10K, 10M, 1G); with --schema the total, shared by the types in the "
+                  "schema's proportions (default: the schema's counts)")
+      ->check(kCount);
   cmd->add_option("--edges", opt->edges,
                   "Requested CSC entries, both directions counted when undirected, before removing self-loops and "
-                  "duplicates (suffixes as --nodes)")
-      ->check(kCount)
-      ->required();
-  cmd->add_option("--feature-dim", opt->feature_dim, "Feature dimension")->check(kCount);
+                  "duplicates (suffixes as --nodes); not with --schema")
+      ->check(kCount);
+  cmd->add_option("--feature-dim", opt->feature_dim, "Feature dimension (with --schema: of every type)")->check(kCount);
   cmd->add_option("--classes", opt->classes, "Number of classes (balanced planted communities)")->check(kCount);
-  cmd->add_option("--dtype", opt->dtype, "Feature dtype: float32, float16 or bfloat16")
-      ->check(kDType)
-      ->capture_default_str();
+  auto* dtype = cmd->add_option("--dtype", opt->dtype, "Feature dtype: float32, float16 or bfloat16 (with --schema: "
+                                                       "of every type, default the schema's)")
+                    ->check(kDType)
+                    ->capture_default_str();
   cmd->add_option("--align", opt->align, "Feature row alignment in bytes: 0 (packed), 512 or 4096")
       ->capture_default_str();
   cmd->add_option("--seed", opt->seed, "Random seed; the output depends on nothing else")
@@ -162,7 +214,8 @@ void register_generate(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--valid-fraction", opt->valid_fraction, "Fraction of nodes in the valid split")
       ->capture_default_str();
   cmd->add_option("--test-fraction", opt->test_fraction, "Fraction of nodes in the test split (default: the rest)");
-  cmd->add_flag("--undirected,!--directed", opt->undirected, "Store both directions of every edge (default)");
+  auto* undirected =
+      cmd->add_flag("--undirected,!--directed", opt->undirected, "Store both directions of every edge (default)");
   cmd->add_flag("--no-features", opt->no_features, "Write no feature table");
   cmd->add_flag("--overwrite", opt->overwrite, "Replace an existing dataset at --out");
   cmd->add_option("--memory-budget", opt->memory_budget,
@@ -170,7 +223,9 @@ void register_generate(CLI::App& app, const GlobalOptions& global) {
       ->check(kBudget)
       ->capture_default_str();
   cmd->add_option("--name", opt->name, "Dataset name in the manifest (default: the directory name)");
-  cmd->callback([opt, &global] { run_generate(*opt, global); });
+  cmd->callback([opt, dtype, undirected, &global] {
+    run_generate(*opt, GivenOptions{dtype->count() > 0, undirected->count() > 0 && !opt->undirected}, global);
+  });
 }
 
 }  // namespace graphtier::cli

@@ -17,8 +17,12 @@
 //   * Planetoid (Cora, Citeseer, PubMed pickles): extracted by python/graphtier/convert/
 //     planetoid.py with PyTorch Geometric's semantics (the CLI runs it), then converted as .npy
 //     arrays.
-//   * OGB node-property datasets in their raw layout (CSV.gz or data.npz / node-label.npz).
-//   * IGB / IGBH (paper nodes and paper-cites-paper edges) in the IGB dataloader's layout.
+//   * OGB node-property datasets in their raw layout (CSV.gz or data.npz / node-label.npz); a
+//     heterogeneous one (ogbn-mag) gives a typed dataset.
+//   * IGB / IGBH in the IGB dataloader's layout: paper nodes and paper-cites-paper edges, or all
+//     of IGBH as a typed dataset (IgbInput::hetero).
+//   Typed inputs with an edge file per relation (ogbn-mag, IGBH) get every relation's reverse,
+//   `dst:rev_<rel>:src`, after their own relations, and are streamed like the others.
 //
 // Errors: a malformed input throws FormatError whose message names the file (and for text the
 // line, as "path:line: problem"); bad options throw InvalidArgument; I/O failures IoError.
@@ -72,6 +76,7 @@ struct ConvertReport : TopologyReport {
   int64_t num_test = 0;
   int64_t num_node_types = 0;  // typed datasets; 0 otherwise
   int64_t num_relations = 0;
+  int64_t type_feature_tables = 0;  // typed datasets: node types with a feature table
   int64_t total_bytes = 0;
   double features_seconds = 0;
   double total_seconds = 0;
@@ -184,6 +189,16 @@ enum class OgbFormat : uint8_t { kAuto, kCsv, kNpz };
 /// raw/node-label.npz (node_label). Splits from split/<split>/{train,valid,test}.csv.gz; `split`
 /// may be empty when split/ has exactly one subdirectory. Edges stay directed as stored unless
 /// ConvertOptions::symmetrize is set (as users of ogbn-arxiv do).
+///
+/// Heterogeneous (chosen when raw/num-node-dict.csv.gz exists; CSV only), as the ogb package's
+/// read_csv_heterograph_raw reads it: num-node-dict (a header of type names over one row of
+/// counts), triplet-type-list.csv.gz (`src,rel,dst` lines; without it the directories of
+/// raw/relations/), raw/relations/<src>___<rel>___<dst>/edge.csv.gz (`src,dst` lines, ids per
+/// type; other files there, such as edge_reltype.csv.gz, are not read), raw/node-feat/<type>/
+/// node-feat.csv.gz, raw/node-label/<type>/node-label.csv.gz (one labelled type) and
+/// split/<split>/<type>/{train,valid,test}.csv.gz. Types and relations in sorted order (as the ogb
+/// package and PyG number them), then each relation's reverse rev_<rel>; symmetrize and num_nodes
+/// are refused.
 struct OgbInput {
   std::string root;
   std::string split;
@@ -211,6 +226,12 @@ struct IgbInput {
   /// for `full`, where the dataloader's counts apply (227,130,858 for 19 classes, 157,675,969
   /// for 2983).
   std::optional<int64_t> labeled_nodes;
+  /// IGBH as a typed dataset: every `<type>/node_feat.npy` a node type (its rows the type's
+  /// count; raw float32 files of feature_dim values as above), every
+  /// `<src>__<rel>__<dst>/edge_index.npy` ([E, 2], ids per type) a relation with its reverse
+  /// `dst:rev_<rel>:src` added, types and relations in sorted order; labels and the split above on
+  /// paper. Without it only the paper-cites-paper projection is converted.
+  bool hetero = false;
 };
 ConvertReport convert_igb(const IgbInput& input, const std::string& out, const ConvertOptions& options,
                           ThreadPool& pool);

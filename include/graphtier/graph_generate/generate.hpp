@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "graphtier/core/dtype.hpp"
 #include "graphtier/core/thread_pool.hpp"
@@ -46,7 +47,44 @@ struct RmatParams {
   double d() const { return 1.0 - a - b - c; }
 };
 
+/// The shape of a typed (heterogeneous) graph to generate: node types with their counts and
+/// feature tables, relations with their average degree, and the labelled type. Read from JSON
+/// (parse_graph_schema; docs/format.md, Generated typed graphs, shows the layout) or built in
+/// (`igbh`: IGBH's types, relations and proportions).
+struct NodeTypeSpec {
+  std::string name;       // 1 to 64 of [A-Za-z0-9_]
+  int64_t count = 0;      // nodes of the type, >= 1
+  int64_t feature_dim = 0;  // 0: no feature table
+  DType feature_dtype = DType::kFloat32;
+};
+struct RelationSpec {
+  std::string src, name, dst;  // written "src:name:dst"
+  double degree = 0;           // average edges per source node: round(degree * count(src)) drawn
+  std::string reverse;         // name of the reverse relation `dst:reverse:src` to add; "": none
+};
+struct GraphSchema {
+  std::vector<NodeTypeSpec> node_types;
+  std::vector<RelationSpec> relations;
+  std::string labelled_type;  // "": no labels or splits
+  int64_t num_classes = 0;    // >= 1 with a labelled type
+};
+
+/// Parses a schema from JSON text; throws FormatError naming `source` and the field (as
+/// "relations[1].degree") for anything malformed: unknown or missing keys, bad names, counts,
+/// degrees or dtypes, duplicate types or relations, relations between undeclared types.
+GraphSchema parse_graph_schema(const std::string& text, const std::string& source);
+/// `name_or_path`: "igbh" (the built-in IGBH-shaped schema) or the path of a JSON schema file.
+GraphSchema load_graph_schema(const std::string& name_or_path);
+/// Scales every type's count so that they add up to about `total_nodes` (each type keeps at least
+/// one node and its share of the total; the average degrees stay, so edges scale with nodes).
+void scale_graph_schema(GraphSchema& schema, int64_t total_nodes);
+
 struct GenerateOptions {
+  /// With a schema a typed dataset is generated (docs/format.md, Heterogeneous datasets): the
+  /// schema gives the node counts, edges, feature tables and classes, and num_nodes, num_edges,
+  /// num_classes, feature_dim, feature_dtype and undirected are not used (reverse relations give
+  /// both directions). See generate_dataset.
+  std::optional<GraphSchema> schema;
   int64_t num_nodes = 0;
   /// Requested edges as stored in the CSC (both directions count when undirected), before
   /// self-loops and duplicates are removed; an undirected graph draws ceil(num_edges / 2) pairs.
@@ -85,6 +123,8 @@ struct GenerateReport : TopologyReport {
   /// same-class, leaves it slightly below `homophily` on graphs with heavy hubs.
   double measured_homophily = 0;
   int64_t num_train = 0, num_valid = 0, num_test = 0;
+  int64_t num_node_types = 0;  // typed datasets; 0 otherwise
+  int64_t num_relations = 0;
   int64_t feature_bytes = 0;
   int64_t total_bytes = 0;
   double nodes_seconds = 0;  // labels and splits
@@ -93,6 +133,17 @@ struct GenerateReport : TopologyReport {
 };
 
 /// Generates a dataset into `dir` (atomically: nothing appears at `dir` unless it succeeds).
+///
+/// Typed (options.schema set): each type t is its own id range, in schema order; relation r
+/// draws round(degree * count(src)) edges, in the relations' order then each relation's reverse
+/// in the same order (relation ids). Edges between nodes of one type follow the model above
+/// within the type (communities only in the labelled type, so `homophily` applies to its
+/// relations onto itself); edges between two types draw each end from the R-MAT marginal over
+/// its own type's ids (source bits 1 with probability c + d, destination b + d), so both ends
+/// have skewed degrees, then scramble them by each type's own permutation. A reverse relation
+/// holds exactly the stored edges of its relation reversed. Labels and splits are those of the
+/// model on the labelled type's ids; every type with features gets rows of the feature model
+/// (the labelled type's carry its classes, the others one centroid).
 /// Throws InvalidArgument for bad options (naming the option), IoError for I/O failures.
 GenerateReport generate_dataset(const std::string& dir, const GenerateOptions& options, ThreadPool& pool);
 

@@ -79,20 +79,24 @@ def npy(edge_index, out, *, edge_layout="auto", features=None, labels=None, trai
 
 def ogb(root, out, *, split=None, format="auto", **options):
     """An OGB node-property dataset in its raw layout: `root` holds raw/ (*.csv.gz, or data.npz) and
-    split/<split>/ (`split` default: the only one); `format` "auto", "csv" or "npz"."""
+    split/<split>/ (`split` default: the only one); `format` "auto", "csv" or "npz". A heterogeneous
+    one (ogbn-mag: raw/num-node-dict.csv.gz, raw/relations/<src>___<rel>___<dst>/) becomes a typed
+    dataset, each relation with its reverse rev_<rel>."""
     return json.loads(_core.convert_ogb(_path(root), split or "", format, _path(out), _common(**options)))
 
 
 def igb(root, out, *, size, label_classes=19, feature_dim=1024, train_fraction=0.6, valid_fraction=0.2,
-        labeled_nodes=None, **options):
+        labeled_nodes=None, hetero=False, **options):
     """IGB260M / IGBH paper nodes and paper-cites-paper edges in the IGB dataloader's layout:
     `root` holds <size>/processed/; `size` "experimental", "small", "medium", "large" or "full";
     `label_classes` 19 or 2983; `feature_dim` of a raw (header-less) feature file; the first
     `train_fraction` of the labeled nodes train, the next `valid_fraction` valid, the rest test;
-    nodes [0, `labeled_nodes`) carry labels (default: all; for full the dataloader's counts)."""
+    nodes [0, `labeled_nodes`) carry labels (default: all; for full the dataloader's counts).
+    `hetero=True`: all of IGBH as a typed dataset (every <type>/node_feat.npy a node type, every
+    <src>__<rel>__<dst>/edge_index.npy a relation with its reverse rev_<rel>, labels on paper)."""
     return json.loads(_core.convert_igb(_path(root), size, int(label_classes), int(feature_dim), float(train_fraction),
                                         float(valid_fraction), None if labeled_nodes is None else str(labeled_nodes),
-                                        _path(out), _common(**options)))
+                                        bool(hetero), _path(out), _common(**options)))
 
 
 def _extractor():
