@@ -45,22 +45,25 @@ _WORKER_OPTIONS = ("num_workers", "use_prefetch_thread", "use_alternate_streams"
 class NeighborSampler:
     """DGL's `dgl.dataloading.NeighborSampler` for graphtier's DataLoader: `fanouts[l]` in-neighbours
     per dst node in layer l, input side first as in DGL (-1: all), uniform, without replacement unless
-    `replace`. `prefetch_node_feats` names under which the dataset's features go in `blocks[0].srcdata`,
-    `prefetch_labels` those under which its labels go in `blocks[-1].dstdata`. Edge-direction
-    "out", probabilities, masks and edge features are refused (NotImplementedError)."""
+    `replace`. On a typed dataset `fanouts[l]` is one number for every relation or, as in DGL, a dict
+    by edge type (its relation name "cites" where that is unique, or its canonical
+    ("paper", "cites", "paper")), a relation left out taking none. `prefetch_node_feats` names under
+    which the dataset's features go in `blocks[0].srcdata` (per type on a typed dataset, the types
+    with a feature table), `prefetch_labels` those under which its labels go in
+    `blocks[-1].dstdata`. Edge-direction "out", probabilities, masks and edge features are refused
+    (NotImplementedError)."""
 
-    def __init__(self, fanouts: Sequence[int], edge_dir: str = "in", prob=None, mask=None, replace: bool = False,
+    def __init__(self, fanouts: Sequence, edge_dir: str = "in", prob=None, mask=None, replace: bool = False,
                  prefetch_node_feats: Optional[Sequence[str]] = None, prefetch_labels: Optional[Sequence[str]] = None,
                  prefetch_edge_feats: Optional[Sequence[str]] = None, output_device=None, fused: bool = True):
-        if isinstance(fanouts, dict) or any(isinstance(f, dict) for f in fanouts):
-            raise NotImplementedError("fanouts: a per-edge-type dict is heterogeneous; graphtier.dgl samples "
-                                      "homogeneous graphs")
+        if isinstance(fanouts, dict):
+            raise TypeError("fanouts: expected a list with one entry per layer (an int, or a dict by edge type)")
         if edge_dir != "in":
             raise NotImplementedError(f"edge_dir={edge_dir!r}: graphtier samples in-neighbours (edge_dir='in')")
         for name, value in (("prob", prob), ("mask", mask), ("prefetch_edge_feats", prefetch_edge_feats)):
             if value:
                 raise NotImplementedError(f"{name} is not supported by graphtier.dgl.NeighborSampler")
-        self.fanouts = [int(f) for f in fanouts]
+        self.fanouts = [dict(f) if isinstance(f, dict) else int(f) for f in fanouts]
         if not self.fanouts:
             raise ValueError("fanouts: expected at least one layer")
         self.replace = bool(replace)
@@ -102,9 +105,6 @@ class DataLoader(_loader.Adapter):
                             f"{type(graph_sampler).__name__}")
         if use_ddp:
             raise NotImplementedError("use_ddp=True: stride ranks with batch_offset=rank, batch_stride=world_size")
-        if isinstance(indices, dict):
-            raise NotImplementedError("indices: a per-node-type dict is heterogeneous; graphtier.dgl samples "
-                                      "homogeneous graphs")
         for name in _WORKER_OPTIONS:
             kwargs.pop(name, None)
         _loader.seed_from_torch(kwargs)
@@ -116,19 +116,40 @@ class DataLoader(_loader.Adapter):
             raise ValueError(f"prefetch_node_feats={graph_sampler.prefetch_node_feats}: the dataset has no features")
         if graph_sampler.prefetch_labels and self.graph.num_classes == 0:
             raise ValueError(f"prefetch_labels={graph_sampler.prefetch_labels}: the dataset has no labels")
+        self.typed = self.graph.is_hetero
         split = indices if isinstance(indices, str) else None
-        ids = None if split is not None else _ids(indices, self.graph.num_nodes)
+        ids = None if split is not None else self._seed_ids(indices)
         # DGL lists layers input side first, graphtier's fanouts start next to the seeds.
-        self.loader = _loader.NeighborLoader(self.graph, list(reversed(graph_sampler.fanouts)), int(batch_size),
-                                             split=split, ids=ids, device=self.device, features=features,
-                                             shuffle=shuffle, drop_last=drop_last, replace=graph_sampler.replace,
-                                             **kwargs)
+        fanouts = list(reversed(graph_sampler.fanouts))
+        if self.typed:
+            fanouts, kwargs["relation_fanouts"] = _relation_fanouts(fanouts, self.graph.relations)
+        elif any(isinstance(f, dict) for f in fanouts):
+            raise ValueError("fanouts: a dict by edge type needs a typed dataset; this one has no node and edge types")
+        self.loader = _loader.NeighborLoader(self.graph, fanouts, int(batch_size), split=split, ids=ids,
+                                             device=self.device, features=features, shuffle=shuffle,
+                                             drop_last=drop_last, replace=graph_sampler.replace, **kwargs)
+
+    def _seed_ids(self, indices) -> torch.Tensor:
+        """The seeds as global ids: DGL's {node type: ids of that type} on a typed dataset (one type,
+        the labelled one), ids or a mask otherwise."""
+        if not self.typed:
+            if isinstance(indices, dict):
+                raise ValueError("indices: a dict by node type needs a typed dataset; this one has no node types")
+            return _ids(indices, self.graph.num_nodes)
+        labelled = self.graph.labelled_type
+        if not isinstance(indices, dict) or list(indices) != [labelled]:
+            raise ValueError(f"indices: on a typed dataset, {{{labelled!r}: ids}} (seeds of the labelled type) or a "
+                             f"split name, got {indices if isinstance(indices, dict) else type(indices).__name__}")
+        begin, end = self.graph.node_type_ranges[labelled]
+        return _ids(indices[labelled], end - begin) + begin
 
     def __iter__(self) -> Iterator[Tuple[torch.Tensor, torch.Tensor, List["dgl.DGLGraph"]]]:
         for batch in self.loader:
             yield self._to_blocks(batch)
 
-    def _to_blocks(self, batch: _loader.Batch) -> Tuple[torch.Tensor, torch.Tensor, List["dgl.DGLGraph"]]:
+    def _to_blocks(self, batch: _loader.Batch):
+        if self.typed:
+            return self._to_typed_blocks(batch)
         device = self.device
         blocks = []
         for b in reversed(batch.blocks):
@@ -147,6 +168,66 @@ class DataLoader(_loader.Adapter):
         for name in self.graph_sampler.prefetch_labels:
             blocks[-1].dstdata[name] = labels
         return batch.input_nodes.to(device), batch.seeds.to(device), blocks
+
+    def _to_typed_blocks(self, batch: _loader.Batch):
+        """DGL's heterogeneous blocks: per layer a block with every canonical edge type, node ids
+        per type as DGL numbers them (the id within the type: global id - the type's first)."""
+        device = self.device
+        begin = {t: r[0] for t, r in self.graph.node_type_ranges.items()}
+        local = lambda t, ids: (ids - begin[t]).to(device)  # noqa: E731
+        blocks = []
+        for b in reversed(batch.typed_blocks):
+            data = {}
+            for name, rel in b.relations.items():
+                no_ids = torch.empty(0, dtype=torch.int64, device=rel.indptr.device)
+                data[tuple(name.split(":"))] = ("csc", (rel.indptr, rel.indices, no_ids))
+            block = dgl.create_block(data, num_src_nodes={t: int(v.numel()) for t, v in b.src_nodes.items()},
+                                     num_dst_nodes=dict(b.num_dst), idtype=torch.int64, device=device)
+            for t, nodes in b.src_nodes.items():
+                block.srcnodes[t].data[dgl.NID] = local(t, nodes)
+                block.dstnodes[t].data[dgl.NID] = local(t, nodes[: b.num_dst[t]])
+            blocks.append(block)
+        for name in self.graph_sampler.prefetch_node_feats:
+            for t, x in (batch.x_dict or {}).items():
+                blocks[0].srcnodes[t].data[name] = x.to(device)
+        labelled = self.graph.labelled_type
+        for name in self.graph_sampler.prefetch_labels:
+            blocks[-1].dstnodes[labelled].data[name] = batch.y.to(device)
+        input_nodes = {t: local(t, v) for t, v in batch.typed_blocks[-1].src_nodes.items()}
+        return input_nodes, {labelled: local(labelled, batch.seeds)}, blocks
+
+
+def _relation_fanouts(fanouts: list, relations: Sequence[str]) -> Tuple[List[int], dict]:
+    """DGL's per-layer fanouts (an int for every relation, or a dict by edge type: the relation's
+    name where that is unique, or its canonical triple; a relation left out takes none) as
+    graphtier's `fanouts` and `relation_fanouts` {"src:rel:dst": per layer}."""
+    canonical = {tuple(name.split(":")): name for name in relations}
+    by_rel = {}
+    for name in relations:
+        by_rel.setdefault(name.split(":")[1], []).append(name)
+    per_relation = {name: [] for name in relations}
+    plain = []
+    for f in fanouts:
+        if not isinstance(f, dict):
+            plain.append(int(f))
+            for name in relations:
+                per_relation[name].append(int(f))
+            continue
+        plain.append(0)
+        chosen = {}
+        for key, value in f.items():
+            if isinstance(key, (tuple, list)):
+                names = [canonical[tuple(key)]] if tuple(key) in canonical else []
+            else:
+                names = by_rel.get(key, [])
+            if len(names) != 1:
+                raise ValueError(f"fanouts: edge type {key!r} " + (
+                    f"names {len(names)} relations ({', '.join(names)}); give its canonical (src, rel, dst)" if names
+                    else f"is not a relation of the dataset ({', '.join(relations)})"))
+            chosen[names[0]] = int(value)
+        for name in relations:
+            per_relation[name].append(chosen.get(name, 0))
+    return plain, per_relation
 
 
 def _ids(indices, num_nodes: int) -> torch.Tensor:

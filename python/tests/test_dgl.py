@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -130,3 +131,71 @@ def test_dgl_graphsage_example_matches_dgls_own_loader(cora):
     ours, theirs = accuracy(), accuracy("--dgl")
     assert ours >= 0.76, (ours, theirs)
     assert abs(ours - theirs) <= 0.03, (ours, theirs)
+
+
+def _dgl_heterograph(ds, path):
+    """A DGL heterograph of a typed dataset's CSC: each relation's edges with per-type ids."""
+    import dgl
+    indptr, indices = read_csc(path)
+    types = torch.from_numpy(np.fromfile(Path(path, "type_per_edge.bin"), dtype=np.uint8)).to(torch.int64)
+    dst = torch.repeat_interleave(torch.arange(ds.num_nodes), indptr[1:] - indptr[:-1])
+    begin = {t: r[0] for t, r in ds.node_type_ranges.items()}
+    data = {}
+    for r, name in enumerate(ds.relations):
+        s, _, d = name.split(":")
+        mask = types == r
+        data[tuple(name.split(":"))] = (indices[mask] - begin[s], dst[mask] - begin[d])
+    counts = {t: e - b for t, (b, e) in ds.node_type_ranges.items()}
+    return dgl.heterograph(data, num_nodes_dict=counts)
+
+
+@needs_dgl
+def test_typed_blocks_are_dgls_own_with_all_neighbours(acm):
+    """On a typed dataset the blocks are DGL heterogeneous blocks (every canonical edge type, ids
+    per type): with every neighbour taken, DGL's own loader over a heterograph of the same CSC gives
+    the same dst nodes per type and the same edges per relation; per-relation fanouts bound each
+    dst node's in-degree per relation."""
+    import dgl
+    import dgl.dataloading as dd
+    from graphtier.dgl import DataLoader, MultiLayerFullNeighborSampler, NeighborSampler
+
+    ds = graphtier.Dataset(acm)
+    g = _dgl_heterograph(ds, acm)
+    labelled = ds.labelled_type
+    begin, _ = ds.node_type_ranges[labelled]
+    seeds = ds.split("test").to(torch.int64)[:40] - begin
+    ours = list(DataLoader(ds, {labelled: seeds}, MultiLayerFullNeighborSampler(2), batch_size=20))
+    theirs = list(dd.DataLoader(g, {labelled: seeds}, dd.MultiLayerFullNeighborSampler(2), batch_size=20))
+    assert len(ours) == len(theirs) == 2
+    for (oi, oo, ob), (ti, to, tb) in zip(ours, theirs):
+        assert torch.equal(oo[labelled], to[labelled])
+        for t in g.ntypes:
+            assert torch.equal(torch.sort(oi[t]).values, torch.sort(ti[t]).values)
+        for a, b in zip(ob, tb):
+            assert sorted(a.canonical_etypes) == sorted(b.canonical_etypes)
+            for t in g.ntypes:
+                assert torch.equal(torch.sort(a.dstnodes[t].data[dgl.NID]).values,
+                                   torch.sort(b.dstnodes[t].data[dgl.NID]).values)
+            for etype in g.canonical_etypes:
+                def edges(block):
+                    s, d = block.edges(etype=etype)
+                    pairs = torch.stack([block.srcnodes[etype[0]].data[dgl.NID][s],
+                                         block.dstnodes[etype[2]].data[dgl.NID][d]], 1)
+                    return sorted(map(tuple, pairs.tolist()))
+                assert edges(a) == edges(b), etype
+
+    # DGL's per-edge-type fanouts: a relation named by its canonical triple (its name "to" is not
+    # unique in ACM), one left out takes none.
+    p_a = ("a", "to", "p")
+    sampler = NeighborSampler([{p_a: 2}, {p_a: 3, ("s", "to", "p"): 1}], prefetch_labels=["label"])
+    for input_nodes, output_nodes, blocks in DataLoader(ds, "train", sampler, batch_size=64, seed=3):
+        last = blocks[-1]
+        assert last.num_edges(("p", "to", "a")) == 0 and last.num_edges(("p", "to", "s")) == 0
+        assert int(last.in_degrees(etype=p_a).max()) <= 3 and int(last.in_degrees(etype=("s", "to", "p")).max()) <= 1
+        assert int(blocks[0].in_degrees(etype=p_a).max()) <= 2 and blocks[0].num_edges(("s", "to", "p")) == 0
+        assert last.dstnodes["p"].data["label"].numel() == output_nodes["p"].numel()
+        assert torch.equal(last.dstnodes["p"].data[dgl.NID], output_nodes["p"])
+    with pytest.raises(ValueError, match="names 4 relations"):
+        DataLoader(ds, "train", NeighborSampler([{"to": 2}]))
+    with pytest.raises(ValueError, match="labelled type"):
+        DataLoader(ds, {"a": torch.arange(3)}, NeighborSampler([2]))
