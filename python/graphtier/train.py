@@ -1,7 +1,9 @@
 """python -m graphtier.train DATASET: minibatch GNN training on a graphtier dataset.
 
 Trains GraphSAGE (`--model sage`), a LADIES or FastGCN GCN (`--model ladies|fastgcn`) or an MLP on
-the same features (`--model mlp`), prints per-epoch loss, accuracy, batches/s, the loader's stage
+the same features (`--model mlp`); on a typed dataset (e.g. datasets/acm converted), R-SAGE, R-GCN
+or R-GAT (`--model rsage|rgcn|rgat`) on the labelled type, with learned embeddings
+(--embedding-dim) for the node types without features, prints per-epoch loss, accuracy, batches/s, the loader's stage
 and tier statistics, and ends with the test accuracy of the epoch with the best validation
 accuracy. `--checkpoint PATH` saves the model, optimiser and loader position after every epoch
 (atomically); `--resume` continues from it along the same sample stream, so an interrupted run and
@@ -30,6 +32,7 @@ import graphtier
 from graphtier import options, plots
 from graphtier.training import (batch_seed, dataset_identity, evaluate, load_checkpoint, load_feature_table,
                                 load_model_state, make_model, model_features, save_checkpoint, train_step, write_json)
+from graphtier.training.model import RELATIONAL_MODELS
 from graphtier.training.report import best_figures, final_line, not_evaluated, validation_figure
 
 
@@ -42,15 +45,19 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
                                    "torchrun: each step trains P minibatches, one per rank (rank K: batch s * P + K "
                                    "at step s), so an epoch has ceil(num_batches / P) steps, the last maybe uneven, "
                                    "and trains every minibatch")
-    p.add_argument("--model", choices=["sage", "ladies", "fastgcn", "mlp"], default="sage", help="the model")
+    p.add_argument("--model", choices=["sage", "ladies", "fastgcn", "mlp", *RELATIONAL_MODELS], default="sage",
+                   help="the model (rsage, rgcn, rgat: typed datasets)")
     p.add_argument("--fanouts", default=argparse.SUPPRESS,
                    help="per-layer fanouts, comma-separated, seeds' hop first; sage: neighbours per node, -1 = all "
-                        "(default 25,10); ladies/fastgcn: nodes per layer (default 512,512); mlp: ignored")
+                        "(default 25,10; rsage/rgcn/rgat: per relation, see --relation-fanouts); ladies/fastgcn: "
+                        "nodes per layer (default 512,512); mlp: ignored")
     p.add_argument("--mlp-layers", type=int, default=2, help="layers of --model mlp")
     p.add_argument("--batch-size", type=int, default=1024, help="training seeds per minibatch")
     p.add_argument("--eval-batch-size", type=int, default=1024, help="seeds per minibatch in validation and test")
     p.add_argument("--epochs", type=int, default=50, help="training epochs")
     p.add_argument("--hidden", type=int, default=128, help="hidden channels")
+    p.add_argument("--embedding-dim", type=int, default=64,
+                   help="rsage/rgcn/rgat: the learned embedding of each node of a type without features")
     p.add_argument("--dropout", type=float, default=0.5, help="dropout probability")
     p.add_argument("--lr", type=float, default=0.01, help="Adam's learning rate")
     p.add_argument("--weight-decay", type=float, default=5e-4, help="Adam's weight decay")
@@ -87,7 +94,7 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
     if args.resume and not args.checkpoint:
         raise ValueError("--resume needs --checkpoint PATH (the file to continue from)")
     if getattr(args, "fanouts", None) is None:
-        args.fanouts = {"sage": "25,10", "ladies": "512,512", "fastgcn": "512,512", "mlp": "0"}[args.model]
+        args.fanouts = {"ladies": "512,512", "fastgcn": "512,512", "mlp": "0"}.get(args.model, "25,10")
     if args.model == "mlp":
         args.fanouts = "0"  # one empty block: the seeds' own features
     args.fanout_list = [_integer("--fanouts", f) for f in args.fanouts.split(",") if f.strip()]
@@ -102,7 +109,8 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
 
 # The lowest value of each count (argparse only checks that it is an integer); the fanouts' range
 # is the sampler's (-1 means all neighbours) and the budgets' the engine's.
-_MINIMUM = {"epochs": 0, "batch_size": 1, "eval_batch_size": 1, "hidden": 1, "mlp_layers": 1, "io_depth": 0,
+_MINIMUM = {"epochs": 0, "batch_size": 1, "eval_batch_size": 1, "hidden": 1, "embedding_dim": 1, "mlp_layers": 1,
+            "io_depth": 0,
             "window": 0, "prefetch": 1, "threads": 0, "stop_after_batches": 1, "bulk": 0}
 
 
@@ -144,6 +152,25 @@ def _check_ranges(args: argparse.Namespace) -> None:
         raise ValueError(f"--seed: expected an integer in [0, 2^64), got {args.seed}")
 
 
+def _check_model_fits(args, ds) -> None:
+    """A typed dataset trains a relational model on its labelled type; a homogeneous one any other
+    (ValueError naming the mismatch)."""
+    if ds.num_classes == 0:
+        raise ValueError(f"{args.dataset}: training needs labels")
+    if ds.is_hetero:
+        if args.model not in RELATIONAL_MODELS:
+            raise ValueError(f"{args.dataset} is a typed dataset (node types {', '.join(ds.node_types)}): train it "
+                             f"with --model {'|'.join(RELATIONAL_MODELS)}")
+        if args.baseline:
+            raise ValueError("--baseline reads one feature table; a typed dataset has one per type")
+        if ds.labelled_type is None:
+            raise ValueError(f"{args.dataset}: no node type is labelled")
+    elif args.model in RELATIONAL_MODELS:
+        raise ValueError(f"--model {args.model} trains a typed dataset; {args.dataset} has one node type")
+    elif ds.feature_dim == 0:
+        raise ValueError(f"{args.dataset}: training needs features and labels")
+
+
 def make_loader(args, ds, store, split: str, train: bool):
     o = options.from_arguments(args, options.LoaderOptions, options.CLI_LOADER_OPTIONS,
                                batch_size=args.batch_size if train else args.eval_batch_size, shuffle=train,
@@ -151,6 +178,8 @@ def make_loader(args, ds, store, split: str, train: bool):
     if args.model in ("ladies", "fastgcn"):
         return graphtier.LayerLoader(ds, args.fanout_list, method=args.model, split=split, device=args.device,
                                      store=store, options=o)
+    if args.model in RELATIONAL_MODELS:
+        return graphtier.NeighborLoader(ds, args.fanout_list, split=split, device=args.device, store=store, options=o)
     if args.baseline:
         o.gpu_sampling = False
     return graphtier.NeighborLoader(ds, args.fanout_list, split=split, device="cpu" if args.baseline else args.device,
@@ -163,6 +192,8 @@ def model_inputs(batch, args, x_cpu=None):
     if x_cpu is not None:
         x = x_cpu.index_select(0, batch.input_nodes).to(args.device)
         batch = batch.to(args.device)
+    elif batch.typed_blocks is not None:
+        return {t: model_features(x, args.normalize_features) for t, x in batch.x_dict.items()}, batch
     else:
         x = batch.x
     return model_features(x, args.normalize_features), batch
@@ -241,15 +272,20 @@ def run(args: argparse.Namespace, prog: str = "python -m graphtier.train") -> di
         torch.use_deterministic_algorithms(True, warn_only=True)
     torch.manual_seed(args.seed)
     ds = graphtier.Dataset(args.dataset)
-    if ds.feature_dim == 0 or ds.num_classes == 0:
-        raise ValueError(f"{args.dataset}: training needs features and labels")
+    _check_model_fits(args, ds)
     device = torch.device(args.device)
-    store = graphtier.FeatureStore(ds, options.cli_store_options(args), threads=args.threads, device=device.index or 0)
+    if ds.is_hetero:
+        # One store of the per-type tables for the three loaders, when a type has one.
+        store = (graphtier.TypedFeatureStore(ds, options=options.cli_store_options(args), threads=args.threads)
+                 if any(ds.node_type_feature_dims) else None)
+    else:
+        store = graphtier.FeatureStore(ds, options.cli_store_options(args), threads=args.threads,
+                                       device=device.index or 0)
     train_loader = make_loader(args, ds, store, "train", train=True)
     valid_loader = make_loader(args, ds, store, "valid", train=False)
     test_loader = make_loader(args, ds, store, "test", train=False)
     x_cpu = load_feature_table(ds) if args.baseline else None
-    model = make_model(args, ds.feature_dim, ds.num_classes).to(device)
+    model = make_model(args, ds.feature_dim, ds.num_classes, ds).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
 
     history = {"epochs": [], "losses": []}

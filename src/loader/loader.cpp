@@ -81,6 +81,11 @@ struct Loader::Impl {
     if (typed_store != nullptr) {
       GRAPHTIER_EXPECTS(store == nullptr, InvalidArgument,
                         "a loader reads a typed dataset's features from its TypedFeatureStore alone (store must be null)");
+      // Each type's rows go to a buffer of their own per minibatch: on the host only, until they
+      // come from a kept pool as the one-table output does (no cudaMalloc per batch).
+      GRAPHTIER_EXPECTS(options.output == MemoryKind::kHost, Unsupported,
+                        "a typed dataset's features are gathered to host memory so far (output 'host'); copy "
+                        "them to the device after the loader");
       const graph::HeteroSchema& schema = dataset.schema();
       GRAPHTIER_EXPECTS(!schema.empty() && typed_store->num_types() == schema.num_node_types(), InvalidArgument,
                         "the typed feature store has ", typed_store->num_types(), " node types, the dataset ",

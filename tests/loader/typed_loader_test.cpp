@@ -115,6 +115,9 @@ TEST(TypedLoader, BatchesAreTheSamplersSplitByTypeWithEachTypesFeatures) {
     EXPECT_EQ(rows_of(b->type_x[1]), author);
   }
   EXPECT_EQ(batches, 2);
+  LoaderOptions device_output = o;
+  device_output.output = MemoryKind::kDevice;
+  EXPECT_THROW(Loader(d, nullptr, {0, 1}, device_output, &store), Unsupported) << "typed rows on the device";
 }
 
 void expect_invalid(const graph::Dataset& d, const LoaderOptions& o, const std::string& words) {

@@ -199,8 +199,8 @@ class Loader {
   /// (e.g. the train split), in options.ids_numbering, checked against the graph. A typed dataset
   /// is sampled per relation (the CPU neighbour sampler; make_sampler refuses the others) and its
   /// batches carry hetero_blocks; its per-type tables come from `typed_store` (borrowed, of the
-  /// same dataset, or null: no type_x), gathered per minibatch (no window or merging), and
-  /// `store` must then be null. Throws InvalidArgument/OutOfRange for bad options or ids,
+  /// same dataset, or null: no type_x), gathered per minibatch (no window or merging) into host
+  /// memory (another options.output is Unsupported), and `store` must then be null. Throws InvalidArgument/OutOfRange for bad options or ids,
   /// Unsupported for GPU options without a GPU or with a typed dataset.
   Loader(const graph::Dataset& dataset, feature::FeatureStore* store, std::vector<int64_t> ids,
          LoaderOptions options, const feature::TypedFeatureStore* typed_store = nullptr);

@@ -32,15 +32,22 @@ class StepResult:
         return loss, int(self.labels.numel()), int((self.logits.detach().argmax(dim=1) == self.labels).sum())
 
 
+def model_blocks(batch):
+    """What a model takes beside its features: a typed batch's TypedBlocks (the relational models'),
+    else its Blocks."""
+    typed = getattr(batch, "typed_blocks", None)
+    return batch.blocks if typed is None else typed
+
+
 def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor, batch,
                seed: int, weight: float = 1.0) -> StepResult:
     """One optimiser step on one minibatch: `model` (a module or its DDP wrapper) on features `x`
-    and batch.blocks, dropout seeded with `seed` (batch_seed of the batch's position),
-    cross-entropy over the seeds with a label (batch.y >= 0). `weight` multiplies the loss that is
+    (a typed batch's: {type: features}) and model_blocks(batch), dropout seeded with `seed`
+    (batch_seed of the batch's position), cross-entropy over the seeds with a label (batch.y >= 0). `weight` multiplies the loss that is
     back-propagated, not the one returned: DDP averages the gradients of all P ranks, so at a step
     where only r of them hold a minibatch each weighs P / r to average those r."""
     torch.manual_seed(seed)
-    out = model(x, batch.blocks)
+    out = model(x, model_blocks(batch))
     keep = batch.y >= 0
     labels = batch.y[keep]
     loss = F.cross_entropy(out[keep], labels)
@@ -73,7 +80,7 @@ def evaluate(model: torch.nn.Module, inputs: Iterable) -> Tuple[int, int]:
     model.eval()
     correct = total = 0
     for x, batch in inputs:
-        pred = model(x, batch.blocks).argmax(dim=1)
+        pred = model(x, model_blocks(batch)).argmax(dim=1)
         keep = batch.y >= 0
         correct += int((pred[keep] == batch.y[keep]).sum())
         total += int(keep.sum())

@@ -1,0 +1,39 @@
+"""`python -m graphtier.train` on a typed dataset: R-SAGE, R-GCN and R-GAT on ACM's papers
+(datasets/acm, learned 64-d embeddings for every type: ACM has no features). The accuracy bound
+comes from the five-seed measurement in docs/benchmarks.md ("Typed training: ACM")."""
+
+import pytest
+
+from graphtier import train
+
+# The full two-hop neighbourhood and all 803 training papers in one batch: PyG's full-batch
+# training (bench/train/acm_pyg_reference.py), so the figures compare with its own.
+ACM_RUN = ["--fanouts=-1,-1", "--hidden", "64", "--batch-size", "1024", "--threads", "2", "--quiet"]
+
+
+def test_rsage_on_acm_reaches_the_pyg_reference(acm):
+    result = train.run(train.parse_args([acm, "--model", "rsage", "--epochs", "100", "--seed", "0", *ACM_RUN]))
+    # Measured: 0.754 for this seed; 0.747 to 0.788 over seeds 0-4 (mean 0.766), PyG's
+    # to_hetero(GraphSAGE) full batch 0.746 to 0.787 (mean 0.771) on this split. A point below the
+    # lowest seed of either, for another PyTorch's last bits.
+    assert result["test_acc"] >= 0.735, result["test_acc"]
+
+
+@pytest.mark.parametrize("model", ["rgcn", "rgat"])
+def test_rgcn_and_rgat_learn_acm(acm, model):
+    result = train.run(train.parse_args([acm, "--model", model, "--epochs", "15", "--seed", "0", *ACM_RUN]))
+    assert result["losses"][-1] < result["losses"][0]
+    assert result["test_acc"] >= 0.6, result["test_acc"]  # three classes: chance is about 0.33
+
+
+def test_model_and_dataset_must_match(acm, synthetic):
+    with pytest.raises(ValueError, match=r"is a typed dataset \(node types p, a, s\): train it with --model "
+                                         r"rsage\|rgcn\|rgat"):
+        train.run(train.parse_args([acm, "--model", "sage", "--quiet"]))
+    with pytest.raises(ValueError, match="--model rgat trains a typed dataset; .* has one node type"):
+        train.run(train.parse_args([synthetic, "--model", "rgat", "--quiet"]))
+    with pytest.raises(ValueError, match="--baseline reads one feature table"):
+        train.run(train.parse_args([acm, "--model", "rsage", "--baseline", "--quiet"]))
+    with pytest.raises(ValueError, match=r"relation_fanouts: unknown relation 'p:to:p'"):
+        train.run(train.parse_args([acm, "--model", "rsage", "--relation-fanouts", "p:to:p=1,1", "--epochs", "1",
+                                    "--quiet"]))
