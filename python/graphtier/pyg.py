@@ -34,7 +34,7 @@ from typing import Callable, Iterator, List, Optional, Sequence
 import torch
 
 try:
-    from torch_geometric.data import Data
+    from torch_geometric.data import Data, HeteroData
 except ImportError as e:
     raise ImportError("graphtier.pyg needs PyTorch Geometric: `pip install torch_geometric`") from e
 
@@ -50,11 +50,38 @@ _WORKER_OPTIONS = ("num_workers", "pin_memory", "persistent_workers", "prefetch_
 
 
 def _input_ids(ds: _core.Dataset, input_nodes) -> torch.Tensor:
-    if input_nodes is None:
-        return torch.arange(ds.num_nodes, dtype=torch.int64)
-    if isinstance(input_nodes, tuple):
-        raise NotImplementedError("input_nodes: a (node type, ids) pair is heterogeneous; graphtier graphs are homogeneous")
-    return node_ids(input_nodes, "input_nodes", ds.num_nodes)
+    """Global seed ids: ids or a mask (None: every node) or, on a typed dataset, PyG's (node type,
+    ids or mask of that type, or None) of the labelled type."""
+    if not ds.is_hetero:
+        if isinstance(input_nodes, tuple):
+            raise ValueError("input_nodes: a (node type, ids) pair needs a typed dataset; this one has no node types")
+        if input_nodes is None:
+            return torch.arange(ds.num_nodes, dtype=torch.int64)
+        return node_ids(input_nodes, "input_nodes", ds.num_nodes)
+    labelled = ds.labelled_type
+    if not isinstance(input_nodes, tuple) or len(input_nodes) != 2 or input_nodes[0] != labelled:
+        raise ValueError(f"input_nodes: on a typed dataset, ({labelled!r}, ids, mask or None), the labelled type's "
+                         f"nodes, or a split name; got {input_nodes!r:.80}")
+    begin, end = ds.node_type_ranges[labelled]
+    ids = input_nodes[1]
+    local = torch.arange(end - begin, dtype=torch.int64) if ids is None else node_ids(ids, "input_nodes", end - begin)
+    return local + begin
+
+
+def _relation_fanouts(num_neighbors: dict, relations, hops: int) -> dict:
+    """PyG's num_neighbors by edge type (src, rel, dst) as graphtier's relation_fanouts by name; an
+    edge type left out samples nothing."""
+    names = set(relations)
+    out = {name: [0] * hops for name in relations}
+    for key, values in num_neighbors.items():
+        name = ":".join(key) if isinstance(key, tuple) else str(key)
+        if name not in names:
+            raise ValueError(f"num_neighbors: {key!r} is not an edge type of the dataset "
+                             f"({', '.join(relations)})")
+        if len(values) != hops:
+            raise ValueError(f"num_neighbors[{key!r}]: {len(values)} hops, the others have {hops}")
+        out[name] = [int(v) for v in values]
+    return out
 
 
 class NeighborLoader(_loader.Adapter):
@@ -77,6 +104,13 @@ class NeighborLoader(_loader.Adapter):
     `e_id` are always in the dataset's own numbering (graphtier.Dataset.to_original maps `n_id`
     back), `input_id` positions in `input_nodes` as given.
 
+    A typed dataset (Dataset.is_hetero) takes PyG's hetero arguments: `num_neighbors` a list (every
+    relation) or a dict by edge type (src, rel, dst) of per-hop lists (an edge type left out samples
+    nothing), `input_nodes` a split name or (labelled type, ids, mask or None), and yields HeteroData
+    (per type `n_id` within the type, `x` where the type has features, `y`, `batch_size`, `input_id`
+    on the labelled type; per edge type `edge_index`; `num_sampled_nodes` / `num_sampled_edges` by
+    type and edge type), every type and edge type present, for `to_hetero` models.
+
     Iterating is one epoch, each `iter(loader)` a fresh pass, as with graphtier.NeighborLoader.
     """
 
@@ -84,8 +118,6 @@ class NeighborLoader(_loader.Adapter):
                  transform: Optional[Callable] = None, batch_size: int = 1, shuffle: bool = False,
                  drop_last: bool = False, *, directed: bool = True, disjoint: bool = False,
                  subgraph_type: str = "directional", **kwargs):
-        if isinstance(num_neighbors, dict):
-            raise NotImplementedError("num_neighbors: a per-edge-type dict is heterogeneous; graphtier graphs are homogeneous")
         if not directed or subgraph_type != "directional":
             raise NotImplementedError("subgraph_type: only 'directional' (directed=True) sampling is supported")
         if disjoint:
@@ -98,6 +130,14 @@ class NeighborLoader(_loader.Adapter):
             kwargs.pop(name, None)
         _loader.seed_from_torch(kwargs)
         self.data = open_dataset(data, "data")
+        if isinstance(num_neighbors, dict):
+            if not self.data.is_hetero:
+                raise ValueError("num_neighbors: a dict by edge type needs a typed dataset; this one has none")
+            hops = {len(v) for v in num_neighbors.values()}
+            if len(hops) != 1:
+                raise ValueError(f"num_neighbors: every edge type needs the same number of hops, got {sorted(hops)}")
+            kwargs["relation_fanouts"] = _relation_fanouts(num_neighbors, self.data.relations, hops.pop())
+            num_neighbors = [0] * len(next(iter(kwargs["relation_fanouts"].values())))
         self.num_neighbors = [int(f) for f in num_neighbors]
         # A split name goes to the loader as such: its ids are in the dataset's own numbering.
         split = input_nodes if isinstance(input_nodes, str) else None
@@ -111,7 +151,7 @@ class NeighborLoader(_loader.Adapter):
 
     def __iter__(self) -> Iterator[Data]:
         for batch in self.loader:
-            data = self._to_data(batch)
+            data = self._to_hetero_data(batch) if batch.typed_blocks is not None else self._to_data(batch)
             yield data if self.transform is None else self.transform(data)
 
     def _to_data(self, batch: _loader.Batch) -> Data:
@@ -161,4 +201,59 @@ class NeighborLoader(_loader.Adapter):
         data.num_sampled_nodes = torch.bincount(hops[:reached], minlength=num_hops + 1).tolist()
         data.num_sampled_edges = [int(s.numel()) for s in sources]
         data.input_id = batch.seed_positions.to(device)
+        return data
+
+    def _to_hetero_data(self, batch: _loader.Batch) -> HeteroData:
+        """A typed batch as PyG's heterogeneous NeighborLoader lays it out: per node type `n_id` (ids
+        within the type), the input type's seeds first, then each hop's new nodes in order of first
+        appearance; `x` where the type has features (else `num_nodes`), `y`, `batch_size` and
+        `input_id` on the input type; per edge type `edge_index` (row 0 the source's position in its
+        type's nodes) grouped by hop; `num_sampled_nodes` / `num_sampled_edges` per type and hop. As in
+        `_to_data`, block k keeps the edges of the nodes first reached in hop k."""
+        typed = batch.typed_blocks
+        num_hops = len(typed)
+        unreached = num_hops + 1
+        last = typed[-1]
+        device = batch.seeds.device
+        labelled = self.data.labelled_type
+        hop = {t: torch.full((int(v.numel()),), unreached, dtype=torch.int64, device=device)
+               for t, v in last.src_nodes.items()}
+        hop[labelled][: batch.num_seeds] = 0
+        edges = {name: ([], []) for name in last.relations}
+        for k, block in enumerate(typed):
+            for name, rel in block.relations.items():
+                dst = rel.dst_index
+                keep = hop[rel.dst_type][dst] == k
+                src = rel.indices[keep]
+                hop[rel.src_type][src] = torch.clamp(hop[rel.src_type][src], max=k + 1)
+                edges[name][0].append(src)
+                edges[name][1].append(dst[keep])
+        data = HeteroData()
+        new_pos = {}
+        counts = {}
+        for t, h in hop.items():
+            hops, order = torch.sort(h, stable=True)
+            reached = int((hops < unreached).sum())
+            order = order[:reached]
+            pos = torch.full((h.numel(),), -1, dtype=torch.int64, device=device)
+            pos[order] = torch.arange(reached, dtype=torch.int64, device=device)
+            new_pos[t] = pos
+            begin = self.data.node_type_ranges[t][0]
+            data[t].n_id = last.src_nodes[t][order] - begin
+            if batch.x_dict is not None and t in batch.x_dict:
+                data[t].x = batch.x_dict[t][order]
+            else:
+                data[t].num_nodes = reached
+            counts[t] = torch.bincount(hops[:reached], minlength=num_hops + 1).tolist()
+        for name, (srcs, dsts) in edges.items():
+            s, rel, d = name.split(":")
+            data[s, rel, d].edge_index = torch.stack([new_pos[s][torch.cat(srcs)], new_pos[d][torch.cat(dsts)]])
+        if self._labels is not None:
+            n_id = data[labelled].n_id + self.data.node_type_ranges[labelled][0]
+            data[labelled].y = self._labels[n_id.to("cpu")].to(device)
+        data[labelled].batch_size = batch.num_seeds
+        data[labelled].input_id = batch.seed_positions.to(device)
+        data.num_sampled_nodes = counts
+        data.num_sampled_edges = {tuple(name.split(":")): [int(e.numel()) for e in srcs]
+                                  for name, (srcs, _) in edges.items()}
         return data

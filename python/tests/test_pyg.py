@@ -10,9 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
+import graphtier
 from conftest import assert_import_needs, has_module, read_csc
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -229,3 +231,98 @@ def test_pyg_graphsage_example_reaches_pygs_accuracy(cora, trim):
     assert run.returncode == 0, run.stderr[-2000:]
     accuracy = float(re.search(r"test accuracy (\S+)", run.stdout).group(1))
     assert accuracy >= 0.78, run.stdout[-1500:]
+
+
+@needs_pyg
+def test_hetero_batches_keep_pygs_layout(acm):
+    """A typed dataset with PyG's hetero arguments (num_neighbors by edge type, input_nodes=(type,
+    ids)) yields HeteroData: every type and edge type present, n_id within the type, the seeds first,
+    each edge a real edge of its relation reached in its hop, at most the hop's fanout per dst node
+    and edge type, and the per-type / per-edge-type counts that trim_to_layer reads."""
+    from torch_geometric.data import HeteroData
+    from graphtier.pyg import NeighborLoader
+
+    ds = graphtier.Dataset(acm)
+    indptr, indices = read_csc(acm)
+    types = torch.from_numpy(np.fromfile(Path(acm, "type_per_edge.bin"), dtype=np.uint8)).to(torch.int64)
+    ranges = ds.node_type_ranges
+    relation = {name: r for r, name in enumerate(ds.relations)}
+    fanouts = {("a", "to", "p"): [4, 2], ("s", "to", "p"): [1, 1], ("p", "to", "a"): [3, 2], ("p", "to", "s"): [2, 0]}
+    test_ids = ds.split("test").to(torch.int64)[:100] - ranges["p"][0]
+    loader = NeighborLoader(ds, num_neighbors=fanouts, input_nodes=("p", test_ids), batch_size=40, seed=2)
+    seen = []
+    for batch in loader:
+        assert isinstance(batch, HeteroData)
+        assert set(batch.node_types) == {"p", "a", "s"} and len(batch.edge_types) == 4
+        n = batch["p"].batch_size
+        assert torch.equal(batch["p"].n_id[:n], test_ids[batch["p"].input_id])
+        seen.append(batch["p"].input_id)
+        for t in batch.node_types:
+            begin, end = ranges[t]
+            assert int(batch[t].n_id.numel()) == sum(batch.num_sampled_nodes[t])
+            assert bool((batch[t].n_id >= 0).all()) and bool((batch[t].n_id < end - begin).all())
+            assert batch[t].n_id.unique().numel() == batch[t].n_id.numel()
+        labels = ds.labels().to(torch.int64)
+        assert torch.equal(batch["p"].y, labels[batch["p"].n_id + ranges["p"][0]])
+        for edge_type in batch.edge_types:
+            s, _, d = edge_type
+            ei = batch[edge_type].edge_index
+            assert ei.size(1) == sum(batch.num_sampled_edges[edge_type])
+            gsrc = batch[s].n_id[ei[0]] + ranges[s][0]
+            gdst = batch[d].n_id[ei[1]] + ranges[d][0]
+            r = relation[":".join(edge_type)]
+            for u, v in zip(gsrc.tolist(), gdst.tolist()):
+                column = range(int(indptr[v]), int(indptr[v + 1]))
+                assert any(int(indices[e]) == u and int(types[e]) == r for e in column), (edge_type, u, v)
+            start = 0
+            hop_of = torch.repeat_interleave(torch.arange(len(batch.num_sampled_nodes[d])),
+                                             torch.tensor(batch.num_sampled_nodes[d]))
+            for k, count in enumerate(batch.num_sampled_edges[edge_type]):
+                dst = ei[1, start:start + count]
+                assert bool((hop_of[dst] == k).all())  # hop k samples for the nodes first reached in hop k
+                if count:
+                    assert int(torch.bincount(dst).max()) <= fanouts[edge_type][k]
+                start += count
+    assert torch.equal(torch.sort(torch.cat(seen)).values, torch.arange(100))
+
+
+@needs_pyg
+def test_to_hetero_graphsage_trains_on_hetero_batches(acm):
+    """PyG's to_hetero(GraphSAGE) over learned per-type embeddings (ACM has no features) runs on the
+    batches as on PyG's own and learns: the training loss falls."""
+    from torch_geometric.nn import SAGEConv, to_hetero
+    from graphtier.pyg import NeighborLoader
+
+    torch.manual_seed(0)
+    ds = graphtier.Dataset(acm)
+    loader = NeighborLoader(ds, num_neighbors=[10, 5], input_nodes="train", batch_size=128, shuffle=True)
+    metadata = (ds.node_types, [tuple(r.split(":")) for r in ds.relations])
+
+    class GNN(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = SAGEConv((-1, -1), 32)
+            self.conv2 = SAGEConv((-1, -1), ds.num_classes)
+
+        def forward(self, x, edge_index):
+            return self.conv2(self.conv1(x, edge_index).relu(), edge_index)
+
+    sizes = {t: e - b for t, (b, e) in ds.node_type_ranges.items()}
+    embeddings = torch.nn.ModuleDict({t: torch.nn.Embedding(n, 16) for t, n in sizes.items()})
+    model = to_hetero(GNN(), metadata, aggr="sum")
+    first = next(iter(loader))
+    model({t: embeddings[t](first[t].n_id) for t in first.node_types}, first.edge_index_dict)  # lazy shapes
+    optimizer = torch.optim.Adam(list(model.parameters()) + list(embeddings.parameters()), lr=0.01)
+    losses = []
+    for _ in range(6):
+        total = 0.0
+        for batch in loader:
+            out = model({t: embeddings[t](batch[t].n_id) for t in batch.node_types}, batch.edge_index_dict)["p"]
+            n = batch["p"].batch_size
+            loss = torch.nn.functional.cross_entropy(out[:n], batch["p"].y[:n])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total += float(loss.detach())
+        losses.append(total / len(loader))
+    assert losses[-1] < 0.6 * losses[0], losses
