@@ -181,3 +181,5 @@ class NeighborLoader:
         data.num_sampled_edges = [int(s.numel()) for s in sources]
         data.input_id = batch.seed_positions.to(device)
         return data
+
+from graphtier.pyg_link import LinkNeighborLoader  # noqa: E402,F401  (PyG's link loader, python/graphtier/pyg_link.py)
