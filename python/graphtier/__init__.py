@@ -33,10 +33,11 @@ except ImportError as e:  # pragma: no cover - environment problem, not a code p
 
 from graphtier._core import cuda_available
 from graphtier.dataset import Dataset
+from graphtier.link import LinkBatch, LinkNeighborLoader
 from graphtier.loader import Batch, Block, LayerLoader, NeighborLoader
 from graphtier.options import Budget, FeatureStoreOptions, LoaderOptions
 from graphtier.store import FeatureStore, TypedFeatureStore
 
-__all__ = ["Batch", "Block", "Budget", "Dataset", "FeatureStore", "FeatureStoreOptions", "LayerLoader", "LoaderOptions",
-           "NeighborLoader", "TypedFeatureStore", "cuda_available"]
+__all__ = ["Batch", "Block", "Budget", "Dataset", "FeatureStore", "FeatureStoreOptions", "LayerLoader", "LinkBatch",
+           "LinkNeighborLoader", "LoaderOptions", "NeighborLoader", "TypedFeatureStore", "cuda_available"]
 __version__ = "0.1.0"

@@ -257,3 +257,6 @@ class NeighborLoader(_loader.Adapter):
         data.num_sampled_edges = {tuple(name.split(":")): [int(e.numel()) for e in srcs]
                                   for name, (srcs, _) in edges.items()}
         return data
+
+
+from graphtier.pyg_link import LinkNeighborLoader  # noqa: E402,F401  (PyG's link loader, python/graphtier/pyg_link.py)

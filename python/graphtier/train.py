@@ -45,6 +45,9 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
                                    "torchrun: each step trains P minibatches, one per rank (rank K: batch s * P + K "
                                    "at step s), so an epoch has ceil(num_batches / P) steps, the last maybe uneven, "
                                    "and trains every minibatch")
+    p.add_argument("--task", choices=["node", "link"], default="node",
+                   help="node classification, or link prediction (graphtier.link_train: its own options, see "
+                        "--task link --help)")
     p.add_argument("--model", choices=["sage", "ladies", "fastgcn", "mlp", *RELATIONAL_MODELS], default="sage",
                    help="the model (rsage, rgcn, rgat: typed datasets)")
     p.add_argument("--fanouts", default=argparse.SUPPRESS,
@@ -369,11 +372,26 @@ def run(args: argparse.Namespace, prog: str = "python -m graphtier.train") -> di
     return result
 
 
+def _task(argv: List[str]) -> str:
+    """The --task given (node when none), read before the task's own options are parsed."""
+    for i, arg in enumerate(argv):
+        if arg.startswith("--task="):
+            return arg.split("=", 1)[1]
+        if arg == "--task" and i + 1 < len(argv):
+            return argv[i + 1]
+    return "node"
+
+
 def main(argv: Optional[List[str]] = None, prog: str = "python -m graphtier.train") -> int:
     """Runs the job; `prog` names the command in usage lines (`graphtier train` runs this). A bad
     option, dataset or checkpoint is one line on stderr and exit status 2."""
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        run(parse_args(argv, prog), prog)
+        if _task(argv) == "link":
+            from graphtier import link_train  # its own options and loop (python/graphtier/link_train.py)
+            link_train.run(link_train.parse_args(argv, prog))
+        else:
+            run(parse_args(argv, prog), prog)
     except (ValueError, IndexError, OSError, NotImplementedError) as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 2

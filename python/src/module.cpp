@@ -157,4 +157,5 @@ NB_MODULE(_core, m) {
   gp::bind_convert(m);
   gp::bind_partition(m);
   gp::bind_sampling(m);
+  gp::bind_link(m);
 }

@@ -54,6 +54,11 @@ std::optional<ArraySpec> array_spec(const std::string& array, const Manifest& m)
   if (array == "labels") return ArraySpec{4, n * 4};
   if (array == "train" || array == "valid" || array == "test") return ArraySpec{8, std::nullopt};
   if (array == "permutation" || array == "hotness") return ArraySpec{8, n * 8};
+  if (m.links) {
+    for (Split s : {Split::kTrain, Split::kValid, Split::kTest}) {
+      if (array == LinkSplit::array(s)) return ArraySpec{16, static_cast<uint64_t>(m.links->count(s)) * 16};
+    }
+  }
   if (m.hetero.empty()) return std::nullopt;
   if (array == "type_per_edge") return ArraySpec{1, static_cast<uint64_t>(m.num_edges)};
   for (int32_t t = 0; t < m.hetero.num_node_types(); ++t) {
@@ -150,6 +155,12 @@ void validate(const Dataset::Impl& d) {
       if (m.has(array)) check_split_in_labelled_type(m.hetero, d.view<int64_t>(array), d.path_of(array));
     }
   }
+  if (m.links) {
+    for (Split s : {Split::kTrain, Split::kValid, Split::kTest}) {
+      const std::string array = LinkSplit::array(s);
+      check_indices(d.view<int64_t>(array), n, d.path_of(array));
+    }
+  }
   if (m.has("permutation")) check_ids(d.view<int64_t>("permutation"), n, d.path_of("permutation"), true);
   if (m.has("hotness")) {
     const auto scores = d.view<double>("hotness");
@@ -202,6 +213,12 @@ Dataset Dataset::open(const std::string& dir) {
     throw FormatError(manifest_path, "'type_per_edge' array listed but there is no hetero section");
   }
 
+  if (m.links) {
+    for (Split s : {Split::kTrain, Split::kValid, Split::kTest}) {
+      const std::string array = LinkSplit::array(s);
+      if (!m.has(array)) throw FormatError(manifest_path, detail::concat("a link split (links) needs a '", array, "' array"));
+    }
+  }
   for (const auto& [array, entry] : m.files) {
     const auto spec = array_spec(array, m);
     if (!spec) throw FormatError(manifest_path, detail::concat("unknown array '", detail::printable(array), "'"));
@@ -244,6 +261,10 @@ std::span<const std::byte> Dataset::feature_bytes() const { return impl_->view<s
 std::span<const int32_t> Dataset::labels() const { return impl_->view<int32_t>("labels"); }
 std::span<const int64_t> Dataset::split(Split s) const { return impl_->view<int64_t>(std::string(split_name(s))); }
 std::span<const int64_t> Dataset::permutation() const { return impl_->view<int64_t>("permutation"); }
+std::span<const int64_t> Dataset::link_edges(Split s) const {
+  if (!has_link_split()) return {};
+  return impl_->view<int64_t>(LinkSplit::array(s));
+}
 std::span<const double> Dataset::hotness() const { return impl_->view<double>("hotness"); }
 
 HeteroView Dataset::hetero() const {

@@ -22,6 +22,8 @@ std::string_view split_name(Split s) {
   return "unknown";
 }
 
+std::string LinkSplit::array(Split s) { return "link_" + std::string(split_name(s)); }
+
 DType index_dtype_for(int64_t num_nodes) {
   return num_nodes <= int64_t{1} << 31 ? DType::kInt32 : DType::kInt64;
 }
@@ -108,9 +110,38 @@ nlohmann::ordered_json feature_layout_to_json(const FeatureLayout& features) {
           {"row_stride", features.row_stride}};
 }
 
+/// The "links" section: counts non-negative, fractions in [0, 1) (JSON numbers of any kind).
+LinkSplit links_from_json(const Json& object, const std::string& path) {
+  const Fields f(object, "links.", path);
+  LinkSplit links;
+  const auto fraction = [&](const char* key) {
+    const Json& v = f.required(key);
+    if (!v.is_number() || !(v.get<double>() >= 0.0 && v.get<double>() < 1.0)) f.wrong(key, "a number in [0, 1)", v);
+    return v.get<double>();
+  };
+  const auto count = [&](const char* key) {
+    const int64_t c = f.integer(key);
+    if (c < 0) f.wrong(key, "a non-negative integer", f.required(key));
+    return c;
+  };
+  const Json& seed = f.required("seed");
+  if (!seed.is_number_unsigned() && !(seed.is_number_integer() && seed.get<int64_t>() >= 0)) {
+    f.wrong("seed", "a non-negative 64-bit integer", seed);
+  }
+  links.seed = seed.get<uint64_t>();
+  links.val = fraction("val");
+  links.test = fraction("test");
+  links.disjoint = fraction("disjoint");
+  links.num_train = count("num_train");
+  links.num_valid = count("num_valid");
+  links.num_test = count("num_test");
+  return links;
+}
+
 }  // namespace detail_manifest
 
 using detail_manifest::Fields;
+using detail_manifest::links_from_json;
 using detail_manifest::Json;
 using detail_manifest::dtype_field;
 using detail_manifest::feature_layout_from_json;
@@ -136,6 +167,12 @@ std::string Manifest::to_json() const {
   }
   j["files"] = files_json;
   if (!hetero.empty()) j["hetero"] = hetero_to_json(hetero);
+  if (links) {
+    j["links"] = {{"seed", links->seed},           {"val", links->val},
+                  {"test", links->test},           {"disjoint", links->disjoint},
+                  {"num_train", links->num_train}, {"num_valid", links->num_valid},
+                  {"num_test", links->num_test}};
+  }
   return j.dump(2) + "\n";
 }
 
@@ -191,6 +228,7 @@ Manifest Manifest::from_json(const std::string& text, const std::string& path) {
     }
     m.files[array] = e;
   }
+  if (top.find("links") != nullptr) m.links = links_from_json(top.object("links"), path);
   if (top.find("hetero") != nullptr) {
     m.hetero = hetero_from_json(top.object("hetero"), m.num_nodes, path);
     if (m.features.dim > 0) {

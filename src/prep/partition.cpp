@@ -32,8 +32,9 @@ constexpr int64_t kIndptrBlock = int64_t{1} << 16;
 /// total * i / n without overflowing int64 (total, n >= 0, i <= n).
 int64_t share(int64_t total, int64_t i, int64_t n) { return (total / n) * i + (total % n) * i / n; }
 
-/// The node arrays graph/ copies unchanged from the source.
-constexpr const char* kNodeArrays[] = {"labels", "train", "valid", "test", "permutation", "hotness"};
+/// The node arrays (and a link split's seed edges, global ids too) graph/ copies unchanged from the source.
+constexpr const char* kNodeArrays[] = {"labels", "train", "valid", "test", "permutation", "hotness",
+                                       "link_train", "link_valid", "link_test"};
 
 std::string features_path(const graph::Dataset& source) {
   return source.dir() + "/" + source.manifest().files.at("features").path;

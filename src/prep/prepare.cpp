@@ -1,6 +1,7 @@
 // The `prepare` pipeline: open, score, order, then write every array in the new order through a
 // DatasetWriter, whose commit validates and swaps the directory into place.
 #include "graphtier/prep/prepare.hpp"
+#include "graphtier/prep/link_split.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -171,6 +172,12 @@ PrepareReport prepare_dataset(const std::string& input_dir, const std::string& o
   for (auto split : {graph::Split::kTrain, graph::Split::kValid, graph::Split::kTest}) {
     const std::string name(graph::split_name(split));
     if (m.has(name)) writer.write_array(name, std::span<const int64_t>(map_ids_sorted(in.split(split), perm)));
+  }
+  if (in.has_link_split()) {
+    for (auto split : {graph::Split::kTrain, graph::Split::kValid, graph::Split::kTest}) {
+      writer.write_array(graph::LinkSplit::array(split),
+                         std::span<const int64_t>(renumber_link_edges(in.link_edges(split), perm.old_to_new)));
+    }
   }
   // permutation.bin maps to the ORIGINAL ids: compose with the input's own renumbering.
   report.composed_permutation = in.has_permutation();

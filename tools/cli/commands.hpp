@@ -63,6 +63,7 @@ void register_convert(CLI::App& app, const GlobalOptions& global);
 void register_generate(CLI::App& app, const GlobalOptions& global);
 void register_prepare(CLI::App& app, const GlobalOptions& global);
 void register_partition(CLI::App& app, const GlobalOptions& global);
+void register_split_links(CLI::App& app, const GlobalOptions& global);
 void register_info(CLI::App& app, const GlobalOptions& global);
 void register_verify(CLI::App& app, const GlobalOptions& global);
 void register_sample(CLI::App& app, const GlobalOptions& global);

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   cli::register_generate(app, global);
   cli::register_prepare(app, global);
   cli::register_partition(app, global);
+  cli::register_split_links(app, global);
   cli::register_info(app, global);
   cli::register_verify(app, global);
   cli::register_sample(app, global);

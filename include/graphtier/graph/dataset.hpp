@@ -10,6 +10,8 @@
 //   hotness.bin       float64 [num_nodes], the score used to order nodes (non-increasing)
 //   type_per_edge.bin uint8 [num_edges], relation of each edge (typed datasets only)
 //   features.<type>.bin  [nodes of <type>, row_stride bytes] (typed datasets: a table per type)
+//   link_train.bin, link_valid.bin, link_test.bin   int64 [K, 2] (src, dst) seed edges of a
+//                     link-prediction split (`graphtier split-links`; manifest "links")
 //
 // A typed (heterogeneous) dataset adds the manifest's "hetero" section (HeteroSchema): node types
 // as contiguous id ranges, relations `src:rel:dst` with their reverses, the labelled type, and a
@@ -109,6 +111,28 @@ struct HeteroSchema {
   static std::string feature_array(std::string_view type_name);
 };
 
+/// The seed edges of a link-prediction split (docs/format.md, Link splits), written by
+/// `graphtier split-links` (prep/link_split.hpp) as PyG's RandomLinkSplit draws them: the
+/// undirected edges (an unordered pair {u, v} with all its CSC entries: both directions and
+/// duplicates) are split at random into validation, test and training edges, and a `disjoint`
+/// share of the training edges is kept for supervision only. The CSC holds the message-passing
+/// edges alone: validation, test and disjoint supervision edges never reach message passing.
+/// Each split's edges are `link_<split>.bin`, int64 [num_<split>, 2], one (src, dst) row per
+/// undirected edge, sorted; src <= dst unless the graph holds the edge only as src > dst.
+struct LinkSplit {
+  uint64_t seed = 0;
+  double val = 0;       // fraction of the undirected edges drawn for validation
+  double test = 0;      // fraction drawn for testing
+  double disjoint = 0;  // fraction of the training edges kept out of message passing
+  int64_t num_train = 0;
+  int64_t num_valid = 0;
+  int64_t num_test = 0;
+
+  int64_t count(Split s) const { return s == Split::kTrain ? num_train : s == Split::kValid ? num_valid : num_test; }
+  /// The array holding split `s`'s edges: "link_train", "link_valid" or "link_test".
+  static std::string array(Split s);
+};
+
 /// Whether `name` may name a node type or relation: 1 to 64 of [A-Za-z0-9_], so that it is a
 /// safe file-name part and cannot be confused with the separators of `src:rel:dst` or `A-B`.
 bool is_valid_type_name(std::string_view name);
@@ -125,6 +149,7 @@ struct Manifest {
   std::string source;         // provenance, free text
   std::map<std::string, FileEntry> files;  // by array name ("indptr", "features", ...)
   HeteroSchema hetero;                     // empty: homogeneous (written only when not empty)
+  std::optional<LinkSplit> links;          // seed edges (written only when present)
 
   bool has(const std::string& array) const { return files.count(array) != 0; }
   std::string to_json() const;
@@ -199,6 +224,10 @@ class Dataset {
   /// [0, num_nodes), its position and the numbering it was read in, before writing anything.
   void to_original(std::span<const int64_t> ids, std::span<int64_t> out) const;
   void from_original(std::span<const int64_t> ids, std::span<int64_t> out) const;
+  /// A link-prediction split's seed edges (LinkSplit): split `s`'s (src, dst) pairs, flattened
+  /// (2 * count entries: src0, dst0, src1, ...); empty without a split.
+  bool has_link_split() const noexcept { return manifest().links.has_value(); }
+  std::span<const int64_t> link_edges(Split s) const;
   bool has_hotness() const noexcept { return manifest().has("hotness"); }
   std::span<const double> hotness() const;
 

@@ -1,0 +1,219 @@
+"""Link prediction: minibatches of supervision edges (graphtier/sample/link_batch.hpp).
+
+    ds = graphtier.Dataset("data/cora-links")           # `graphtier split-links` wrote its seed edges
+    loader = graphtier.LinkNeighborLoader(ds, [10, 10], batch_size=256, edges="train",
+                                          negatives="binary", shuffle=True, seed=0)
+    for batch in loader:                                 # one epoch; iterate again for the next
+        h = model(batch.x, batch.blocks)[: batch.num_seeds]
+        src, dst = batch.label_index
+        loss = F.binary_cross_entropy_with_logits((h[src] * h[dst]).sum(-1), batch.label)
+
+A batch's seeds are the distinct endpoints of its supervision edges and negatives (ascending, as
+PyG's unique), sampled as graphtier.NeighborLoader samples node seeds; `label_index` [2, P + Q]
+holds the P positives then the Q negatives as positions among the seeds (binary), or `src_index`,
+`dst_pos_index`, `dst_neg_index` the triplets (triplet). Negatives and shuffling are drawn from the
+engine's counter-based generator, by (seed, epoch, batch): every batch is reproducible.
+
+Seed-edge exclusion (`exclude_seed_edges=True`, the default; GraphBolt's exclude_seed_edges): a
+batch's positive edges and their reverses carry no message in its blocks, so a model cannot read a
+supervision edge off the graph it is asked to predict it from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, List, Optional, Sequence, Union
+
+import torch
+
+from graphtier import _core
+from graphtier import loader as _loader
+from graphtier._ids import node_ids
+from graphtier.store import FeatureStore
+
+_SPLITS = {"train": "train", "val": "valid", "valid": "valid", "test": "test"}
+
+
+def link_split(dataset: _core.Dataset) -> Optional[dict]:
+    """The dataset's link split as `graphtier split-links` recorded it (seed, val, test, disjoint,
+    num_train, num_valid, num_test), or None."""
+    return _core.link_split(dataset)
+
+
+def link_edges(dataset: _core.Dataset, split: str) -> torch.Tensor:
+    """Split `split`'s ("train", "val"/"valid", "test") seed edges as a [2, K] int64 tensor (row 0
+    sources, row 1 destinations), in the dataset's own numbering. A ValueError without a split."""
+    if split not in _SPLITS:
+        raise ValueError(f"split: expected one of train, val, valid, test, got {split!r}")
+    return _core.link_edges(dataset, _SPLITS[split]).view(-1, 2).t()
+
+
+def all_edges(dataset: _core.Dataset) -> torch.Tensor:
+    """Every edge of the dataset's graph (its CSC: message sources in row 0), [2, E] int64."""
+    return _core.graph_edges(dataset).view(-1, 2).t()
+
+
+def edge_pairs(edges, num_nodes: int, name: str = "edges") -> torch.Tensor:
+    """`edges` ([2, K] integer tensor or array) as a contiguous int64 [2, K] CPU tensor, checked."""
+    t = torch.as_tensor(edges)
+    if t.dim() != 2 or t.shape[0] != 2:
+        raise ValueError(f"{name}: expected a [2, num_edges] tensor of (src, dst) columns, got shape {tuple(t.shape)}")
+    flat = node_ids(t.reshape(-1), name)
+    if flat.numel() and (int(flat.min()) < 0 or int(flat.max()) >= num_nodes):
+        bad = flat[(flat < 0) | (flat >= num_nodes)][0]
+        raise IndexError(f"{name}: node id {int(bad)} is out of range [0, {num_nodes})")
+    return flat.view(2, -1)
+
+
+@dataclass
+class LinkBatch:
+    """A link minibatch. `seeds` are the distinct endpoints of its edges (ascending), `blocks` their
+    sampled layers (graphtier.Block, blocks[0] next to the seeds), `x` the features of
+    `input_nodes` (its first len(seeds) rows are the seeds'), None without features.
+
+    binary or no negatives: `label_index` [2, P + Q] the positives then the negatives as positions
+    in `seeds`, `label` [P + Q] float (the positives' labels, 1 by default; 0 for negatives).
+    triplet: `src_index` [P], `dst_pos_index` [P], `dst_neg_index` [P, amount] positions in
+    `seeds`. `input_id` the positives' positions in the loader's edges; `unverified` how many
+    negatives stayed edges after every redraw (non_edges only)."""
+
+    epoch: int
+    index: int
+    seeds: torch.Tensor
+    input_nodes: torch.Tensor
+    x: Optional[torch.Tensor]
+    blocks: List[_loader.Block]
+    input_id: torch.Tensor
+    label_index: Optional[torch.Tensor] = None
+    label: Optional[torch.Tensor] = None
+    src_index: Optional[torch.Tensor] = None
+    dst_pos_index: Optional[torch.Tensor] = None
+    dst_neg_index: Optional[torch.Tensor] = None
+    unverified: int = 0
+
+    @property
+    def num_seeds(self) -> int:
+        return int(self.seeds.numel())
+
+    @property
+    def adjs(self):
+        """As graphtier.Batch.adjs: one (edge_index, (num_src, num_dst)) per layer, input side first."""
+        return [(b.edge_index, b.size) for b in reversed(self.blocks)]
+
+
+class LinkNeighborLoader:
+    """Minibatches of supervision edges with their sampled neighbourhoods.
+
+    `dataset` a graphtier.Dataset; `fanouts` per hop, seeds' hop first (-1: all); `edges` the
+    supervision edges: a split name of the dataset's link split ("train", "val", "test"), a [2, K]
+    tensor of (src, dst) columns, or None (the "train" split when the dataset has one, else every
+    edge of its graph); `labels` [K] their labels (default 1; with binary negatives, labels with a
+    0 among them are shifted by 1 so that 0 means negative, as PyG does).
+
+    `negatives`: None, "binary" (ceil(amount * P) random (src, dst) pairs per batch of P edges,
+    label 0) or "triplet" (`amount` random destinations per positive, a whole number);
+    `non_edges=True` redraws a negative while it is an edge of the graph, of the batch or of the
+    dataset's held-out seed edges. `exclude_seed_edges` (default True) removes each batch's
+    positives and their reverses from its blocks. `batch_size`, `shuffle`, `drop_last`, `replace`,
+    `seed` as graphtier.NeighborLoader's; each `iter(loader)` is one epoch (0, 1, ...), `set_epoch`
+    chooses another. Features come from `store` (a graphtier.FeatureStore) or a store made with
+    the remaining keyword options (graphtier.FeatureStoreOptions' fields), `device` where the
+    batch's tensors go.
+    """
+
+    def __init__(self, dataset: _core.Dataset, fanouts: Sequence[int], batch_size: int = 1, *, edges=None,
+                 labels=None, negatives: Optional[str] = None, amount: float = 1.0, non_edges: bool = False,
+                 exclude_seed_edges: bool = True, shuffle: bool = False, drop_last: bool = False,
+                 replace: bool = False, seed: int = 0, store: Optional[FeatureStore] = None,
+                 device: Union[str, torch.device] = "cpu", **store_options):
+        if not isinstance(dataset, _core.Dataset):
+            raise TypeError(f"dataset: expected a graphtier.Dataset, got {type(dataset).__name__}")
+        if len(dataset.node_types) > 0:
+            raise NotImplementedError("LinkNeighborLoader samples homogeneous datasets only")
+        if negatives not in (None, "binary", "triplet"):
+            raise ValueError(f"negatives: expected None, 'binary' or 'triplet', got {negatives!r}")
+        if int(batch_size) < 1:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        self.dataset = dataset
+        self.fanouts = [int(f) for f in fanouts]
+        self.batch_size = int(batch_size)
+        if edges is None:
+            edges = "train" if link_split(dataset) is not None else all_edges(dataset)
+        self.edges = link_edges(dataset, edges) if isinstance(edges, str) else edge_pairs(edges, dataset.num_nodes)
+        num = self.edges.shape[1]
+        if labels is None:
+            self.labels = torch.ones(num, dtype=torch.float32)
+        else:
+            self.labels = torch.as_tensor(labels).reshape(-1)
+            if self.labels.numel() != num:
+                raise ValueError(f"labels: expected one per edge ({num}), got {self.labels.numel()}")
+            if negatives == "triplet":
+                raise ValueError("labels: triplet negative sampling takes no labels (as PyG's)")
+            if negatives == "binary" and self.labels.numel() and float(self.labels.min()) == 0:
+                self.labels = self.labels + 1
+        self.negatives = negatives or "none"
+        self.amount = float(amount)
+        self.non_edges = bool(non_edges)
+        self.exclude_seed_edges = bool(exclude_seed_edges)
+        self.shuffle = bool(shuffle)
+        self.drop_last = bool(drop_last)
+        self.replace = bool(replace)
+        self.seed = int(seed)
+        self.device = torch.device(device)
+        # Held-out seed edges count as edges for non_edges: one sorted flattened list.
+        self._known = None
+        if self.non_edges and link_split(dataset) is not None:
+            known = torch.cat([link_edges(dataset, s) for s in ("train", "valid", "test")], dim=1)
+            order = torch.argsort(known[1], stable=True) if known.numel() else torch.zeros(0, dtype=torch.int64)
+            known = known[:, order]
+            known = known[:, torch.argsort(known[0], stable=True)]
+            self._known = known.t().contiguous().view(-1)
+        if store is None and dataset.feature_dim > 0:
+            store = FeatureStore(dataset, **store_options)
+        elif store_options:
+            raise TypeError(f"options {sorted(store_options)} configure a FeatureStore; with store= pass them to it")
+        self.store = store
+        self._epoch = 0
+        self._first_batch = 0
+
+    def __len__(self) -> int:
+        num = self.edges.shape[1]
+        return num // self.batch_size if self.drop_last else -(-num // self.batch_size)
+
+    def set_epoch(self, epoch: int, first_batch: int = 0) -> None:
+        """The next pass runs epoch `epoch` from batch `first_batch`."""
+        self._epoch, self._first_batch = int(epoch), int(first_batch)
+
+    def __iter__(self) -> Iterator[LinkBatch]:
+        epoch, first = self._epoch, self._first_batch
+        self._epoch, self._first_batch = epoch + 1, 0
+        num = self.edges.shape[1]
+        positions = torch.arange(num, dtype=torch.int64)
+        if self.shuffle:
+            positions = _core.shuffled_ids(positions, self.seed, epoch)
+        for b in range(first, len(self)):
+            chosen = positions[b * self.batch_size: (b + 1) * self.batch_size]
+            yield self._batch(epoch, b, chosen)
+
+    def _batch(self, epoch: int, index: int, chosen: torch.Tensor) -> LinkBatch:
+        pairs = self.edges[:, chosen].t().contiguous().view(-1)
+        d = _core.sample_link_minibatch(self.dataset, pairs, self.fanouts, self.replace, self.seed,
+                                        _core.minibatch_stream(epoch, index), self.negatives, self.amount,
+                                        self.non_edges, self.exclude_seed_edges, self._known)
+        blocks = [_loader.Block.from_dict(b).to(self.device) for b in d["blocks"]]
+        x = None
+        if self.store is not None:
+            x = self.store.gather(d["input_nodes"]).to(self.device)
+        batch = LinkBatch(epoch, index, d["seeds"].to(self.device), d["input_nodes"].to(self.device), x, blocks,
+                          chosen.to(self.device), unverified=int(d["unverified"]))
+        if self.negatives == "triplet":
+            batch.src_index = d["src_index"].to(self.device)
+            batch.dst_pos_index = d["dst_pos_index"].to(self.device)
+            neg = d["dst_neg_index"].view(chosen.numel(), -1)
+            batch.dst_neg_index = neg.to(self.device)
+        else:
+            batch.label_index = torch.stack([d["label_src"], d["label_dst"]]).to(self.device)
+            num_neg = batch.label_index.shape[1] - chosen.numel()
+            batch.label = torch.cat([self.labels[chosen].to(torch.float32),
+                                     torch.zeros(num_neg, dtype=torch.float32)]).to(self.device)
+        return batch

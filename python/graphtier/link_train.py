@@ -1,0 +1,198 @@
+"""python -m graphtier.train DATASET --task link: link prediction on a graphtier dataset.
+
+A GraphSAGE encoder over graphtier.LinkNeighborLoader's blocks and a dot-product (or MLP) decoder
+score the dataset's seed edges (`graphtier split-links`; a dataset without them is split here
+with the split-links defaults, val 0.05, test 0.1, seeded by --seed, into a temporary dataset).
+Each epoch trains on the training edges with fresh binary negatives (one per positive) and the
+batch's own edges excluded from its message passing, then prints the loss and the validation AUC,
+MRR and Hits@K; the run ends with the test figures of the epoch with the best validation AUC.
+Evaluation draws its negatives from a fixed stream, so every epoch (and every run with the same
+seed) is scored against the same negatives.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from typing import List, Optional
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import graphtier
+from graphtier import link
+from graphtier.models import GraphSAGE
+
+# The evaluation loaders' epoch: their own stream, apart from every training epoch's.
+_EVAL_EPOCH = 1 << 30
+
+
+def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtier.train") -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog=prog + " --task link", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("dataset", help="dataset directory (graphtier format, with features)")
+    p.add_argument("--task", choices=["link"], default="link", help="the task")
+    p.add_argument("--fanouts", default="-1,-1", help="per-layer fanouts, seeds' hop first, -1 = all")
+    p.add_argument("--batch-size", type=int, default=4096, help="training edges per minibatch")
+    p.add_argument("--eval-batch-size", type=int, default=4096, help="edges per minibatch in validation and test")
+    p.add_argument("--epochs", type=int, default=100, help="training epochs")
+    p.add_argument("--hidden", type=int, default=128, help="hidden channels")
+    p.add_argument("--out", type=int, default=64, help="embedding channels")
+    p.add_argument("--dropout", type=float, default=0.0, help="dropout probability")
+    p.add_argument("--lr", type=float, default=0.01, help="Adam's learning rate")
+    p.add_argument("--decoder", choices=["dot", "mlp"], default="dot", help="edge scores from the two embeddings")
+    p.add_argument("--hits", type=int, default=10, help="K of Hits@K")
+    p.add_argument("--eval-negatives", type=int, default=100,
+                   help="corrupted destinations per positive for MRR and Hits@K")
+    p.add_argument("--normalize-features", action="store_true",
+                   help="divide each feature row by its sum (PyG's NormalizeFeatures, for bag-of-words features)")
+    p.add_argument("--no-exclude", dest="exclude", action="store_false",
+                   help="keep each batch's supervision edges in its message passing")
+    p.add_argument("--seed", type=int, default=0, help="seed of the split (when drawn here), sampling and the model")
+    p.add_argument("--threads", type=int, default=0, help="torch threads (0: PyTorch's default)")
+    p.add_argument("--json", default=None, help="write the per-epoch figures and the result as JSON to this file")
+    from graphtier.train import _fanouts_joined  # `--fanouts -1,-1` as the node task reads it
+
+    args = p.parse_args(_fanouts_joined(list(argv) if argv is not None else sys.argv[1:]))
+    try:
+        args.fanouts = [int(f) for f in str(args.fanouts).split(",")]
+    except ValueError:
+        p.error(f"--fanouts: expected comma-separated integers, got {args.fanouts!r}")
+    if any(f < -1 for f in args.fanouts) or args.batch_size < 1 or args.epochs < 1 or args.eval_negatives < 1:
+        p.error("--fanouts must be -1 or more, --batch-size, --epochs and --eval-negatives positive")
+    return args
+
+
+class Decoder(nn.Module):
+    def __init__(self, kind: str, dim: int):
+        super().__init__()
+        self.mlp = nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, 1)) if kind == "mlp" else None
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return (a * b).sum(-1) if self.mlp is None else self.mlp(a * b).squeeze(-1)
+
+
+def auc(scores: torch.Tensor, labels: torch.Tensor) -> float:
+    """Area under the ROC curve: the probability that a positive outscores a negative (ties half)."""
+    order = torch.argsort(scores)
+    s = scores[order]
+    ranks = torch.empty_like(s, dtype=torch.float64)
+    # Average ranks over ties (1-based).
+    _, inverse, counts = torch.unique_consecutive(s, return_inverse=True, return_counts=True)
+    ends = torch.cumsum(counts, 0).to(torch.float64)
+    ranks = ((ends - (counts.to(torch.float64) - 1) / 2))[inverse]
+    y = labels[order] > 0
+    p, n = int(y.sum()), int((~y).sum())
+    if p == 0 or n == 0:
+        return float("nan")
+    return float((ranks[y].sum() - p * (p + 1) / 2) / (p * n))
+
+
+def _features(x: torch.Tensor, normalize: bool) -> torch.Tensor:
+    x = x.to(torch.float32)
+    if normalize:
+        x = x / x.sum(-1, keepdim=True).clamp(min=1)
+    return x
+
+
+def _ensure_split(path: str, seed: int, workdir: str) -> str:
+    ds = graphtier.Dataset(path)
+    if link.link_split(ds) is not None:
+        return path
+    out = os.path.join(workdir, "split")
+    command = os.path.join(os.path.dirname(sys.executable), "graphtier")
+    if not os.path.exists(command):
+        command = "graphtier"
+    subprocess.run([command, "-q", "split-links", "-d", path, "-o", out, "--seed", str(seed)], check=True)
+    return out
+
+
+@torch.no_grad()
+def evaluate(encoder, decoder, ds, split: str, args, fanouts) -> dict:
+    encoder.eval()
+    decoder.eval()
+    binary = graphtier.LinkNeighborLoader(ds, fanouts, args.eval_batch_size, edges=split, negatives="binary",
+                                          non_edges=True, exclude_seed_edges=False, seed=args.seed)
+    binary.set_epoch(_EVAL_EPOCH)
+    scores, labels = [], []
+    for b in binary:
+        h = encoder(_features(b.x, args.normalize_features), b.blocks)
+        scores.append(decoder(h[b.label_index[0]], h[b.label_index[1]]))
+        labels.append(b.label)
+    triplet = graphtier.LinkNeighborLoader(ds, fanouts, args.eval_batch_size, edges=split, negatives="triplet",
+                                           amount=args.eval_negatives, non_edges=True, exclude_seed_edges=False,
+                                           seed=args.seed)
+    triplet.set_epoch(_EVAL_EPOCH)
+    reciprocal, hits = [], []
+    for b in triplet:
+        h = encoder(_features(b.x, args.normalize_features), b.blocks)
+        pos = decoder(h[b.src_index], h[b.dst_pos_index])
+        neg = decoder(h[b.src_index].unsqueeze(1), h[b.dst_neg_index])
+        # Optimistic ties would flatter a constant model: a tie counts against the positive.
+        rank = 1 + (neg >= pos.unsqueeze(1)).sum(1)
+        reciprocal.append(1.0 / rank.to(torch.float64))
+        hits.append((rank <= args.hits).to(torch.float64))
+    return {"auc": auc(torch.cat(scores), torch.cat(labels)), "mrr": float(torch.cat(reciprocal).mean()),
+            f"hits@{args.hits}": float(torch.cat(hits).mean())}
+
+
+def run(args: argparse.Namespace) -> dict:
+    torch.manual_seed(args.seed)
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    fanouts = args.fanouts
+    with tempfile.TemporaryDirectory(prefix="graphtier-link-") as workdir:
+        ds = graphtier.Dataset(_ensure_split(args.dataset, args.seed, workdir))
+        if ds.feature_dim == 0:
+            raise ValueError(f"{args.dataset} has no features to encode")
+        encoder = GraphSAGE(ds.feature_dim, args.hidden, args.out, len(fanouts), args.dropout)
+        decoder = Decoder(args.decoder, args.out)
+        optimiser = torch.optim.Adam(list(encoder.parameters()) + list(decoder.parameters()), lr=args.lr)
+        loader = graphtier.LinkNeighborLoader(ds, fanouts, args.batch_size, edges="train", negatives="binary",
+                                              exclude_seed_edges=args.exclude, shuffle=True, seed=args.seed)
+        history, best, best_state = [], None, None
+        for epoch in range(args.epochs):
+            encoder.train()
+            decoder.train()
+            start, total, count = time.perf_counter(), 0.0, 0
+            for b in loader:
+                optimiser.zero_grad()
+                h = encoder(_features(b.x, args.normalize_features), b.blocks)
+                logits = decoder(h[b.label_index[0]], h[b.label_index[1]])
+                loss = F.binary_cross_entropy_with_logits(logits, b.label)
+                loss.backward()
+                optimiser.step()
+                total += float(loss) * b.label.numel()
+                count += b.label.numel()
+            seconds = time.perf_counter() - start
+            val = evaluate(encoder, decoder, ds, "val", args, fanouts)
+            row = {"epoch": epoch, "loss": total / max(count, 1), "seconds": seconds,
+                   **{f"val_{k}": v for k, v in val.items()}}
+            history.append(row)
+            print(f"epoch {epoch:3d}  loss {row['loss']:.4f}  val auc {val['auc']:.4f}  mrr {val['mrr']:.4f}  "
+                  f"hits@{args.hits} {val[f'hits@{args.hits}']:.4f}  {seconds:.2f} s", flush=True)
+            if best is None or val["auc"] > best["val_auc"]:
+                best = row
+                best_state = (copy.deepcopy(encoder.state_dict()), copy.deepcopy(decoder.state_dict()))
+        encoder.load_state_dict(best_state[0])
+        decoder.load_state_dict(best_state[1])
+        test = evaluate(encoder, decoder, ds, "test", args, fanouts)
+    result = {"best_epoch": best["epoch"], "val_auc": best["val_auc"], **{f"test_{k}": v for k, v in test.items()}}
+    print(f"test auc {test['auc']:.4f}  mrr {test['mrr']:.4f}  hits@{args.hits} {test[f'hits@{args.hits}']:.4f}  "
+          f"(epoch {best['epoch']}, val auc {best['val_auc']:.4f})", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"history": history, "result": result}, f, indent=2)
+    return result
+
+
+def main(argv: Optional[List[str]] = None, prog: str = "python -m graphtier.train") -> int:
+    run(parse_args(argv, prog))
+    return 0

@@ -1,0 +1,199 @@
+// Link minibatches on the host: negatives drawn by link_draws.hpp's rules, seed nodes numbered,
+// and seed-edge exclusion as a pass over a sampled MiniBatch.
+#include "graphtier/sample/link_batch.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+#include <utility>
+
+#include "graphtier/core/error.hpp"
+#include "graphtier/sample/link_draws.hpp"
+
+namespace graphtier::sample {
+namespace {
+
+/// Flattened (src, dst) pairs sorted by (src, dst).
+std::vector<int64_t> sorted_pairs(std::span<const int64_t> pairs) {
+  std::vector<std::pair<int64_t, int64_t>> rows(pairs.size() / 2);
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = {pairs[2 * i], pairs[2 * i + 1]};
+  std::sort(rows.begin(), rows.end());
+  std::vector<int64_t> out(pairs.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    out[2 * i] = rows[i].first;
+    out[2 * i + 1] = rows[i].second;
+  }
+  return out;
+}
+
+int64_t count_of(std::span<const int64_t> pairs) { return static_cast<int64_t>(pairs.size() / 2); }
+
+/// Whether u -> v counts as an edge for options.non_edges.
+bool is_edge(const graph::CscView* csc, std::span<const int64_t> positives, std::span<const int64_t> known, int64_t u,
+             int64_t v) {
+  if (is_excluded_edge(positives.data(), count_of(positives), u, v, true)) return true;
+  if (is_excluded_edge(known.data(), count_of(known), u, v, true)) return true;
+  if (csc == nullptr) return false;
+  return std::visit([&](auto indices) { return csc_has_edge(csc->indptr.data(), indices.data(), u, v); }, csc->indices);
+}
+
+}  // namespace
+
+std::string_view negative_mode_name(NegativeMode mode) {
+  switch (mode) {
+    case NegativeMode::kNone: return "none";
+    case NegativeMode::kBinary: return "binary";
+    case NegativeMode::kTriplet: return "triplet";
+  }
+  return "unknown";
+}
+
+NegativeMode parse_negative_mode(std::string_view text) {
+  for (NegativeMode m : {NegativeMode::kNone, NegativeMode::kBinary, NegativeMode::kTriplet}) {
+    if (text == negative_mode_name(m)) return m;
+  }
+  throw InvalidArgument(detail::concat("unknown negative sampling mode '", detail::printable(text),
+                                       "' (expected none, binary or triplet)"));
+}
+
+LinkSeeds draw_link_seeds(std::span<const int64_t> pairs, int64_t num_nodes, const NegativeOptions& options,
+                          uint64_t seed, uint64_t stream, const graph::CscView* csc, std::span<const int64_t> known) {
+  GRAPHTIER_EXPECTS(pairs.size() % 2 == 0, InvalidArgument, "link seeds: ", pairs.size(),
+                    " endpoints is not a whole number of (src, dst) pairs");
+  GRAPHTIER_EXPECTS(known.size() % 2 == 0, InvalidArgument, "link seeds: the known pairs have an odd length ", known.size());
+  GRAPHTIER_EXPECTS(num_nodes > 0, InvalidArgument, "link seeds: the graph has no nodes");
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    if (pairs[i] < 0 || pairs[i] >= num_nodes) {
+      throw OutOfRange(detail::concat("link seeds: node ", pairs[i], " of edge ", i / 2, " is out of range [0, ",
+                                      num_nodes, ")"));
+    }
+  }
+  GRAPHTIER_EXPECTS(!options.non_edges || csc == nullptr || csc->num_nodes() == num_nodes, InvalidArgument,
+                    "link seeds: the graph has ", csc == nullptr ? 0 : csc->num_nodes(), " nodes, expected ", num_nodes);
+  GRAPHTIER_EXPECTS(options.max_attempts >= 1 && options.max_attempts <= kMaxNegativeAttempts, InvalidArgument,
+                    "negative sampling: max_attempts must be in [1, ", kMaxNegativeAttempts, "], got ",
+                    options.max_attempts);
+  if (options.non_edges) {
+    for (std::size_t i = 2; i + 1 < known.size(); i += 2) {
+      GRAPHTIER_EXPECTS(known[i - 2] < known[i] || (known[i - 2] == known[i] && known[i - 1] <= known[i + 1]),
+                        InvalidArgument, "link seeds: the known pairs are not sorted by (src, dst) at pair ", i / 2);
+    }
+  }
+  const int64_t p = count_of(pairs);
+  int64_t q = 0;  // negative draws
+  if (options.mode == NegativeMode::kBinary) {
+    GRAPHTIER_EXPECTS(std::isfinite(options.amount) && options.amount > 0, InvalidArgument,
+                      "binary negative sampling: amount must be positive, got ", options.amount);
+    q = static_cast<int64_t>(std::ceil(options.amount * static_cast<double>(p)));
+    GRAPHTIER_EXPECTS(2 * q < kMaxNegativeDraws, InvalidArgument, "binary negative sampling: ", q, " negatives is too many");
+  } else if (options.mode == NegativeMode::kTriplet) {
+    GRAPHTIER_EXPECTS(options.amount >= 1 && options.amount == std::floor(options.amount) &&
+                          options.amount * static_cast<double>(p) < static_cast<double>(kMaxNegativeDraws),
+                      InvalidArgument, "triplet negative sampling: amount must be a whole number >= 1, got ",
+                      options.amount);
+    q = p * static_cast<int64_t>(options.amount);
+  }
+
+  const std::vector<int64_t> positives = options.non_edges ? sorted_pairs(pairs) : std::vector<int64_t>{};
+  LinkSeeds out;
+  const uint64_t ns = negative_stream(stream);
+  // A draw's result is a function of (seed, stream, index) and the graph, never of the other draws.
+  const auto draw = [&](int64_t index, int64_t src_index, int64_t fixed_src) {
+    int64_t u = fixed_src, v = 0;
+    for (int attempt = 0;; ++attempt) {
+      if (src_index >= 0) u = negative_node(seed, ns, src_index, attempt, num_nodes);
+      v = negative_node(seed, ns, index, attempt, num_nodes);
+      if (!options.non_edges || !is_edge(csc, positives, known, u, v)) break;
+      if (attempt + 1 == options.max_attempts) {
+        ++out.unverified;
+        break;
+      }
+    }
+    return std::pair<int64_t, int64_t>{u, v};
+  };
+  if (options.mode == NegativeMode::kBinary) {
+    out.negatives.resize(static_cast<std::size_t>(2 * q));
+    for (int64_t i = 0; i < q; ++i) {
+      const auto [u, v] = draw(2 * i + 1, 2 * i, -1);
+      out.negatives[static_cast<std::size_t>(2 * i)] = u;
+      out.negatives[static_cast<std::size_t>(2 * i + 1)] = v;
+    }
+  } else if (options.mode == NegativeMode::kTriplet) {
+    const auto amount = static_cast<int64_t>(options.amount);
+    out.negatives.resize(static_cast<std::size_t>(q));
+    for (int64_t k = 0; k < p; ++k) {
+      for (int64_t j = 0; j < amount; ++j) {
+        out.negatives[static_cast<std::size_t>(k * amount + j)] = draw(k * amount + j, -1, pairs[static_cast<std::size_t>(2 * k)]).second;
+      }
+    }
+  }
+
+  out.nodes.assign(pairs.begin(), pairs.end());
+  out.nodes.insert(out.nodes.end(), out.negatives.begin(), out.negatives.end());
+  std::sort(out.nodes.begin(), out.nodes.end());
+  out.nodes.erase(std::unique(out.nodes.begin(), out.nodes.end()), out.nodes.end());
+  const auto position = [&](int64_t v) {
+    return static_cast<int64_t>(std::lower_bound(out.nodes.begin(), out.nodes.end(), v) - out.nodes.begin());
+  };
+  if (options.mode == NegativeMode::kTriplet) {
+    for (int64_t k = 0; k < p; ++k) {
+      out.src_index.push_back(position(pairs[static_cast<std::size_t>(2 * k)]));
+      out.dst_pos_index.push_back(position(pairs[static_cast<std::size_t>(2 * k + 1)]));
+    }
+    for (int64_t v : out.negatives) out.dst_neg_index.push_back(position(v));
+  } else {
+    for (std::size_t i = 0; i + 1 < pairs.size(); i += 2) {
+      out.label_src.push_back(position(pairs[i]));
+      out.label_dst.push_back(position(pairs[i + 1]));
+    }
+    for (std::size_t i = 0; i + 1 < out.negatives.size(); i += 2) {
+      out.label_src.push_back(position(out.negatives[i]));
+      out.label_dst.push_back(position(out.negatives[i + 1]));
+    }
+  }
+  return out;
+}
+
+MiniBatch exclude_seed_edges(const MiniBatch& batch, std::span<const int64_t> pairs, bool reverse) {
+  GRAPHTIER_EXPECTS(pairs.size() % 2 == 0, InvalidArgument, "exclude_seed_edges: ", pairs.size(),
+                    " endpoints is not a whole number of (src, dst) pairs");
+  const std::vector<int64_t> excluded = sorted_pairs(pairs);
+  const int64_t count = count_of(excluded);
+  MiniBatch out;
+  out.seeds = batch.seeds;
+  out.blocks.reserve(batch.blocks.size());  // `dst` views the last block's nodes
+  std::span<const int64_t> dst = out.seeds;  // the new block's dst nodes: the seeds, then each new src list
+  for (const Block& old : batch.blocks) {
+    // Old dst node -> its position in the old block (dst nodes are a prefix of src_nodes).
+    std::unordered_map<int64_t, int64_t> old_dst;
+    old_dst.reserve(static_cast<std::size_t>(old.num_dst));
+    for (int64_t i = 0; i < old.num_dst; ++i) old_dst.emplace(old.src_nodes[static_cast<std::size_t>(i)], i);
+    Block b;
+    b.num_dst = static_cast<int64_t>(dst.size());
+    b.src_nodes.assign(dst.begin(), dst.end());
+    std::unordered_map<int64_t, int64_t> local;  // global id -> position in b.src_nodes
+    local.reserve(static_cast<std::size_t>(old.num_src()));
+    for (int64_t i = 0; i < b.num_dst; ++i) local.emplace(b.src_nodes[static_cast<std::size_t>(i)], i);
+    b.indptr.push_back(0);
+    for (int64_t i = 0; i < b.num_dst; ++i) {
+      const int64_t v = b.src_nodes[static_cast<std::size_t>(i)];
+      const int64_t o = old_dst.at(v);  // every kept node was an old dst node: kept nodes are a subset
+      for (int64_t e = old.indptr[static_cast<std::size_t>(o)]; e < old.indptr[static_cast<std::size_t>(o + 1)]; ++e) {
+        const int64_t u = old.src_nodes[static_cast<std::size_t>(old.indices[static_cast<std::size_t>(e)])];
+        if (is_excluded_edge(excluded.data(), count, u, v, reverse)) continue;
+        const auto [it, inserted] = local.emplace(u, b.num_src());
+        if (inserted) b.src_nodes.push_back(u);
+        b.indices.push_back(it->second);
+        if (!old.edge_ids.empty()) b.edge_ids.push_back(old.edge_ids[static_cast<std::size_t>(e)]);
+        if (!old.weights.empty()) b.weights.push_back(old.weights[static_cast<std::size_t>(e)]);
+        if (!old.edge_types.empty()) b.edge_types.push_back(old.edge_types[static_cast<std::size_t>(e)]);
+      }
+      b.indptr.push_back(static_cast<int64_t>(b.indices.size()));
+    }
+    out.blocks.push_back(std::move(b));
+    dst = out.blocks.back().src_nodes;
+  }
+  return out;
+}
+
+}  // namespace graphtier::sample
