@@ -130,6 +130,8 @@ DatasetHandle::DatasetHandle(const std::string& path)
 NB_MODULE(_core, m) {
   namespace gp = graphtier::python;
   namespace nb = nanobind;
+  // Minibatches free and allocate the same sizes again: keep that memory in the process.
+  m.attr("keeps_freed_memory") = graphtier::keep_freed_memory();
   // Typed C++ errors become the matching Python ones (docs/architecture.md, Conventions 5):
   // InvalidArgument and FormatError are std::invalid_argument (ValueError) and OutOfRange
   // std::out_of_range (IndexError) already; IoError is an OSError, Unsupported a

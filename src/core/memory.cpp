@@ -1,8 +1,10 @@
 // Front door for allocation: dispatches on the memory kind (docs/architecture.md, Device dispatch).
 #include "graphtier/core/memory.hpp"
 
+#include <malloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -25,6 +27,27 @@ int64_t physical_memory_bytes() {
   return int64_t{256} << 10;
 #endif
   return static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(::sysconf(_SC_PAGE_SIZE));
+}
+
+bool keep_freed_memory() {
+#if defined(__GLIBC__) && !defined(FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION)
+  const auto set = [](const char* name) {
+    const char* value = std::getenv(name);
+    return value != nullptr && value[0] != '\0';
+  };
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  const char* mine = std::getenv("GRAPHTIER_KEEP_FREED_MEMORY");
+  if ((tunables != nullptr && std::strstr(tunables, "glibc.malloc.") != nullptr) || set("MALLOC_TRIM_THRESHOLD_") ||
+      set("MALLOC_MMAP_THRESHOLD_") || (mine != nullptr && std::strcmp(mine, "0") == 0)) {
+    return false;
+  }
+  constexpr int64_t kMmapThreshold = int64_t{32} << 20;  // glibc's largest (DEFAULT_MMAP_THRESHOLD_MAX)
+  const int64_t trim = std::min<int64_t>(int64_t{1} << 30, physical_memory_bytes() / 16);
+  return ::mallopt(M_MMAP_THRESHOLD, static_cast<int>(kMmapThreshold)) == 1 &&
+         ::mallopt(M_TRIM_THRESHOLD, static_cast<int>(trim)) == 1;
+#else
+  return false;
+#endif
 }
 
 std::string_view memory_kind_name(MemoryKind k) {

@@ -8,10 +8,12 @@
 
 #include "commands.hpp"
 #include "graphtier/core/log.hpp"
+#include "graphtier/core/memory.hpp"
 #include "interrupt_handler.hpp"
 
 int main(int argc, char** argv) {
   using namespace graphtier;
+  keep_freed_memory();  // minibatches free and allocate the same sizes again: keep that memory
   CLI::App app{"graphtier: GNN training on graphs larger than memory"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "graphtier 0.1.0");

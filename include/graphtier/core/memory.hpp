@@ -15,6 +15,16 @@ std::string_view memory_kind_name(MemoryKind k);
 /// Installed physical memory in bytes: what memory budgets given as a percent of RAM refer to.
 int64_t physical_memory_bytes();
 
+/// Makes glibc's malloc keep the memory a minibatch frees for the next one instead of handing it
+/// back to the kernel and faulting in zeroed pages again (docs/benchmarks.md, "Freed memory kept":
+/// the typed sampler 1.6x, the Python loader 1.6x): allocations below 32 MiB come from the heap, and
+/// the heap's free top is returned only above min(1 GiB, RAM / 16). The programs call it once at
+/// start (the `graphtier` command, the Python module); a library user decides for their process.
+/// Does nothing where the user chose already (GLIBC_TUNABLES naming glibc.malloc, MALLOC_TRIM_THRESHOLD_
+/// or MALLOC_MMAP_THRESHOLD_ set), with GRAPHTIER_KEEP_FREED_MEMORY=0, or off glibc. Returns
+/// whether it changed the settings.
+bool keep_freed_memory();
+
 /// True when this build has the CUDA backends and at least one GPU is visible.
 bool cuda_available();
 
