@@ -80,8 +80,7 @@ class Block:
     @property
     def dst_index(self) -> torch.Tensor:
         """The dst position of every edge (the CSC column expanded), int64 [num_edges]."""
-        counts = self.indptr[1:] - self.indptr[:-1]
-        return torch.repeat_interleave(torch.arange(self.num_dst, device=self.indptr.device), counts)
+        return _expand_indptr(self.indptr, self.num_dst)
 
     @property
     def edge_index(self) -> torch.Tensor:

@@ -157,33 +157,14 @@ class NeighborLoader(_loader.Adapter):
     def _to_data(self, batch: _loader.Batch) -> Data:
         blocks = batch.blocks
         num_hops = len(blocks)
-        n = int(batch.input_nodes.numel())
         device = batch.input_nodes.device
-        # hop[v]: the hop in which PyG's sampler first reaches node v (0: the seeds), num_hops + 1 when
-        # only the re-sampled nodes' edges reach it. Block k's dst nodes are positions [0, num_dst) of
-        # the global order, so positions index one array for every block.
-        unreached = num_hops + 1
-        hop = torch.full((n,), unreached, dtype=torch.int64, device=device)
-        hop[: batch.num_seeds] = 0
-        sources: List[torch.Tensor] = []
-        targets: List[torch.Tensor] = []
-        edge_ids: List[torch.Tensor] = []
-        for k, block in enumerate(blocks):
-            dst = block.dst_index
-            keep = hop[dst] == k  # the frontier's edges: those PyG's hop k + 1 samples
-            src = block.indices[keep]
-            hop[src] = torch.clamp(hop[src], max=k + 1)  # every write to one node carries the same value
-            sources.append(src)
-            targets.append(dst[keep])
-            if block.edge_ids is not None:
-                edge_ids.append(block.edge_ids[keep])
-        # Nodes ordered by hop, in order of first appearance within one (a stable sort), the unreached
-        # ones cut off; new_pos maps a block position to its position in n_id.
-        hops, order = torch.sort(hop, stable=True)
-        reached = int((hops < unreached).sum())
-        order = order[:reached]
-        new_pos = torch.full((n,), -1, dtype=torch.int64, device=device)
-        new_pos[order] = torch.arange(reached, dtype=torch.int64, device=device)
+        # Block k's dst nodes are positions [0, num_dst) of the global order, so positions index one
+        # array for every block.
+        nodes, edges = _trim_by_hop({None: int(batch.input_nodes.numel())}, None, batch.num_seeds,
+                                    [[(None, None, None, b.indices, b.dst_index, b.edge_ids)] for b in blocks],
+                                    device)
+        order, new_pos, counts = nodes[None]
+        sources, targets, edge_ids = edges[None]
         edge_index = torch.stack([new_pos[torch.cat(sources)], new_pos[torch.cat(targets)]])
 
         n_id = batch.input_nodes[order]
@@ -191,14 +172,14 @@ class NeighborLoader(_loader.Adapter):
         if batch.x is not None:
             attrs["x"] = batch.x[order]
         else:
-            attrs["num_nodes"] = reached  # PyG infers it from x otherwise
+            attrs["num_nodes"] = int(order.numel())  # PyG infers it from x otherwise
         if self._labels is not None:
             attrs["y"] = self._labels[n_id.to("cpu")].to(device)
         if len(edge_ids) == num_hops:
             attrs["e_id"] = torch.cat(edge_ids)
         data = Data(**attrs)
         data.batch_size = batch.num_seeds
-        data.num_sampled_nodes = torch.bincount(hops[:reached], minlength=num_hops + 1).tolist()
+        data.num_sampled_nodes = counts
         data.num_sampled_edges = [int(s.numel()) for s in sources]
         data.input_id = batch.seed_positions.to(device)
         return data
@@ -208,55 +189,71 @@ class NeighborLoader(_loader.Adapter):
         within the type), the input type's seeds first, then each hop's new nodes in order of first
         appearance; `x` where the type has features (else `num_nodes`), `y`, `batch_size` and
         `input_id` on the input type; per edge type `edge_index` (row 0 the source's position in its
-        type's nodes) grouped by hop; `num_sampled_nodes` / `num_sampled_edges` per type and hop. As in
-        `_to_data`, block k keeps the edges of the nodes first reached in hop k."""
+        type's nodes) grouped by hop; `num_sampled_nodes` / `num_sampled_edges` per type and hop."""
         typed = batch.typed_blocks
-        num_hops = len(typed)
-        unreached = num_hops + 1
         last = typed[-1]
         device = batch.seeds.device
         labelled = self.data.labelled_type
-        hop = {t: torch.full((int(v.numel()),), unreached, dtype=torch.int64, device=device)
-               for t, v in last.src_nodes.items()}
-        hop[labelled][: batch.num_seeds] = 0
-        edges = {name: ([], []) for name in last.relations}
-        for k, block in enumerate(typed):
-            for name, rel in block.relations.items():
-                dst = rel.dst_index
-                keep = hop[rel.dst_type][dst] == k
-                src = rel.indices[keep]
-                hop[rel.src_type][src] = torch.clamp(hop[rel.src_type][src], max=k + 1)
-                edges[name][0].append(src)
-                edges[name][1].append(dst[keep])
+        nodes, edges = _trim_by_hop({t: int(v.numel()) for t, v in last.src_nodes.items()}, labelled,
+                                    batch.num_seeds,
+                                    [[(name, r.src_type, r.dst_type, r.indices, r.dst_index, None)
+                                      for name, r in block.relations.items()] for block in typed], device)
         data = HeteroData()
-        new_pos = {}
-        counts = {}
-        for t, h in hop.items():
-            hops, order = torch.sort(h, stable=True)
-            reached = int((hops < unreached).sum())
-            order = order[:reached]
-            pos = torch.full((h.numel(),), -1, dtype=torch.int64, device=device)
-            pos[order] = torch.arange(reached, dtype=torch.int64, device=device)
-            new_pos[t] = pos
+        for t, (order, _, counts) in nodes.items():
             begin = self.data.node_type_ranges[t][0]
             data[t].n_id = last.src_nodes[t][order] - begin
             if batch.x_dict is not None and t in batch.x_dict:
                 data[t].x = batch.x_dict[t][order]
             else:
-                data[t].num_nodes = reached
-            counts[t] = torch.bincount(hops[:reached], minlength=num_hops + 1).tolist()
-        for name, (srcs, dsts) in edges.items():
+                data[t].num_nodes = int(order.numel())
+        for name, (srcs, dsts, _) in edges.items():
             s, rel, d = name.split(":")
-            data[s, rel, d].edge_index = torch.stack([new_pos[s][torch.cat(srcs)], new_pos[d][torch.cat(dsts)]])
+            data[s, rel, d].edge_index = torch.stack([nodes[s][1][torch.cat(srcs)], nodes[d][1][torch.cat(dsts)]])
         if self._labels is not None:
             n_id = data[labelled].n_id + self.data.node_type_ranges[labelled][0]
             data[labelled].y = self._labels[n_id.to("cpu")].to(device)
         data[labelled].batch_size = batch.num_seeds
         data[labelled].input_id = batch.seed_positions.to(device)
-        data.num_sampled_nodes = counts
+        data.num_sampled_nodes = {t: counts for t, (_, _, counts) in nodes.items()}
         data.num_sampled_edges = {tuple(name.split(":")): [int(e.numel()) for e in srcs]
-                                  for name, (srcs, _) in edges.items()}
+                                  for name, (srcs, _, _) in edges.items()}
         return data
 
+
+def _trim_by_hop(num_nodes: dict, seed_type, num_seeds: int, blocks: list, device):
+    """PyG's per-hop layout of a minibatch whose blocks re-sample every node (graphtier's blocks do):
+    hop k of PyG's sampler samples only the nodes it first reached in hop k - 1, so block k keeps the
+    edges whose dst was first reached in hop k (0: the seeds, the first `num_seeds` nodes of
+    `seed_type`).
+
+    `num_nodes` maps each node type (None for an untyped graph) to its node count; `blocks[k]` lists
+    block k's relations as (key, src type, dst type, indices, dst_index, edge ids or None), positions
+    within the types. Returns per type (order: the reached positions by hop, in order of first
+    appearance within one; new_pos: a position's place in that order, -1 if unreached; counts: nodes
+    per hop 0..L) and per key the kept (sources, targets, edge ids) of every block."""
+    unreached = len(blocks) + 1  # reached only by the re-sampled nodes' edges
+    hop = {t: torch.full((n,), unreached, dtype=torch.int64, device=device) for t, n in num_nodes.items()}
+    hop[seed_type][:num_seeds] = 0
+    edges = {}
+    for k, relations in enumerate(blocks):
+        for key, src_type, dst_type, indices, dst, edge_ids in relations:
+            keep = hop[dst_type][dst] == k  # the frontier's edges: those PyG's hop k + 1 samples
+            src = indices[keep]
+            # every write to one node carries the same value
+            hop[src_type][src] = torch.clamp(hop[src_type][src], max=k + 1)
+            kept = edges.setdefault(key, ([], [], []))
+            kept[0].append(src)
+            kept[1].append(dst[keep])
+            if edge_ids is not None:
+                kept[2].append(edge_ids[keep])
+    nodes = {}
+    for t, h in hop.items():
+        hops, order = torch.sort(h, stable=True)  # stable: first appearance within a hop
+        reached = int((hops < unreached).sum())
+        order = order[:reached]
+        new_pos = torch.full((h.numel(),), -1, dtype=torch.int64, device=device)
+        new_pos[order] = torch.arange(reached, dtype=torch.int64, device=device)
+        nodes[t] = (order, new_pos, torch.bincount(hops[:reached], minlength=unreached).tolist())
+    return nodes, edges
 
 from graphtier.pyg_link import LinkNeighborLoader  # noqa: E402,F401  (PyG's link loader, python/graphtier/pyg_link.py)
