@@ -54,6 +54,18 @@ class Dataset(_core.Dataset):
         return super().from_original(node_ids(ids, "ids", self.num_nodes).numpy())
 
 
+def labelled_type_ids(ds: _core.Dataset, ids, argument: str) -> torch.Tensor:
+    """The global ids of a typed dataset's labelled-type nodes given within the type (ids or a bool
+    mask over the type's nodes, on any device; None: every one), int64 on the CPU; an id outside
+    the type is an IndexError naming `argument`."""
+    begin, end = ds.node_type_ranges[ds.labelled_type]
+    if ids is None:
+        return torch.arange(begin, end, dtype=torch.int64)
+    if isinstance(ids, torch.Tensor):
+        ids = ids.cpu()
+    return node_ids(ids, argument, end - begin) + begin
+
+
 def open_dataset(data, argument: str) -> _core.Dataset:
     """`data` as an open dataset: a graphtier.Dataset as it is, a directory opened; anything else
     (an in-memory PyG Data or DGLGraph) is a TypeError naming `argument` and the way to convert it."""

@@ -33,7 +33,7 @@ except ImportError as e:
 
 from graphtier import loader as _loader
 from graphtier._ids import node_ids
-from graphtier.dataset import open_dataset
+from graphtier.dataset import labelled_type_ids, open_dataset
 
 # DGL DataLoader's options that tune its worker processes and prefetching: graphtier's pipeline has
 # its own sampling, prefetch and gather threads, so DGL scripts that pass them run unchanged and they
@@ -140,8 +140,7 @@ class DataLoader(_loader.Adapter):
         if not isinstance(indices, dict) or list(indices) != [labelled]:
             raise ValueError(f"indices: on a typed dataset, {{{labelled!r}: ids}} (seeds of the labelled type) or a "
                              f"split name, got {indices if isinstance(indices, dict) else type(indices).__name__}")
-        begin, end = self.graph.node_type_ranges[labelled]
-        return _ids(indices[labelled], end - begin) + begin
+        return labelled_type_ids(self.graph, indices[labelled], "indices")
 
     def __iter__(self) -> Iterator[Tuple[torch.Tensor, torch.Tensor, List["dgl.DGLGraph"]]]:
         for batch in self.loader:

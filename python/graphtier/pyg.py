@@ -41,7 +41,7 @@ except ImportError as e:
 from graphtier import _core
 from graphtier._ids import node_ids
 from graphtier import loader as _loader
-from graphtier.dataset import open_dataset
+from graphtier.dataset import labelled_type_ids, open_dataset
 
 # torch.utils.data.DataLoader's options that tune PyTorch's worker processes: graphtier's pipeline has
 # its own sampling and gather threads, so PyG scripts that pass them run unchanged and they are unused.
@@ -62,10 +62,7 @@ def _input_ids(ds: _core.Dataset, input_nodes) -> torch.Tensor:
     if not isinstance(input_nodes, tuple) or len(input_nodes) != 2 or input_nodes[0] != labelled:
         raise ValueError(f"input_nodes: on a typed dataset, ({labelled!r}, ids, mask or None), the labelled type's "
                          f"nodes, or a split name; got {input_nodes!r:.80}")
-    begin, end = ds.node_type_ranges[labelled]
-    ids = input_nodes[1]
-    local = torch.arange(end - begin, dtype=torch.int64) if ids is None else node_ids(ids, "input_nodes", end - begin)
-    return local + begin
+    return labelled_type_ids(ds, input_nodes[1], "input_nodes")
 
 
 def _relation_fanouts(num_neighbors: dict, relations, hops: int) -> dict:
