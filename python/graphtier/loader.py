@@ -21,8 +21,33 @@ from graphtier import options as _options
 from graphtier._ids import node_ids
 
 
+class _Csc:
+    """What a bipartite CSC (`indptr` [num_dst + 1], `indices` [num_edges] of source positions, and
+    `num_src` / `num_dst`) offers: Block's and RelationBlock's shared views."""
+
+    @property
+    def num_edges(self) -> int:
+        return int(self.indices.numel())
+
+    @property
+    def size(self) -> Tuple[int, int]:
+        """(num_src, num_dst), PyG's `size` of a bipartite `edge_index`."""
+        return (self.num_src, self.num_dst)
+
+    @property
+    def dst_index(self) -> torch.Tensor:
+        """The dst position of every edge (the CSC column expanded), int64 [num_edges]."""
+        counts = self.indptr[1:] - self.indptr[:-1]
+        return torch.repeat_interleave(torch.arange(self.num_dst, device=self.indptr.device), counts)
+
+    @property
+    def edge_index(self) -> torch.Tensor:
+        """PyG-style [2, num_edges]: row 0 the source's position, row 1 the destination's."""
+        return torch.stack([self.indices, self.dst_index])
+
+
 @dataclass
-class Block:
+class Block(_Csc):
     """One layer of a minibatch: a bipartite CSC graph from `num_src` source nodes to the first
     `num_dst` of them (the dst nodes are a prefix of the src nodes).
 
@@ -68,39 +93,14 @@ class Block:
     def num_src(self) -> int:
         return int(self.src_nodes.numel())
 
-    @property
-    def num_edges(self) -> int:
-        return int(self.indices.numel())
-
-    @property
-    def size(self) -> Tuple[int, int]:
-        """(num_src, num_dst), PyG's `size` of a bipartite `edge_index`."""
-        return (self.num_src, self.num_dst)
-
-    @property
-    def dst_index(self) -> torch.Tensor:
-        """The dst position of every edge (the CSC column expanded), int64 [num_edges]."""
-        return _expand_indptr(self.indptr, self.num_dst)
-
-    @property
-    def edge_index(self) -> torch.Tensor:
-        """PyG-style [2, num_edges] (row 0: source = local src position, row 1: local dst position)."""
-        return torch.stack([self.indices, self.dst_index])
-
     def to(self, device: Union[str, torch.device]) -> "Block":
         move = lambda t: None if t is None else _to_device(t, device)  # noqa: E731
         return Block(self.num_dst, move(self.src_nodes), move(self.indptr), move(self.indices),
                      move(self.edge_ids), move(self.weights), move(self.edge_types))
 
 
-def _expand_indptr(indptr: torch.Tensor, num_dst: int) -> torch.Tensor:
-    """The dst position of every edge of a CSC (the column expanded), int64 [num_edges]."""
-    counts = indptr[1:] - indptr[:-1]
-    return torch.repeat_interleave(torch.arange(num_dst, device=indptr.device), counts)
-
-
 @dataclass
-class RelationBlock:
+class RelationBlock(_Csc):
     """One relation's edges of a TypedBlock: a CSC from the `num_src` nodes of the relation's source
     type to the first `num_dst` nodes of its destination type (positions in TypedBlock.src_nodes of
     each type). `indptr` [num_dst + 1], `indices` [num_edges] and `block_edges` [num_edges] (each
@@ -113,24 +113,6 @@ class RelationBlock:
     indptr: torch.Tensor
     indices: torch.Tensor
     block_edges: torch.Tensor
-
-    @property
-    def num_edges(self) -> int:
-        return int(self.indices.numel())
-
-    @property
-    def size(self) -> Tuple[int, int]:
-        """(num_src, num_dst), PyG's `size` of a bipartite `edge_index`."""
-        return (self.num_src, self.num_dst)
-
-    @property
-    def dst_index(self) -> torch.Tensor:
-        return _expand_indptr(self.indptr, self.num_dst)
-
-    @property
-    def edge_index(self) -> torch.Tensor:
-        """[2, num_edges]: row 0 the source's position in its type's nodes, row 1 the destination's."""
-        return torch.stack([self.indices, self.dst_index])
 
     def to(self, device: Union[str, torch.device]) -> "RelationBlock":
         return RelationBlock(self.src_type, self.dst_type, self.num_src, self.num_dst,
