@@ -31,7 +31,8 @@ import torch
 import graphtier
 from graphtier import options, plots
 from graphtier.training import (batch_seed, dataset_identity, evaluate, load_checkpoint, load_feature_table,
-                                load_model_state, make_model, model_features, save_checkpoint, train_step, write_json)
+                                load_model_state, make_model, mapped_type_tables, model_features, save_checkpoint,
+                                train_step, write_json)
 from graphtier.training.model import RELATIONAL_MODELS
 from graphtier.training.report import best_figures, final_line, not_evaluated, validation_figure
 
@@ -75,7 +76,8 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
     p.add_argument("--threads", type=int, default=0, help="sampling and gather threads (0: all cores)")
     p.add_argument("--baseline", action="store_true",
                    help="the pipeline without graphtier's feature path, for comparison: graphtier's CPU sampler, "
-                        "then x_cpu.index_select(0, input_nodes).to(device) in the training loop (features in RAM)")
+                        "then x_cpu.index_select(0, input_nodes).to(device) in the training loop (features in RAM; "
+                        "a typed dataset's per-type tables memory-mapped)")
     p.add_argument("--no-eval", action="store_true", help="skip validation and test (timing runs)")
     p.add_argument("--deterministic", action="store_true",
                    help="deterministic PyTorch kernels (on a GPU the aggregation's index_add otherwise sums "
@@ -164,8 +166,6 @@ def _check_model_fits(args, ds) -> None:
         if args.model not in RELATIONAL_MODELS:
             raise ValueError(f"{args.dataset} is a typed dataset (node types {', '.join(ds.node_types)}): train it "
                              f"with --model {'|'.join(RELATIONAL_MODELS)}")
-        if args.baseline:
-            raise ValueError("--baseline reads one feature table; a typed dataset has one per type")
         if ds.labelled_type is None:
             raise ValueError(f"{args.dataset}: no node type is labelled")
     elif args.model in RELATIONAL_MODELS:
@@ -182,7 +182,8 @@ def make_loader(args, ds, store, split: str, train: bool):
         return graphtier.LayerLoader(ds, args.fanout_list, method=args.model, split=split, device=args.device,
                                      store=store, options=o)
     if args.model in RELATIONAL_MODELS:
-        return graphtier.NeighborLoader(ds, args.fanout_list, split=split, device=args.device, store=store, options=o)
+        return graphtier.NeighborLoader(ds, args.fanout_list, split=split, device=args.device, store=store,
+                                        features=not args.baseline, options=o)
     if args.baseline:
         o.gpu_sampling = False
     return graphtier.NeighborLoader(ds, args.fanout_list, split=split, device="cpu" if args.baseline else args.device,
@@ -191,12 +192,20 @@ def make_loader(args, ds, store, split: str, train: bool):
 
 def model_inputs(batch, args, x_cpu=None):
     """(x, batch) ready for the model on args.device. The baseline (x_cpu given) gathers x with
-    index_select on the CPU and copies it and the batch to the device; graphtier's x is already there."""
+    index_select on the CPU and copies it and the batch to the device; graphtier's x is already there.
+    A typed batch's x is {type: features}; its baseline's x_cpu {type: (first id, memory-mapped table)}."""
+    if batch.typed_blocks is not None:
+        if x_cpu is not None:
+            nodes = batch.typed_blocks[-1].src_nodes
+            x_dict = {t: table.index_select(0, nodes[t].cpu() - begin).to(args.device)
+                      for t, (begin, table) in x_cpu.items()}
+            batch = batch.to(args.device)
+        else:
+            x_dict = batch.x_dict
+        return {t: model_features(x, args.normalize_features) for t, x in x_dict.items()}, batch
     if x_cpu is not None:
         x = x_cpu.index_select(0, batch.input_nodes).to(args.device)
         batch = batch.to(args.device)
-    elif batch.typed_blocks is not None:
-        return {t: model_features(x, args.normalize_features) for t, x in batch.x_dict.items()}, batch
     else:
         x = batch.x
     return model_features(x, args.normalize_features), batch
@@ -277,7 +286,9 @@ def run(args: argparse.Namespace, prog: str = "python -m graphtier.train") -> di
     ds = graphtier.Dataset(args.dataset)
     _check_model_fits(args, ds)
     device = torch.device(args.device)
-    if ds.is_hetero:
+    if args.baseline and args.model not in ("ladies", "fastgcn"):
+        store = None  # the baseline reads its own tables (x_cpu); only the layer-wise loaders still gather
+    elif ds.is_hetero:
         # One store of the per-type tables for the three loaders, when a type has one.
         store = (graphtier.TypedFeatureStore(ds, options=options.cli_store_options(args), threads=args.threads)
                  if any(ds.node_type_feature_dims) else None)
@@ -287,7 +298,7 @@ def run(args: argparse.Namespace, prog: str = "python -m graphtier.train") -> di
     train_loader = make_loader(args, ds, store, "train", train=True)
     valid_loader = make_loader(args, ds, store, "valid", train=False)
     test_loader = make_loader(args, ds, store, "test", train=False)
-    x_cpu = load_feature_table(ds) if args.baseline else None
+    x_cpu = None if not args.baseline else mapped_type_tables(ds) if ds.is_hetero else load_feature_table(ds)
     model = make_model(args, ds.feature_dim, ds.num_classes, ds).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
 
@@ -339,7 +350,8 @@ def run(args: argparse.Namespace, prog: str = "python -m graphtier.train") -> di
             if args.stop_after_batches is not None and steps_this_run >= args.stop_after_batches:
                 bar.clear()
                 checkpoint()
-                return {"stopped": True, "position": train_loader.position, "losses": history["losses"]}
+                return {"stopped": True, "position": train_loader.position, "losses": history["losses"],
+                        "seconds": time.perf_counter() - start}  # this epoch's, up to the stop
         seconds = time.perf_counter() - start
         stats = train_loader.stats()
         val_acc = None if args.no_eval else accuracy(model, valid_loader, args, x_cpu)

@@ -80,6 +80,27 @@ void bind_dataset(nb::module_& m) {
                      for (const auto& t : d.dataset->schema().node_types) dims.push_back(t.features.dim);
                      return dims;
                    })
+      .def(
+          "type_features",
+          [](const DatasetHandle& d, const std::string& name) {
+            const graph::HeteroSchema& schema = d.dataset->schema();
+            const int32_t t = schema.find_node_type(name);
+            GRAPHTIER_EXPECTS(t >= 0, InvalidArgument, "dataset ", d.dataset->dir(), " has no node type '", name, "'");
+            const graph::FeatureLayout& layout = schema.node_types[static_cast<std::size_t>(t)].features;
+            GRAPHTIER_EXPECTS(layout.dim > 0, InvalidArgument, "node type '", name, "' of ", d.dataset->dir(),
+                              " has no features");
+            // [nodes of the type, dim] over the mapped file, each row `row_stride` bytes from the next.
+            TensorView view;
+            view.data = const_cast<std::byte*>(d.dataset->type_feature_bytes(t).data());
+            view.dtype = layout.dtype;
+            view.ndim = 2;
+            view.shape = {schema.num_nodes_of(t), layout.dim};
+            view.strides = {layout.row_stride / dtype_size(layout.dtype), 1};
+            return torch_view(view, owner_capsule(d.dataset));
+          },
+          nb::arg("node_type"),
+          "Node type `node_type`'s feature table as a read-only [nodes of the type, dim] view of its "
+          "memory-mapped file (rows in the type's own ids; nothing is read until it is indexed).")
       .def_prop_ro("relations",
                    [](const DatasetHandle& d) {
                      std::vector<std::string> names;
