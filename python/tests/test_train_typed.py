@@ -56,3 +56,22 @@ def test_typed_baseline_reads_the_rows_the_store_serves(igbh_small):
     baseline = train.run(train.parse_args([*run, "--baseline"]))
     assert len(store["losses"]) >= 4  # two epochs of several batches
     assert baseline["losses"] == store["losses"]
+
+
+def test_type_features_is_the_stored_table(igbh_small, acm):
+    """Dataset.type_features views a type's mapped table: the rows TypedFeatureStore serves, in the
+    type's own ids; a type without features or an unknown one is refused by name."""
+    import graphtier
+    import torch
+
+    ds = graphtier.Dataset(igbh_small)
+    begin, end = ds.node_type_ranges["author"]
+    table = ds.type_features("author")
+    assert tuple(table.shape) == (end - begin, 8)
+    ids = torch.tensor([end - 1, begin, begin + 7], dtype=torch.int64)
+    store = graphtier.TypedFeatureStore(ds, threads=1)
+    assert torch.equal(table[ids - begin], store.gather("author", ids))
+    with pytest.raises(ValueError, match="has no node type 'venue'"):
+        ds.type_features("venue")
+    with pytest.raises(ValueError, match="node type 'p' of .* has no features"):
+        graphtier.Dataset(acm).type_features("p")
