@@ -8,7 +8,7 @@ bounded as on a machine whose RAM the features exceed. Rounds alternate the two 
 reports batches/s over --batches training batches (after one warm-up batch) and its peak RSS.
 
     graphtier generate --schema igbh --nodes 2M --align 4096 --classes 19 -o igbh2m-f   # 7.8 GiB of features
-    python bench/train/typed_out_of_core.py igbh2m-f --memory-limit 3GiB [--batches 8] [--rounds 2]
+    python bench/train/typed_out_of_core.py igbh2m-f --memory-limit 4GiB [--batches 8] [--rounds 2]
 """
 
 import argparse
@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 CHILD = r"""
@@ -60,16 +61,24 @@ def evict(dataset: str) -> None:
                 os.close(fd)
 
 
-def run_child(cgroup: str, train_args: list, batches: int) -> dict:
+def run_child(cgroup, train_args: list, batches: int, timeout: float) -> dict:
     def enter() -> None:
-        with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
-            f.write(str(os.getpid()))
+        if cgroup is not None:
+            with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
+                f.write(str(os.getpid()))
 
     proc = subprocess.Popen([sys.executable, "-c", CHILD, json.dumps(train_args), str(batches)],
                             stdout=subprocess.PIPE, text=True, preexec_fn=enter)
+    fired = threading.Event()
+    timer = threading.Timer(timeout, lambda: (fired.set(), proc.kill()))
+    timer.start()
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak RSS (ru_maxrss, KiB)
+    timer.cancel()
     proc.returncode = os.waitstatus_to_exitcode(status)
+    if fired.is_set():  # killed by the timer: fewer than `batches` + 1 batches in `timeout` seconds
+        return {"timed_out": timeout, "peak_rss_mib": usage.ru_maxrss / 1024,
+                "batches_per_second": (batches + 1) / timeout}
     if proc.returncode != 0:
         sys.exit(f"typed_out_of_core: the child exited with {proc.returncode} (killed by the cgroup's limit?)")
     figures = json.loads(out.strip().splitlines()[-1])
@@ -81,9 +90,12 @@ def run_child(cgroup: str, train_args: list, batches: int) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("dataset")
-    p.add_argument("--memory-limit", default="3GiB", help="the cgroup's memory limit (page cache included)")
+    p.add_argument("--memory-limit", default="4GiB",
+                   help="the cgroup's memory limit (page cache included); none: no cgroup, the machine's RAM")
     p.add_argument("--batches", type=int, default=8)
     p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--timeout", type=float, default=600,
+                   help="seconds a run may take; a run past it counts as (batches + 1) / timeout batches/s, an upper bound")
     p.add_argument("--host-cache", default="256MiB", help="graphtier's host cache of storage rows")
     p.add_argument("--fanouts", default="10,15")
     p.add_argument("--batch-size", default="1024")
@@ -95,19 +107,21 @@ def main() -> None:
                                "--io-depth", "64"],
         "memmap": common + ["--baseline"],
     }
-    cgroup = make_cgroup(parse_bytes(a.memory_limit))
+    cgroup = None if a.memory_limit == "none" else make_cgroup(parse_bytes(a.memory_limit))
     results = {name: [] for name in readers}
     try:
         for r in range(a.rounds):
             for name, train_args in readers.items():
                 evict(a.dataset)
                 start = time.perf_counter()
-                figures = run_child(cgroup, train_args, a.batches)
+                figures = run_child(cgroup, train_args, a.batches, a.timeout)
                 results[name].append(figures)
-                print(f"round {r} {name:9s} {figures['batches_per_second']:.3f} batches/s  peak RSS "
+                bound = "< " if "timed_out" in figures else ""
+                print(f"round {r} {name:9s} {bound}{figures['batches_per_second']:.3f} batches/s  peak RSS "
                       f"{figures['peak_rss_mib']:.0f} MiB  ({time.perf_counter() - start:.0f} s)", flush=True)
     finally:
-        os.rmdir(cgroup)
+        if cgroup is not None:
+            os.rmdir(cgroup)
     ratio = [g["batches_per_second"] / m["batches_per_second"] for g, m in zip(results["graphtier"], results["memmap"])]
     print(json.dumps({"memory_limit": a.memory_limit, "ratio_graphtier_to_memmap": ratio, **results}))
 
