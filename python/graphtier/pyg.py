@@ -29,7 +29,7 @@ drawn with these draws.
 
 from __future__ import annotations
 
-from typing import Callable, Iterator, List, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 import torch
 
