@@ -28,7 +28,7 @@ from torch import nn
 
 import graphtier
 from graphtier import link
-from graphtier.models import GraphSAGE
+from graphtier.models import GCN, GraphSAGE
 
 # The evaluation loaders' epoch: their own stream, apart from every training epoch's.
 _EVAL_EPOCH = 1 << 30
@@ -39,6 +39,8 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("dataset", help="dataset directory (graphtier format, with features)")
     p.add_argument("--task", choices=["link"], default="link", help="the task")
+    p.add_argument("--model", choices=["sage", "gcn"], default="sage",
+                   help="encoder: GraphSAGE (mean) or GCN (self-loops, symmetric normalisation, PyG's GCNConv)")
     p.add_argument("--fanouts", default="-1,-1", help="per-layer fanouts, seeds' hop first, -1 = all")
     p.add_argument("--batch-size", type=int, default=4096, help="training edges per minibatch")
     p.add_argument("--eval-batch-size", type=int, default=4096, help="edges per minibatch in validation and test")
@@ -114,6 +116,19 @@ def _ensure_split(path: str, seed: int, workdir: str) -> str:
     return out
 
 
+class Encoder(nn.Module):
+    """GraphSAGE or GCN over a link batch's blocks (GCN reads the graph's degrees, kept here)."""
+
+    def __init__(self, kind: str, ds, args, num_layers: int):
+        super().__init__()
+        model = GCN if kind == "gcn" else GraphSAGE
+        self.model = model(ds.feature_dim, args.hidden, args.out, num_layers, args.dropout)
+        self.degree = GCN.degrees(link.all_edges(ds), ds.num_nodes) if kind == "gcn" else None
+
+    def forward(self, x: torch.Tensor, blocks) -> torch.Tensor:
+        return self.model(x, blocks) if self.degree is None else self.model(x, blocks, self.degree)
+
+
 @torch.no_grad()
 def evaluate(encoder, decoder, ds, split: str, args, fanouts) -> dict:
     encoder.eval()
@@ -152,7 +167,7 @@ def run(args: argparse.Namespace) -> dict:
         ds = graphtier.Dataset(_ensure_split(args.dataset, args.seed, workdir))
         if ds.feature_dim == 0:
             raise ValueError(f"{args.dataset} has no features to encode")
-        encoder = GraphSAGE(ds.feature_dim, args.hidden, args.out, len(fanouts), args.dropout)
+        encoder = Encoder(args.model, ds, args, len(fanouts))
         decoder = Decoder(args.decoder, args.out)
         optimiser = torch.optim.Adam(list(encoder.parameters()) + list(decoder.parameters()), lr=args.lr)
         loader = graphtier.LinkNeighborLoader(ds, fanouts, args.batch_size, edges="train", negatives="binary",
