@@ -1,13 +1,14 @@
 """python -m graphtier.train DATASET --task link: link prediction on a graphtier dataset.
 
-A GraphSAGE encoder over graphtier.LinkNeighborLoader's blocks and a dot-product (or MLP) decoder
-score the dataset's seed edges (`graphtier split-links`; a dataset without them is split here
-with the split-links defaults, val 0.05, test 0.1, seeded by --seed, into a temporary dataset).
-Each epoch trains on the training edges with fresh binary negatives (one per positive) and the
-batch's own edges excluded from its message passing, then prints the loss and the validation AUC,
-MRR and Hits@K; the run ends with the test figures of the epoch with the best validation AUC.
-Evaluation draws its negatives from a fixed stream, so every epoch (and every run with the same
-seed) is scored against the same negatives.
+A GraphSAGE or GCN (`--model gcn`) encoder over graphtier.LinkNeighborLoader's blocks and a
+dot-product (or MLP) decoder score the dataset's seed edges (`graphtier split-links`; a dataset
+without them is split here with the split-links defaults, val 0.05, test 0.1, seeded by --seed,
+into a temporary dataset). Each epoch trains on the training edges with fresh binary negatives
+(one per positive) and the batch's own edges excluded from its message passing (`--no-exclude`
+keeps them: full-batch training, as PyG's example, would otherwise pass almost no message), then
+prints the loss and the validation AUC, MRR and Hits@K; the run ends with the test figures of the
+epoch with the best validation AUC. Evaluation draws its negatives from a fixed stream, so every
+epoch (and every run with the same seed) is scored against the same negatives.
 """
 
 from __future__ import annotations
