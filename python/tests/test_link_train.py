@@ -34,6 +34,9 @@ def test_link_options_are_refused_in_one_line(cora):
     r = subprocess.run([sys.executable, "-m", "graphtier.train", cora, "--task", "link", "--fanouts", "x"],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "--fanouts" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "graphtier.train", cora, "--task", "link", "--model", "ladies"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "--model" in r.stderr
     r = subprocess.run([sys.executable, "-m", "graphtier.train", cora, "--task", "link", "--help"],
                        capture_output=True, text=True)
     assert r.returncode == 0 and "--decoder" in r.stdout and "(default: dot)" in r.stdout
