@@ -1,13 +1,14 @@
 """python -m graphtier.train DATASET --task link: link prediction on a graphtier dataset.
 
-A GraphSAGE encoder over graphtier.LinkNeighborLoader's blocks and a dot-product (or MLP) decoder
-score the dataset's seed edges (`graphtier split-links`; a dataset without them is split here
-with the split-links defaults, val 0.05, test 0.1, seeded by --seed, into a temporary dataset).
-Each epoch trains on the training edges with fresh binary negatives (one per positive) and the
-batch's own edges excluded from its message passing, then prints the loss and the validation AUC,
-MRR and Hits@K; the run ends with the test figures of the epoch with the best validation AUC.
-Evaluation draws its negatives from a fixed stream, so every epoch (and every run with the same
-seed) is scored against the same negatives.
+A GraphSAGE or GCN (`--model gcn`) encoder over graphtier.LinkNeighborLoader's blocks and a
+dot-product (or MLP) decoder score the dataset's seed edges (`graphtier split-links`; a dataset
+without them is split here with the split-links defaults, val 0.05, test 0.1, seeded by --seed,
+into a temporary dataset). Each epoch trains on the training edges with fresh binary negatives
+(one per positive) and the batch's own edges excluded from its message passing (`--no-exclude`
+keeps them: full-batch training, as PyG's example, would otherwise pass almost no message), then
+prints the loss and the validation AUC, MRR and Hits@K; the run ends with the test figures of the
+epoch with the best validation AUC. Evaluation draws its negatives from a fixed stream, so every
+epoch (and every run with the same seed) is scored against the same negatives.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from torch import nn
 
 import graphtier
 from graphtier import link
-from graphtier.models import GraphSAGE
+from graphtier.models import GCN, GraphSAGE
 
 # The evaluation loaders' epoch: their own stream, apart from every training epoch's.
 _EVAL_EPOCH = 1 << 30
@@ -39,6 +40,8 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("dataset", help="dataset directory (graphtier format, with features)")
     p.add_argument("--task", choices=["link"], default="link", help="the task")
+    p.add_argument("--model", choices=["sage", "gcn"], default="sage",
+                   help="encoder: GraphSAGE (mean) or GCN (self-loops, symmetric normalisation, PyG's GCNConv)")
     p.add_argument("--fanouts", default="-1,-1", help="per-layer fanouts, seeds' hop first, -1 = all")
     p.add_argument("--batch-size", type=int, default=4096, help="training edges per minibatch")
     p.add_argument("--eval-batch-size", type=int, default=4096, help="edges per minibatch in validation and test")
@@ -114,8 +117,19 @@ def _ensure_split(path: str, seed: int, workdir: str) -> str:
     return out
 
 
+def _encoder(kind: str, ds, args, num_layers: int):
+    """(model, encode): GraphSAGE or GCN, and encode(x, blocks) -> embeddings (GCN also reads the
+    graph's degrees, kept here rather than in the model's state)."""
+    if kind == "sage":
+        model = GraphSAGE(ds.feature_dim, args.hidden, args.out, num_layers, args.dropout)
+        return model, model
+    model = GCN(ds.feature_dim, args.hidden, args.out, num_layers, args.dropout)
+    degree = GCN.degrees(link.all_edges(ds), ds.num_nodes)
+    return model, lambda x, blocks: model(x, blocks, degree)
+
+
 @torch.no_grad()
-def evaluate(encoder, decoder, ds, split: str, args, fanouts) -> dict:
+def evaluate(encoder, encode, decoder, ds, split: str, args, fanouts) -> dict:
     encoder.eval()
     decoder.eval()
     binary = graphtier.LinkNeighborLoader(ds, fanouts, args.eval_batch_size, edges=split, negatives="binary",
@@ -123,7 +137,7 @@ def evaluate(encoder, decoder, ds, split: str, args, fanouts) -> dict:
     binary.set_epoch(_EVAL_EPOCH)
     scores, labels = [], []
     for b in binary:
-        h = encoder(_features(b.x, args.normalize_features), b.blocks)
+        h = encode(_features(b.x, args.normalize_features), b.blocks)
         scores.append(decoder(h[b.label_index[0]], h[b.label_index[1]]))
         labels.append(b.label)
     triplet = graphtier.LinkNeighborLoader(ds, fanouts, args.eval_batch_size, edges=split, negatives="triplet",
@@ -132,7 +146,7 @@ def evaluate(encoder, decoder, ds, split: str, args, fanouts) -> dict:
     triplet.set_epoch(_EVAL_EPOCH)
     reciprocal, hits = [], []
     for b in triplet:
-        h = encoder(_features(b.x, args.normalize_features), b.blocks)
+        h = encode(_features(b.x, args.normalize_features), b.blocks)
         pos = decoder(h[b.src_index], h[b.dst_pos_index])
         neg = decoder(h[b.src_index].unsqueeze(1), h[b.dst_neg_index])
         # Optimistic ties would flatter a constant model: a tie counts against the positive.
@@ -152,7 +166,7 @@ def run(args: argparse.Namespace) -> dict:
         ds = graphtier.Dataset(_ensure_split(args.dataset, args.seed, workdir))
         if ds.feature_dim == 0:
             raise ValueError(f"{args.dataset} has no features to encode")
-        encoder = GraphSAGE(ds.feature_dim, args.hidden, args.out, len(fanouts), args.dropout)
+        encoder, encode = _encoder(args.model, ds, args, len(fanouts))
         decoder = Decoder(args.decoder, args.out)
         optimiser = torch.optim.Adam(list(encoder.parameters()) + list(decoder.parameters()), lr=args.lr)
         loader = graphtier.LinkNeighborLoader(ds, fanouts, args.batch_size, edges="train", negatives="binary",
@@ -164,7 +178,7 @@ def run(args: argparse.Namespace) -> dict:
             start, total, count = time.perf_counter(), 0.0, 0
             for b in loader:
                 optimiser.zero_grad()
-                h = encoder(_features(b.x, args.normalize_features), b.blocks)
+                h = encode(_features(b.x, args.normalize_features), b.blocks)
                 logits = decoder(h[b.label_index[0]], h[b.label_index[1]])
                 loss = F.binary_cross_entropy_with_logits(logits, b.label)
                 loss.backward()
@@ -172,7 +186,7 @@ def run(args: argparse.Namespace) -> dict:
                 total += float(loss) * b.label.numel()
                 count += b.label.numel()
             seconds = time.perf_counter() - start
-            val = evaluate(encoder, decoder, ds, "val", args, fanouts)
+            val = evaluate(encoder, encode, decoder, ds, "val", args, fanouts)
             row = {"epoch": epoch, "loss": total / max(count, 1), "seconds": seconds,
                    **{f"val_{k}": v for k, v in val.items()}}
             history.append(row)
@@ -183,7 +197,7 @@ def run(args: argparse.Namespace) -> dict:
                 best_state = (copy.deepcopy(encoder.state_dict()), copy.deepcopy(decoder.state_dict()))
         encoder.load_state_dict(best_state[0])
         decoder.load_state_dict(best_state[1])
-        test = evaluate(encoder, decoder, ds, "test", args, fanouts)
+        test = evaluate(encoder, encode, decoder, ds, "test", args, fanouts)
     result = {"best_epoch": best["epoch"], "val_auc": best["val_auc"], **{f"test_{k}": v for k, v in test.items()}}
     print(f"test auc {test['auc']:.4f}  mrr {test['mrr']:.4f}  hits@{args.hits} {test[f'hits@{args.hits}']:.4f}  "
           f"(epoch {best['epoch']}, val auc {best['val_auc']:.4f})", flush=True)

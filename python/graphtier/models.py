@@ -1,4 +1,4 @@
-"""Models over graphtier minibatches: GraphSAGE (mean aggregator), a LADIES/FastGCN GCN, an MLP
+"""Models over graphtier minibatches: GraphSAGE (mean aggregator), GCN, a LADIES/FastGCN GCN, an MLP
 baseline, and R-SAGE, R-GCN and R-GAT on typed (heterogeneous) minibatches. Plain PyTorch (1.13 and 2.x), no PyG needed: aggregation is an index_add over each
 block's CSC edges, which is deterministic on the CPU."""
 
@@ -66,6 +66,53 @@ class GraphSAGE(nn.Module):
         if len(blocks) != len(self.convs):
             raise ValueError(f"the model has {len(self.convs)} layers, the minibatch {len(blocks)} blocks")
         layers = [lambda h, c=conv, b=block: c(h, b) for conv, block in zip(self.convs, reversed(blocks))]
+        return _stack(x, layers, self.dropout, self.training)
+
+
+class GCNConv(nn.Module):
+    """Kipf and Welling's GCN layer as PyG's GCNConv (self-loops, symmetric normalisation):
+    h_i = W (x_i / d_i + Σ_{j→i} x_j / sqrt(d_i d_j)) + b, d = in-degree + 1 in the graph the blocks
+    were sampled from. With full neighbourhoods (fanouts -1) and every edge kept, a stack of these
+    over the blocks computes what a full-graph GCN computes at the seeds."""
+
+    def __init__(self, in_dim: int, out_dim: int):
+        super().__init__()
+        self.lin = nn.Linear(in_dim, out_dim, bias=False)
+        # Glorot, as PyG's GCNConv: nn.Linear's default is 2-2.5x narrower here, which leaves a dot
+        # decoder's first scores near 0 and slows training (measured on Cora links, docs/benchmarks.md).
+        nn.init.xavier_uniform_(self.lin.weight)
+        self.bias = nn.Parameter(torch.zeros(out_dim))
+
+    def forward(self, x_src: torch.Tensor, block: Block, degree: torch.Tensor) -> torch.Tensor:
+        """`degree` [num_nodes] the graph's in-degrees + 1 (float), indexed by global node id."""
+        if self.lin.in_features > self.lin.out_features:
+            x_src = self.lin(x_src)  # Â is linear: project first, then move the narrower rows
+        scale = degree.index_select(0, block.src_nodes).to(x_src.dtype).rsqrt()
+        dst_scale = scale[: block.num_dst].unsqueeze(1)
+        h = _aggregate(x_src * scale.unsqueeze(1), block) * dst_scale + x_src[: block.num_dst] * dst_scale.square()
+        if self.lin.in_features <= self.lin.out_features:
+            h = self.lin(h)
+        return h + self.bias
+
+
+class GCN(nn.Module):
+    """A stack of GCNConv layers (PyG's link-prediction example's encoder); forward takes the
+    graph's in-degrees + 1 besides the features and blocks (GCN.degrees makes them)."""
+
+    def __init__(self, in_dim: int, hidden: int, out_dim: int, num_layers: int, dropout: float = 0.5):
+        super().__init__()
+        self.convs = nn.ModuleList(GCNConv(a, b) for a, b in _layer_shapes(in_dim, hidden, out_dim, num_layers))
+        self.dropout = dropout
+
+    @staticmethod
+    def degrees(edges: torch.Tensor, num_nodes: int) -> torch.Tensor:
+        """In-degree + 1 of every node ([num_nodes] float32) from the graph's [2, E] (src, dst) edges."""
+        return (torch.bincount(edges[1], minlength=num_nodes) + 1).to(torch.float32)
+
+    def forward(self, x: torch.Tensor, blocks: List[Block], degree: torch.Tensor) -> torch.Tensor:
+        if len(blocks) != len(self.convs):
+            raise ValueError(f"the model has {len(self.convs)} layers, the minibatch {len(blocks)} blocks")
+        layers = [lambda h, c=conv, b=block: c(h, b, degree) for conv, block in zip(self.convs, reversed(blocks))]
         return _stack(x, layers, self.dropout, self.training)
 
 

@@ -34,6 +34,40 @@ def test_link_options_are_refused_in_one_line(cora):
     r = subprocess.run([sys.executable, "-m", "graphtier.train", cora, "--task", "link", "--fanouts", "x"],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "--fanouts" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "graphtier.train", cora, "--task", "link", "--model", "ladies"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "--model" in r.stderr
     r = subprocess.run([sys.executable, "-m", "graphtier.train", cora, "--task", "link", "--help"],
                        capture_output=True, text=True)
     assert r.returncode == 0 and "--decoder" in r.stdout and "(default: dot)" in r.stdout
+
+
+def test_gcn_over_full_neighbourhoods_is_the_full_graph_gcn(cora):
+    # The link task's --model gcn: over fanouts -1,-1 with every edge kept, its blocks compute the
+    # dense full-graph GCN, D^-1/2 (A + I) D^-1/2 X W per layer, at the seeds.
+    import torch
+    import graphtier
+    from graphtier import link
+    from graphtier.models import GCN
+
+    torch.manual_seed(0)
+    ds = graphtier.Dataset(cora)
+    edges = link.all_edges(ds)
+    degree = GCN.degrees(edges, ds.num_nodes)
+    model = GCN(ds.feature_dim, 16, 8, 2, dropout=0.0).double()
+    pairs = edges[:, torch.randperm(edges.shape[1])[:64]]
+    batch = next(iter(graphtier.LinkNeighborLoader(ds, [-1, -1], 64, edges=pairs, exclude_seed_edges=False)))
+    got = model(batch.x.double(), batch.blocks, degree)
+
+    n = ds.num_nodes
+    adjacency = torch.zeros(n, n, dtype=torch.float64)
+    ones = torch.ones(edges.shape[1], dtype=torch.float64)
+    adjacency.index_put_((edges[1], edges[0]), ones, accumulate=True)  # row: destination
+    adjacency += torch.eye(n, dtype=torch.float64)
+    scale = degree.double().rsqrt()
+    norm = scale.unsqueeze(1) * adjacency * scale.unsqueeze(0)
+    x = graphtier.FeatureStore(ds).gather(torch.arange(n)).double()
+    c1, c2 = model.convs
+    h = torch.relu(norm @ (x @ c1.lin.weight.t()) + c1.bias)
+    want = (norm @ (h @ c2.lin.weight.t()) + c2.bias)[batch.seeds]
+    assert torch.allclose(got, want, atol=1e-9), (got - want).abs().max()
