@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_map>
+#include <numeric>
 #include <utility>
 
 #include "graphtier/core/error.hpp"
@@ -159,31 +159,51 @@ MiniBatch exclude_seed_edges(const MiniBatch& batch, std::span<const int64_t> pa
                     " endpoints is not a whole number of (src, dst) pairs");
   const std::vector<int64_t> excluded = sorted_pairs(pairs);
   const int64_t count = count_of(excluded);
+  const auto num_seeds = static_cast<int64_t>(batch.seeds.size());
+  std::vector<int64_t> endpoints(pairs.begin(), pairs.end());  // the nodes an excluded edge can join
+  std::sort(endpoints.begin(), endpoints.end());
+  endpoints.erase(std::unique(endpoints.begin(), endpoints.end()), endpoints.end());
   MiniBatch out;
   out.seeds = batch.seeds;
-  out.blocks.reserve(batch.blocks.size());  // `dst` views the last block's nodes
-  std::span<const int64_t> dst = out.seeds;  // the new block's dst nodes: the seeds, then each new src list
+  out.blocks.reserve(batch.blocks.size());
+  // Nodes are followed by their positions in the old blocks, never by id: old block l's dst nodes
+  // are old block l-1's src nodes at the same positions. old_pos[i]: the old position of the new block's dst node i (the seeds for block 0,
+  // then the previous new block's src nodes).
+  std::vector<int64_t> old_pos(static_cast<std::size_t>(num_seeds));
+  std::iota(old_pos.begin(), old_pos.end(), int64_t{0});
   for (const Block& old : batch.blocks) {
-    // Old dst node -> its position in the old block (dst nodes are a prefix of src_nodes).
-    std::unordered_map<int64_t, int64_t> old_dst;
-    old_dst.reserve(static_cast<std::size_t>(old.num_dst));
-    for (int64_t i = 0; i < old.num_dst; ++i) old_dst.emplace(old.src_nodes[static_cast<std::size_t>(i)], i);
     Block b;
-    b.num_dst = static_cast<int64_t>(dst.size());
-    b.src_nodes.assign(dst.begin(), dst.end());
-    std::unordered_map<int64_t, int64_t> local;  // global id -> position in b.src_nodes
-    local.reserve(static_cast<std::size_t>(old.num_src()));
-    for (int64_t i = 0; i < b.num_dst; ++i) local.emplace(b.src_nodes[static_cast<std::size_t>(i)], i);
+    b.num_dst = static_cast<int64_t>(old_pos.size());
+    std::vector<int64_t> new_pos(static_cast<std::size_t>(old.num_src()), -1);  // old src position -> new
+    std::vector<int64_t> next_old_pos = old_pos;                                  // the new src nodes' old positions
+    // Whether each old src node is a pair's endpoint: one search per node, not two per edge.
+    std::vector<char> endpoint(static_cast<std::size_t>(old.num_src()));
+    for (std::size_t k = 0; k < endpoint.size(); ++k) {
+      endpoint[k] = std::binary_search(endpoints.begin(), endpoints.end(), old.src_nodes[k]) ? 1 : 0;
+    }
+    for (int64_t i = 0; i < b.num_dst; ++i) {
+      const int64_t p = old_pos[static_cast<std::size_t>(i)];
+      b.src_nodes.push_back(old.src_nodes[static_cast<std::size_t>(p)]);
+      new_pos[static_cast<std::size_t>(p)] = i;
+    }
     b.indptr.push_back(0);
     for (int64_t i = 0; i < b.num_dst; ++i) {
+      const int64_t o = old_pos[static_cast<std::size_t>(i)];
       const int64_t v = b.src_nodes[static_cast<std::size_t>(i)];
-      const int64_t o = old_dst.at(v);  // every kept node was an old dst node: kept nodes are a subset
       for (int64_t e = old.indptr[static_cast<std::size_t>(o)]; e < old.indptr[static_cast<std::size_t>(o + 1)]; ++e) {
-        const int64_t u = old.src_nodes[static_cast<std::size_t>(old.indices[static_cast<std::size_t>(e)])];
-        if (is_excluded_edge(excluded.data(), count, u, v, reverse)) continue;
-        const auto [it, inserted] = local.emplace(u, b.num_src());
-        if (inserted) b.src_nodes.push_back(u);
-        b.indices.push_back(it->second);
+        const int64_t p = old.indices[static_cast<std::size_t>(e)];
+        // Only an edge between two endpoints (a dst node is an old src node at the same position) can be excluded.
+        if (endpoint[static_cast<std::size_t>(p)] != 0 && endpoint[static_cast<std::size_t>(o)] != 0 &&
+            is_excluded_edge(excluded.data(), count, old.src_nodes[static_cast<std::size_t>(p)], v, reverse)) {
+          continue;
+        }
+        int64_t& local = new_pos[static_cast<std::size_t>(p)];
+        if (local < 0) {
+          local = b.num_src();
+          b.src_nodes.push_back(old.src_nodes[static_cast<std::size_t>(p)]);
+          next_old_pos.push_back(p);
+        }
+        b.indices.push_back(local);
         if (!old.edge_ids.empty()) b.edge_ids.push_back(old.edge_ids[static_cast<std::size_t>(e)]);
         if (!old.weights.empty()) b.weights.push_back(old.weights[static_cast<std::size_t>(e)]);
         if (!old.edge_types.empty()) b.edge_types.push_back(old.edge_types[static_cast<std::size_t>(e)]);
@@ -191,7 +211,7 @@ MiniBatch exclude_seed_edges(const MiniBatch& batch, std::span<const int64_t> pa
       b.indptr.push_back(static_cast<int64_t>(b.indices.size()));
     }
     out.blocks.push_back(std::move(b));
-    dst = out.blocks.back().src_nodes;
+    old_pos = std::move(next_old_pos);
   }
   return out;
 }
