@@ -180,10 +180,12 @@ def _check_model_fits(args, ds) -> None:
         raise ValueError(f"{args.dataset}: training needs features and labels")
 
 
-def make_loader(args, ds, store, split: str, train: bool, engine_threads: int):
+def make_loader(args, ds, store, split: str, train: bool, engine_threads: Optional[int] = None):
+    """The loader of `split`; `engine_threads` sampling threads (default: --threads as given)."""
     o = options.from_arguments(args, options.LoaderOptions, options.CLI_LOADER_OPTIONS,
                                batch_size=args.batch_size if train else args.eval_batch_size, shuffle=train,
-                               seed=args.seed, sample_threads=engine_threads)
+                               seed=args.seed,
+                               sample_threads=args.threads if engine_threads is None else engine_threads)
     if args.model in ("ladies", "fastgcn"):
         return graphtier.LayerLoader(ds, args.fanout_list, method=args.model, split=split, device=args.device,
                                      store=store, options=o)
