@@ -34,6 +34,7 @@ from graphtier.training import (batch_seed, dataset_identity, evaluate, load_che
                                 load_model_state, make_model, mapped_type_tables, model_features, save_checkpoint,
                                 train_step, write_json)
 from graphtier.training.model import RELATIONAL_MODELS
+from graphtier.training import threads
 from graphtier.training.report import best_figures, final_line, not_evaluated, validation_figure
 
 
@@ -73,7 +74,12 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
     # defaults and help are the engine's.
     options.add_arguments(p, options.FeatureStoreOptions, options.CLI_STORE_OPTIONS)
     options.add_arguments(p, options.LoaderOptions, options.CLI_LOADER_OPTIONS)
-    p.add_argument("--threads", type=int, default=0, help="sampling and gather threads (0: all cores)")
+    p.add_argument("--threads", type=int, default=0,
+                   help="threads of the sampling pool and of the gather pool (0: half the cores, "
+                        "graphtier.training.threads)")
+    p.add_argument("--torch-threads", type=int, default=0,
+                   help="PyTorch's intra-op threads of a single-process run (0: OMP_NUM_THREADS if set, else the cores "
+                        "the engine leaves)")
     p.add_argument("--baseline", action="store_true",
                    help="the pipeline without graphtier's feature path, for comparison: graphtier's CPU sampler, "
                         "then x_cpu.index_select(0, input_nodes).to(device) in the training loop (features in RAM; "
@@ -116,7 +122,7 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
 # is the sampler's (-1 means all neighbours) and the budgets' the engine's.
 _MINIMUM = {"epochs": 0, "batch_size": 1, "eval_batch_size": 1, "hidden": 1, "embedding_dim": 1, "mlp_layers": 1,
             "io_depth": 0,
-            "window": 0, "prefetch": 1, "threads": 0, "stop_after_batches": 1, "bulk": 0}
+            "window": 0, "prefetch": 1, "threads": 0, "torch_threads": 0, "stop_after_batches": 1, "bulk": 0}
 
 
 def _fanouts_joined(argv: List[str]) -> List[str]:
@@ -174,10 +180,12 @@ def _check_model_fits(args, ds) -> None:
         raise ValueError(f"{args.dataset}: training needs features and labels")
 
 
-def make_loader(args, ds, store, split: str, train: bool):
+def make_loader(args, ds, store, split: str, train: bool, engine_threads: Optional[int] = None):
+    """The loader of `split`; `engine_threads` sampling threads (default: --threads as given)."""
     o = options.from_arguments(args, options.LoaderOptions, options.CLI_LOADER_OPTIONS,
                                batch_size=args.batch_size if train else args.eval_batch_size, shuffle=train,
-                               seed=args.seed, sample_threads=args.threads)
+                               seed=args.seed,
+                               sample_threads=args.threads if engine_threads is None else engine_threads)
     if args.model in ("ladies", "fastgcn"):
         return graphtier.LayerLoader(ds, args.fanout_list, method=args.model, split=split, device=args.device,
                                      store=store, options=o)
@@ -279,6 +287,14 @@ def run(args: argparse.Namespace, prog: str = "python -m graphtier.train") -> di
         return distributed_train.run(args, prog)
     if args.plot:
         plots.require()
+    division = threads.divide(threads.available_cores(), args.threads, args.torch_threads)
+    with threads.torch_threads(division):
+        return _train(args, division)
+
+
+def _train(args: argparse.Namespace, division: threads.ThreadDivision) -> dict:
+    if not args.quiet:
+        print(division, flush=True)
     if args.deterministic:
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # read when cuBLAS starts
         torch.use_deterministic_algorithms(True, warn_only=True)
@@ -290,14 +306,14 @@ def run(args: argparse.Namespace, prog: str = "python -m graphtier.train") -> di
         store = None  # the baseline reads its own tables (x_cpu); only the layer-wise loaders still gather
     elif ds.is_hetero:
         # One store of the per-type tables for the three loaders, when a type has one.
-        store = (graphtier.TypedFeatureStore(ds, options=options.cli_store_options(args), threads=args.threads)
+        store = (graphtier.TypedFeatureStore(ds, options=options.cli_store_options(args), threads=division.engine)
                  if any(ds.node_type_feature_dims) else None)
     else:
-        store = graphtier.FeatureStore(ds, options.cli_store_options(args), threads=args.threads,
+        store = graphtier.FeatureStore(ds, options.cli_store_options(args), threads=division.engine,
                                        device=device.index or 0)
-    train_loader = make_loader(args, ds, store, "train", train=True)
-    valid_loader = make_loader(args, ds, store, "valid", train=False)
-    test_loader = make_loader(args, ds, store, "test", train=False)
+    train_loader = make_loader(args, ds, store, "train", train=True, engine_threads=division.engine)
+    valid_loader = make_loader(args, ds, store, "valid", train=False, engine_threads=division.engine)
+    test_loader = make_loader(args, ds, store, "test", train=False, engine_threads=division.engine)
     x_cpu = None if not args.baseline else mapped_type_tables(ds) if ds.is_hetero else load_feature_table(ds)
     model = make_model(args, ds.feature_dim, ds.num_classes, ds).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
@@ -375,6 +391,7 @@ def run(args: argparse.Namespace, prog: str = "python -m graphtier.train") -> di
         checkpoint()
 
     result = {"model": args.model, "dataset": args.dataset, "seed": args.seed, **best_figures(best),
+              "threads": {"cores": division.cores, "engine": division.engine, "torch": division.torch},
               "epochs": history["epochs"], "losses": history["losses"]}
     print(final_line(result), flush=True)
     if args.json:

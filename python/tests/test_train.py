@@ -118,6 +118,10 @@ def test_no_eval_prints_and_records_no_validation_or_test_figure(synthetic, tmp_
     args.remove("--quiet")
     result = train.run(train.parse_args(args))
     lines = capsys.readouterr().out.splitlines()
+    # The run's header: how the cores were divided (graphtier.training.threads).
+    assert lines[0].startswith("threads: engine 2 (--threads), PyTorch "), lines
+    assert result["threads"]["engine"] == 2 and result["threads"]["torch"] >= 1
+    lines = lines[1:]
     assert [line.split()[:2] for line in lines[:2]] == [["epoch", "0"], ["epoch", "1"]], lines
     assert not any(" val " in line or "test" in line for line in lines), lines
     assert lines[-1] == "trained 2 epochs of sage (no evaluation)"

@@ -138,6 +138,7 @@ def test_progress_bar_on_a_terminal(synthetic):
 def test_plain_lines_when_stdout_is_not_a_terminal(synthetic):
     terminal, piped, _ = _run_on(False, synthetic)
     assert "\r" not in piped and "\r" not in terminal.replace("\r\n", "\n"), (piped, terminal)
-    lines = piped.splitlines()
+    header, *lines = piped.splitlines()
+    assert header.startswith("threads: engine 2 (--threads)"), piped  # the division of the cores
     assert [line.split()[:2] for line in lines[:2]] == [["epoch", "0"], ["epoch", "1"]], piped
     assert lines[2].startswith("trained 2 epochs") and len(lines) == 3, piped

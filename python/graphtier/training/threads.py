@@ -1,0 +1,104 @@
+"""How a training job divides the cores between graphtier's engine and PyTorch.
+
+The engine's sampling pool and the feature store's gather pool run beside PyTorch's intra-op
+threads (the loader samples the next minibatches while the model trains on this one). Left to their
+defaults both take every core, and the oversubscribed cores then wait on each other: single-process
+Cora trained in 24.4 s with PyTorch's default threads against 4.5 s with one PyTorch thread on a
+loaded 2-core machine (issue 28; docs/benchmarks.md, "Threads").
+
+The rule, over the cores this process may run on (its CPU affinity):
+  engine = --threads if given, else max(1, cores // 2)      (sampling pool and gather pool each)
+  PyTorch = --torch-threads if given, else OMP_NUM_THREADS if set in the environment (torchrun sets
+            1 per rank), else max(1, cores - engine)        (intra-op threads, and OpenBLAS's pool)
+Only the engine's pools follow `engine`; its pipeline stage threads mostly wait on queues.
+
+The BLAS pool is the one that hurt. Debian's PyTorch runs its matrix products on OpenBLAS's
+pthread build, whose pool (one thread per core, spinning between calls) torch.set_num_threads does
+not size: at::get_num_threads() was 1 on the 2-core machine while OpenBLAS ran 2 threads, and only
+OMP_NUM_THREADS, read when the library loads, changed that. So the PyTorch share sets both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+from dataclasses import dataclass
+from typing import Iterator, List
+
+import torch
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its affinity mask, e.g. under taskset or a container's
+    cpuset), or os.cpu_count() where the platform has no affinity."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class ThreadDivision:
+    cores: int
+    engine: int  # threads of the sampling pool and of the gather pool
+    torch: int  # PyTorch's intra-op threads
+    engine_source: str  # where each count came from: "rule", "--threads", ...
+    torch_source: str
+
+    def __str__(self) -> str:
+        return (f"threads: engine {self.engine} ({self.engine_source}), PyTorch {self.torch} ({self.torch_source}), "
+                f"{self.cores} cores")
+
+
+def divide(cores: int, engine: int = 0, torch_threads: int = 0, environ=os.environ) -> ThreadDivision:
+    """The division of `cores` by the module's rule; `engine` / `torch_threads` > 0 override it."""
+    if engine > 0:
+        engine_source = "--threads"
+    else:
+        engine, engine_source = max(1, cores // 2), "rule: half the cores"
+    if torch_threads > 0:
+        torch_source = "--torch-threads"
+    elif environ.get("OMP_NUM_THREADS", "").strip().isdigit() and int(environ["OMP_NUM_THREADS"]) > 0:
+        torch_threads, torch_source = int(environ["OMP_NUM_THREADS"]), "OMP_NUM_THREADS"
+    else:
+        torch_threads, torch_source = max(1, cores - engine), "rule: the other cores"
+    return ThreadDivision(cores, engine, torch_threads, engine_source, torch_source)
+
+
+def openblas_libraries() -> List[ctypes.CDLL]:
+    """The OpenBLAS libraries loaded into this process (found in /proc/self/maps; none where there
+    is no such file or no OpenBLAS, e.g. PyPI's PyTorch, whose MKL torch.set_num_threads sizes)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = sorted({fields[-1] for fields in map(str.split, maps)
+                            if len(fields) == 6 and fields[-1].startswith("/") and "openblas" in fields[-1]})
+    except OSError:
+        return []
+    out = []
+    for path in paths:
+        try:
+            lib = ctypes.CDLL(path)  # the loaded library's handle (dlopen of a loaded path)
+        except OSError:
+            continue
+        if hasattr(lib, "openblas_set_num_threads") and hasattr(lib, "openblas_get_num_threads"):
+            out.append(lib)
+    return out
+
+
+@contextlib.contextmanager
+def torch_threads(division: ThreadDivision) -> Iterator[None]:
+    """PyTorch's intra-op threads and OpenBLAS's pool set to the division's within the block,
+    restored after it (a job run in-process, e.g. by the tests, leaves the caller's settings as it
+    found them)."""
+    before = torch.get_num_threads()
+    blas = [(lib, lib.openblas_get_num_threads()) for lib in openblas_libraries()]
+    torch.set_num_threads(division.torch)
+    for lib, _ in blas:
+        lib.openblas_set_num_threads(division.torch)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+        for lib, threads in blas:
+            lib.openblas_set_num_threads(threads)

@@ -1,0 +1,35 @@
+"""The division of the cores between graphtier's engine and PyTorch (graphtier.training.threads):
+the rule, its overrides, and PyTorch's and OpenBLAS's threads set within a job and restored after."""
+
+import torch
+
+from graphtier.training import threads
+
+
+def test_the_rule_halves_the_cores_and_every_share_has_a_thread():
+    shares = [(d.engine, d.torch) for d in (threads.divide(cores, environ={}) for cores in (1, 2, 3, 16))]
+    assert shares == [(1, 1), (1, 1), (1, 2), (8, 8)]
+    assert "rule" in threads.divide(16, environ={}).engine_source
+
+
+def test_overrides_come_from_the_options_then_omp_num_threads():
+    d = threads.divide(16, 3, 0, environ={})
+    assert (d.engine, d.torch, d.engine_source, d.torch_source) == (3, 13, "--threads", "rule: the other cores")
+    d = threads.divide(16, 0, 5, environ={"OMP_NUM_THREADS": "1"})
+    assert (d.engine, d.torch, d.torch_source) == (8, 5, "--torch-threads")
+    d = threads.divide(16, environ={"OMP_NUM_THREADS": "1"})  # torchrun's
+    assert (d.engine, d.torch, d.torch_source) == (8, 1, "OMP_NUM_THREADS")
+    for unusable in ("", "0", "four"):
+        assert threads.divide(16, environ={"OMP_NUM_THREADS": unusable}).torch == 8
+    assert str(threads.divide(4, environ={})) == \
+        "threads: engine 2 (rule: half the cores), PyTorch 2 (rule: the other cores), 4 cores"
+
+
+def test_a_job_sets_pytorch_and_openblas_threads_and_restores_them():
+    blas = threads.openblas_libraries()
+    before = torch.get_num_threads(), [lib.openblas_get_num_threads() for lib in blas]
+    want = before[0] + 1
+    with threads.torch_threads(threads.divide(4, 1, want, environ={})):
+        assert torch.get_num_threads() == want
+        assert [lib.openblas_get_num_threads() for lib in blas] == [want] * len(blas)
+    assert (torch.get_num_threads(), [lib.openblas_get_num_threads() for lib in blas]) == before
