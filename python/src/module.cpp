@@ -71,12 +71,14 @@ void bind_dataset(nb::module_& m) {
                    [](const DatasetHandle& d) -> std::optional<TorchArray> {
                      if (!d.dataset->has_node_time()) return std::nullopt;
                      return torch_view(d.dataset->node_time(), owner_capsule(d.dataset));
-                   })
+                   },
+                   nb::rv_policy::automatic)  // the view has its owner (the dataset's maps)
       .def_prop_ro("edge_time",
                    [](const DatasetHandle& d) -> std::optional<TorchArray> {
                      if (!d.dataset->has_edge_time()) return std::nullopt;
                      return torch_view(d.dataset->edge_time(), owner_capsule(d.dataset));
-                   })
+                   },
+                   nb::rv_policy::automatic)
       // Typed datasets (docs/format.md, Heterogeneous datasets); empty for a homogeneous one.
       .def_prop_ro("node_types",
                    [](const DatasetHandle& d) {
