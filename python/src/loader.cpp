@@ -140,7 +140,7 @@ void bind_loader(nb::module_& m) {
           },
           nb::kw_only(), nb::arg("dataset"), nb::arg("store").none(), nb::arg("ids").noconvert().none(),
           nb::arg("split").none(), nb::arg("options"), nb::arg("typed_store").none(),
-          nb::arg("input_time").noconvert().none() = nb::none(),
+          nb::arg("input_time").noconvert().none(),
           nb::keep_alive<1, 3>(),   // the store outlives the loader that gathers from it
           nb::keep_alive<1, 7>())   // and so does the typed store
       .def_prop_ro("num_batches", [](const LoaderHandle& l) { return l.loader->num_batches(); })
