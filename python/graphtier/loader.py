@@ -55,7 +55,9 @@ class Block(_Csc):
     `weights` [num_edges] float32 holds the layer-wise samplers' normalised edge weights (None for
     neighbour sampling); `edge_ids` maps each edge back to the input graph (None when the sampler
     does not keep them); `edge_types` [num_edges] uint8 is each edge's relation id on a typed graph
-    (None otherwise), and `split` gives the block by node type and relation.
+    (None otherwise), and `split` gives the block by node type and relation. `src_trees` [num_src]
+    int64 is, in a temporal batch (time_attr), the tree (seed index) each src node belongs to: the
+    trees are disjoint, so one global id may appear once per tree (PyG's `batch`); None otherwise.
     """
 
     num_dst: int
@@ -65,13 +67,14 @@ class Block(_Csc):
     edge_ids: Optional[torch.Tensor]
     weights: Optional[torch.Tensor]
     edge_types: Optional[torch.Tensor] = None
+    src_trees: Optional[torch.Tensor] = None
 
     @staticmethod
     def from_dict(d: dict) -> "Block":
         """A block from the engine's dict of one layer (python/src: block_dict, the one writer of
         its keys)."""
         return Block(d["num_dst"], d["src_nodes"], d["indptr"], d["indices"], d["edge_ids"], d["weights"],
-                     d["edge_types"])
+                     d["edge_types"], d.get("src_trees"))
 
     def split(self, node_type_offset: torch.Tensor, relations: List[Tuple[int, int]]) -> dict:
         """The block of a typed graph by node type and relation (host memory), what PyG's
@@ -96,7 +99,18 @@ class Block(_Csc):
     def to(self, device: Union[str, torch.device]) -> "Block":
         move = lambda t: None if t is None else _to_device(t, device)  # noqa: E731
         return Block(self.num_dst, move(self.src_nodes), move(self.indptr), move(self.indices),
-                     move(self.edge_ids), move(self.weights), move(self.edge_types))
+                     move(self.edge_ids), move(self.weights), move(self.edge_types), move(self.src_trees))
+
+
+def _times(values) -> torch.Tensor:
+    """`values` (a tensor, array or sequence of integers) as a contiguous int64 CPU tensor of one
+    dimension: input_time's timestamps; floats and other shapes are a ValueError."""
+    t = torch.as_tensor(values)
+    if t.dtype.is_floating_point or t.dtype == torch.bool or t.is_complex():
+        raise ValueError(f"input_time: expected integer timestamps (int64), got {t.dtype}")
+    if t.dim() != 1:
+        raise ValueError(f"input_time: expected one time per seed (1 dimension), got shape {tuple(t.shape)}")
+    return t.to(device="cpu", dtype=torch.int64).contiguous()
 
 
 @dataclass
@@ -278,9 +292,13 @@ _STORE_ONLY = tuple(n for n in _options.FeatureStoreOptions.fields if n not in _
 class _Loader:
     def __init__(self, dataset: _core.Dataset, sampler: str, fanouts: Sequence[int], batch_size: Optional[int], *,
                  split: Optional[str], ids, device, store, features: bool, options: Optional[_core.LoaderOptions],
-                 kwargs: dict):
+                 kwargs: dict, input_time=None):
         if (split is None) == (ids is None):
             raise ValueError("give exactly one of split= and ids=")
+        if input_time is not None:
+            input_time = _times(input_time)
+            if split is not None:  # the times go with ids: the split's, in its order
+                ids, split = dataset.split(split), None
         shared_typed = isinstance(store, _core.TypedFeatureStore)
         shared = isinstance(store, _core.FeatureStore) or shared_typed
         if store is not None and not shared and not isinstance(store, _core.FeatureStoreOptions):
@@ -332,7 +350,8 @@ class _Loader:
         self._node_types = list(dataset.node_types)  # a typed dataset's names, for its batches
         self._relations = list(dataset.relations)
         self._loader = _core.Loader(dataset=dataset, store=store, ids=None if ids is None else ids.numpy(),
-                                    split=split, options=o, typed_store=typed_store)
+                                    split=split, options=o, typed_store=typed_store,
+                                    input_time=None if input_time is None else input_time.numpy())
         self._batch_stride = int(o.batch_stride)
         self._position = (0, 0)
         self._start: Optional[Tuple[int, int]] = None  # set_epoch's, for the next pass only
@@ -490,13 +509,20 @@ class NeighborLoader(_Loader):
     ("src:rel:dst", as Dataset.relations lists them); seeds from a split are of the labelled type.
     Its batches carry `typed_blocks` and, for the types with a feature table, `x_dict` (from a
     TypedFeatureStore made with the store options). CPU sampling only.
+
+    Temporal sampling (`time_attr="node_time"` or `"edge_time"`, the dataset's Dataset.node_time or
+    edge_time): each seed's tree reaches only neighbours whose node (or edge) time is no later than
+    the seed's time, `input_time[i]` for `ids[i]` (or the split's i-th id) when given, else the
+    seed's node time; `temporal_strategy` "uniform" draws up to the fanout of them uniformly, "last"
+    takes the most recent. The trees are disjoint, as PyG's (`Block.src_trees`). CPU sampling of a
+    homogeneous dataset, bulk 0.
     """
 
     def __init__(self, dataset: _core.Dataset, fanouts: Sequence[int], batch_size: Optional[int] = None, *,
                  split: Optional[str] = None, ids=None, device="cpu", store=None, features: bool = True,
-                 options: Optional[_core.LoaderOptions] = None, **kwargs):
+                 options: Optional[_core.LoaderOptions] = None, input_time=None, **kwargs):
         super().__init__(dataset, "neighbor", fanouts, batch_size, split=split, ids=ids, device=device, store=store,
-                         features=features, options=options, kwargs=kwargs)
+                         features=features, options=options, kwargs=kwargs, input_time=input_time)
 
 
 class LayerLoader(_Loader):

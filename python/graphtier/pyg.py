@@ -108,6 +108,12 @@ class NeighborLoader(_loader.Adapter):
     on the labelled type; per edge type `edge_index`; `num_sampled_nodes` / `num_sampled_edges` by
     type and edge type), every type and edge type present, for `to_hetero` models.
 
+    Temporal sampling takes PyG's `time_attr` ("node_time" or "edge_time": the dataset's
+    node_time.bin or edge_time.bin, docs/format.md), `input_time` (one time per `input_nodes` entry;
+    default: the seeds' node times) and `temporal_strategy` ("uniform" or "last"): each seed's tree
+    holds only neighbours no later than the seed's time; the trees are disjoint (PyG's
+    disjoint=True, implied), the batch carries `batch` (each node's seed index) and `seed_time`.
+
     Iterating is one epoch, each `iter(loader)` a fresh pass, as with graphtier.NeighborLoader.
     """
 
@@ -117,9 +123,17 @@ class NeighborLoader(_loader.Adapter):
                  subgraph_type: str = "directional", **kwargs):
         if not directed or subgraph_type != "directional":
             raise NotImplementedError("subgraph_type: only 'directional' (directed=True) sampling is supported")
-        if disjoint:
-            raise NotImplementedError("disjoint=True is not supported")
-        for name in ("input_time", "time_attr", "weight_attr", "transform_sampler_output", "neighbor_sampler"):
+        time_attr = kwargs.pop("time_attr", None)
+        input_time = kwargs.pop("input_time", None)
+        temporal_strategy = kwargs.pop("temporal_strategy", "uniform")
+        if disjoint and time_attr is None:
+            raise NotImplementedError("disjoint=True is supported with time_attr (temporal sampling is disjoint)")
+        if time_attr is not None:
+            kwargs["time_attr"] = time_attr
+            kwargs["temporal_strategy"] = temporal_strategy
+        elif input_time is not None:
+            raise ValueError("input_time needs time_attr (\"node_time\" or \"edge_time\", the dataset's times)")
+        for name in ("weight_attr", "transform_sampler_output", "neighbor_sampler"):
             if kwargs.get(name) is not None:
                 raise NotImplementedError(f"{name} is not supported by graphtier.pyg.NeighborLoader")
             kwargs.pop(name, None)
@@ -143,7 +157,11 @@ class NeighborLoader(_loader.Adapter):
         self.batch_size = int(batch_size)
         self.loader = _loader.NeighborLoader(self.data, self.num_neighbors, self.batch_size, split=split,
                                              ids=self.input_nodes, shuffle=shuffle, drop_last=drop_last,
-                                             replace=replace, **kwargs)
+                                             replace=replace, input_time=input_time, **kwargs)
+        # Temporal batches carry each seed's time (PyG's seed_time): input_time by position, else
+        # the seeds' node times.
+        self._input_time = None if input_time is None else _loader._times(input_time)
+        self._node_time = self.data.node_time if time_attr is not None else None
         self._labels = self.data.labels().to(torch.int64) if self.data.num_classes > 0 else None
 
     def __iter__(self) -> Iterator[Data]:
@@ -179,6 +197,13 @@ class NeighborLoader(_loader.Adapter):
         data.num_sampled_nodes = counts
         data.num_sampled_edges = [int(s.numel()) for s in sources]
         data.input_id = batch.seed_positions.to(device)
+        if blocks and blocks[-1].src_trees is not None:
+            # Disjoint trees (temporal sampling): the seed index of each node, PyG's `batch`.
+            data.batch = blocks[-1].src_trees[order]
+        if self._input_time is not None:
+            data.seed_time = self._input_time[batch.seed_positions.cpu()].to(device)
+        elif self._node_time is not None:
+            data.seed_time = self._node_time[batch.seeds.cpu()].to(device)
         return data
 
     def _to_hetero_data(self, batch: _loader.Batch) -> HeteroData:

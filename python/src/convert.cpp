@@ -55,13 +55,15 @@ void bind_convert(nb::module_& m) {
 
   m.def(
       "convert_edge_list",
-      [](const std::string& input, bool allow_extra_columns, const std::string& out, const CommonArgs& common) {
-        const graph::EdgeListInput in{input, allow_extra_columns};
+      [](const std::string& input, bool allow_extra_columns, const std::string& out, const CommonArgs& common,
+         bool edge_time) {
+        const graph::EdgeListInput in{input, allow_extra_columns, edge_time};
         return run(common, [&](const graph::ConvertOptions& o, ThreadPool& pool) {
           return graph::convert_edge_list(in, out, o, pool);
         });
       },
-      nb::arg("input"), nb::arg("allow_extra_columns"), nb::arg("out"), nb::arg("common"));
+      nb::arg("input"), nb::arg("allow_extra_columns"), nb::arg("out"), nb::arg("common"),
+      nb::arg("edge_time") = false);
 
   m.def(
       "convert_typed_edge_list",

@@ -122,9 +122,11 @@ void bind_loader(nb::module_& m) {
       .def(
           "__init__",
           [](LoaderHandle* self, const DatasetHandle& dataset, FeatureStoreHandle* store, std::optional<IdArray> ids,
-             std::optional<std::string> split, loader::LoaderOptions options, TypedFeatureStoreHandle* typed_store) {
+             std::optional<std::string> split, loader::LoaderOptions options, TypedFeatureStoreHandle* typed_store,
+             std::optional<IdArray> input_time) {
             GRAPHTIER_EXPECTS(ids.has_value() != split.has_value(), InvalidArgument,
                               "give exactly one of split= and ids=");
+            GRAPHTIER_EXPECTS(!input_time || ids, InvalidArgument, "input_time goes with ids= (one time per id)");
             options.topology.device = options.device;
             new (self) LoaderHandle{dataset.dataset, nullptr};
             feature::FeatureStore* features = store ? store->store.get() : nullptr;
@@ -132,10 +134,13 @@ void bind_loader(nb::module_& m) {
             self->loader = split ? loader::Loader::over_split(*dataset.dataset, features, parse_split(*split),
                                                               std::move(options), typed)
                                  : std::make_unique<loader::Loader>(*dataset.dataset, features, to_vector(*ids),
-                                                                    std::move(options), typed);
+                                                                    std::move(options), typed,
+                                                                    input_time ? to_vector(*input_time)
+                                                                               : std::vector<int64_t>{});
           },
           nb::kw_only(), nb::arg("dataset"), nb::arg("store").none(), nb::arg("ids").noconvert().none(),
           nb::arg("split").none(), nb::arg("options"), nb::arg("typed_store").none(),
+          nb::arg("input_time").noconvert().none(),
           nb::keep_alive<1, 3>(),   // the store outlives the loader that gathers from it
           nb::keep_alive<1, 7>())   // and so does the typed store
       .def_prop_ro("num_batches", [](const LoaderHandle& l) { return l.loader->num_batches(); })

@@ -66,6 +66,19 @@ void bind_dataset(nb::module_& m) {
         return torch_view(d.dataset->labels(), owner_capsule(d.dataset));
       })
       .def_prop_ro("prepared", [](const DatasetHandle& d) { return d.dataset->has_permutation(); })
+      // Timestamps (docs/format.md, Timestamps): int64 views, None when the dataset has none.
+      .def_prop_ro("node_time",
+                   [](const DatasetHandle& d) -> std::optional<TorchArray> {
+                     if (!d.dataset->has_node_time()) return std::nullopt;
+                     return torch_view(d.dataset->node_time(), owner_capsule(d.dataset));
+                   },
+                   nb::rv_policy::automatic)  // the view has its owner (the dataset's maps)
+      .def_prop_ro("edge_time",
+                   [](const DatasetHandle& d) -> std::optional<TorchArray> {
+                     if (!d.dataset->has_edge_time()) return std::nullopt;
+                     return torch_view(d.dataset->edge_time(), owner_capsule(d.dataset));
+                   },
+                   nb::rv_policy::automatic)
       // Typed datasets (docs/format.md, Heterogeneous datasets); empty for a homogeneous one.
       .def_prop_ro("node_types",
                    [](const DatasetHandle& d) {

@@ -133,6 +133,15 @@ void bind_loader_options(nb::module_& m) {
              "Typed datasets: {relation \"src:rel:dst\": fanouts per block} for the relations that do not take "
              "fanouts (one per block as fanouts; -1 = all, 0 = none).")
       .field("replace", &LoaderOptions::replace, "Draw neighbours with replacement (neighbour sampling only).")
+      .field("time_attr", &LoaderOptions::time_attr,
+             "Temporal sampling (PyG's time_attr): \"\" off, \"node_time\" or \"edge_time\": only neighbours "
+             "(by node or edge time) no later than their seed's time (input_time, else its node time); disjoint "
+             "trees, CPU neighbour sampling.")
+      .field(
+          "temporal_strategy",
+          [](const LoaderOptions& o) { return std::string(sample::temporal_strategy_name(o.temporal_strategy)); },
+          [](LoaderOptions& o, const std::string& name) { o.temporal_strategy = sample::parse_temporal_strategy(name); },
+          "With time_attr: uniform (uniform among the eligible neighbours) or last (the most recent).")
       .field("batch_size", &LoaderOptions::batch_size, "Seeds per minibatch.")
       .field("shuffle", &LoaderOptions::shuffle, "Shuffle the ids every epoch (False: in the given order).")
       .field("drop_last", &LoaderOptions::drop_last, "Drop the last batch when it is smaller than batch_size.")

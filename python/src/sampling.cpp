@@ -123,10 +123,12 @@ nb::dict block_dict(const sample::Block& b, nb::handle owner) {
   const auto view = [&](const auto& values) {
     return values.empty() ? nb::none() : nb::cast(torch_view(std::span(values), owner));
   };
-  return block_dict(b.num_dst, nb::cast(torch_view(std::span<const int64_t>(b.src_nodes), owner)),
-                    nb::cast(torch_view(std::span<const int64_t>(b.indptr), owner)),
-                    nb::cast(torch_view(std::span<const int64_t>(b.indices), owner)), view(b.edge_ids), view(b.weights),
-                    view(b.edge_types));
+  nb::dict d = block_dict(b.num_dst, nb::cast(torch_view(std::span<const int64_t>(b.src_nodes), owner)),
+                          nb::cast(torch_view(std::span<const int64_t>(b.indptr), owner)),
+                          nb::cast(torch_view(std::span<const int64_t>(b.indices), owner)), view(b.edge_ids),
+                          view(b.weights), view(b.edge_types));
+  d["src_trees"] = view(b.src_trees);  // temporal batches: each src node's tree (seed index), else None
+  return d;
 }
 
 void bind_sampling(nb::module_& m) {

@@ -143,8 +143,9 @@ def test_layer_on_fetched_rows_rejects_a_dst_without_its_row(cora):
     with pytest.raises(IndexError, match="outside"):
         _core.extract_rows(dataset, torch.tensor([dataset.num_nodes]), 0)
     block = _core.sample_neighbor_layer(nodes, indptr, indices, first_edge, torch.tensor([7, 3]), -1, False, 0, 0, 0)
-    assert set(block) == {"num_dst", "src_nodes", "indptr", "indices", "edge_ids", "weights", "edge_types"}
+    assert set(block) == {"num_dst", "src_nodes", "indptr", "indices", "edge_ids", "weights", "edge_types", "src_trees"}
     assert block["weights"] is None and block["edge_ids"] is not None and block["edge_types"] is None
+    assert block["src_trees"] is None  # temporal batches only
     with pytest.raises(ValueError, match="dst node 8 has no row"):
         _core.sample_bulk_layer(nodes, indptr, indices, first_edge, [torch.tensor([7]), torch.tensor([8])], [0, 1],
                                 "neighbor", [2], False, 0, 0)

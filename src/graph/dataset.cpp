@@ -53,7 +53,8 @@ std::optional<ArraySpec> array_spec(const std::string& array, const Manifest& m)
   if (array == "features") return ArraySpec{1, n * static_cast<uint64_t>(m.features.row_stride)};
   if (array == "labels") return ArraySpec{4, n * 4};
   if (array == "train" || array == "valid" || array == "test") return ArraySpec{8, std::nullopt};
-  if (array == "permutation" || array == "hotness") return ArraySpec{8, n * 8};
+  if (array == "permutation" || array == "hotness" || array == "node_time") return ArraySpec{8, n * 8};
+  if (array == "edge_time") return ArraySpec{8, static_cast<uint64_t>(m.num_edges) * 8};
   if (m.links) {
     for (Split s : {Split::kTrain, Split::kValid, Split::kTest}) {
       if (array == LinkSplit::array(s)) return ArraySpec{16, static_cast<uint64_t>(m.links->count(s)) * 16};
@@ -266,6 +267,8 @@ std::span<const int64_t> Dataset::link_edges(Split s) const {
   return impl_->view<int64_t>(LinkSplit::array(s));
 }
 std::span<const double> Dataset::hotness() const { return impl_->view<double>("hotness"); }
+std::span<const int64_t> Dataset::node_time() const { return impl_->view<int64_t>("node_time"); }
+std::span<const int64_t> Dataset::edge_time() const { return impl_->view<int64_t>("edge_time"); }
 
 HeteroView Dataset::hetero() const {
   const HeteroSchema& s = schema();

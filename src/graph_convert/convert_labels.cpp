@@ -163,6 +163,29 @@ std::vector<int64_t> read_split_csv(const ByteSource& source, ThreadPool& pool) 
   return ids;
 }
 
+std::vector<int64_t> read_times_csv(const ByteSource& source, ThreadPool& pool) {
+  std::vector<int64_t> times;
+  parse_lines<std::vector<int64_t>>(
+      source, pool, nullptr,
+      [](std::string_view text, std::vector<int64_t>& out) {
+        return for_each_trimmed_line(text, [&](std::string_view field) -> std::optional<std::string> {
+          if (field.empty()) return std::nullopt;
+          int64_t time = 0;
+          const auto [next, ec] = std::from_chars(field.data(), field.data() + field.size(), time);
+          if (ec != std::errc() || next != field.data() + field.size()) {
+            return std::string("expected one integer timestamp per line, got '") +
+                   ::graphtier::detail::printable(field.substr(0, 40)) + "'";
+          }
+          out.push_back(time);
+          return std::nullopt;
+        });
+      },
+      [&](std::vector<std::vector<int64_t>>& parts, const TextBlock&) {
+        for (const auto& part : parts) times.insert(times.end(), part.begin(), part.end());
+      });
+  return times;
+}
+
 void check_split(std::span<const int64_t> ids, int64_t num_nodes, const std::string& name) {
   std::vector<bool> seen(static_cast<std::size_t>(num_nodes), false);
   for (std::size_t i = 0; i < ids.size(); ++i) {

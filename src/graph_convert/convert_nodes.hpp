@@ -44,6 +44,18 @@ std::vector<int64_t> read_split_npy(const NpyArray& array, int64_t num_nodes);
 /// Node ids from text, one per line (OGB split/*/train.csv).
 std::vector<int64_t> read_split_csv(const ByteSource& source, ThreadPool& pool);
 
+/// Timestamps from text, one integer per line (OGB node_year.csv); a line that is not one
+/// integer is a FormatError naming "path:line".
+std::vector<int64_t> read_times_csv(const ByteSource& source, ThreadPool& pool);
+
+/// The edge times of an edge list whose lines are `src dst time` (EdgeListInput::edge_time), in
+/// the CSC order write_csc gives the same edges with `symmetrize` and `keep_self_loops`: by column,
+/// then source, a repeated edge (and, symmetrized, an edge given both ways) once, at its earliest
+/// time. Holds the edges in memory (24 bytes each). A line without an integer third field is a
+/// FormatError naming "path:line".
+std::vector<int64_t> read_edge_list_times(const ByteSource& source, bool symmetrize, bool keep_self_loops,
+                                          ThreadPool& pool);
+
 /// Throws FormatError naming `name` if an id is outside [0, num_nodes) or appears twice.
 void check_split(std::span<const int64_t> ids, int64_t num_nodes, const std::string& name);
 

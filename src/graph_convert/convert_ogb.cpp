@@ -98,6 +98,9 @@ ConvertReport convert_ogb(const OgbInput& input, const std::string& out, const C
     if (const std::string label = find_csv(raw, "node-label"); !label.empty()) {
       session.labels(detail::read_labels_csv(*detail::text_source(label), n, pool), label);
     }
+    if (const std::string year = find_csv(raw, "node_year"); !year.empty()) {
+      session.node_time(detail::read_times_csv(*detail::text_source(year), pool), year);
+    }
   } else {
     const detail::ZipArchive data(raw + "/data.npz");
     const auto small_array = [&](const std::string& key) {
@@ -121,6 +124,12 @@ ConvertReport convert_ogb(const OgbInput& input, const std::string& out, const C
                      options.num_nodes ? std::string() : data.path() + ":num_nodes_list.npy");
     if (data.find("node_feat.npy") != nullptr) {
       session.features_npy(detail::NpyArray::open(data.member_source("node_feat.npy")));
+    }
+    if (data.find("node_year.npy") != nullptr) {
+      const auto array = detail::NpyArray::open(data.member_source("node_year.npy"));
+      std::vector<int64_t> years(static_cast<std::size_t>(array.header().numel()));
+      array.reader(0).read(years.data(), array.header().numel());
+      session.node_time(years, array.name());
     }
     if (detail::file_exists(raw + "/node-label.npz")) {
       const detail::ZipArchive labels(raw + "/node-label.npz");

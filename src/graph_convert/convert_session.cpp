@@ -177,6 +177,25 @@ void ConvertSession::split(Split split, const std::vector<int64_t>& ids, const s
   report_.total_bytes += count * 8;
 }
 
+void ConvertSession::node_time(const std::vector<int64_t>& times, const std::string& name) {
+  if (static_cast<int64_t>(times.size()) != num_nodes()) {
+    throw FormatError(name, ::graphtier::detail::concat("has ", times.size(), " timestamps, expected one per node (",
+                                                        num_nodes(), ")"));
+  }
+  writer_.write_array("node_time", std::span<const int64_t>(times));
+  report_.total_bytes += num_nodes() * 8;
+}
+
+void ConvertSession::edge_time(const std::vector<int64_t>& times, const std::string& name) {
+  GRAPHTIER_EXPECTS(has_topology_, InvalidArgument, "edge times of ", out_, " before its topology");
+  const int64_t edges = report_.num_edges;
+  if (static_cast<int64_t>(times.size()) != edges) {
+    throw FormatError(name, ::graphtier::detail::concat("has ", times.size(), " timed edges, the CSC has ", edges));
+  }
+  writer_.write_array("edge_time", std::span<const int64_t>(times));
+  report_.total_bytes += edges * 8;
+}
+
 ConvertReport ConvertSession::commit(const std::string& source_description) {
   GRAPHTIER_EXPECTS(has_topology_, InvalidArgument, "conversion of ", out_, " has no topology");
   manifest_.source = source_description;

@@ -47,6 +47,12 @@ class ConvertSession {
   /// Writes labels unless none is labeled; num_classes from the options, else max + 1.
   void labels(const std::vector<int32_t>& labels, const std::string& name);
   void split(Split split, const std::vector<int64_t>& ids, const std::string& name);
+  /// Writes node_time.bin (docs/format.md, Timestamps); FormatError naming `name` unless there is
+  /// one time per node.
+  void node_time(const std::vector<int64_t>& times, const std::string& name);
+  /// Writes edge_time.bin, one time per CSC entry (after topology()); FormatError naming `name`
+  /// unless there is one per edge.
+  void edge_time(const std::vector<int64_t>& times, const std::string& name);
 
   /// Writes the manifest, validates and renames the dataset into place; returns the report.
   ConvertReport commit(const std::string& source_description);

@@ -39,8 +39,37 @@ std::vector<std::vector<int64_t>> relation_fanouts_by_id(const graph::Dataset& d
 
 }  // namespace
 
+void BatchSampler::setup_temporal(const graph::Dataset& dataset, std::vector<int64_t> input_time) {
+  const std::string& attr = options_.time_attr;
+  if (attr.empty()) {
+    GRAPHTIER_EXPECTS(input_time.empty(), InvalidArgument,
+                      "input_time needs time_attr (\"node_time\" or \"edge_time\": the times temporal sampling compares)");
+    return;
+  }
+  GRAPHTIER_EXPECTS(attr == "node_time" || attr == "edge_time", InvalidArgument, "time_attr '", detail::printable(attr),
+                    "': expected \"node_time\" or \"edge_time\" (the dataset's node_time.bin or edge_time.bin)");
+  const bool edge = attr == "edge_time";
+  GRAPHTIER_EXPECTS(edge ? dataset.has_edge_time() : dataset.has_node_time(), InvalidArgument, "time_attr '", attr,
+                    "': dataset ", dataset.dir(), " has no ", edge ? "edge" : "node", " times (", attr, ".bin)");
+  if (input_time.empty()) {
+    GRAPHTIER_EXPECTS(dataset.has_node_time(), InvalidArgument, "time_attr '", attr, "': give input_time (one per id): ",
+                      "dataset ", dataset.dir(), " has no node times to take the seeds' times from");
+    const auto node_time = dataset.node_time();
+    times_.reserve(ids_.size());
+    for (const int64_t v : ids_) times_.push_back(node_time[static_cast<std::size_t>(v)]);
+  } else {
+    GRAPHTIER_EXPECTS(input_time.size() == ids_.size(), InvalidArgument, "input_time has ", input_time.size(),
+                      " values for ", ids_.size(), " ids (one time per id)");
+    times_ = std::move(input_time);
+  }
+  temporal_ = std::make_unique<sample::TemporalIndex>(sample::TemporalIndex::build(
+      graph_.csc, edge ? dataset.edge_time() : dataset.node_time(),
+      edge ? sample::TimeSource::kEdge : sample::TimeSource::kNode, graph_.hetero.type_per_edge, &pool_));
+  graph_.temporal = temporal_.get();
+}
+
 BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> ids, const LoaderOptions& options,
-                           bool input_ids_to_host)
+                           bool input_ids_to_host, std::vector<int64_t> input_time)
     : options_(options), ids_(std::move(ids)), graph_{graph::CscView::of(dataset), {}, dataset.hetero()},
       pool_(options.gpu_sampling && options.sample_threads <= 0 ? kGpuSamplingStreams : options.sample_threads) {
   GRAPHTIER_EXPECTS(options.batch_size >= 1, InvalidArgument, "batch size must be >= 1, got ", options.batch_size);
@@ -63,6 +92,8 @@ BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> i
   spec.replace = options.replace;
   spec.seed = options.seed;
   spec.bulk = options.bulk > 0;
+  spec.temporal_strategy = options.temporal_strategy;
+  setup_temporal(dataset, std::move(input_time));
   sample::SamplerResources resources{.pool = &pool_};
   if (options.gpu_sampling) {
     resources.device = options.topology.device;
@@ -105,6 +136,13 @@ std::vector<int64_t> BatchSampler::epoch_order(std::span<const int64_t> position
   std::vector<int64_t> order(positions.size());
   for (std::size_t i = 0; i < positions.size(); ++i) order[i] = ids_[static_cast<std::size_t>(positions[i])];
   return order;
+}
+
+std::vector<int64_t> BatchSampler::epoch_times(std::span<const int64_t> positions) const {
+  if (times_.empty()) return {};
+  std::vector<int64_t> times(positions.size());
+  for (std::size_t i = 0; i < positions.size(); ++i) times[i] = times_[static_cast<std::size_t>(positions[i])];
+  return times;
 }
 
 int64_t BatchSampler::group_size() const noexcept { return options_.bulk > 0 ? options_.bulk : pool_.size(); }
@@ -175,10 +213,13 @@ void BatchSampler::sample_bulk_device(std::span<const std::span<const int64_t>> 
   for (std::size_t i = 0; i < sampled.size(); ++i) finish_device(out[i], std::move(sampled[i]), s);
 }
 
-SampledBatch BatchSampler::sample_one(std::span<const int64_t> seeds, uint64_t stream, int64_t slot) {
+SampledBatch BatchSampler::sample_one(std::span<const int64_t> seeds, uint64_t stream, int64_t slot,
+                                      std::span<const int64_t> seed_times) {
   if (device_batches_) return sample_device(seeds, stream, slot);
   SampledBatch out;
-  if (sampler_->device() >= 0) {
+  if (temporal_) {
+    out.batch = sampler_->sample_temporal(seeds, seed_times, stream);
+  } else if (sampler_->device() >= 0) {
     out.batch = sampler_->sample(seeds, stream, cuda_streams_[static_cast<std::size_t>(slot)]->get());
     out.copied_to_host = true;
   } else {
@@ -193,7 +234,7 @@ SampledBatch BatchSampler::sample_one(std::span<const int64_t> seeds, uint64_t s
 }
 
 void BatchSampler::sample(const std::vector<int64_t>& order, int64_t epoch, std::span<const int64_t> batches,
-                          std::vector<SampledBatch>& out) {
+                          std::vector<SampledBatch>& out, std::span<const int64_t> times) {
   const auto n = static_cast<int64_t>(batches.size());
   if (sampler_->bulk()) {
     // One bulk call for the whole group; each batch keeps its own stream (the group's batches need
@@ -227,7 +268,8 @@ void BatchSampler::sample(const std::vector<int64_t>& order, int64_t epoch, std:
       const int64_t b = batches[static_cast<std::size_t>(i)];
       if (options_.fault_hook) options_.fault_hook(Stage::kSample, b);
       out[static_cast<std::size_t>(i)] =
-          sample_one(sample::batch_seeds(order, options_.batch_size, b), sample::minibatch_stream(epoch, b), i);
+          sample_one(sample::batch_seeds(order, options_.batch_size, b), sample::minibatch_stream(epoch, b), i,
+                     times.empty() ? times : sample::batch_seeds(times, options_.batch_size, b));
     }
   };
   if (n == 1) {

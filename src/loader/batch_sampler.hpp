@@ -37,8 +37,9 @@ class BatchSampler {
   /// Checks the options and ids (InvalidArgument/OutOfRange) and builds the sampler.
   /// `input_ids_to_host`: a device form copies its input node ids to the host (a loader with a
   /// feature store needs them).
+  /// `input_time`: the ids' times for temporal sampling (LoaderOptions::time_attr), or empty.
   BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> ids, const LoaderOptions& options,
-               bool input_ids_to_host = true);
+               bool input_ids_to_host = true, std::vector<int64_t> input_time = {});
   ~BatchSampler();
 
   int64_t num_batches() const noexcept { return num_batches_; }
@@ -52,10 +53,13 @@ class BatchSampler {
   std::vector<int64_t> epoch_positions(int64_t epoch) const;
   /// The seeds in that order: ids[positions[i]].
   std::vector<int64_t> epoch_order(std::span<const int64_t> positions) const;
+  /// Their times in that order (temporal sampling), else empty.
+  std::vector<int64_t> epoch_times(std::span<const int64_t> positions) const;
   /// Samples the batches `batches` (global indices) of `order` in `epoch` into out[0 .. size), in
-  /// parallel on the pool (one batch per task; on the GPU, batches[i] on stream i).
+  /// parallel on the pool (one batch per task; on the GPU, batches[i] on stream i). `times`:
+  /// epoch_times (temporal sampling), else empty.
   void sample(const std::vector<int64_t>& order, int64_t epoch, std::span<const int64_t> batches,
-              std::vector<SampledBatch>& out);
+              std::vector<SampledBatch>& out, std::span<const int64_t> times = {});
   /// Whether batches come in the device form (options.device_batches with a GPU sampler).
   bool device_batches() const noexcept { return device_batches_; }
   /// Batches worth sampling at once: enough to keep the pool busy (with bulk, one bulk call).
@@ -63,7 +67,10 @@ class BatchSampler {
 
  private:
   /// `slot`: the batch's place in its group, which picks its CUDA stream.
-  SampledBatch sample_one(std::span<const int64_t> seeds, uint64_t stream, int64_t slot);
+  SampledBatch sample_one(std::span<const int64_t> seeds, uint64_t stream, int64_t slot,
+                          std::span<const int64_t> seed_times);
+  /// Temporal sampling's time order and the ids' times, from the options and `input_time`.
+  void setup_temporal(const graph::Dataset& dataset, std::vector<int64_t> input_time);
   SampledBatch sample_device(std::span<const int64_t> seeds, uint64_t stream, int64_t slot);
   /// One bulk call in the device form (Sampler::sample_bulk_device): batch i into out[i].
   void sample_bulk_device(std::span<const std::span<const int64_t>> seeds, std::span<const uint64_t> streams,
@@ -77,6 +84,9 @@ class BatchSampler {
   std::vector<int64_t> ids_;
   int64_t num_batches_ = 0;
   sample::SampleGraph graph_;
+  // Temporal sampling: the columns' time order (graph_.temporal points here) and each id's time.
+  std::unique_ptr<sample::TemporalIndex> temporal_;
+  std::vector<int64_t> times_;
   ThreadPool pool_;
   std::unique_ptr<sample::DeviceTopology> topology_;  // the graph on the GPU, for the GPU samplers that read it
   std::unique_ptr<sample::Sampler> sampler_;          // make_sampler's choice for the options

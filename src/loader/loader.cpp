@@ -66,12 +66,13 @@ struct Loader::Impl {
   EpochStats stats;
 
   Impl(const graph::Dataset& d, feature::FeatureStore* s, std::vector<int64_t> ids, LoaderOptions o,
-       const feature::TypedFeatureStore* typed)
+       const feature::TypedFeatureStore* typed, std::vector<int64_t> input_time)
       : dataset(d),
         store(s),
         typed_store(typed),
         options(std::move(o)),
-        sampler(d, in_own_numbering(d, std::move(ids), options.ids_numbering), options, s != nullptr) {
+        sampler(d, in_own_numbering(d, std::move(ids), options.ids_numbering), options, s != nullptr,
+                std::move(input_time)) {
     GRAPHTIER_EXPECTS(options.window >= 0 && options.prefetch >= 1 && options.max_merge >= 1, InvalidArgument,
                       "loader needs window >= 0, prefetch >= 1 and max_merge >= 1, got ", options.window, ", ",
                       options.prefetch, ", ", options.max_merge);
@@ -166,6 +167,7 @@ void Loader::Impl::run_sampler(int64_t epoch, int64_t first) {
   try {
     const std::vector<int64_t> positions = sampler.epoch_positions(epoch);
     const std::vector<int64_t> order = sampler.epoch_order(positions);
+    const std::vector<int64_t> times = sampler.epoch_times(positions);
     batches = sampler.delivered_from(first);
     const auto total = static_cast<int64_t>(batches.size());
     std::vector<SampledBatch> group;
@@ -173,7 +175,7 @@ void Loader::Impl::run_sampler(int64_t epoch, int64_t first) {
       const int64_t last = std::min(g + sampler.group_size(), total);
       indices = std::span<const int64_t>(batches.data() + g, static_cast<std::size_t>(last - g));
       const auto t0 = std::chrono::steady_clock::now();
-      sampler.sample(order, epoch, indices, group);
+      sampler.sample(order, epoch, indices, group, times);
       {
         const std::lock_guard lock(stats_mutex);
         stats.sample_seconds += seconds_since(t0);
@@ -377,8 +379,9 @@ void Loader::Impl::stop() noexcept {
 }
 
 Loader::Loader(const graph::Dataset& dataset, feature::FeatureStore* store, std::vector<int64_t> ids,
-               LoaderOptions options, const feature::TypedFeatureStore* typed_store)
-    : impl_(std::make_unique<Impl>(dataset, store, std::move(ids), std::move(options), typed_store)) {}
+               LoaderOptions options, const feature::TypedFeatureStore* typed_store, std::vector<int64_t> input_time)
+    : impl_(std::make_unique<Impl>(dataset, store, std::move(ids), std::move(options), typed_store,
+                                   std::move(input_time))) {}
 
 std::unique_ptr<Loader> Loader::over_split(const graph::Dataset& dataset, feature::FeatureStore* store,
                                            graph::Split split, LoaderOptions options,

@@ -177,6 +177,8 @@ LinkSplitReport split_links_dataset(const std::string& in_dir, const std::string
                     "relations, which it does not yet)");
   GRAPHTIER_EXPECTS(!in.has_link_split(), InvalidArgument, in_dir,
                     " already holds a link split (its CSC lacks the held-out edges): split the dataset it was made from");
+  GRAPHTIER_EXPECTS(!in.has_edge_time(), InvalidArgument, in_dir,
+                    " has edge times (edge_time.bin): split-links does not yet carry them to the split's CSC");
 
   const LinkSplitResult split = split_links(graph::CscView::of(in), options);
 

@@ -34,7 +34,7 @@ int64_t share(int64_t total, int64_t i, int64_t n) { return (total / n) * i + (t
 
 /// The node arrays (and a link split's seed edges, global ids too) graph/ copies unchanged from the source.
 constexpr const char* kNodeArrays[] = {"labels", "train", "valid", "test", "permutation", "hotness",
-                                       "link_train", "link_valid", "link_test"};
+                                       "node_time", "link_train", "link_valid", "link_test"};
 
 std::string features_path(const graph::Dataset& source) {
   return source.dir() + "/" + source.manifest().files.at("features").path;
@@ -303,6 +303,8 @@ PartitionLayout plan_partition(const graph::Dataset& source, const PartitionOpti
     GRAPHTIER_EXPECTS(type.features.dim == 0, Unsupported, source.dir(), " is a typed dataset with a feature table for ",
                       "node type ", type.name, "; partition does not split per-type feature tables yet");
   }
+  GRAPHTIER_EXPECTS(!source.has_edge_time(), Unsupported, source.dir(),
+                    " has edge times (edge_time.bin); partition does not slice them with the topology yet");
   GRAPHTIER_EXPECTS(o.ranks >= 1, InvalidArgument, "--ranks must be >= 1, got ", o.ranks);
   GRAPHTIER_EXPECTS(o.replication >= 1, InvalidArgument, "--replication must be >= 1, got ", o.replication);
   GRAPHTIER_EXPECTS(o.ranks % o.replication == 0, InvalidArgument, "--replication ", o.replication,

@@ -63,7 +63,7 @@ void check_rank(const PartitionLayout& l, const impl::PartitionSource& source, c
                         r.rank, " (topology [", t0, ", ", t1, "))"));
   expect(g.indptr()[t0] == 0 && g.indptr()[t1] == g.num_edges(), g.dir() + "/indptr.bin",
          detail::concat("nodes outside the block row [", t0, ", ", t1, ") have in-edges"));
-  for (const char* array : {"labels", "train", "valid", "test", "permutation", "hotness"}) {
+  for (const char* array : {"labels", "train", "valid", "test", "permutation", "hotness", "node_time"}) {
     expect_source_copy(g, array, source);
   }
   if (l.graph == PartitionGraph::kReplicated) {

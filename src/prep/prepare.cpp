@@ -136,6 +136,7 @@ PrepareReport prepare_dataset(const std::string& input_dir, const std::string& o
   if (in.is_hetero()) {
     write_relabeled_edge_values(graph::CscView::of(in), in.hetero().type_per_edge, perm, writer.open_array("type_per_edge"));
   }
+  if (in.has_edge_time()) write_relabeled_edge_values(graph::CscView::of(in), in.edge_time(), perm, writer.open_array("edge_time"));
   report.relabel_seconds = seconds_since(t);
   park_point("prepare.relabelled");  // test hook: the new topology written
 
@@ -169,6 +170,9 @@ PrepareReport prepare_dataset(const std::string& input_dir, const std::string& o
 
   t = Clock::now();
   if (in.has_labels()) writer.write_array("labels", std::span<const int32_t>(gather_by_new_id(in.labels(), perm, pool)));
+  if (in.has_node_time()) {
+    writer.write_array("node_time", std::span<const int64_t>(gather_by_new_id(in.node_time(), perm, pool)));
+  }
   for (auto split : {graph::Split::kTrain, graph::Split::kValid, graph::Split::kTest}) {
     const std::string name(graph::split_name(split));
     if (m.has(name)) writer.write_array(name, std::span<const int64_t>(map_ids_sorted(in.split(split), perm)));

@@ -66,28 +66,43 @@ void write_relabeled_csc(const graph::CscView& csc, const Permutation& perm, Out
              csc.indices);
 }
 
-void write_relabeled_edge_values(const graph::CscView& csc, std::span<const uint8_t> values, const Permutation& perm,
-                                 OutputFile& out) {
+namespace {
+
+template <typename T>
+void relabel_edge_values(const graph::CscView& csc, std::span<const T> values, const Permutation& perm,
+                         OutputFile& out) {
   csc.check_shape("write_relabeled_edge_values");
   GRAPHTIER_EXPECTS(static_cast<int64_t>(values.size()) == csc.num_edges(), InvalidArgument,
                     "write_relabeled_edge_values: ", values.size(), " values for ", csc.num_edges(), " edges");
   GRAPHTIER_EXPECTS(perm.size() == csc.num_nodes(), InvalidArgument, "write_relabeled_edge_values: permutation of ",
                     perm.size(), " nodes for a graph of ", csc.num_nodes());
-  // One byte an edge: rows are copied in order, through a bounded buffer.
+  // Rows are copied in order, through a bounded buffer.
   constexpr std::size_t kBuffer = std::size_t{1} << 20;
-  std::vector<uint8_t> buffer;
+  std::vector<T> buffer;
   buffer.reserve(kBuffer);
   for (int64_t v = 0; v < perm.size(); ++v) {
     const int64_t old = perm.new_to_old[static_cast<std::size_t>(v)];
     for (int64_t e = csc.indptr[old]; e < csc.indptr[old + 1]; ++e) {
       buffer.push_back(values[static_cast<std::size_t>(e)]);
       if (buffer.size() == kBuffer) {
-        out.write(buffer.data(), buffer.size());
+        out.write_span(std::span<const T>(buffer));
         buffer.clear();
       }
     }
   }
-  out.write(buffer.data(), buffer.size());
+  out.write_span(std::span<const T>(buffer));
+}
+
+}  // namespace
+
+void write_relabeled_edge_values(const graph::CscView& csc, std::span<const uint8_t> values, const Permutation& perm,
+                                 OutputFile& out) {
+  relabel_edge_values(csc, values, perm, out);
+}
+
+void write_relabeled_edge_values(const graph::CscView& csc, std::span<const int64_t> values, const Permutation& perm,
+                                 OutputFile& out) {
+  relabel_edge_values(csc, values, perm, out);
 }
 
 }  // namespace graphtier::prep

@@ -20,8 +20,8 @@ int64_t MiniBatch::num_edges() const noexcept {
 
 namespace {
 
-void check_block(const Block& b, std::span<const int64_t> expected_dst, std::size_t l, int64_t num_nodes,
-                 int64_t num_edges) {
+void check_block(const Block& b, std::span<const int64_t> expected_dst, std::span<const int64_t> expected_trees,
+                 std::size_t l, int64_t num_nodes, int64_t num_edges) {
   GRAPHTIER_EXPECTS(b.num_dst == static_cast<int64_t>(expected_dst.size()), InvalidArgument, "block ", l, ": ",
                     b.num_dst, " dst nodes, expected ", expected_dst.size(), " (the previous layer's src nodes)");
   GRAPHTIER_EXPECTS(b.num_src() >= b.num_dst, InvalidArgument, "block ", l, ": fewer src than dst nodes");
@@ -29,11 +29,24 @@ void check_block(const Block& b, std::span<const int64_t> expected_dst, std::siz
     GRAPHTIER_EXPECTS(b.src_nodes[i] == expected_dst[i], InvalidArgument, "block ", l, ": dst node ", i, " is ",
                       b.src_nodes[i], ", expected ", expected_dst[i]);
   }
+  const bool trees = !b.src_trees.empty();
+  GRAPHTIER_EXPECTS(trees == !expected_trees.empty(), InvalidArgument, "block ", l,
+                    ": src_trees must be given in every block of a temporal batch or in none");
+  GRAPHTIER_EXPECTS(!trees || b.src_trees.size() == b.src_nodes.size(), InvalidArgument, "block ", l, ": ",
+                    b.src_trees.size(), " src_trees for ", b.src_nodes.size(), " src nodes");
+  for (int64_t i = 0; trees && i < b.num_dst; ++i) {
+    GRAPHTIER_EXPECTS(b.src_trees[i] == expected_trees[i], InvalidArgument, "block ", l, ": dst node ", i,
+                      " is in tree ", b.src_trees[i], ", expected ", expected_trees[i]);
+  }
   cpu::IdMap seen(b.num_src());
   for (int64_t i = 0; i < b.num_src(); ++i) {
     const int64_t v = b.src_nodes[i];
     GRAPHTIER_EXPECTS(v >= 0 && v < num_nodes, InvalidArgument, "block ", l, ": src node ", v, " outside [0, ", num_nodes, ")");
-    GRAPHTIER_EXPECTS(seen.find_or_insert(v, i) == i, InvalidArgument, "block ", l, ": node ", v, " appears twice");
+    const int64_t tree = trees ? b.src_trees[i] : 0;
+    GRAPHTIER_EXPECTS(tree >= 0 && tree < (int64_t{1} << 23), InvalidArgument, "block ", l, ": tree ", tree,
+                      " of src node ", i, " outside [0, 2^23)");
+    GRAPHTIER_EXPECTS(seen.find_or_insert((tree << 40) | v, i) == i, InvalidArgument, "block ", l, ": node ", v,
+                      trees ? " appears twice in one tree" : " appears twice");
   }
   GRAPHTIER_EXPECTS(static_cast<int64_t>(b.indptr.size()) == b.num_dst + 1 && b.indptr.front() == 0, InvalidArgument,
                     "block ", l, ": indptr must have num_dst + 1 entries starting at 0");
@@ -54,6 +67,12 @@ void check_block(const Block& b, std::span<const int64_t> expected_dst, std::siz
   }
   GRAPHTIER_EXPECTS(next_new == b.num_src(), InvalidArgument, "block ", l, ": ", b.num_src() - next_new,
                     " src nodes are not reached by any edge");
+  for (int64_t i = 0; trees && i < b.num_dst; ++i) {
+    for (int64_t e = b.indptr[i]; e < b.indptr[i + 1]; ++e) {
+      GRAPHTIER_EXPECTS(b.src_trees[b.indices[e]] == b.src_trees[i], InvalidArgument, "block ", l, ": edge ", e,
+                        " joins tree ", b.src_trees[b.indices[e]], " to tree ", b.src_trees[i]);
+    }
+  }
   if (!b.edge_ids.empty()) {
     GRAPHTIER_EXPECTS(b.edge_ids.size() == b.indices.size(), InvalidArgument, "block ", l, ": edge_ids and indices differ in length");
     for (int64_t e : b.edge_ids) {
@@ -98,9 +117,16 @@ void check_typed_block(const Block& b, std::size_t l, const graph::HeteroView& h
 
 void check_minibatch(const MiniBatch& batch, int64_t num_graph_nodes, int64_t num_graph_edges) {
   std::span<const int64_t> dst = batch.seeds;
+  // A temporal batch: seed i roots tree i.
+  std::vector<int64_t> seed_trees;
+  if (!batch.blocks.empty() && !batch.blocks.front().src_trees.empty()) {
+    for (std::size_t i = 0; i < batch.seeds.size(); ++i) seed_trees.push_back(static_cast<int64_t>(i));
+  }
+  std::span<const int64_t> trees = seed_trees;
   for (std::size_t l = 0; l < batch.blocks.size(); ++l) {
-    check_block(batch.blocks[l], dst, l, num_graph_nodes, num_graph_edges);
+    check_block(batch.blocks[l], dst, trees, l, num_graph_nodes, num_graph_edges);
     dst = batch.blocks[l].src_nodes;
+    trees = batch.blocks[l].src_trees;
   }
 }
 
@@ -126,6 +152,7 @@ std::string minibatch_to_json(const MiniBatch& batch) {
     if (!b.edge_ids.empty()) j["edge_ids"] = b.edge_ids;
     if (!b.weights.empty()) j["weights"] = b.weights;
     if (!b.edge_types.empty()) j["edge_types"] = b.edge_types;
+    if (!b.src_trees.empty()) j["src_trees"] = b.src_trees;
     out["blocks"].push_back(std::move(j));
   }
   return out.dump();

@@ -10,6 +10,8 @@
 #include "graphtier/core/error.hpp"
 #include "graphtier/sample/random.hpp"
 #include "cpu/neighbor_sampler_cpu.hpp"
+#include "cpu/temporal_sampler_cpu.hpp"
+#include "temporal_steps.hpp"
 
 namespace graphtier::sample {
 
@@ -75,6 +77,17 @@ void check_sampler_inputs(const SampleGraph& graph, const NeighborSamplerOptions
                         ": weights must be finite and >= 0");
     }
   }
+  if (graph.temporal != nullptr) {
+    GRAPHTIER_EXPECTS(graph.temporal->num_edges() == graph.csc.num_edges() &&
+                          graph.temporal->time.size() == graph.temporal->order.size(),
+                      InvalidArgument, "temporal index of ", graph.temporal->num_edges(), " entries for a graph of ",
+                      graph.csc.num_edges(), " edges");
+    GRAPHTIER_EXPECTS(graph.edge_weights.empty(), Unsupported, "temporal sampling of a weighted graph is not supported");
+    GRAPHTIER_EXPECTS(graph.hetero.empty(), Unsupported,
+                      "temporal sampling of a typed graph (node and edge types) is not supported yet");
+    GRAPHTIER_EXPECTS(!(options.replace && options.temporal_strategy == TemporalStrategy::kLast), InvalidArgument,
+                      "temporal strategy 'last' takes the most recent neighbours: it does not draw with replacement");
+  }
 }
 
 NeighborSampler::NeighborSampler(SampleGraph graph, NeighborSamplerOptions options)
@@ -85,6 +98,8 @@ NeighborSampler::NeighborSampler(SampleGraph graph, NeighborSamplerOptions optio
 }
 
 MiniBatch NeighborSampler::sample(std::span<const int64_t> seeds, uint64_t stream, ThreadPool* pool) const {
+  GRAPHTIER_EXPECTS(graph_.temporal == nullptr, InvalidArgument,
+                    "a temporal graph is sampled from seed times (sample_temporal)");
   check_seeds(seeds, graph_.csc.num_nodes());
   MiniBatch batch;
   batch.seeds.assign(seeds.begin(), seeds.end());
@@ -99,6 +114,38 @@ MiniBatch NeighborSampler::sample(std::span<const int64_t> seeds, uint64_t strea
     if (!graph_.hetero.empty()) relations = {graph_.hetero.type_per_edge, fanouts};
     batch.blocks.push_back(cpu::neighbor_layer(graph_.csc, dst, ctx, options_.edge_ids, pool, relations));
     dst = batch.blocks.back().src_nodes;
+  }
+  return batch;
+}
+
+MiniBatch NeighborSampler::sample_temporal(std::span<const int64_t> seeds, std::span<const int64_t> seed_times,
+                                           uint64_t stream, ThreadPool* pool) const {
+  GRAPHTIER_EXPECTS(graph_.temporal != nullptr, InvalidArgument,
+                    "temporal sampling needs the graph's time order (SampleGraph::temporal): the graph has no times");
+  GRAPHTIER_EXPECTS(seed_times.size() == seeds.size(), InvalidArgument, "temporal sampling: ", seed_times.size(),
+                    " seed times for ", seeds.size(), " seeds");
+  GRAPHTIER_EXPECTS(static_cast<int64_t>(seeds.size()) <= temporal::kMaxTrees, InvalidArgument,
+                    "temporal sampling: at most 2^23 seeds per minibatch, got ", seeds.size());
+  const int64_t n = graph_.csc.num_nodes();
+  for (std::size_t i = 0; i < seeds.size(); ++i) {
+    GRAPHTIER_EXPECTS(seeds[i] >= 0 && seeds[i] < n, OutOfRange, "seed ", seeds[i], " (position ", i,
+                      ") is outside [0, ", n, ")");
+  }
+  MiniBatch batch;
+  batch.seeds.assign(seeds.begin(), seeds.end());
+  std::vector<int64_t> seed_trees(seeds.size());
+  for (std::size_t i = 0; i < seeds.size(); ++i) seed_trees[i] = static_cast<int64_t>(i);
+  std::span<const int64_t> dst = batch.seeds;
+  std::span<const int64_t> trees = seed_trees;
+  batch.blocks.reserve(static_cast<std::size_t>(num_layers_));
+  for (int64_t l = 0; l < num_layers_; ++l) {
+    const cpu::TemporalDrawContext ctx{options_.seed, layer_stream(stream, static_cast<int>(l)),
+                                       fanout_table_[static_cast<std::size_t>(l)], options_.replace,
+                                       options_.temporal_strategy};
+    batch.blocks.push_back(cpu::temporal_layer(graph_.csc, *graph_.temporal, dst, trees, seed_times, ctx,
+                                               options_.edge_ids, pool));
+    dst = batch.blocks.back().src_nodes;
+    trees = batch.blocks.back().src_trees;
   }
   return batch;
 }

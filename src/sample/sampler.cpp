@@ -33,6 +33,14 @@ class CpuSampler final : public Sampler {
   MiniBatch sample(std::span<const int64_t> seeds, uint64_t stream, CudaStream, ThreadPool* pool) const override {
     return backend_.sample(seeds, stream, pool);
   }
+  MiniBatch sample_temporal(std::span<const int64_t> seeds, std::span<const int64_t> seed_times, uint64_t stream,
+                            ThreadPool* pool) const override {
+    if constexpr (requires { backend_.sample_temporal(seeds, seed_times, stream, pool); }) {
+      return backend_.sample_temporal(seeds, seed_times, stream, pool);
+    } else {
+      return Sampler::sample_temporal(seeds, seed_times, stream, pool);
+    }
+  }
 
  private:
   Backend backend_;
@@ -165,7 +173,8 @@ NeighborSamplerOptions neighbor_options(const SamplerSpec& spec) {
           .relation_fanouts = spec.relation_fanouts,
           .replace = spec.replace,
           .edge_ids = spec.edge_ids,
-          .seed = spec.seed};
+          .seed = spec.seed,
+          .temporal_strategy = spec.temporal_strategy};
 }
 
 LayerSamplerOptions layer_options(const SamplerSpec& spec) {
@@ -192,6 +201,10 @@ BulkSamplerOptions bulk_options(const SamplerSpec& spec) {
 }
 
 bool uses_device_topology(const SamplerSpec& spec) noexcept { return !spec.bulk; }
+
+MiniBatch Sampler::sample_temporal(std::span<const int64_t>, std::span<const int64_t>, uint64_t, ThreadPool*) const {
+  throw Unsupported("sample_temporal: temporal sampling is the CPU neighbour sampler's (bulk 0)");
+}
 
 DeviceMiniBatch Sampler::sample_device(std::span<const int64_t>, uint64_t, CudaStream, const InputNodesSink&) const {
   throw Unsupported("sample_device: this sampler runs on the CPU (no device form)");
@@ -231,6 +244,12 @@ std::unique_ptr<Sampler> make_sampler(const SamplerSpec& spec, const SampleGraph
                       spec.bulk ? "bulk " : "", method.name);
     GRAPHTIER_EXPECTS(!gpu, Unsupported, "typed graphs (node and edge types) are sampled on the CPU: no GPU "
                       "per-relation neighbour sampler yet");
+  }
+  if (graph.temporal != nullptr) {
+    GRAPHTIER_EXPECTS(spec.kind == SamplerKind::kNeighbor && !spec.bulk, InvalidArgument,
+                      "temporal sampling is the neighbor method's with bulk 0, not ", spec.bulk ? "bulk " : "",
+                      method.name);
+    GRAPHTIER_EXPECTS(!gpu, Unsupported, "temporal sampling runs on the CPU: no GPU temporal neighbour sampler yet");
   }
   if (spec.bulk) {
     if (gpu) return std::make_unique<GpuBulkSampler>(graph, bulk_options(spec), resources.device, resources.pool);

@@ -32,6 +32,7 @@ void expect_same_minibatch(const MiniBatch& got, const MiniBatch& want) {
     EXPECT_EQ(a.indices, b.indices);
     EXPECT_EQ(a.edge_ids, b.edge_ids);
     EXPECT_EQ(a.edge_types, b.edge_types);
+    EXPECT_EQ(a.src_trees, b.src_trees);
     ASSERT_EQ(a.weights.size(), b.weights.size());
     if (!a.weights.empty()) {  // bitwise (memcmp must not see the null data of empty vectors)
       EXPECT_EQ(0, std::memcmp(a.weights.data(), b.weights.data(), a.weights.size() * sizeof(float)));

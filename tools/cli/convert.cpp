@@ -116,6 +116,9 @@ void register_convert(CLI::App& app, const GlobalOptions& global) {
   edge_list->add_option("input", opt->edge_list.path, "Edge list file (.gz or not: told by its magic bytes)")->required();
   edge_list->add_flag("--allow-extra-columns", opt->edge_list.allow_extra_columns,
                       "Ignore columns after the two ids (weights, timestamps) instead of rejecting the line");
+  edge_list->add_flag("--edge-time", opt->edge_list.edge_time,
+                      "The third column is the edge's integer time (edge_time.bin, for temporal sampling); a "
+                      "repeated edge keeps its earliest time");
   edge_list->callback([opt, &global] {
     run(opt->common, global, [&](const graph::ConvertOptions& o, ThreadPool& pool) {
       return graph::convert_edge_list(opt->edge_list, opt->common.out, o, pool);

@@ -12,6 +12,8 @@
 //   features.<type>.bin  [nodes of <type>, row_stride bytes] (typed datasets: a table per type)
 //   link_train.bin, link_valid.bin, link_test.bin   int64 [K, 2] (src, dst) seed edges of a
 //                     link-prediction split (`graphtier split-links`; manifest "links")
+//   node_time.bin     int64 [num_nodes], each node's timestamp (temporal sampling; optional)
+//   edge_time.bin     int64 [num_edges], each CSC entry's timestamp (temporal sampling; optional)
 //
 // A typed (heterogeneous) dataset adds the manifest's "hetero" section (HeteroSchema): node types
 // as contiguous id ranges, relations `src:rel:dst` with their reverses, the labelled type, and a
@@ -230,6 +232,12 @@ class Dataset {
   std::span<const int64_t> link_edges(Split s) const;
   bool has_hotness() const noexcept { return manifest().has("hotness"); }
   std::span<const double> hotness() const;
+  /// Timestamps for temporal sampling (docs/format.md, Timestamps): node v's time, and the time of
+  /// the edge at CSC position p; any int64 (years, unix seconds, ...). Empty when absent.
+  bool has_node_time() const noexcept { return manifest().has("node_time"); }
+  std::span<const int64_t> node_time() const;
+  bool has_edge_time() const noexcept { return manifest().has("edge_time"); }
+  std::span<const int64_t> edge_time() const;
 
   /// Typed datasets (docs/format.md, Heterogeneous datasets). For a homogeneous dataset
   /// is_hetero() is false, hetero() is the empty view and schema() is empty.

@@ -107,6 +107,10 @@ ConvertOptions to_options(const ConvertArgs& args);
 struct EdgeListInput {
   std::string path;
   bool allow_extra_columns = false;
+  /// The third field of each line is the edge's integer time (edge_time.bin, docs/format.md,
+  /// Timestamps): `src dst time`; an edge given more than once (or both ways, symmetrized) keeps its
+  /// earliest time. The timed edges are held in memory (24 bytes each).
+  bool edge_time = false;
 };
 ConvertReport convert_edge_list(const EdgeListInput& input, const std::string& out, const ConvertOptions& options,
                                 ThreadPool& pool);
@@ -185,8 +189,9 @@ enum class OgbFormat : uint8_t { kAuto, kCsv, kNpz };
 
 /// An OGB node-property dataset directory (the one holding raw/ and split/). CSV: raw/edge.csv.gz,
 /// num-node-list.csv.gz, num-edge-list.csv.gz, optional node-feat.csv.gz and node-label.csv.gz;
-/// binary: raw/data.npz (edge_index, node_feat, num_nodes_list, num_edges_list) and optional
-/// raw/node-label.npz (node_label). Splits from split/<split>/{train,valid,test}.csv.gz; `split`
+/// binary: raw/data.npz (edge_index, node_feat, num_nodes_list, num_edges_list, optional node_year)
+/// and optional raw/node-label.npz (node_label); raw/node_year.csv.gz (ogbn-arxiv's years), or the
+/// npz's node_year, becomes node_time.bin (one integer per node). Splits from split/<split>/{train,valid,test}.csv.gz; `split`
 /// may be empty when split/ has exactly one subdirectory. Edges stay directed as stored unless
 /// ConvertOptions::symmetrize is set (as users of ogbn-arxiv do).
 ///

@@ -78,6 +78,14 @@ struct LoaderOptions {
   /// InvalidArgument.
   std::map<std::string, std::vector<int64_t>> relation_fanouts{};
   bool replace = false;  // kNeighbor only
+  /// Temporal sampling (sample/temporal.hpp; PyG's time_attr): "" off, or the dataset's times the
+  /// neighbours are filtered by: "node_time" (each neighbour's node time) or "edge_time" (each
+  /// edge's). Each seed's time is its input time (Loader's input_time) or its node time; every node
+  /// of its tree inherits it. The CPU neighbour sampler, bulk 0, of a homogeneous dataset only.
+  std::string time_attr{};
+  /// With time_attr: which eligible neighbours are taken, kUniform ("uniform") or the most recent
+  /// (kLast, "last"; no replace).
+  sample::TemporalStrategy temporal_strategy = sample::TemporalStrategy::kUniform;
   int64_t batch_size = 1024;
   bool shuffle = true;     // false: ids in the given order every epoch
   bool drop_last = false;  // drop the last batch when it is smaller than batch_size
@@ -202,8 +210,12 @@ class Loader {
   /// same dataset, or null: no type_x), gathered per minibatch (no window or merging) into host
   /// memory (another options.output is Unsupported), and `store` must then be null. Throws InvalidArgument/OutOfRange for bad options or ids,
   /// Unsupported for GPU options without a GPU or with a typed dataset.
+  /// `input_time` (options.time_attr only): the time of each of `ids` (PyG's input_time), or empty
+  /// for their node times; InvalidArgument for another length, without time_attr, or when the
+  /// dataset lacks the times asked for.
   Loader(const graph::Dataset& dataset, feature::FeatureStore* store, std::vector<int64_t> ids,
-         LoaderOptions options, const feature::TypedFeatureStore* typed_store = nullptr);
+         LoaderOptions options, const feature::TypedFeatureStore* typed_store = nullptr,
+         std::vector<int64_t> input_time = {});
   /// A loader over the dataset's `split`, whose ids are in its own numbering: InvalidArgument when
   /// options.ids_numbering names another.
   static std::unique_ptr<Loader> over_split(const graph::Dataset& dataset, feature::FeatureStore* store,

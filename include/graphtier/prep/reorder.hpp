@@ -61,10 +61,12 @@ std::vector<int64_t> map_ids_sorted(std::span<const int64_t> ids, const Permutat
 void write_relabeled_csc(const graph::CscView& csc, const Permutation& perm, OutputFile& indptr_out, OutputFile& indices_out,
                          ThreadPool& pool, Progress* progress = nullptr, int64_t window_edges = int64_t{1} << 24);
 
-/// Writes a per-edge array of the renumbered graph (a typed dataset's type_per_edge): new row n
-/// holds old row perm.new_to_old[n]'s values in the same order, as write_relabeled_csc places its
-/// entries, so each value stays with its edge.
+/// Writes a per-edge array of the renumbered graph (a typed dataset's type_per_edge, edge_time):
+/// new row n holds old row perm.new_to_old[n]'s values in the same order, as write_relabeled_csc
+/// places its entries, so each value stays with its edge.
 void write_relabeled_edge_values(const graph::CscView& csc, std::span<const uint8_t> values, const Permutation& perm,
+                                 OutputFile& out);
+void write_relabeled_edge_values(const graph::CscView& csc, std::span<const int64_t> values, const Permutation& perm,
                                  OutputFile& out);
 
 }  // namespace graphtier::prep

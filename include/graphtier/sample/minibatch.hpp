@@ -19,7 +19,7 @@ namespace graphtier::sample {
 /// entries (the dst nodes are a prefix of the src nodes). Host memory, owned.
 struct Block {
   int64_t num_dst = 0;
-  std::vector<int64_t> src_nodes;  // [num_src] global ids, no duplicates; dst nodes first
+  std::vector<int64_t> src_nodes;  // [num_src] global ids, no duplicates (per tree); dst nodes first
   std::vector<int64_t> indptr;     // [num_dst + 1], 0 .. num_edges
   std::vector<int64_t> indices;    // [num_edges] local positions in src_nodes
   std::vector<int64_t> edge_ids;   // [num_edges] positions in the input graph's indices, or empty
@@ -28,6 +28,9 @@ struct Block {
   /// empty. Within a dst node's edges, relations ascend. split_block (hetero_block.hpp) splits a
   /// block by node type and relation.
   std::vector<uint8_t> edge_types;
+  /// [num_src] the tree (seed index) of each src node, dst nodes first: temporal sampling's
+  /// disjoint trees (temporal.hpp), where a global id may appear once per tree; else empty.
+  std::vector<int64_t> src_trees;
 
   int64_t num_src() const noexcept { return static_cast<int64_t>(src_nodes.size()); }
   int64_t num_edges() const noexcept { return indptr.empty() ? 0 : indptr.back(); }
@@ -37,7 +40,8 @@ struct Block {
 /// blocks[0] is next to the seeds, blocks[L-1] next to the input features: the dst nodes of block
 /// l are exactly the src nodes of block l-1 (the seeds for block 0). Node order in every block:
 /// the dst nodes in order, then newly reached nodes in order of first appearance in the block's
-/// indices (dst by dst, each dst's edges in order). No duplicates.
+/// indices (dst by dst, each dst's edges in order). No duplicates (temporal batches: no (tree, id)
+/// twice; seed i is tree i and its tree's nodes are those whose src_trees is i).
 struct MiniBatch {
   std::vector<int64_t> seeds;
   std::vector<Block> blocks;
@@ -93,7 +97,8 @@ using InputNodesSink = std::function<int64_t*(int64_t bound)>;
 using BulkInputNodesSink = std::function<int64_t*(int64_t batch, int64_t bound)>;
 
 /// Checks the contract above (shapes, prefix and chaining, no duplicates, local and global ids in
-/// range, edge ids in [0, num_graph_edges) when present, edge_types empty or one per edge); throws
+/// range, edge ids in [0, num_graph_edges) when present, edge_types empty or one per edge;
+/// src_trees empty in every block or in none, one per src node, each edge within one tree); throws
 /// InvalidArgument saying which block breaks which rule. For tests, tools and debug builds: O(size
 /// of the batch).
 void check_minibatch(const MiniBatch& batch, int64_t num_graph_nodes, int64_t num_graph_edges);

@@ -37,6 +37,7 @@
 #include "graphtier/core/thread_pool.hpp"
 #include "graphtier/sample/minibatch.hpp"
 #include "graphtier/sample/sample_graph.hpp"
+#include "graphtier/sample/temporal.hpp"
 
 namespace graphtier::sample {
 
@@ -51,11 +52,14 @@ struct NeighborSamplerOptions {
   bool replace = false;
   bool edge_ids = true;  // fill Block::edge_ids
   uint64_t seed = 0;
+  /// Temporal sampling (SampleGraph::temporal given): which eligible neighbours are taken.
+  TemporalStrategy temporal_strategy = TemporalStrategy::kUniform;
 };
 
 /// Throws InvalidArgument for bad options (no fanouts, fanout < -1 or >= 2^24) or a graph the
 /// draws cannot address (2^40 nodes or more, weights of the wrong length or negative/non-finite,
-/// a malformed HeteroView).
+/// a malformed HeteroView, a temporal index of another edge count); Unsupported for temporal
+/// sampling with weights or types, or kLast with replacement (InvalidArgument).
 void check_sampler_inputs(const SampleGraph& graph, const NeighborSamplerOptions& options);
 
 /// The fanout of every block and relation of a graph of `num_relations` relations (0 for a
@@ -70,8 +74,14 @@ class NeighborSampler {
   NeighborSampler(SampleGraph graph, NeighborSamplerOptions options);
 
   /// Samples the MiniBatch of `seeds` for minibatch `stream`. With a pool, the dst nodes of each
-  /// layer are sampled in parallel; the result does not depend on the pool.
+  /// layer are sampled in parallel; the result does not depend on the pool. A temporal graph
+  /// needs seed times: InvalidArgument.
   MiniBatch sample(std::span<const int64_t> seeds, uint64_t stream, ThreadPool* pool = nullptr) const;
+  /// Temporal sampling (temporal.hpp; SampleGraph::temporal required, else InvalidArgument): seed
+  /// i roots tree i of time seed_times[i] ([seeds], InvalidArgument otherwise); every block has
+  /// src_trees. Seeds may repeat (a node at two times is two trees); at most 2^23 of them.
+  MiniBatch sample_temporal(std::span<const int64_t> seeds, std::span<const int64_t> seed_times, uint64_t stream,
+                            ThreadPool* pool = nullptr) const;
 
   const NeighborSamplerOptions& options() const noexcept { return options_; }
   const SampleGraph& graph() const noexcept { return graph_; }

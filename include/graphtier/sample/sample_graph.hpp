@@ -10,14 +10,18 @@
 
 namespace graphtier::sample {
 
+struct TemporalIndex;
+
 /// CSC topology, optional per-edge weights (float32 [num_edges], finite, >= 0; empty = uniform) and
 /// optional node and edge types (empty = homogeneous; the neighbour sampler then samples each
-/// relation with its own fanout, neighbor_sampler.hpp). Borrowed: the memory must outlive the
-/// sampler that reads it.
+/// relation with its own fanout, neighbor_sampler.hpp), and optionally the time order of its
+/// columns (temporal.hpp: the neighbour sampler then samples temporally, from seed times). Borrowed:
+/// the memory must outlive the sampler that reads it.
 struct SampleGraph {
   graph::CscView csc;
   std::span<const float> edge_weights;
   graph::HeteroView hetero{};
+  const TemporalIndex* temporal = nullptr;
 };
 
 /// Checks what every sampler needs of a graph: a well-formed CSC (check_shape, naming `what`) with

@@ -64,6 +64,8 @@ struct SamplerSpec {
   bool replace = false;  // methods with SamplerMethod::replace only
   bool edge_ids = true;  // fill Block::edge_ids (the layer-wise samplers never do)
   uint64_t seed = 0;
+  /// kNeighbor over a graph with SampleGraph::temporal: which eligible neighbours are taken.
+  TemporalStrategy temporal_strategy = TemporalStrategy::kUniform;
   /// The bulk matrix sampler of the method (SamplerMethod::bulk): its blocks differ from the
   /// one-at-a-time sampler's (docs/architecture.md, MiniBatch).
   bool bulk = false;
@@ -106,6 +108,11 @@ class Sampler {
   /// host). `pool`: a CPU sampler's parallelism within the call; the result does not depend on it.
   virtual MiniBatch sample(std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream = {},
                            ThreadPool* pool = nullptr) const = 0;
+  /// Temporal sampling (temporal.hpp) of `seeds` at `seed_times` ([seeds]): disjoint trees, blocks
+  /// with src_trees. The CPU neighbour sampler of a graph with a TemporalIndex only; the others
+  /// throw Unsupported.
+  virtual MiniBatch sample_temporal(std::span<const int64_t> seeds, std::span<const int64_t> seed_times,
+                                    uint64_t stream, ThreadPool* pool = nullptr) const;
   /// The same minibatch left in device memory (GPU samplers; Unsupported on the CPU), complete when
   /// this returns; with `input_nodes`, its input node ids reach the host within the sampler's last
   /// wait. Each backend documents its synchronisation budget.
@@ -131,7 +138,8 @@ class Sampler {
 /// CPU. Throws InvalidArgument for a spec its method cannot take (bulk FastGCN, replace with a
 /// layer-wise method, bad fanouts, relation_fanouts or a typed graph with another method or bulk)
 /// or a GPU sampler without the topology it reads (or one on another device), Unsupported for a
-/// GPU without CUDA or a typed graph on the GPU.
+/// GPU without CUDA or a typed graph on the GPU, or a temporal graph (SampleGraph::temporal) with
+/// another method than the CPU neighbour sampler, bulk 0.
 std::unique_ptr<Sampler> make_sampler(const SamplerSpec& spec, const SampleGraph& graph,
                                       const SamplerResources& resources = {});
 

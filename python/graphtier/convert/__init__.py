@@ -51,11 +51,14 @@ def _path(value):
     return "" if value is None else os.fspath(value)
 
 
-def edge_list(input, out, *, allow_extra_columns=False, **options):
+def edge_list(input, out, *, allow_extra_columns=False, edge_time=False, **options):
     """A text edge list, plain or gzip (told by its magic bytes): one `src dst` per line (whitespace
     or comma), '#' and '%' comments; duplicates are always removed. `allow_extra_columns` ignores
-    columns after the two ids (weights, timestamps) instead of rejecting the line."""
-    return json.loads(_core.convert_edge_list(_path(input), bool(allow_extra_columns), _path(out), _common(**options)))
+    columns after the two ids (weights, timestamps) instead of rejecting the line. `edge_time`
+    reads the third column as the edge's integer time (edge_time.bin, for the loaders'
+    time_attr="edge_time"); a repeated edge keeps its earliest time."""
+    return json.loads(_core.convert_edge_list(_path(input), bool(allow_extra_columns), _path(out), _common(**options),
+                                              edge_time=bool(edge_time)))
 
 
 def typed_edge_list(input, out, *, labels=None, split="0.2,0.1", seed=0, **options):
