@@ -170,40 +170,11 @@ class NeighborLoader(_loader.Adapter):
             yield data if self.transform is None else self.transform(data)
 
     def _to_data(self, batch: _loader.Batch) -> Data:
-        blocks = batch.blocks
-        num_hops = len(blocks)
-        device = batch.input_nodes.device
-        # Block k's dst nodes are positions [0, num_dst) of the global order, so positions index one
-        # array for every block.
-        nodes, edges = _trim_by_hop({None: int(batch.input_nodes.numel())}, None, batch.num_seeds,
-                                    [[(None, None, None, b.indices, b.dst_index, b.edge_ids)] for b in blocks],
-                                    device)
-        order, new_pos, counts = nodes[None]
-        sources, targets, edge_ids = edges[None]
-        edge_index = torch.stack([new_pos[torch.cat(sources)], new_pos[torch.cat(targets)]])
-
-        n_id = batch.input_nodes[order]
-        attrs = {"n_id": n_id, "edge_index": edge_index}
-        if batch.x is not None:
-            attrs["x"] = batch.x[order]
-        else:
-            attrs["num_nodes"] = int(order.numel())  # PyG infers it from x otherwise
-        if self._labels is not None:
-            attrs["y"] = self._labels[n_id.to("cpu")].to(device)
-        if len(edge_ids) == num_hops:
-            attrs["e_id"] = torch.cat(edge_ids)
-        data = Data(**attrs)
-        data.batch_size = batch.num_seeds
-        data.num_sampled_nodes = counts
-        data.num_sampled_edges = [int(s.numel()) for s in sources]
-        data.input_id = batch.seed_positions.to(device)
-        if blocks and blocks[-1].src_trees is not None:
-            # Disjoint trees (temporal sampling): the seed index of each node, PyG's `batch`.
-            data.batch = blocks[-1].src_trees[order]
+        data = _to_data(batch, self._labels)
         if self._input_time is not None:
-            data.seed_time = self._input_time[batch.seed_positions.cpu()].to(device)
+            data.seed_time = self._input_time[batch.seed_positions.cpu()].to(data.n_id.device)
         elif self._node_time is not None:
-            data.seed_time = self._node_time[batch.seeds.cpu()].to(device)
+            data.seed_time = self._node_time[batch.seeds.cpu()].to(data.n_id.device)
         return data
 
     def _to_hetero_data(self, batch: _loader.Batch) -> HeteroData:
@@ -240,6 +211,43 @@ class NeighborLoader(_loader.Adapter):
         data.num_sampled_edges = {tuple(name.split(":")): [int(e.numel()) for e in srcs]
                                   for name, (srcs, _, _) in edges.items()}
         return data
+
+
+def _to_data(batch: _loader.Batch, labels: Optional[torch.Tensor]) -> Data:
+    """An untyped batch as PyG's NeighborLoader lays it out (Data: `n_id`, `edge_index` by hop, `x` or
+    `num_nodes`, `y` from `labels`, `e_id`, `batch_size`, `num_sampled_nodes` / `num_sampled_edges`,
+    `input_id`, and `batch` for disjoint trees); graphtier.pyg's link loader lays its blocks out with it."""
+    blocks = batch.blocks
+    num_hops = len(blocks)
+    device = batch.input_nodes.device
+    # Block k's dst nodes are positions [0, num_dst) of the global order, so positions index one
+    # array for every block.
+    nodes, edges = _trim_by_hop({None: int(batch.input_nodes.numel())}, None, batch.num_seeds,
+                                [[(None, None, None, b.indices, b.dst_index, b.edge_ids)] for b in blocks],
+                                device)
+    order, new_pos, counts = nodes[None]
+    sources, targets, edge_ids = edges[None]
+    edge_index = torch.stack([new_pos[torch.cat(sources)], new_pos[torch.cat(targets)]])
+
+    n_id = batch.input_nodes[order]
+    attrs = {"n_id": n_id, "edge_index": edge_index}
+    if batch.x is not None:
+        attrs["x"] = batch.x[order]
+    else:
+        attrs["num_nodes"] = int(order.numel())  # PyG infers it from x otherwise
+    if labels is not None:
+        attrs["y"] = labels[n_id.to("cpu")].to(device)
+    if len(edge_ids) == num_hops:
+        attrs["e_id"] = torch.cat(edge_ids)
+    data = Data(**attrs)
+    data.batch_size = batch.num_seeds
+    data.num_sampled_nodes = counts
+    data.num_sampled_edges = [int(s.numel()) for s in sources]
+    data.input_id = batch.seed_positions.to(device)
+    if blocks and blocks[-1].src_trees is not None:
+        # Disjoint trees (temporal sampling): the seed index of each node, PyG's `batch`.
+        data.batch = blocks[-1].src_trees[order]
+    return data
 
 
 def _trim_by_hop(num_nodes: dict, seed_type, num_seeds: int, blocks: list, device):

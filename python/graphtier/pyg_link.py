@@ -84,7 +84,6 @@ class LinkNeighborLoader:
                                                drop_last=drop_last, replace=replace, seed=seed, **kwargs)
         self.transform = transform
         self.triplet = mode == "triplet"
-        # Read by graphtier.pyg.NeighborLoader._to_data, which lays the blocks out as PyG's Data.
         self._labels = self.data.labels().to(torch.int64) if self.data.num_classes > 0 else None
 
     def __len__(self) -> int:
@@ -102,7 +101,7 @@ class LinkNeighborLoader:
         # The node batch's layout (seeds first, in order, so positions among the seeds stay).
         nodes = _loader.Batch(batch.epoch, batch.index, batch.seeds, batch.input_nodes, batch.x, torch.empty(0),
                               batch.blocks, torch.arange(batch.num_seeds))
-        data = _pyg.NeighborLoader._to_data(self, nodes)
+        data = _pyg._to_data(nodes, self._labels)
         del data.batch_size  # PyG's link batches have none
         data.input_id = batch.input_id
         if self.triplet:
