@@ -51,10 +51,13 @@ with open(os.path.join(out, "gpu-tests.txt"), "w") as f:
 print(f"gpu-bundle: {sum(map(len, by_binary.values()))} GPU tests in {len(by_binary)} binaries", file=sys.stderr)
 EOF
 
-for t in $(cut -d' ' -f1 .bundle.tmp/gpu-tests.txt | sed "s|^|tests/|") graphtier bench/feature_cuda_bench \
-         bench/layer_sampler_bench; do
+for t in $(cut -d' ' -f1 .bundle.tmp/gpu-tests.txt | sed "s|^|tests/|") graphtier; do
   # Symbols kept (debug information dropped): a crash on the device gives a readable backtrace.
   strip --strip-debug -o ".bundle.tmp/bin/$(basename "$t")" "$build/$t"
+done
+for t in bench/feature_cuda_bench bench/layer_sampler_bench; do
+  # The benchmarks measure, they are not debugged on the device: no symbols (2 MiB of the budget).
+  strip --strip-all -o ".bundle.tmp/bin/$(basename "$t")" "$build/$t"
 done
 for a in "$build"/libgraphtier_*.a; do
   strip --strip-debug -o ".bundle.tmp/lib/$(basename "$a")" "$a"
