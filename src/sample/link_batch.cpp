@@ -167,8 +167,8 @@ MiniBatch exclude_seed_edges(const MiniBatch& batch, std::span<const int64_t> pa
   out.seeds = batch.seeds;
   out.blocks.reserve(batch.blocks.size());
   // Nodes are followed by their positions in the old blocks, never by id: old block l's dst nodes
-  // are old block l-1's src nodes at the same positions. old_pos[i]: the old position of the new block's dst node i (the seeds for block 0,
-  // then the previous new block's src nodes).
+  // are old block l-1's src nodes at the same positions. old_pos[i]: the old position of the new
+  // block's dst node i (the seeds for block 0, then the previous new block's src nodes).
   std::vector<int64_t> old_pos(static_cast<std::size_t>(num_seeds));
   std::iota(old_pos.begin(), old_pos.end(), int64_t{0});
   for (const Block& old : batch.blocks) {
@@ -192,7 +192,7 @@ MiniBatch exclude_seed_edges(const MiniBatch& batch, std::span<const int64_t> pa
       const int64_t v = b.src_nodes[static_cast<std::size_t>(i)];
       for (int64_t e = old.indptr[static_cast<std::size_t>(o)]; e < old.indptr[static_cast<std::size_t>(o + 1)]; ++e) {
         const int64_t p = old.indices[static_cast<std::size_t>(e)];
-        // Only an edge between two endpoints (a dst node is an old src node at the same position) can be excluded.
+        // Only an edge between two endpoints can be excluded (dst node o is old src node o).
         if (endpoint[static_cast<std::size_t>(p)] != 0 && endpoint[static_cast<std::size_t>(o)] != 0 &&
             is_excluded_edge(excluded.data(), count, old.src_nodes[static_cast<std::size_t>(p)], v, reverse)) {
           continue;
