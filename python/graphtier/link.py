@@ -21,6 +21,8 @@ supervision edge off the graph it is asked to predict it from.
 
 from __future__ import annotations
 
+import collections
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Iterator, List, Optional, Sequence, Union
 
@@ -119,13 +121,19 @@ class LinkNeighborLoader:
     chooses another. Features come from `store` (a graphtier.FeatureStore) or a store made with
     the remaining keyword options (graphtier.FeatureStoreOptions' fields), `device` where the
     batch's tensors go.
+
+    `prefetch` batches are made ahead on one background thread while the caller trains on the
+    current one (the engine samples and gathers without the GIL); 0 makes each batch in the
+    caller's thread when it is asked for. Every batch is the same either way (each is drawn from
+    its own (seed, epoch, batch) stream), and an error raised making a batch is raised where the
+    caller takes that batch.
     """
 
     def __init__(self, dataset: _core.Dataset, fanouts: Sequence[int], batch_size: int = 1, *, edges=None,
                  labels=None, negatives: Optional[str] = None, amount: float = 1.0, non_edges: bool = False,
                  exclude_seed_edges: bool = True, shuffle: bool = False, drop_last: bool = False,
                  replace: bool = False, seed: int = 0, store: Optional[FeatureStore] = None,
-                 device: Union[str, torch.device] = "cpu", **store_options):
+                 device: Union[str, torch.device] = "cpu", prefetch: int = 2, **store_options):
         if not isinstance(dataset, _core.Dataset):
             raise TypeError(f"dataset: expected a graphtier.Dataset, got {type(dataset).__name__}")
         if len(dataset.node_types) > 0:
@@ -134,6 +142,9 @@ class LinkNeighborLoader:
             raise ValueError(f"negatives: expected None, 'binary' or 'triplet', got {negatives!r}")
         if int(batch_size) < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
+        if int(prefetch) < 0:
+            raise ValueError(f"prefetch must be 0 or more, got {prefetch}")
+        self.prefetch = int(prefetch)
         self.dataset = dataset
         self.fanouts = [int(f) for f in fanouts]
         self.batch_size = int(batch_size)
@@ -191,9 +202,34 @@ class LinkNeighborLoader:
         positions = torch.arange(num, dtype=torch.int64)
         if self.shuffle:
             positions = _core.shuffled_ids(positions, self.seed, epoch)
-        for b in range(first, len(self)):
-            chosen = positions[b * self.batch_size: (b + 1) * self.batch_size]
-            yield self._batch(epoch, b, chosen)
+        indices = iter(range(first, len(self)))
+
+        def make(b: int) -> LinkBatch:
+            return self._batch(epoch, b, positions[b * self.batch_size: (b + 1) * self.batch_size])
+
+        if self.prefetch == 0:
+            yield from map(make, indices)
+            return
+        # One worker keeps `prefetch` batches in flight, in order. Leaving the loop early (break,
+        # an exception in the caller) cancels the batches not begun and waits for the one being made.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphtier-link") as worker:
+            pending = collections.deque()
+
+            def submit() -> None:
+                b = next(indices, None)
+                if b is not None:
+                    pending.append(worker.submit(make, b))
+
+            for _ in range(self.prefetch):
+                submit()
+            try:
+                while pending:
+                    batch = pending.popleft().result()
+                    submit()
+                    yield batch
+            finally:
+                for future in pending:
+                    future.cancel()
 
     def _batch(self, epoch: int, index: int, chosen: torch.Tensor) -> LinkBatch:
         pairs = self.edges[:, chosen].t().contiguous().view(-1)

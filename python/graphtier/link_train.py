@@ -30,6 +30,7 @@ from torch import nn
 import graphtier
 from graphtier import link
 from graphtier.models import GCN, GraphSAGE
+from graphtier.training import threads
 
 # The evaluation loaders' epoch: their own stream, apart from every training epoch's.
 _EVAL_EPOCH = 1 << 30
@@ -59,7 +60,7 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
     p.add_argument("--no-exclude", dest="exclude", action="store_false",
                    help="keep each batch's supervision edges in its message passing")
     p.add_argument("--seed", type=int, default=0, help="seed of the split (when drawn here), sampling and the model")
-    p.add_argument("--threads", type=int, default=0, help="torch threads (0: PyTorch's default)")
+    threads.add_arguments(p)
     p.add_argument("--json", default=None, help="write the per-epoch figures and the result as JSON to this file")
     from graphtier.train import _fanouts_joined  # `--fanouts -1,-1` as the node task reads it
 
@@ -129,11 +130,11 @@ def _encoder(kind: str, ds, args, num_layers: int):
 
 
 @torch.no_grad()
-def evaluate(encoder, encode, decoder, ds, split: str, args, fanouts) -> dict:
+def evaluate(encoder, encode, decoder, ds, store, split: str, args, fanouts) -> dict:
     encoder.eval()
     decoder.eval()
     binary = graphtier.LinkNeighborLoader(ds, fanouts, args.eval_batch_size, edges=split, negatives="binary",
-                                          non_edges=True, exclude_seed_edges=False, seed=args.seed)
+                                          non_edges=True, exclude_seed_edges=False, seed=args.seed, store=store)
     binary.set_epoch(_EVAL_EPOCH)
     scores, labels = [], []
     for b in binary:
@@ -142,7 +143,7 @@ def evaluate(encoder, encode, decoder, ds, split: str, args, fanouts) -> dict:
         labels.append(b.label)
     triplet = graphtier.LinkNeighborLoader(ds, fanouts, args.eval_batch_size, edges=split, negatives="triplet",
                                            amount=args.eval_negatives, non_edges=True, exclude_seed_edges=False,
-                                           seed=args.seed)
+                                           seed=args.seed, store=store)
     triplet.set_epoch(_EVAL_EPOCH)
     reciprocal, hits = [], []
     for b in triplet:
@@ -158,9 +159,14 @@ def evaluate(encoder, encode, decoder, ds, split: str, args, fanouts) -> dict:
 
 
 def run(args: argparse.Namespace) -> dict:
+    division = threads.of_arguments(args)
+    print(division, flush=True)
+    with threads.torch_threads(division):
+        return _run(args, division)
+
+
+def _run(args: argparse.Namespace, division: threads.ThreadDivision) -> dict:
     torch.manual_seed(args.seed)
-    if args.threads > 0:
-        torch.set_num_threads(args.threads)
     fanouts = args.fanouts
     with tempfile.TemporaryDirectory(prefix="graphtier-link-") as workdir:
         ds = graphtier.Dataset(_ensure_split(args.dataset, args.seed, workdir))
@@ -169,8 +175,11 @@ def run(args: argparse.Namespace) -> dict:
         encoder, encode = _encoder(args.model, ds, args, len(fanouts))
         decoder = Decoder(args.decoder, args.out)
         optimiser = torch.optim.Adam(list(encoder.parameters()) + list(decoder.parameters()), lr=args.lr)
+        # One store for every loader, its gather pool the engine's share of the cores.
+        store = graphtier.FeatureStore(ds, threads=division.engine)
         loader = graphtier.LinkNeighborLoader(ds, fanouts, args.batch_size, edges="train", negatives="binary",
-                                              exclude_seed_edges=args.exclude, shuffle=True, seed=args.seed)
+                                              exclude_seed_edges=args.exclude, shuffle=True, seed=args.seed,
+                                              store=store)
         history, best, best_state = [], None, None
         for epoch in range(args.epochs):
             encoder.train()
@@ -186,7 +195,7 @@ def run(args: argparse.Namespace) -> dict:
                 total += float(loss) * b.label.numel()
                 count += b.label.numel()
             seconds = time.perf_counter() - start
-            val = evaluate(encoder, encode, decoder, ds, "val", args, fanouts)
+            val = evaluate(encoder, encode, decoder, ds, store, "val", args, fanouts)
             row = {"epoch": epoch, "loss": total / max(count, 1), "seconds": seconds,
                    **{f"val_{k}": v for k, v in val.items()}}
             history.append(row)
@@ -197,8 +206,9 @@ def run(args: argparse.Namespace) -> dict:
                 best_state = (copy.deepcopy(encoder.state_dict()), copy.deepcopy(decoder.state_dict()))
         encoder.load_state_dict(best_state[0])
         decoder.load_state_dict(best_state[1])
-        test = evaluate(encoder, encode, decoder, ds, "test", args, fanouts)
-    result = {"best_epoch": best["epoch"], "val_auc": best["val_auc"], **{f"test_{k}": v for k, v in test.items()}}
+        test = evaluate(encoder, encode, decoder, ds, store, "test", args, fanouts)
+    result = {"best_epoch": best["epoch"], "val_auc": best["val_auc"], **{f"test_{k}": v for k, v in test.items()},
+              "threads": {"cores": division.cores, "engine": division.engine, "torch": division.torch}}
     print(f"test auc {test['auc']:.4f}  mrr {test['mrr']:.4f}  hits@{args.hits} {test[f'hits@{args.hits}']:.4f}  "
           f"(epoch {best['epoch']}, val auc {best['val_auc']:.4f})", flush=True)
     if args.json:

@@ -74,12 +74,7 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
     # defaults and help are the engine's.
     options.add_arguments(p, options.FeatureStoreOptions, options.CLI_STORE_OPTIONS)
     options.add_arguments(p, options.LoaderOptions, options.CLI_LOADER_OPTIONS)
-    p.add_argument("--threads", type=int, default=0,
-                   help="threads of the sampling pool and of the gather pool (0: half the cores, "
-                        "graphtier.training.threads)")
-    p.add_argument("--torch-threads", type=int, default=0,
-                   help="PyTorch's intra-op threads of a single-process run (0: OMP_NUM_THREADS if set, else the cores "
-                        "the engine leaves)")
+    threads.add_arguments(p)
     p.add_argument("--baseline", action="store_true",
                    help="the pipeline without graphtier's feature path, for comparison: graphtier's CPU sampler, "
                         "then x_cpu.index_select(0, input_nodes).to(device) in the training loop (features in RAM; "
@@ -287,7 +282,7 @@ def run(args: argparse.Namespace, prog: str = "python -m graphtier.train") -> di
         return distributed_train.run(args, prog)
     if args.plot:
         plots.require()
-    division = threads.divide(threads.available_cores(), args.threads, args.torch_threads)
+    division = threads.of_arguments(args)
     with threads.torch_threads(division):
         return _train(args, division)
 

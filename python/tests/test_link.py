@@ -109,6 +109,35 @@ def test_binary_batches_label_positives_and_negatives(cora_links):
     assert not torch.equal(next(iter(loader)).input_id, first.input_id)  # epoch 1: another order
 
 
+def test_prefetched_batches_are_the_batches_made_on_demand(cora_links):
+    ds = graphtier.Dataset(cora_links)
+    store = graphtier.FeatureStore(ds)
+
+    def epoch(prefetch: int, stop: int = -1) -> list:
+        loader = graphtier.LinkNeighborLoader(ds, [5, 5], batch_size=256, negatives="binary", shuffle=True, seed=3,
+                                              store=store, prefetch=prefetch)
+        out = []
+        for i, b in enumerate(loader):
+            if i == stop:
+                break  # leaves the worker's batches behind: cancelled or finished, never yielded
+            out.append((b.input_id, b.seeds, b.label_index, b.x, [blk.indices for blk in b.blocks]))
+        return out
+
+    def same(a, b) -> bool:
+        return len(a) == len(b) and all(torch.equal(x, y) for p, q in zip(a, b) for x, y in zip(
+            (*p[:4], *p[4]), (*q[:4], *q[4])))
+
+    on_demand = epoch(0)
+    assert len(on_demand) > 4
+    assert same(epoch(3), on_demand)
+    assert same(epoch(1, stop=2), on_demand[:2])
+    # A batch that cannot be made raises where the caller takes it, with the worker's message.
+    with pytest.raises(ValueError, match="whole number"):
+        next(iter(graphtier.LinkNeighborLoader(ds, [5], negatives="triplet", amount=1.5, prefetch=2)))
+    with pytest.raises(ValueError, match="prefetch"):
+        graphtier.LinkNeighborLoader(ds, [5], prefetch=-1)
+
+
 def test_triplet_batches_and_guaranteed_non_edges(cora_links):
     ds = graphtier.Dataset(cora_links)
     graph = _edge_set(ds)

@@ -11,7 +11,7 @@ import pytest
 from graphtier import link_train, train
 
 SHORT = ["--task", "link", "--epochs", "8", "--batch-size", "1024", "--fanouts", "10,10", "--hidden", "64",
-         "--out", "32", "--eval-negatives", "20", "--normalize-features", "--threads", "2"]
+         "--out", "32", "--eval-negatives", "20", "--normalize-features", "--torch-threads", "2"]
 
 
 def test_a_short_run_learns_and_repeats_itself(cora, tmp_path):
@@ -19,7 +19,7 @@ def test_a_short_run_learns_and_repeats_itself(cora, tmp_path):
     # PyTorch thread: with two, PyTorch 1.13's CPU kernels changed the fifth digit of the AUC in about
     # one run of five in one process (the batches are the same; measured with 8 epochs, 5 runs).
     out = tmp_path / "run.json"
-    one_thread = [*SHORT, "--threads", "1"]
+    one_thread = [*SHORT, "--torch-threads", "1"]
     assert train.main([cora, *one_thread, "--seed", "1", "--json", str(out)]) == 0
     report = json.loads(out.read_text())
     result = report["result"]

@@ -20,6 +20,7 @@ OMP_NUM_THREADS, read when the library loads, changed that. So the PyTorch share
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import ctypes
 import os
@@ -64,6 +65,21 @@ def divide(cores: int, engine: int = 0, torch_threads: int = 0, environ=os.envir
     else:
         torch_threads, torch_source = max(1, cores - engine), "rule: the other cores"
     return ThreadDivision(cores, engine, torch_threads, engine_source, torch_source)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The overrides of the rule as a job's options: --threads (the engine's) and --torch-threads."""
+    parser.add_argument("--threads", type=int, default=0,
+                        help="threads of the sampling pool and of the gather pool (0: half the cores, "
+                             "graphtier.training.threads)")
+    parser.add_argument("--torch-threads", type=int, default=0,
+                        help="PyTorch's intra-op threads of a single-process run (0: OMP_NUM_THREADS if set, else "
+                             "the cores the engine leaves)")
+
+
+def of_arguments(args: argparse.Namespace) -> ThreadDivision:
+    """The division for a job run with add_arguments' options, over the cores this process may use."""
+    return divide(available_cores(), args.threads, args.torch_threads)
 
 
 def openblas_libraries() -> List[ctypes.CDLL]:
