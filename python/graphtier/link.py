@@ -77,7 +77,12 @@ class LinkBatch:
     in `seeds`, `label` [P + Q] float (the positives' labels, 1 by default; 0 for negatives).
     triplet: `src_index` [P], `dst_pos_index` [P], `dst_neg_index` [P, amount] positions in
     `seeds`. `input_id` the positives' positions in the loader's edges; `unverified` how many
-    negatives stayed edges after every redraw (non_edges only)."""
+    negatives stayed edges after every redraw (non_edges only).
+
+    Temporal batches (the loader's `time_attr`) follow PyG's disjoint layout: `seeds` are every
+    labelled pair's source, then every destination (repeats kept), each the root of its own tree at
+    `seed_time`, its positive's time; the indices above are positions in that list, and `batch`
+    [len(input_nodes)] is each input node's positive (PyG's `batch`: tree mod P)."""
 
     epoch: int
     index: int
@@ -92,6 +97,8 @@ class LinkBatch:
     dst_pos_index: Optional[torch.Tensor] = None
     dst_neg_index: Optional[torch.Tensor] = None
     unverified: int = 0
+    seed_time: Optional[torch.Tensor] = None
+    batch: Optional[torch.Tensor] = None
 
     @property
     def num_seeds(self) -> int:
@@ -115,12 +122,19 @@ class LinkNeighborLoader:
     `negatives`: None, "binary" (ceil(amount * P) random (src, dst) pairs per batch of P edges,
     label 0) or "triplet" (`amount` random destinations per positive, a whole number);
     `non_edges=True` redraws a negative while it is an edge of the graph, of the batch or of the
-    dataset's held-out seed edges. `exclude_seed_edges` (default True) removes each batch's
-    positives and their reverses from its blocks. `batch_size`, `shuffle`, `drop_last`, `replace`,
+    dataset's held-out seed edges. `exclude_seed_edges` (default True; False for temporal batches)
+    removes each batch's positives and their reverses from its blocks. `batch_size`, `shuffle`, `drop_last`, `replace`,
     `seed` as graphtier.NeighborLoader's; each `iter(loader)` is one epoch (0, 1, ...), `set_epoch`
     chooses another. Features come from `store` (a graphtier.FeatureStore) or a store made with
     the remaining keyword options (graphtier.FeatureStoreOptions' fields), `device` where the
     batch's tensors go.
+
+    Temporal sampling (PyG's `time_attr`, `edge_label_time`, `temporal_strategy`): with
+    `time_attr` "node_time" or "edge_time" (the dataset's times) every supervision edge has a time
+    (`edge_label_time`, one per edge) and each endpoint's tree reaches only neighbours no later than
+    it, as graphtier.NeighborLoader's temporal trees (disjoint: LinkBatch's temporal layout); with
+    node times a negative is drawn among the nodes no later than its positive. Temporal batches
+    exclude no seed edges (`exclude_seed_edges` False or left out).
 
     `prefetch` batches are made ahead on one background thread while the caller trains on the
     current one (the engine samples and gathers without the GIL); 0 makes each batch in the
@@ -131,9 +145,10 @@ class LinkNeighborLoader:
 
     def __init__(self, dataset: _core.Dataset, fanouts: Sequence[int], batch_size: int = 1, *, edges=None,
                  labels=None, negatives: Optional[str] = None, amount: float = 1.0, non_edges: bool = False,
-                 exclude_seed_edges: bool = True, shuffle: bool = False, drop_last: bool = False,
+                 exclude_seed_edges: Optional[bool] = None, shuffle: bool = False, drop_last: bool = False,
                  replace: bool = False, seed: int = 0, store: Optional[FeatureStore] = None,
-                 device: Union[str, torch.device] = "cpu", prefetch: int = 2, **store_options):
+                 device: Union[str, torch.device] = "cpu", time_attr: Optional[str] = None,
+                 edge_label_time=None, temporal_strategy: str = "uniform", prefetch: int = 2, **store_options):
         if not isinstance(dataset, _core.Dataset):
             raise TypeError(f"dataset: expected a graphtier.Dataset, got {type(dataset).__name__}")
         if len(dataset.node_types) > 0:
@@ -162,10 +177,24 @@ class LinkNeighborLoader:
                 raise ValueError("labels: triplet negative sampling takes no labels (as PyG's)")
             if negatives == "binary" and self.labels.numel() and float(self.labels.min()) == 0:
                 self.labels = self.labels + 1
+        self.edge_label_time = None
+        if time_attr is None:
+            if edge_label_time is not None:
+                raise ValueError("edge_label_time needs time_attr (\"node_time\" or \"edge_time\", the dataset's times)")
+        else:
+            if edge_label_time is None:
+                raise ValueError("time_attr: give edge_label_time, one time per supervision edge")
+            self.edge_label_time = _loader._times(edge_label_time, "edge_label_time")
+            if self.edge_label_time.numel() != num:
+                raise ValueError(f"edge_label_time: expected one per edge ({num}), got {self.edge_label_time.numel()}")
+            if exclude_seed_edges:
+                raise ValueError("exclude_seed_edges: temporal batches exclude no seed edges: their trees see "
+                                 "no edge later than the seed's time")
+            exclude_seed_edges = False
         self.negatives = negatives or "none"
         self.amount = float(amount)
         self.non_edges = bool(non_edges)
-        self.exclude_seed_edges = bool(exclude_seed_edges)
+        self.exclude_seed_edges = True if exclude_seed_edges is None else bool(exclude_seed_edges)
         self.shuffle = bool(shuffle)
         self.drop_last = bool(drop_last)
         self.replace = bool(replace)
@@ -184,6 +213,8 @@ class LinkNeighborLoader:
         elif store_options:
             raise TypeError(f"options {sorted(store_options)} configure a FeatureStore; with store= pass them to it")
         self.store = store
+        self._sampler = _core.LinkSampler(dataset, self.fanouts, self.replace, self.seed, time_attr or "",
+                                          temporal_strategy)
         self._epoch = 0
         self._first_batch = 0
 
@@ -233,15 +264,19 @@ class LinkNeighborLoader:
 
     def _batch(self, epoch: int, index: int, chosen: torch.Tensor) -> LinkBatch:
         pairs = self.edges[:, chosen].t().contiguous().view(-1)
-        d = _core.sample_link_minibatch(self.dataset, pairs, self.fanouts, self.replace, self.seed,
-                                        _core.minibatch_stream(epoch, index), self.negatives, self.amount,
-                                        self.non_edges, self.exclude_seed_edges, self._known)
+        times = None if self.edge_label_time is None else self.edge_label_time[chosen]
+        d = self._sampler.sample(pairs, _core.minibatch_stream(epoch, index), self.negatives, self.amount,
+                                 self.non_edges, self.exclude_seed_edges, self._known, times)
         blocks = [_loader.Block.from_dict(b).to(self.device) for b in d["blocks"]]
         x = None
         if self.store is not None:
             x = self.store.gather(d["input_nodes"]).to(self.device)
         batch = LinkBatch(epoch, index, d["seeds"].to(self.device), d["input_nodes"].to(self.device), x, blocks,
                           chosen.to(self.device), unverified=int(d["unverified"]))
+        if times is not None:
+            batch.seed_time = d["seed_time"].to(self.device)
+            trees = blocks[-1].src_trees if blocks else torch.arange(batch.seeds.numel())
+            batch.batch = (trees % max(chosen.numel(), 1)).to(self.device)
         if self.negatives == "triplet":
             batch.src_index = d["src_index"].to(self.device)
             batch.dst_pos_index = d["dst_pos_index"].to(self.device)

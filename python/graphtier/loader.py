@@ -102,14 +102,15 @@ class Block(_Csc):
                      move(self.edge_ids), move(self.weights), move(self.edge_types), move(self.src_trees))
 
 
-def _times(values) -> torch.Tensor:
+def _times(values, name: str = "input_time") -> torch.Tensor:
     """`values` (a tensor, array or sequence of integers) as a contiguous int64 CPU tensor of one
-    dimension: input_time's timestamps; floats and other shapes are a ValueError."""
+    dimension: the timestamps `name` (input_time, edge_label_time); floats and other shapes are a
+    ValueError."""
     t = torch.as_tensor(values)
     if t.dtype.is_floating_point or t.dtype == torch.bool or t.is_complex():
-        raise ValueError(f"input_time: expected integer timestamps (int64), got {t.dtype}")
+        raise ValueError(f"{name}: expected integer timestamps (int64), got {t.dtype}")
     if t.dim() != 1:
-        raise ValueError(f"input_time: expected one time per seed (1 dimension), got shape {tuple(t.shape)}")
+        raise ValueError(f"{name}: expected one time per seed (1 dimension), got shape {tuple(t.shape)}")
     return t.to(device="cpu", dtype=torch.int64).contiguous()
 
 

@@ -41,8 +41,8 @@ class LinkNeighborLoader:
     `edge_label` their labels; `neg_sampling` "binary" or "triplet", a dict {"mode", "amount"} or a
     torch_geometric.sampler.NegativeSampling (or the deprecated `neg_sampling_ratio`);
     `batch_size`, `shuffle`, `drop_last`, `replace`, `transform` as in PyG. DataLoader's worker
-    options are accepted and unused. graphtier's own: `exclude_seed_edges` (default True: a batch's
-    positives and their reverses pass no message), `non_edges` (negatives redrawn while they are
+    options are accepted and unused. graphtier's own: `exclude_seed_edges` (default True, False when
+    temporal: a batch's positives and their reverses pass no message), `non_edges` (negatives redrawn while they are
     edges), `seed`, `store`, `device` and the FeatureStore options.
 
     Each batch is a `Data` as PyG lays it out: `n_id` (the seeds first: the distinct endpoints,
@@ -50,23 +50,27 @@ class LinkNeighborLoader:
     `input_id` (the positives' positions in `edge_label_index`), and `edge_label_index` [2, P + Q]
     with `edge_label` (binary: negatives labelled 0) or `src_index`, `dst_pos_index`,
     `dst_neg_index` (triplet).
+
+    Temporal sampling takes PyG's `time_attr` ("node_time" or "edge_time": the dataset's times),
+    `edge_label_time` (one per supervision edge) and `temporal_strategy`; as PyG's, the batch is
+    disjoint (`n_id` starts with every source, then every destination), `batch` maps each node to its
+    positive and `edge_label_time` holds the labelled pairs' times; no seed edge is excluded.
     """
 
     def __init__(self, data, num_neighbors: Sequence[int], edge_label_index=None, edge_label=None,
                  edge_label_time=None, replace: bool = False, neg_sampling=None, neg_sampling_ratio=None,
                  transform: Optional[Callable] = None, batch_size: int = 1, shuffle: bool = False,
                  drop_last: bool = False, *, directed: bool = True, disjoint: bool = False,
-                 subgraph_type: str = "directional", exclude_seed_edges: bool = True, non_edges: bool = False,
+                 subgraph_type: str = "directional", exclude_seed_edges: Optional[bool] = None, non_edges: bool = False,
                  seed: Optional[int] = None, **kwargs):
         if isinstance(num_neighbors, dict):
             raise NotImplementedError("num_neighbors: a per-edge-type dict is heterogeneous; graphtier graphs are homogeneous")
         if not directed or subgraph_type != "directional":
             raise NotImplementedError("subgraph_type: only 'directional' (directed=True) sampling is supported")
-        if disjoint:
-            raise NotImplementedError("disjoint=True is not supported")
-        if edge_label_time is not None:
-            raise NotImplementedError("edge_label_time: temporal sampling is not supported")
-        for name in ("time_attr", "weight_attr", "transform_sampler_output", "link_sampler", "neighbor_sampler"):
+        time_attr = kwargs.pop("time_attr", None)
+        if disjoint and time_attr is None:
+            raise NotImplementedError("disjoint=True is supported with time_attr (temporal sampling is disjoint)")
+        for name in ("weight_attr", "transform_sampler_output", "link_sampler", "neighbor_sampler"):
             if kwargs.get(name) is not None:
                 raise NotImplementedError(f"{name} is not supported by graphtier.pyg.LinkNeighborLoader")
             kwargs.pop(name, None)
@@ -81,7 +85,8 @@ class LinkNeighborLoader:
         self.loader = _link.LinkNeighborLoader(self.data, num_neighbors, batch_size, edges=edge_label_index,
                                                labels=edge_label, negatives=mode, amount=amount, non_edges=non_edges,
                                                exclude_seed_edges=exclude_seed_edges, shuffle=shuffle,
-                                               drop_last=drop_last, replace=replace, seed=seed, **kwargs)
+                                               drop_last=drop_last, replace=replace, seed=seed, time_attr=time_attr,
+                                               edge_label_time=edge_label_time, **kwargs)
         self.transform = transform
         self.triplet = mode == "triplet"
         self._labels = self.data.labels().to(torch.int64) if self.data.num_classes > 0 else None
@@ -111,4 +116,10 @@ class LinkNeighborLoader:
         else:
             data.edge_label_index = batch.label_index
             data.edge_label = batch.label
+        if batch.seed_time is not None:
+            # PyG's temporal link batch: `batch` is each node's positive, `edge_label_time` the
+            # sources' times (one per labelled pair; triplet: per positive).
+            data.batch = data.batch % max(batch.input_id.numel(), 1)
+            labelled = batch.src_index.numel() if self.triplet else batch.label_index.shape[1]
+            data.edge_label_time = batch.seed_time[:labelled]
         return data

@@ -63,7 +63,7 @@ def test_triplet_batches_with_a_negative_sampling_object(cora_links):  # noqa: F
     with pytest.raises(ValueError, match="triplet"):
         LinkNeighborLoader(cora_links, num_neighbors=[3], edge_label=torch.ones(10), neg_sampling="triplet",
                            edge_label_index=torch.zeros(2, 10, dtype=torch.int64))
-    with pytest.raises(NotImplementedError, match="temporal"):
+    with pytest.raises(ValueError, match="edge_label_time needs time_attr"):
         LinkNeighborLoader(cora_links, num_neighbors=[3], edge_label_time=torch.zeros(10))
 
 

@@ -211,3 +211,89 @@ def test_pyg_loader_takes_time_attr(golden):
     assert bool((data.batch[src] == data.batch[dst]).all())
     with pytest.raises(ValueError, match="input_time needs time_attr"):
         NeighborLoader(ds, num_neighbors=[2], input_nodes=torch.tensor([0]), input_time=torch.tensor([1]))
+
+
+def test_link_loader_samples_each_endpoint_at_its_edge_time(golden, synthetic, tmp_path):
+    ds = graphtier.Dataset(golden)
+    # Positives 1 -> 0 at 4 and 2 -> 5 at 2; "last" with fanout 2 (the golden graph's times known).
+    edges, times = torch.tensor([[1, 2], [0, 5]]), torch.tensor([4, 2])
+    loader = graphtier.LinkNeighborLoader(ds, [2], 2, edges=edges, edge_label_time=times, time_attr="node_time",
+                                          temporal_strategy="last")
+    b = next(iter(loader))
+    # PyG's disjoint layout: sources, then destinations, one tree each at its edge's time.
+    assert b.seeds.tolist() == [1, 2, 0, 5] and b.seed_time.tolist() == [4, 2, 4, 2]
+    assert b.label_index.tolist() == [[0, 1], [2, 3]] and b.label.tolist() == [1.0, 1.0]
+    block = b.blocks[0]
+    # Tree 2 (node 0 at 4) takes 0's two latest in-neighbours no later than 4: 3 and 4; tree 3
+    # (node 5 at 2) takes 1 and 2; nodes 1 (at 4) and 2 (at 2) have in-neighbours {} and {1}.
+    assert neighbours(block, 2) == [3, 4] and neighbours(block, 3) == [1, 2] and neighbours(block, 1) == [1]
+    assert b.batch.tolist() == (block.src_trees % 2).tolist()
+
+    # Generated graph, node times: every edge of a tree and every negative no later than its time.
+    src = graphtier.Dataset(synthetic)
+    rng = np.random.default_rng(3)
+    node_time = torch.from_numpy(rng.integers(0, 50, src.num_nodes))
+    timed = graphtier.Dataset(with_times(synthetic, tmp_path / "timed", node_time=node_time.numpy()))
+    k = 300
+    pairs = torch.from_numpy(rng.integers(0, src.num_nodes, (2, k)))
+    pair_time = torch.maximum(node_time[pairs[0]], node_time[pairs[1]]) + torch.from_numpy(rng.integers(0, 5, k))
+    for negatives, amount in (("binary", 2.0), ("triplet", 3)):
+        loader = graphtier.LinkNeighborLoader(timed, [4, 2], 64, edges=pairs, edge_label_time=pair_time,
+                                              time_attr="node_time", negatives=negatives, amount=amount, seed=5,
+                                              shuffle=True)
+        seen = []
+        for batch in loader:
+            p = batch.input_id.numel()
+            t = pair_time[batch.input_id]
+            seen.append(batch.input_id)
+            for block in batch.blocks:
+                tree_t = batch.seed_time[block.src_trees]
+                assert bool((node_time[block.src_nodes[block.indices]] <= tree_t[block.dst_index]).all())
+                assert bool((block.src_trees[block.indices] == block.src_trees[block.dst_index]).all())
+            if negatives == "binary":
+                q = batch.label_index.shape[1] - p
+                assert q == 2 * p and batch.seeds.numel() == 2 * (p + q)
+                positive_t = t.repeat(3)[: p + q]  # negative i belongs to positive i mod P (PyG's)
+                assert batch.seed_time.tolist() == positive_t.tolist() * 2
+                assert bool((node_time[batch.seeds] <= batch.seed_time).all())
+                ends = batch.seeds[batch.label_index]
+                assert torch.equal(ends[:, :p], pairs[:, batch.input_id])
+            else:
+                assert batch.dst_neg_index.shape == (p, 3)
+                neg = batch.seeds[batch.dst_neg_index]
+                assert bool((node_time[neg] <= t.unsqueeze(1)).all())
+                assert torch.equal(batch.seeds[batch.src_index], pairs[0, batch.input_id])
+                assert torch.equal(batch.seeds[batch.dst_pos_index], pairs[1, batch.input_id])
+            assert torch.equal(batch.batch, batch.blocks[-1].src_trees % p)
+        assert torch.equal(torch.sort(torch.cat(seen)).values, torch.arange(k))
+
+    with pytest.raises(ValueError, match="give edge_label_time"):
+        graphtier.LinkNeighborLoader(ds, [2], 2, edges=edges, time_attr="node_time")
+    with pytest.raises(ValueError, match="edge_label_time needs time_attr"):
+        graphtier.LinkNeighborLoader(ds, [2], 2, edges=edges, edge_label_time=times)
+    with pytest.raises(ValueError, match=r"edge_label_time: expected one per edge \(2\), got 3"):
+        graphtier.LinkNeighborLoader(ds, [2], 2, edges=edges, edge_label_time=[1, 2, 3], time_attr="node_time")
+    with pytest.raises(ValueError, match="exclude no seed edges"):
+        graphtier.LinkNeighborLoader(ds, [2], 2, edges=edges, edge_label_time=times, time_attr="node_time",
+                                     exclude_seed_edges=True)
+    with pytest.raises(ValueError, match="has no edge times"):
+        graphtier.LinkNeighborLoader(ds, [2], 2, edges=edges, edge_label_time=times, time_attr="edge_time")
+
+
+@pytest.mark.skipif(not has_module("torch_geometric"),
+                    reason="torch_geometric is not installed (scripts/setup-torch2.sh makes a torch 2.x venv with it)")
+def test_pyg_link_loader_takes_edge_label_time(golden):
+    from graphtier.pyg import LinkNeighborLoader
+    ds = graphtier.Dataset(golden)
+    loader = LinkNeighborLoader(ds, num_neighbors=[2], edge_label_index=torch.tensor([[1, 2], [0, 5]]),
+                                edge_label_time=torch.tensor([4, 2]), time_attr="node_time", batch_size=2,
+                                neg_sampling="binary", seed=0)
+    data = next(iter(loader))
+    p = 2
+    assert data.edge_label_index.tolist() == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert data.edge_label.tolist() == [1.0, 1.0, 0.0, 0.0] and data.edge_label_time.tolist() == [4, 2, 4, 2]
+    assert data.n_id[:2].tolist() == [1, 2] and data.n_id[4:6].tolist() == [0, 5]
+    assert bool((data.batch < p).all()) and data.batch.numel() == data.n_id.numel()
+    src, dst = data.edge_index
+    years = torch.tensor(YEARS)
+    assert bool((years[data.n_id[src]] <= data.edge_label_time.repeat(2)[data.batch[dst] % 4]).all())

@@ -46,11 +46,7 @@ void BatchSampler::setup_temporal(const graph::Dataset& dataset, std::vector<int
                       "input_time needs time_attr (\"node_time\" or \"edge_time\": the times temporal sampling compares)");
     return;
   }
-  GRAPHTIER_EXPECTS(attr == "node_time" || attr == "edge_time", InvalidArgument, "time_attr '", detail::printable(attr),
-                    "': expected \"node_time\" or \"edge_time\" (the dataset's node_time.bin or edge_time.bin)");
-  const bool edge = attr == "edge_time";
-  GRAPHTIER_EXPECTS(edge ? dataset.has_edge_time() : dataset.has_node_time(), InvalidArgument, "time_attr '", attr,
-                    "': dataset ", dataset.dir(), " has no ", edge ? "edge" : "node", " times (", attr, ".bin)");
+  sample::time_source(dataset, attr);  // checks the name and that the dataset has those times
   if (input_time.empty()) {
     GRAPHTIER_EXPECTS(dataset.has_node_time(), InvalidArgument, "time_attr '", attr, "': give input_time (one per id): ",
                       "dataset ", dataset.dir(), " has no node times to take the seeds' times from");
@@ -62,9 +58,7 @@ void BatchSampler::setup_temporal(const graph::Dataset& dataset, std::vector<int
                       " values for ", ids_.size(), " ids (one time per id)");
     times_ = std::move(input_time);
   }
-  temporal_ = std::make_unique<sample::TemporalIndex>(sample::TemporalIndex::build(
-      graph_.csc, edge ? dataset.edge_time() : dataset.node_time(),
-      edge ? sample::TimeSource::kEdge : sample::TimeSource::kNode, graph_.hetero.type_per_edge, &pool_));
+  temporal_ = std::make_unique<sample::TemporalIndex>(sample::temporal_index(dataset, attr, &pool_));
   graph_.temporal = temporal_.get();
 }
 

@@ -94,18 +94,37 @@ LinkSeeds draw_link_seeds(std::span<const int64_t> pairs, int64_t num_nodes, con
     q = p * static_cast<int64_t>(options.amount);
   }
 
+  const std::span<const int64_t> node_time = options.node_time;
+  const bool timed = !node_time.empty();
+  GRAPHTIER_EXPECTS(timed == !options.pair_time.empty(), InvalidArgument,
+                    "temporal negatives need both the node times and the positives' times");
+  GRAPHTIER_EXPECTS(!timed || (static_cast<int64_t>(node_time.size()) == num_nodes &&
+                               static_cast<int64_t>(options.pair_time.size()) == p),
+                    InvalidArgument, "temporal negatives: ", node_time.size(), " node times for ", num_nodes,
+                    " nodes and ", options.pair_time.size(), " times for ", p, " positives");
+  // The earliest node (the lowest id among equals): what a negative no draw found in time becomes.
+  const int64_t earliest =
+      timed ? static_cast<int64_t>(std::min_element(node_time.begin(), node_time.end()) - node_time.begin()) : 0;
+  const auto in_time = [&](int64_t v, int64_t t) { return !timed || node_time[static_cast<std::size_t>(v)] <= t; };
+
   const std::vector<int64_t> positives = options.non_edges ? sorted_pairs(pairs) : std::vector<int64_t>{};
   LinkSeeds out;
   const uint64_t ns = negative_stream(stream);
   // A draw's result is a function of (seed, stream, index) and the graph, never of the other draws.
-  const auto draw = [&](int64_t index, int64_t src_index, int64_t fixed_src) {
+  // `positive`: the positive whose time bounds a temporal negative.
+  const auto draw = [&](int64_t index, int64_t src_index, int64_t fixed_src, int64_t positive) {
+    const int64_t t = timed ? options.pair_time[static_cast<std::size_t>(positive)] : 0;
     int64_t u = fixed_src, v = 0;
     for (int attempt = 0;; ++attempt) {
       if (src_index >= 0) u = negative_node(seed, ns, src_index, attempt, num_nodes);
       v = negative_node(seed, ns, index, attempt, num_nodes);
-      if (!options.non_edges || !is_edge(csc, positives, known, u, v)) break;
+      const bool timely = (src_index < 0 || in_time(u, t)) && in_time(v, t);
+      const bool non_edge = !options.non_edges || !is_edge(csc, positives, known, u, v);
+      if (timely && non_edge) break;
       if (attempt + 1 == options.max_attempts) {
-        ++out.unverified;
+        if (src_index >= 0 && !in_time(u, t)) u = earliest;
+        if (!in_time(v, t)) v = earliest;
+        if (options.non_edges && is_edge(csc, positives, known, u, v)) ++out.unverified;
         break;
       }
     }
@@ -114,7 +133,7 @@ LinkSeeds draw_link_seeds(std::span<const int64_t> pairs, int64_t num_nodes, con
   if (options.mode == NegativeMode::kBinary) {
     out.negatives.resize(static_cast<std::size_t>(2 * q));
     for (int64_t i = 0; i < q; ++i) {
-      const auto [u, v] = draw(2 * i + 1, 2 * i, -1);
+      const auto [u, v] = draw(2 * i + 1, 2 * i, -1, i % std::max<int64_t>(p, 1));
       out.negatives[static_cast<std::size_t>(2 * i)] = u;
       out.negatives[static_cast<std::size_t>(2 * i + 1)] = v;
     }
@@ -123,7 +142,7 @@ LinkSeeds draw_link_seeds(std::span<const int64_t> pairs, int64_t num_nodes, con
     out.negatives.resize(static_cast<std::size_t>(q));
     for (int64_t k = 0; k < p; ++k) {
       for (int64_t j = 0; j < amount; ++j) {
-        out.negatives[static_cast<std::size_t>(k * amount + j)] = draw(k * amount + j, -1, pairs[static_cast<std::size_t>(2 * k)]).second;
+        out.negatives[static_cast<std::size_t>(k * amount + j)] = draw(k * amount + j, -1, pairs[static_cast<std::size_t>(2 * k)], k).second;
       }
     }
   }

@@ -64,4 +64,22 @@ TemporalIndex TemporalIndex::build(const graph::CscView& csc, std::span<const in
   return index;
 }
 
+TimeSource time_source(const graph::Dataset& dataset, std::string_view time_attr) {
+  GRAPHTIER_EXPECTS(time_attr == "node_time" || time_attr == "edge_time", InvalidArgument, "time_attr '",
+                    detail::printable(time_attr),
+                    "': expected \"node_time\" or \"edge_time\" (the dataset's node_time.bin or edge_time.bin)");
+  const bool edge = time_attr == "edge_time";
+  GRAPHTIER_EXPECTS(edge ? dataset.has_edge_time() : dataset.has_node_time(), InvalidArgument, "time_attr '",
+                    time_attr, "': dataset ", dataset.dir(), " has no ", edge ? "edge" : "node", " times (", time_attr,
+                    ".bin)");
+  return edge ? TimeSource::kEdge : TimeSource::kNode;
+}
+
+TemporalIndex temporal_index(const graph::Dataset& dataset, std::string_view time_attr, ThreadPool* pool) {
+  const TimeSource source = time_source(dataset, time_attr);
+  return TemporalIndex::build(graph::CscView::of(dataset),
+                              source == TimeSource::kEdge ? dataset.edge_time() : dataset.node_time(), source,
+                              dataset.hetero().type_per_edge, pool);
+}
+
 }  // namespace graphtier::sample

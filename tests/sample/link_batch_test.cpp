@@ -176,6 +176,51 @@ TEST(LinkSeeds, ANodeAdjacentToEverythingCountsUnverifiedNegatives) {
   EXPECT_EQ(s.negatives.size(), 2u);
 }
 
+TEST(LinkSeeds, TemporalNegativesAreNoLaterThanTheirPositive) {
+  // Times 0..39 by id, except node 7, the earliest (-1). Positive 0 at time 9, positive 1 at 25.
+  std::vector<int64_t> node_time(40);
+  for (int64_t v = 0; v < 40; ++v) node_time[v] = v;
+  node_time[7] = -1;
+  const std::vector<int64_t> pairs{3, 5, 20, 21};
+  const std::vector<int64_t> pair_time{9, 25};
+  NegativeOptions o;
+  o.node_time = node_time;
+  o.pair_time = pair_time;
+  for (const NegativeMode mode : {NegativeMode::kBinary, NegativeMode::kTriplet}) {
+    o.mode = mode;
+    o.amount = 4;
+    for (uint64_t stream = 0; stream < 20; ++stream) {
+      const LinkSeeds s = draw_link_seeds(pairs, 40, o, 1, stream);
+      for (std::size_t i = 0; i < s.negatives.size(); ++i) {
+        // binary: pair i / 2 belongs to positive (i / 2) mod 2; triplet: negative i to positive i / 4.
+        const int64_t positive = mode == NegativeMode::kBinary ? static_cast<int64_t>(i / 2) % 2 : static_cast<int64_t>(i / 4);
+        EXPECT_LE(node_time[s.negatives[i]], pair_time[positive]) << "stream " << stream << " negative " << i;
+      }
+    }
+  }
+  // Untimed, the same draws reach later nodes (the constraint is what kept them out).
+  NegativeOptions untimed;
+  untimed.mode = NegativeMode::kTriplet;
+  untimed.amount = 4;
+  bool later = false;
+  for (uint64_t stream = 0; stream < 20 && !later; ++stream) {
+    for (const int64_t v : draw_link_seeds(pairs, 40, untimed, 1, stream).negatives) later = later || node_time[v] > 9;
+  }
+  EXPECT_TRUE(later);
+  // A time before every node: no draw fits, each negative becomes the earliest node.
+  const std::vector<int64_t> too_early{-5, -5};
+  o.pair_time = too_early;
+  o.mode = NegativeMode::kBinary;
+  o.amount = 1;
+  const LinkSeeds s = draw_link_seeds(pairs, 40, o, 1, 0);
+  EXPECT_EQ(s.negatives, (std::vector<int64_t>{7, 7, 7, 7}));
+  // Times of the wrong length, or one of the two alone, are refused.
+  o.pair_time = std::span<const int64_t>(pair_time).first(1);
+  EXPECT_THROW(draw_link_seeds(pairs, 40, o, 1, 0), InvalidArgument);
+  o.pair_time = {};
+  EXPECT_THROW(draw_link_seeds(pairs, 40, o, 1, 0), InvalidArgument);
+}
+
 TEST(LinkSeeds, RefusesBadInput) {
   const std::vector<int64_t> pairs{0, 1};
   NegativeOptions o;

@@ -31,6 +31,13 @@ struct NegativeOptions {
   /// or (u, v) or (v, u) among the batch's positives or the `known` pairs handed in.
   bool non_edges = false;
   int max_attempts = 32;
+  /// Temporal negatives (PyG's link loader with a node time_attr): with `node_time` ([num_nodes])
+  /// and `pair_time` ([P], the positives' times), a negative is drawn among the nodes no later than
+  /// its positive's time (binary negative i: positive i mod P; triplet: its own positive), redrawn
+  /// within max_attempts, and a node still later is replaced by the earliest node (PyG's rule).
+  /// Both empty: untimed.
+  std::span<const int64_t> node_time{};
+  std::span<const int64_t> pair_time{};
 };
 
 /// The seeds of one link minibatch. `nodes` are the distinct endpoints of the positives and the

@@ -25,6 +25,7 @@
 
 #include "graphtier/core/thread_pool.hpp"
 #include "graphtier/graph/csc_view.hpp"
+#include "graphtier/graph/dataset.hpp"
 #include "graphtier/graph/hetero_view.hpp"
 
 namespace graphtier::sample {
@@ -57,5 +58,13 @@ struct TemporalIndex {
                              std::span<const uint8_t> types = {}, ThreadPool* pool = nullptr);
   int64_t num_edges() const noexcept { return static_cast<int64_t>(order.size()); }
 };
+
+/// What PyG's time_attr names in `dataset`: "node_time" (node_time.bin, kNode) or "edge_time"
+/// (edge_time.bin, kEdge). Throws InvalidArgument for another name or a time the dataset lacks.
+TimeSource time_source(const graph::Dataset& dataset, std::string_view time_attr);
+
+/// The TemporalIndex of `dataset`'s graph with the times `time_attr` names (time_source), typed
+/// columns by relation; what every temporal sampler of a dataset reads.
+TemporalIndex temporal_index(const graph::Dataset& dataset, std::string_view time_attr, ThreadPool* pool = nullptr);
 
 }  // namespace graphtier::sample
