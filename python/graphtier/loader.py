@@ -141,11 +141,13 @@ class TypedBlock:
     the dataset's names: `src_nodes[t]` int64 global ids of type t (all in its id range), the
     type's `num_dst[t]` dst nodes first, which are the previous block's src nodes of type t;
     `relations[r]` a RelationBlock per relation "src:rel:dst". Every type and every relation is
-    present, empty ones too."""
+    present, empty ones too. Temporal batches: `src_trees[t]` each src node's tree (its seed's
+    index, PyG's `batch`), else None."""
 
     num_dst: Dict[str, int]
     src_nodes: Dict[str, torch.Tensor]
     relations: Dict[str, RelationBlock]
+    src_trees: Optional[Dict[str, torch.Tensor]] = None
 
     @staticmethod
     def from_dict(d: dict, node_types: Sequence[str], relations: Sequence[str]) -> "TypedBlock":
@@ -158,11 +160,14 @@ class TypedBlock:
             src, _, dst = name.split(":")
             rels[name] = RelationBlock(src, dst, int(src_nodes[src].numel()), num_dst[dst], r["indptr"], r["indices"],
                                        r["block_edges"])
-        return TypedBlock(num_dst, src_nodes, rels)
+        trees = None if d.get("src_trees") is None else dict(zip(node_types, d["src_trees"]))
+        return TypedBlock(num_dst, src_nodes, rels, trees)
 
     def to(self, device: Union[str, torch.device]) -> "TypedBlock":
         return TypedBlock(dict(self.num_dst), {t: _to_device(v, device) for t, v in self.src_nodes.items()},
-                          {r: b.to(device) for r, b in self.relations.items()})
+                          {r: b.to(device) for r, b in self.relations.items()},
+                          None if self.src_trees is None else
+                          {t: _to_device(v, device) for t, v in self.src_trees.items()})
 
 
 @dataclass

@@ -158,8 +158,6 @@ class NeighborLoader(_loader.Adapter):
         self.loader = _loader.NeighborLoader(self.data, self.num_neighbors, self.batch_size, split=split,
                                              ids=self.input_nodes, shuffle=shuffle, drop_last=drop_last,
                                              replace=replace, input_time=input_time, **kwargs)
-        # Temporal batches carry each seed's time (PyG's seed_time): input_time by position, else
-        # the seeds' node times.
         self._input_time = None if input_time is None else _loader._times(input_time)
         self._node_time = self.data.node_time if time_attr is not None else None
         self._labels = self.data.labels().to(torch.int64) if self.data.num_classes > 0 else None
@@ -169,12 +167,20 @@ class NeighborLoader(_loader.Adapter):
             data = self._to_hetero_data(batch) if batch.typed_blocks is not None else self._to_data(batch)
             yield data if self.transform is None else self.transform(data)
 
+    def _seed_time(self, batch: _loader.Batch) -> Optional[torch.Tensor]:
+        """A temporal batch's seed times (PyG's seed_time): input_time by position, else the seeds'
+        node times; None for an untimed batch."""
+        if self._input_time is not None:
+            return self._input_time[batch.seed_positions.cpu()].to(batch.seeds.device)
+        if self._node_time is not None:
+            return self._node_time[batch.seeds.cpu()].to(batch.seeds.device)
+        return None
+
     def _to_data(self, batch: _loader.Batch) -> Data:
         data = _to_data(batch, self._labels)
-        if self._input_time is not None:
-            data.seed_time = self._input_time[batch.seed_positions.cpu()].to(data.n_id.device)
-        elif self._node_time is not None:
-            data.seed_time = self._node_time[batch.seeds.cpu()].to(data.n_id.device)
+        seed_time = self._seed_time(batch)
+        if seed_time is not None:
+            data.seed_time = seed_time
         return data
 
     def _to_hetero_data(self, batch: _loader.Batch) -> HeteroData:
@@ -205,6 +211,10 @@ class NeighborLoader(_loader.Adapter):
         if self._labels is not None:
             n_id = data[labelled].n_id + self.data.node_type_ranges[labelled][0]
             data[labelled].y = self._labels[n_id.to("cpu")].to(device)
+        if last.src_trees is not None:  # disjoint trees (temporal): each node's seed, PyG's `batch`
+            for t, (order, _, _) in nodes.items():
+                data[t].batch = last.src_trees[t][order]
+            data[labelled].seed_time = self._seed_time(batch)
         data[labelled].batch_size = batch.num_seeds
         data[labelled].input_id = batch.seed_positions.to(device)
         data.num_sampled_nodes = {t: counts for t, (_, _, counts) in nodes.items()}

@@ -103,6 +103,13 @@ nb::dict hetero_block_dict(const sample::HeteroBlock& b, nb::handle owner) {
   d["num_dst"] = b.num_dst;
   d["src_nodes"] = src_nodes;
   d["relations"] = relations;
+  if (b.src_trees.empty()) {
+    d["src_trees"] = nb::none();
+  } else {  // temporal blocks: each src node's tree, per type
+    nb::list trees;
+    for (const auto& t : b.src_trees) trees.append(torch_view(std::span<const int64_t>(t), owner));
+    d["src_trees"] = trees;
+  }
   return d;
 }
 

@@ -297,3 +297,45 @@ def test_pyg_link_loader_takes_edge_label_time(golden):
     src, dst = data.edge_index
     years = torch.tensor(YEARS)
     assert bool((years[data.n_id[src]] <= data.edge_label_time.repeat(2)[data.batch[dst] % 4]).all())
+
+
+def test_typed_temporal_trees_per_relation(acm, tmp_path):
+    """A typed dataset samples temporally per relation: every relation's edges reach only nodes no
+    later than their tree's time, each type's nodes carry their trees, and graphtier.pyg yields
+    HeteroData with `batch` per type and `seed_time`."""
+    src = graphtier.Dataset(acm)
+    rng = np.random.default_rng(2)
+    node_time = torch.from_numpy(rng.integers(0, 20, src.num_nodes))
+    ds = graphtier.Dataset(with_times(acm, tmp_path / "acm-timed", node_time=node_time.numpy()))
+    begin, end = ds.node_type_ranges[ds.labelled_type]
+    ids = torch.arange(begin, begin + 120)
+    input_time = torch.from_numpy(rng.integers(5, 20, 120))
+    loader = graphtier.NeighborLoader(ds, [3, 2], 40, ids=ids, input_time=input_time, time_attr="node_time",
+                                      shuffle=True, seed=3)
+    edges = 0
+    for batch in loader:
+        seed_time = input_time[batch.seed_positions]
+        for block in batch.typed_blocks:
+            assert block.src_trees is not None
+            for name, rel in block.relations.items():
+                s, _, d = name.split(":")
+                src_nodes, src_trees = block.src_nodes[s], block.src_trees[s]
+                dst_trees = block.src_trees[d]
+                assert bool((src_trees[rel.indices] == dst_trees[rel.dst_index]).all())
+                assert bool((node_time[src_nodes[rel.indices]] <= seed_time[dst_trees[rel.dst_index]]).all())
+                edges += int(rel.indices.numel())
+    assert edges > 500
+    if not has_module("torch_geometric"):
+        return
+    from graphtier.pyg import NeighborLoader
+    pyg = NeighborLoader(ds, num_neighbors=[3, 2], input_nodes=(ds.labelled_type, ids - begin),
+                         input_time=input_time, time_attr="node_time", batch_size=40, seed=3)
+    data = next(iter(pyg))
+    p = ds.labelled_type
+    assert data[p].seed_time.tolist() == input_time[:40].tolist()
+    assert data[p].batch[:40].tolist() == list(range(40))
+    for (s, rel, d), store in data.edge_items():
+        ei = store.edge_index
+        assert bool((data[s].batch[ei[0]] == data[d].batch[ei[1]]).all())
+        src_global = data[s].n_id[ei[0]] + ds.node_type_ranges[s][0]
+        assert bool((node_time[src_global] <= data[p].seed_time[data[d].batch[ei[1]]]).all())

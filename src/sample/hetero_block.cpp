@@ -43,6 +43,10 @@ HeteroBlock split_block(const Block& block, const graph::HeteroView& hetero) {
     nodes.push_back(v);
     if (i < block.num_dst) ++out.num_dst[t];
   }
+  if (!block.src_trees.empty()) {
+    out.src_trees.resize(static_cast<std::size_t>(types));
+    for (int64_t i = 0; i < block.num_src(); ++i) out.src_trees[type_of[i]].push_back(block.src_trees[i]);
+  }
   out.relations.resize(static_cast<std::size_t>(relations));
   for (int r = 0; r < relations; ++r) {
     out.relations[r].indptr.assign(static_cast<std::size_t>(out.num_dst[hetero.relations[r].dst_type] + 1), 0);

@@ -83,8 +83,6 @@ void check_sampler_inputs(const SampleGraph& graph, const NeighborSamplerOptions
                       InvalidArgument, "temporal index of ", graph.temporal->num_edges(), " entries for a graph of ",
                       graph.csc.num_edges(), " edges");
     GRAPHTIER_EXPECTS(graph.edge_weights.empty(), Unsupported, "temporal sampling of a weighted graph is not supported");
-    GRAPHTIER_EXPECTS(graph.hetero.empty(), Unsupported,
-                      "temporal sampling of a typed graph (node and edge types) is not supported yet");
     GRAPHTIER_EXPECTS(!(options.replace && options.temporal_strategy == TemporalStrategy::kLast), InvalidArgument,
                       "temporal strategy 'last' takes the most recent neighbours: it does not draw with replacement");
   }
@@ -138,10 +136,15 @@ MiniBatch NeighborSampler::sample_temporal(std::span<const int64_t> seeds, std::
   std::span<const int64_t> dst = batch.seeds;
   std::span<const int64_t> trees = seed_trees;
   batch.blocks.reserve(static_cast<std::size_t>(num_layers_));
+  const auto width = static_cast<std::size_t>(std::max<int64_t>(1, graph_.hetero.num_relations()));
   for (int64_t l = 0; l < num_layers_; ++l) {
-    const cpu::TemporalDrawContext ctx{options_.seed, layer_stream(stream, static_cast<int>(l)),
-                                       fanout_table_[static_cast<std::size_t>(l)], options_.replace,
-                                       options_.temporal_strategy};
+    const std::span<const int64_t> fanouts(fanout_table_.data() + static_cast<std::size_t>(l) * width, width);
+    cpu::TemporalDrawContext ctx{options_.seed, layer_stream(stream, static_cast<int>(l)), fanouts[0],
+                                 options_.replace, options_.temporal_strategy};
+    if (!graph_.hetero.empty()) {
+      ctx.type_per_edge = graph_.hetero.type_per_edge;
+      ctx.relation_fanouts = fanouts;
+    }
     batch.blocks.push_back(cpu::temporal_layer(graph_.csc, *graph_.temporal, dst, trees, seed_times, ctx,
                                                options_.edge_ids, pool));
     dst = batch.blocks.back().src_nodes;

@@ -13,6 +13,7 @@
 
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/thread_pool.hpp"
+#include "graphtier/sample/hetero_block.hpp"
 #include "graphtier/sample/neighbor_sampler.hpp"
 #include "graphtier/sample/sampler.hpp"
 #include "graphtier/sample/temporal.hpp"
@@ -323,6 +324,94 @@ TEST(TemporalSampler, UniformPropertiesOnRandomGraph) {
       EXPECT_EQ(static_cast<int64_t>(distinct.size()), b.indptr[i + 1] - b.indptr[i]);
     }
   }
+}
+
+/// Typed temporal sampling: each relation segment of a column is sampled on its own with the
+/// relation's fanout, only entries no later than the tree's time; "last" takes each segment's most
+/// recent; a one-relation typed graph samples exactly as the untyped one; split blocks keep trees.
+TEST(TemporalSampler, TypedSamplesEachRelationAtItsTreesTime) {
+  const test::TypedGraph g =
+      test::TypedGraph::random({200, 150, 40}, {{0, 0}, {1, 0}, {0, 1}, {2, 1}, {1, 2}}, 5.0, 11);
+  std::mt19937_64 rng(5);
+  std::vector<int64_t> node_time(static_cast<std::size_t>(g.num_nodes()));
+  for (auto& t : node_time) t = static_cast<int64_t>(rng() % 30);
+  const TemporalIndex index =
+      TemporalIndex::build(g.graph.csc(), node_time, TimeSource::kNode, g.type_per_edge);
+  SampleGraph graph = g.sample_graph();
+  graph.temporal = &index;
+  std::vector<int64_t> seeds(50), seed_times(50);
+  for (std::size_t i = 0; i < seeds.size(); ++i) {
+    seeds[i] = static_cast<int64_t>(rng() % 200);  // type 0, repeats allowed
+    seed_times[i] = static_cast<int64_t>(rng() % 35);
+  }
+  ThreadPool pool(2);
+  for (const TemporalStrategy strategy : {TemporalStrategy::kUniform, TemporalStrategy::kLast}) {
+    NeighborSamplerOptions o = temporal_options({2, 3}, strategy);
+    o.relation_fanouts = {{3, 1}, {1, -1}, {}, {2, 0}, {-1, 2}};
+    const NeighborSampler sampler(graph, o);
+    const MiniBatch batch = sampler.sample_temporal(seeds, seed_times, 4, &pool);
+    EXPECT_EQ(batch.blocks.size(), 2u);
+    std::vector<int64_t> dst_trees(seeds.size());
+    std::iota(dst_trees.begin(), dst_trees.end(), int64_t{0});
+    for (std::size_t l = 0; l < batch.blocks.size(); ++l) {
+      const Block& b = batch.blocks[l];
+      ASSERT_EQ(b.edge_types.size(), b.indices.size());
+      for (int64_t i = 0; i < b.num_dst; ++i) {
+        const int64_t v = b.src_nodes[i];
+        const int64_t t = seed_times[b.src_trees[i]];
+        for (int r = 0; r < 5; ++r) {
+          const int64_t f = o.relation_fanouts[r].empty() ? o.fanouts[l] : o.relation_fanouts[r][l];
+          // The relation's eligible entries of column v, by time then position (the view's order).
+          std::vector<std::pair<int64_t, int64_t>> eligible;
+          for (int64_t p = g.graph.indptr[v]; p < g.graph.indptr[v + 1]; ++p) {
+            if (g.type_per_edge[p] == r && node_time[g.graph.indices[p]] <= t) {
+              eligible.emplace_back(node_time[g.graph.indices[p]], p);
+            }
+          }
+          std::sort(eligible.begin(), eligible.end());
+          std::set<int64_t> taken;
+          for (int64_t e = b.indptr[i]; e < b.indptr[i + 1]; ++e) {
+            if (b.edge_types[e] != r) continue;
+            EXPECT_EQ(g.type_per_edge[b.edge_ids[e]], r);
+            EXPECT_LE(node_time[b.src_nodes[b.indices[e]]], t);
+            EXPECT_EQ(b.src_trees[b.indices[e]], b.src_trees[i]);
+            taken.insert(b.edge_ids[e]);
+          }
+          const auto expect = f < 0 ? eligible.size() : std::min<std::size_t>(f, eligible.size());
+          EXPECT_EQ(taken.size(), expect) << "layer " << l << " node " << v << " relation " << r;
+          if (strategy == TemporalStrategy::kLast) {
+            std::set<int64_t> last;
+            for (std::size_t k = eligible.size() - expect; k < eligible.size(); ++k) last.insert(eligible[k].second);
+            EXPECT_EQ(taken, last);
+          }
+        }
+      }
+      // Split by type, each type's nodes keep their trees.
+      const HeteroBlock split = split_block(b, g.view());
+      ASSERT_EQ(split.src_trees.size(), 3u);
+      for (int type = 0; type < 3; ++type) {
+        ASSERT_EQ(split.src_trees[type].size(), split.src_nodes[type].size());
+      }
+      std::vector<std::size_t> next(3, 0);
+      for (int64_t k = 0; k < b.num_src(); ++k) {
+        const int type = b.src_nodes[k] < 200 ? 0 : b.src_nodes[k] < 350 ? 1 : 2;
+        EXPECT_EQ(split.src_trees[type][next[type]++], b.src_trees[k]);
+      }
+    }
+  }
+  // One relation: the typed sampler draws what the untyped one does (relation 0's stream is the
+  // tree's own).
+  const test::TypedGraph one = test::TypedGraph::random({300}, {{0, 0}}, 6.0, 2);
+  const TemporalIndex one_index = TemporalIndex::build(one.graph.csc(), std::span<const int64_t>(node_time).first(300),
+                                                       TimeSource::kNode, one.type_per_edge);
+  SampleGraph typed = one.sample_graph(), plain = one.graph.sample_graph();
+  typed.temporal = plain.temporal = &one_index;
+  const MiniBatch a = NeighborSampler(typed, temporal_options({3, 2}, TemporalStrategy::kUniform))
+                          .sample_temporal(seeds, seed_times, 8);
+  MiniBatch b = NeighborSampler(plain, temporal_options({3, 2}, TemporalStrategy::kUniform))
+                    .sample_temporal(seeds, seed_times, 8);
+  for (Block& block : b.blocks) block.edge_types.assign(block.indices.size(), 0);
+  test::expect_same_minibatch(a, b);
 }
 
 TEST(TemporalSampler, RefusesWhatItCannotSample) {

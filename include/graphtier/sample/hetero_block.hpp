@@ -30,6 +30,8 @@ struct HeteroBlock {
   std::vector<int64_t> num_dst;                 // [T]
   std::vector<std::vector<int64_t>> src_nodes;  // [T] global ids; minus node_type_offset[t]: ids within the type
   std::vector<RelationBlock> relations;         // [R]
+  /// Temporal blocks (Block::src_trees): [T] each src node's tree, in src_nodes' order; else empty.
+  std::vector<std::vector<int64_t>> src_trees;
 };
 
 /// Splits `block` of a typed graph (`hetero` well formed: check_hetero_view). O(num_src log T +

@@ -4,25 +4,54 @@
 #include <vector>
 
 #include "cpu/compact_cpu.hpp"
+#include "graphtier/sample/random.hpp"
+#include "hetero_steps.hpp"
 #include "temporal_steps.hpp"
 
 namespace graphtier::sample::cpu {
 namespace {
 
-/// Draws (CSC positions) of dst nodes [lo, hi), appended; counts[i] gets node i's.
+/// The draws of one dst node's segment [begin, end) of the time-ordered view, appended as CSC
+/// positions (and `relation` to `types` when typed); returns how many.
+int64_t draw_segment(const TemporalIndex& index, int64_t begin, int64_t end, int64_t seed_time, int64_t fanout,
+                     const TemporalDrawContext& ctx, uint64_t stream, int64_t v, int relation,
+                     std::vector<int64_t>& picks, std::vector<int64_t>& positions, std::vector<uint8_t>* types) {
+  const temporal::Window w = temporal::window(index.time.data(), begin, end, seed_time, fanout, ctx.replace, ctx.strategy);
+  picks.resize(static_cast<std::size_t>(w.count));
+  temporal::draw(w, ctx.replace, ctx.seed, stream, v, picks.data());
+  for (const int64_t k : picks) positions.push_back(index.order[k]);
+  if (types != nullptr) types->insert(types->end(), picks.size(), static_cast<uint8_t>(relation));
+  return w.count;
+}
+
+/// Draws (CSC positions, and relations when typed) of dst nodes [lo, hi), appended; counts[i]
+/// gets node i's.
 void draw_range(const graph::CscView& csc, const TemporalIndex& index, std::span<const int64_t> dst,
                 std::span<const int64_t> dst_trees, std::span<const int64_t> seed_times, const TemporalDrawContext& ctx,
-                int64_t lo, int64_t hi, std::vector<int64_t>& counts, std::vector<int64_t>& positions) {
+                int64_t lo, int64_t hi, std::vector<int64_t>& counts, std::vector<int64_t>& positions,
+                std::vector<uint8_t>& types) {
   std::vector<int64_t> picks;
+  const bool typed = !ctx.relation_fanouts.empty();
+  // The relation of view position k (the view keeps each column's relation segments in place).
+  const auto type_at = [&](int64_t k) { return ctx.type_per_edge[static_cast<std::size_t>(index.order[k])]; };
   for (int64_t i = lo; i < hi; ++i) {
     const int64_t v = dst[i];
     const int64_t tree = dst_trees[i];
-    const temporal::Window w = temporal::window(index.time.data(), csc.indptr[v], csc.indptr[v + 1],
-                                                seed_times[tree], ctx.fanout, ctx.replace, ctx.strategy);
-    picks.resize(static_cast<std::size_t>(w.count));
-    temporal::draw(w, ctx.replace, ctx.seed, temporal::tree_stream(ctx.layer_stream, tree), v, picks.data());
-    for (const int64_t k : picks) positions.push_back(index.order[k]);
-    counts[i] = w.count;
+    const uint64_t stream = temporal::tree_stream(ctx.layer_stream, tree);
+    const int64_t begin = csc.indptr[v], end = csc.indptr[v + 1];
+    if (!typed) {
+      counts[i] = draw_segment(index, begin, end, seed_times[tree], ctx.fanout, ctx, stream, v, 0, picks, positions,
+                               nullptr);
+      continue;
+    }
+    int64_t count = 0;
+    for (int r = 0; r < static_cast<int>(ctx.relation_fanouts.size()); ++r) {
+      int64_t first = 0, last = 0;
+      typed::relation_segment_at(type_at, begin, end, r, &first, &last);
+      count += draw_segment(index, first, last, seed_times[tree], ctx.relation_fanouts[static_cast<std::size_t>(r)],
+                            ctx, relation_stream(stream, r), v, r, picks, positions, &types);
+    }
+    counts[i] = count;
   }
 }
 
@@ -34,15 +63,18 @@ Block temporal_layer(const graph::CscView& csc, const TemporalIndex& index, std:
   const auto n = static_cast<int64_t>(dst.size());
   std::vector<int64_t> counts(static_cast<std::size_t>(n), 0);
   std::vector<int64_t> positions;
+  std::vector<uint8_t> types;
   const int parts = pool == nullptr || n < 256 ? 1 : pool->size();
   if (parts == 1) {
-    draw_range(csc, index, dst, dst_trees, seed_times, ctx, 0, n, counts, positions);
+    draw_range(csc, index, dst, dst_trees, seed_times, ctx, 0, n, counts, positions, types);
   } else {
     std::vector<std::vector<int64_t>> chunks(static_cast<std::size_t>(parts));
+    std::vector<std::vector<uint8_t>> type_chunks(static_cast<std::size_t>(parts));
     pool->parallel_parts(0, n, [&](int part, int64_t lo, int64_t hi) {
-      draw_range(csc, index, dst, dst_trees, seed_times, ctx, lo, hi, counts, chunks[part]);
+      draw_range(csc, index, dst, dst_trees, seed_times, ctx, lo, hi, counts, chunks[part], type_chunks[part]);
     });
     for (const auto& c : chunks) positions.insert(positions.end(), c.begin(), c.end());
+    for (const auto& c : type_chunks) types.insert(types.end(), c.begin(), c.end());
   }
   Block block;
   block.num_dst = n;
@@ -73,6 +105,7 @@ Block temporal_layer(const graph::CscView& csc, const TemporalIndex& index, std:
       },
       csc.indices);
   if (edge_ids) block.edge_ids = std::move(positions);
+  block.edge_types = std::move(types);
   return block;
 }
 

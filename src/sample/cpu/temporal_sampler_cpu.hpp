@@ -18,11 +18,16 @@ struct TemporalDrawContext {
   int64_t fanout;  // -1 = all
   bool replace;
   TemporalStrategy strategy;
+  /// A typed graph's: every edge's relation and this layer's fanout per relation ([R], `fanout`
+  /// unused); each relation segment of a column is sampled on its own, from
+  /// relation_stream(tree_stream(layer, tree), r), as the untimed typed sampler. Empty: untyped.
+  std::span<const uint8_t> type_per_edge{};
+  std::span<const int64_t> relation_fanouts{};
 };
 
 /// The block of dst nodes `dst`, node i in tree dst_trees[i] of time seed_times[dst_trees[i]]:
 /// Block::src_trees gives each src node's tree, the dst nodes' first; edge_ids (global CSC
-/// positions) when `edge_ids`. With a pool, dst nodes are drawn in parallel parts concatenated in
+/// positions) when `edge_ids`, Block::edge_types on a typed graph. With a pool, dst nodes are drawn in parallel parts concatenated in
 /// order (the result does not depend on it).
 Block temporal_layer(const graph::CscView& csc, const TemporalIndex& index, std::span<const int64_t> dst,
                      std::span<const int64_t> dst_trees, std::span<const int64_t> seed_times,
