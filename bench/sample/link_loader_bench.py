@@ -75,7 +75,8 @@ def main() -> None:
 
     def graphtier_loader(exclude: bool):
         return graphtier.LinkNeighborLoader(ds, fanouts, a.batch_size, edges="train", negatives="binary",
-                                            exclude_seed_edges=exclude, shuffle=True, seed=0, store=store)
+                                            exclude_seed_edges=exclude, shuffle=True, seed=0, store=store,
+                                            prefetch=0)  # in the calling thread, as DGL's num_workers=0
 
     sampler = dgl.dataloading.as_edge_prediction_sampler(
         dgl.dataloading.NeighborSampler(fanouts, prefetch_node_feats=["feat"]), exclude="reverse_id",
