@@ -41,24 +41,31 @@ int64_t single_count(const std::string& path, ThreadPool& pool) {
   return values[0];
 }
 
-/// split/<name>, or the only subdirectory of split/ when no name is given; empty when the dataset
-/// has no split/ directory.
-std::string split_dir(const std::string& root, const std::string& name) {
-  const std::string base = root + "/split";
+}  // namespace
+
+namespace detail {
+
+std::vector<std::string> subdirectories(const std::string& dir) {
+  std::vector<std::string> names;
   std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.is_directory()) names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string ogb_split_dir(const std::string& root, const std::string& name) {
+  const std::string base = root + "/split";
   if (!name.empty()) {
     const std::string dir = base + "/" + name;
+    std::error_code ec;
     GRAPHTIER_EXPECTS(fs::is_directory(dir, ec), InvalidArgument, "split directory ", dir, " does not exist");
     return dir;
   }
-  if (!fs::is_directory(base, ec)) return {};
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(base, ec)) {
-    if (entry.is_directory()) names.push_back(entry.path().filename().string());
-  }
+  const std::vector<std::string> names = subdirectories(base);
   if (names.empty()) return {};
   if (names.size() > 1) {
-    std::sort(names.begin(), names.end());
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
     throw InvalidArgument(concat(base, " holds several splits (", list, "); choose one with --split"));
@@ -66,7 +73,7 @@ std::string split_dir(const std::string& root, const std::string& name) {
   return base + "/" + names[0];
 }
 
-}  // namespace
+}  // namespace detail
 
 ConvertReport convert_ogb(const OgbInput& input, const std::string& out, const ConvertOptions& options,
                           ThreadPool& pool) {
@@ -77,7 +84,7 @@ ConvertReport convert_ogb(const OgbInput& input, const std::string& out, const C
   if (!find_csv(raw, "num-node-dict").empty()) return detail::convert_ogb_hetero(input, out, options, pool);
   OgbFormat format = input.format;
   if (format == OgbFormat::kAuto) format = detail::file_exists(raw + "/data.npz") ? OgbFormat::kNpz : OgbFormat::kCsv;
-  const std::string splits = split_dir(input.root, input.split);
+  const std::string splits = detail::ogb_split_dir(input.root, input.split);
   const bool csv = format == OgbFormat::kCsv;
 
   detail::ConvertSession session(out, options, csv ? "ogb (csv)" : "ogb (npz)", pool);

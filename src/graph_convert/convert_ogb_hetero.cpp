@@ -136,36 +136,6 @@ std::vector<Triplet> read_triplets(const std::string& raw) {
   return triplets;
 }
 
-/// The node types with a `<dir>/<type>/` subdirectory.
-std::vector<std::string> typed_subdirectories(const std::string& dir) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_directory()) names.push_back(entry.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-/// split/<name>, or the only subdirectory of split/ when no name is given; empty without split/.
-std::string split_dir(const std::string& root, const std::string& name) {
-  const std::string base = root + "/split";
-  std::error_code ec;
-  if (!name.empty()) {
-    const std::string dir = base + "/" + name;
-    GRAPHTIER_EXPECTS(fs::is_directory(dir, ec), InvalidArgument, "split directory ", dir, " does not exist");
-    return dir;
-  }
-  const std::vector<std::string> names = typed_subdirectories(base);
-  if (names.empty()) return {};
-  if (names.size() > 1) {
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw InvalidArgument(concat(base, " holds several splits (", list, "); choose one with --split"));
-  }
-  return base + "/" + names[0];
-}
-
 }  // namespace
 
 ConvertReport convert_ogb_hetero(const OgbInput& input, const std::string& out, const ConvertOptions& options,
@@ -196,7 +166,7 @@ ConvertReport convert_ogb_hetero(const OgbInput& input, const std::string& out, 
 
   // The labelled type: the one type with raw/node-label/<type>/node-label.csv.gz.
   std::vector<std::string> labelled;
-  for (const std::string& t : typed_subdirectories(raw + "/node-label")) {
+  for (const std::string& t : subdirectories(raw + "/node-label")) {
     if (!find_csv(raw + "/node-label/" + t, "node-label").empty()) labelled.push_back(t);
   }
   if (labelled.size() > 1) {
@@ -213,7 +183,7 @@ ConvertReport convert_ogb_hetero(const OgbInput& input, const std::string& out, 
     if (!feat.empty()) session.type_features_csv(t, *text_source(feat));
   }
 
-  const std::string splits = split_dir(input.root, input.split);
+  const std::string splits = ogb_split_dir(input.root, input.split);
   if (!labelled.empty()) {
     const int32_t type = schema.find_node_type(labelled[0]);
     if (type < 0) {

@@ -34,6 +34,14 @@ inline constexpr const char* kReversePrefix = "rev_";
 void write_typed_input_topology(ConvertSession& session, const std::string& source, const std::vector<std::string>& types,
                                 const std::vector<int64_t>& counts, const std::vector<RelationInput>& relations);
 
+/// The names of `dir`'s subdirectories, sorted (none when it does not exist).
+std::vector<std::string> subdirectories(const std::string& dir);
+
+/// An OGB dataset's split/<name>, or the only subdirectory of split/ when no name is given; empty
+/// when the dataset has no split/ directory. Throws InvalidArgument for a named split that does not
+/// exist, or for several splits and no name.
+std::string ogb_split_dir(const std::string& root, const std::string& name);
+
 /// OGB heterogeneous node-property datasets (ogbn-mag) in their raw CSV layout; convert_ogb
 /// dispatches here when raw/num-node-dict.csv.gz exists.
 ConvertReport convert_ogb_hetero(const OgbInput& input, const std::string& out, const ConvertOptions& options,
