@@ -15,10 +15,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     const auto m = impl::parse_partition_json(text, "partition.json");
     const PartitionLayout& l = m.layout;
     for (int64_t i = 0; i < l.process_rows; ++i) {
-      const auto [lo, hi] = l.owned_range(i);
       const auto [t0, t1] = l.topology_range(i);
-      graphtier::fuzz::require(0 <= lo && lo <= hi && hi <= l.num_nodes && 0 <= t0 && t0 <= t1 && t1 <= l.num_nodes,
+      graphtier::fuzz::require(0 <= t0 && t0 <= t1 && t1 <= l.num_nodes,
                                "a parsed partition has a range outside [0, num_nodes]");
+      for (const auto& [lo, hi] : l.local_ranges(i)) {
+        graphtier::fuzz::require(0 <= lo && lo <= hi && hi <= l.num_nodes,
+                                 "a parsed partition has a range outside [0, num_nodes]");
+      }
     }
     const std::string json = impl::partition_json(m);
     std::string again;

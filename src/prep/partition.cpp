@@ -98,6 +98,7 @@ void write_graph(const graph::Dataset& source, const PartitionLayout& layout, in
   }
   graph::Manifest out = m;
   out.features = graph::FeatureLayout{};
+  for (graph::NodeTypeEntry& type : out.hetero.node_types) type.features = graph::FeatureLayout{};  // in features/
   out.num_edges = last - first;
   out.source = detail::concat(m.source.empty() ? "" : m.source + "; ", "partition ", layout.ranks, "x",
                               layout.replication, " ", partition_graph_name(layout.graph), ": graph of process row ",
@@ -119,8 +120,36 @@ void copy_rows(int fd, const std::string& path, int64_t stride, int64_t lo, int6
   }
 }
 
-/// features/ of a rank of process row `row`: its local rows (the hot prefix, then its block) as
-/// a dataset with no edges and no node data.
+/// features/ of a typed source's rank: a typed dataset with the source's node types, relations
+/// and per-type table layouts, no edges, and type t's local rows [b_t,i, b_t,i+1) as its nodes of
+/// type t (node_type_offset the running sum of the local counts), each table holding those rows.
+void write_typed_features(const graph::Dataset& source, const PartitionLayout& layout, int64_t row,
+                          graph::DatasetWriter& writer, graph::Manifest& out, Progress& progress) {
+  const graph::HeteroSchema& schema = source.schema();
+  graph::HeteroSchema local = schema;
+  local.labelled_type = -1;  // features/ has no labels
+  local.node_type_offset.assign(1, 0);
+  writer.open_array("type_per_edge");
+  std::vector<std::byte> buffer;
+  for (int32_t t = 0; t < schema.num_node_types(); ++t) {
+    const std::vector<int64_t>& b = layout.type_feature_bounds[static_cast<size_t>(t)];
+    const int64_t lo = b[static_cast<size_t>(row)];
+    const int64_t hi = b[static_cast<size_t>(row + 1)];
+    local.node_type_offset.push_back(local.node_type_offset.back() + (hi - lo));
+    const graph::FeatureLayout& f = schema.node_types[static_cast<size_t>(t)].features;
+    if (f.dim == 0) continue;
+    const std::string array = graph::HeteroSchema::feature_array(schema.node_types[static_cast<size_t>(t)].name);
+    const std::string path = source.dir() + "/" + source.manifest().files.at(array).path;
+    const FileDescriptor fd(path, O_RDONLY);
+    // The type's table starts at its first id: row v - o_t of the file is node v.
+    const int64_t first = schema.node_type_offset[static_cast<size_t>(t)];
+    copy_rows(fd.get(), path, f.row_stride, lo - first, hi - first, buffer, writer.open_array(array), progress);
+  }
+  out.hetero = std::move(local);
+}
+
+/// features/ of a rank of process row `row`: its local rows (the hot prefix, then its block; a
+/// typed source's rows per type, write_typed_features) as a dataset with no edges and no node data.
 void write_features(const graph::Dataset& source, const PartitionLayout& layout, int64_t row, const std::string& dir,
                     Progress& progress) {
   graph::DatasetWriter writer(dir, false);
@@ -129,17 +158,19 @@ void write_features(const graph::Dataset& source, const PartitionLayout& layout,
   writer.open_array("indptr").write_zeros(static_cast<size_t>(n_local + 1) * sizeof(int64_t));
   progress.add((n_local + 1) * 8);
   writer.open_array("indices");
-  if (source.has_features()) {
+  graph::Manifest out;
+  if (layout.typed()) {
+    write_typed_features(source, layout, row, writer, out, progress);
+  } else if (source.has_features()) {
     const std::string path = features_path(source);
     const FileDescriptor fd(path, O_RDONLY);
     const int64_t stride = m.features.row_stride;
     std::vector<std::byte> buffer;
-    OutputFile& out = writer.open_array("features");
+    OutputFile& rows = writer.open_array("features");
     const auto [lo, hi] = layout.owned_range(row);
-    copy_rows(fd.get(), path, stride, 0, layout.hot_rows, buffer, out, progress);
-    copy_rows(fd.get(), path, stride, lo, hi, buffer, out, progress);
+    copy_rows(fd.get(), path, stride, 0, layout.hot_rows, buffer, rows, progress);
+    copy_rows(fd.get(), path, stride, lo, hi, buffer, rows, progress);
   }
-  graph::Manifest out;
   out.name = m.name;
   out.num_nodes = n_local;
   out.num_edges = 0;
@@ -175,6 +206,11 @@ double output_bytes(const graph::Dataset& source, const PartitionLayout& layout)
     total += static_cast<double>(layout.num_nodes + 1) * 8 + edges * (index_bytes + (source.is_hetero() ? 1 : 0)) +
              node_arrays;
     total += (local + 1) * 8 + (source.has_features() ? local * static_cast<double>(m.features.row_stride) : 0.0);
+    for (size_t t = 0; t < layout.type_feature_bounds.size(); ++t) {
+      const std::vector<int64_t>& b = layout.type_feature_bounds[t];
+      total += static_cast<double>(b[static_cast<size_t>(row + 1)] - b[static_cast<size_t>(row)]) *
+               static_cast<double>(source.schema().node_types[t].features.row_stride);
+    }
   }
   return total;
 }
@@ -241,9 +277,19 @@ std::pair<int64_t, int64_t> PartitionLayout::owned_range(int64_t row) const {
   return {std::max(feature_bounds[row], hot_rows), std::max(feature_bounds[row + 1], hot_rows)};
 }
 
+std::vector<std::pair<int64_t, int64_t>> PartitionLayout::local_ranges(int64_t row) const {
+  if (!typed()) return {{0, hot_rows}, owned_range(row)};
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (const std::vector<int64_t>& b : type_feature_bounds) {
+    ranges.emplace_back(b[static_cast<size_t>(row)], b[static_cast<size_t>(row + 1)]);
+  }
+  return ranges;
+}
+
 int64_t PartitionLayout::local_rows(int64_t row) const {
-  const auto [lo, hi] = owned_range(row);
-  return hot_rows + (hi - lo);
+  int64_t n = 0;
+  for (const auto& [lo, hi] : local_ranges(row)) n += hi - lo;
+  return n;
 }
 
 std::pair<int64_t, int64_t> PartitionLayout::topology_range(int64_t row) const {
@@ -297,12 +343,7 @@ std::vector<int64_t> bounds_by_edges(std::span<const int64_t> indptr, int64_t pr
 
 PartitionLayout plan_partition(const graph::Dataset& source, const PartitionOptions& o) {
   const int64_t n = source.num_nodes();
-  // A typed dataset's graph/ keeps its types (type_per_edge sliced as indices); its per-type
-  // feature tables would need a features/ dataset per type, which is not written yet (issue 26).
-  for (const graph::NodeTypeEntry& type : source.schema().node_types) {
-    GRAPHTIER_EXPECTS(type.features.dim == 0, Unsupported, source.dir(), " is a typed dataset with a feature table for ",
-                      "node type ", type.name, "; partition does not split per-type feature tables yet");
-  }
+  const bool typed = source.is_hetero();
   GRAPHTIER_EXPECTS(!source.has_edge_time(), Unsupported, source.dir(),
                     " has edge times (edge_time.bin); partition does not slice them with the topology yet");
   GRAPHTIER_EXPECTS(o.ranks >= 1, InvalidArgument, "--ranks must be >= 1, got ", o.ranks);
@@ -322,7 +363,22 @@ PartitionLayout plan_partition(const graph::Dataset& source, const PartitionOpti
   GRAPHTIER_EXPECTS(l.process_rows <= n, InvalidArgument, "--ranks ", o.ranks, " / --replication ", o.replication,
                     " = ", l.process_rows, " process rows exceed the ", n, " nodes of ", source.dir());
   l.hot_rows = o.hot_rows.resolve(n);
-  if (l.balance == PartitionBalance::kHotness) {
+  if (typed) {
+    // A typed dataset's graph/ keeps its types (type_per_edge sliced as indices); features/ is a
+    // typed dataset holding, per type, that type's block of its own table (rows of different
+    // widths are never pooled into one id split).
+    GRAPHTIER_EXPECTS(l.hot_rows == 0, Unsupported, source.dir(), " is a typed dataset; --hot-replicated (",
+                      l.hot_rows, " rows) does not replicate per-type rows yet (use 0)");
+    GRAPHTIER_EXPECTS(o.balance != PartitionBalance::kHotness, Unsupported, source.dir(),
+                      " is a typed dataset; --balance hotness does not split per-type tables yet (use bytes)");
+    l.balance = PartitionBalance::kBytes;
+    const std::vector<int64_t>& offsets = source.schema().node_type_offset;
+    for (size_t t = 0; t + 1 < offsets.size(); ++t) {
+      std::vector<int64_t> b = bounds_by_rows(offsets[t + 1] - offsets[t], 0, l.process_rows);
+      for (int64_t& v : b) v += offsets[t];
+      l.type_feature_bounds.push_back(std::move(b));
+    }
+  } else if (l.balance == PartitionBalance::kHotness) {
     GRAPHTIER_EXPECTS(source.has_hotness(), InvalidArgument, "--balance hotness needs the source's hotness.bin, but ",
                       source.dir(), " has none (run graphtier prepare first, or use --balance bytes)");
     l.feature_bounds = bounds_by_scores(source.hotness(), l.hot_rows, l.process_rows);

@@ -61,6 +61,41 @@ void check_bounds(const std::vector<int64_t>& b, size_t size, int64_t n, const c
   }
 }
 
+Json local_ranges_json(const PartitionLayout& l, int64_t row) {
+  Json ranges = Json::array();
+  for (const auto& [lo, hi] : l.local_ranges(row)) ranges.push_back(Json::array({lo, hi}));
+  return ranges;
+}
+
+/// type_feature_bounds: T >= 1 lists of R + 1 non-decreasing ids, each starting where the one
+/// before ends (type t's range [o_t, o_{t+1})), the first at 0, the last ending at N.
+std::vector<std::vector<int64_t>> type_bounds(const Json& j, size_t size, int64_t n, const std::string& path) {
+  const char* key = "type_feature_bounds";
+  const Json& v = field(j, key, path);
+  expect(v.is_array() && !v.empty(), path, field_text(key) + " must be a non-empty array of arrays of integers");
+  std::vector<std::vector<int64_t>> out;
+  int64_t start = 0;
+  for (size_t t = 0; t < v.size(); ++t) {
+    const std::string name = detail::concat(field_text(key), "[", t, "]");
+    expect(v[t].is_array() && v[t].size() == size, path, detail::concat(name, " must hold ", size, " integers"));
+    std::vector<int64_t> b;
+    for (const Json& x : v[t]) {
+      expect(x.is_number_integer(), path, name + " must hold integers");
+      b.push_back(x.get<int64_t>());
+    }
+    expect(b.front() == start, path, detail::concat(name, " must start at ", start, " (where the type before ends), got ",
+                                                    b.front()));
+    for (size_t i = 1; i < b.size(); ++i) {
+      expect(b[i - 1] <= b[i] && b[i] <= n, path, detail::concat(name, " must be non-decreasing and at most num_nodes ",
+                                                                 n, ": entry ", i, " is ", b[i]));
+    }
+    start = b.back();
+    out.push_back(std::move(b));
+  }
+  expect(start == n, path, detail::concat(field_text(key), " must end at num_nodes ", n, ", got ", start));
+  return out;
+}
+
 }  // namespace
 
 std::string rank_dir_name(int64_t rank) {
@@ -82,14 +117,16 @@ std::string partition_json(const PartitionManifest& m) {
   j["num_nodes"] = l.num_nodes;
   j["num_edges"] = l.num_edges;
   j["hot_rows"] = l.hot_rows;
-  j["feature_bounds"] = l.feature_bounds;
+  // One of the two: a typed source's rows split per type, any other's by one id split.
+  if (l.typed()) {
+    j["type_feature_bounds"] = l.type_feature_bounds;
+  } else {
+    j["feature_bounds"] = l.feature_bounds;
+  }
   j["topology_bounds"] = l.topology_bounds;
   j["edge_offsets"] = l.edge_offsets;
   Json ranges = Json::array();
-  for (int64_t i = 0; i < l.process_rows; ++i) {
-    const auto [lo, hi] = l.owned_range(i);
-    ranges.push_back(Json::array({Json::array({0, l.hot_rows}), Json::array({lo, hi})}));
-  }
+  for (int64_t i = 0; i < l.process_rows; ++i) ranges.push_back(local_ranges_json(l, i));
   j["local_ranges"] = ranges;
   Json files = Json::object();
   for (const auto& [file, hash] : m.source.files) files[file] = hash;
@@ -150,8 +187,14 @@ PartitionManifest parse_partition_json(const std::string& text, const std::strin
   expect(l.hot_rows >= 0 && l.hot_rows <= l.num_nodes, path,
          detail::concat("\"hot_rows\" (", l.hot_rows, ") must lie in [0, num_nodes]"));
   const auto R = static_cast<size_t>(l.process_rows);
-  l.feature_bounds = integers(j, "feature_bounds", path);
-  check_bounds(l.feature_bounds, R + 1, l.num_nodes, "feature_bounds", path);
+  if (j.contains("type_feature_bounds")) {
+    expect(!j.contains("feature_bounds"), path, "\"feature_bounds\" and \"type_feature_bounds\" exclude each other");
+    expect(l.hot_rows == 0, path, "\"hot_rows\" must be 0 with \"type_feature_bounds\"");
+    l.type_feature_bounds = type_bounds(j, R + 1, l.num_nodes, path);
+  } else {
+    l.feature_bounds = integers(j, "feature_bounds", path);
+    check_bounds(l.feature_bounds, R + 1, l.num_nodes, "feature_bounds", path);
+  }
   l.topology_bounds = integers(j, "topology_bounds", path);
   l.edge_offsets = integers(j, "edge_offsets", path);
   if (l.graph == PartitionGraph::kPartitioned) {
@@ -172,10 +215,10 @@ PartitionManifest parse_partition_json(const std::string& text, const std::strin
   expect(ranges.is_array() && ranges.size() == R, path,
          detail::concat("\"local_ranges\" must hold one entry per process row (", R, ")"));
   for (size_t i = 0; i < R; ++i) {
-    const auto [lo, hi] = l.owned_range(static_cast<int64_t>(i));
-    const Json expected = Json::array({Json::array({0, l.hot_rows}), Json::array({lo, hi})});
+    const Json expected = local_ranges_json(l, static_cast<int64_t>(i));
     expect(ranges[i] == expected, path,
-           detail::concat("\"local_ranges\"[", i, "] is ", ranges[i].dump(), ", but feature_bounds and hot_rows give ",
+           detail::concat("\"local_ranges\"[", i, "] is ", ranges[i].dump(), ", but ",
+                          l.typed() ? "type_feature_bounds give " : "feature_bounds and hot_rows give ",
                           expected.dump()));
   }
   const Json& source = field(j, "source", path);

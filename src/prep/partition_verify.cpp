@@ -77,11 +77,31 @@ void check_rank(const PartitionLayout& l, const impl::PartitionSource& source, c
          detail::concat("num_nodes ", f.num_nodes(), " differs from the ", l.local_rows(row),
                         " local rows partition.json gives process row ", row));
   expect(f.num_edges() == 0, fpath, "features/ must hold no edges");
+  if (l.typed()) {
+    // A typed dataset whose type t holds the rows of local range t (the dataset reader checked
+    // each table's size against its type's count).
+    const graph::HeteroSchema& s = f.schema();
+    const auto ranges = l.local_ranges(row);
+    expect(static_cast<size_t>(s.num_node_types()) == ranges.size(), fpath,
+           detail::concat("features/ has ", s.num_node_types(), " node types, partition.json's type_feature_bounds ",
+                          ranges.size()));
+    for (int32_t t = 0; t < s.num_node_types(); ++t) {
+      const auto [lo, hi] = ranges[static_cast<size_t>(t)];
+      expect(s.num_nodes_of(t) == hi - lo, fpath,
+             detail::concat("node type ", s.node_types[static_cast<size_t>(t)].name, " has ", s.num_nodes_of(t),
+                            " rows, partition.json gives process row ", row, " [", lo, ", ", hi, ")"));
+    }
+  }
 }
 
-/// The source at `path` must be the one recorded.
+bool same_layout(const graph::FeatureLayout& a, const graph::FeatureLayout& b) {
+  return a.row_stride == b.row_stride && a.dim == b.dim && a.dtype == b.dtype;
+}
+
+/// The source at `path` must be the one recorded, with the feature layouts of `features` (a
+/// rank's features/: its global layout and, typed, each type's).
 void check_source(const impl::PartitionManifest& m, const std::string& manifest_path, const std::string& source_dir,
-                  const graph::FeatureLayout& features) {
+                  const graph::Dataset& features) {
   const std::string path = source_dir + "/" + graph::kManifestName;
   const std::string text = read_text(path);
   Checksum checksum;
@@ -104,9 +124,13 @@ void check_source(const impl::PartitionManifest& m, const std::string& manifest_
   expect(sm.num_nodes == m.layout.num_nodes && sm.num_edges == m.layout.num_edges, manifest_path,
          detail::concat("belongs to another source: ", source_dir, " has ", sm.num_nodes, " nodes and ", sm.num_edges,
                         " edges"));
-  expect(sm.features.row_stride == features.row_stride && sm.features.dim == features.dim &&
-             sm.features.dtype == features.dtype,
-         manifest_path, detail::concat("the feature rows differ in layout from the source's (", source_dir, ")"));
+  bool same = same_layout(sm.features, features.manifest().features) &&
+              sm.hetero.node_types.size() == features.schema().node_types.size();
+  for (size_t t = 0; same && t < sm.hetero.node_types.size(); ++t) {
+    same = sm.hetero.node_types[t].name == features.schema().node_types[t].name &&
+           same_layout(sm.hetero.node_types[t].features, features.schema().node_types[t].features);
+  }
+  expect(same, manifest_path, detail::concat("the feature rows differ in layout from the source's (", source_dir, ")"));
 }
 
 }  // namespace
@@ -177,15 +201,21 @@ PartitionVerifyReport verify_partition(const std::string& dir, const std::string
   for (const RankDatasets& r : ranks) {
     check_rank(l, m.source, r);
     const graph::FeatureLayout& own = r.features.manifest().features;
-    expect(own.row_stride == features.row_stride && own.dim == features.dim && own.dtype == features.dtype,
-           r.features.dir() + "/" + graph::kManifestName,
+    expect(same_layout(own, features), r.features.dir() + "/" + graph::kManifestName,
            "the feature layout differs from " + ranks.front().features.dir() + "'s");
+    for (size_t t = 0; t < r.features.schema().node_types.size(); ++t) {
+      expect(same_layout(r.features.schema().node_types[t].features,
+                         ranks.front().features.schema().node_types[t].features),
+             r.features.dir() + "/" + graph::kManifestName,
+             detail::concat("node type ", r.features.schema().node_types[t].name, "'s feature layout differs from ",
+                            ranks.front().features.dir(), "'s"));
+    }
   }
 
   std::error_code ec;
   if (!source_dir.empty() || fs::exists(m.source.path, ec)) {
     report.source_path = source_dir.empty() ? m.source.path : source_dir;
-    check_source(m, manifest_path, report.source_path, features);
+    check_source(m, manifest_path, report.source_path, ranks.front().features);
     report.source = "checked";
   } else {
     report.source = "skipped: the source " + m.source.path +

@@ -522,6 +522,25 @@ TEST(PartitionVerify, CatchesAnInconsistentManifest) {
   EXPECT_NE(with(top, [](Json& j) { j["feature_bounds"] = {0, 8, 7}; }).find("\"feature_bounds\" must start at 0 and end"),
             std::string::npos);
   test::write_file(top, original);
+  // A typed partition's per-type bounds: instead of feature_bounds, chained type ranges, and the
+  // local ranges they give.
+  EXPECT_NE(with(top, [](Json& j) { j["type_feature_bounds"] = {{0, 2, 4}, {4, 6, 8}}; }).find("exclude each other"),
+            std::string::npos);
+  test::write_file(top, original);
+  const auto typed = [](Json& j, Json bounds) {
+    j.erase("feature_bounds");
+    j["type_feature_bounds"] = std::move(bounds);
+  };
+  EXPECT_NE(with(top, [&](Json& j) { typed(j, {{0, 2, 4}, {5, 6, 8}}); }).find("[1] must start at 4"),
+            std::string::npos);
+  test::write_file(top, original);
+  EXPECT_NE(with(top, [&](Json& j) { typed(j, {{0, 2, 4}, {4, 6, 7}}); }).find("must end at num_nodes 8"),
+            std::string::npos);
+  test::write_file(top, original);
+  EXPECT_NE(with(top, [&](Json& j) { typed(j, {{0, 2, 4}, {4, 6, 8}}); })
+                .find("\"local_ranges\"[0] is [[0,0],[0,4]], but type_feature_bounds give [[0,2],[4,6]]"),
+            std::string::npos);
+  test::write_file(top, original);
   // Rank 1's manifest says rank 3; then, with the bounds of both copies moved together, the
   // datasets no longer agree with them.
   const std::string own = tmp / "out/rank-0001/partition.json";

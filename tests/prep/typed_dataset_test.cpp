@@ -216,18 +216,67 @@ TEST(PartitionTyped, EveryRankKeepsTheTypesReplicatedOrPartitioned) {
   }
 }
 
-TEST(PartitionTyped, RefusesPerTypeFeatureTablesNamingTheType) {
+TEST(PartitionTyped, SplitsEachTypeTableByItsOwnRows) {
+  test::TempDir tmp;
+  write_input(tmp / "in");
+  const graph::Dataset source = graph::Dataset::open(tmp / "in");
+  ThreadPool pool(2);
+  PartitionOptions o;
+  o.ranks = 4;
+  o.replication = 2;
+  const PartitionLayout l = write_partition(tmp / "in", tmp / "out", o, pool).layout;
+  EXPECT_NO_THROW(verify_partition(tmp / "out", tmp / "in"));
+  ASSERT_TRUE(l.typed());
+  EXPECT_TRUE(l.feature_bounds.empty());
+  // Each type's range in two halves (field: 6 rows, 3 each; alignment kept with the rows).
+  EXPECT_EQ(l.type_feature_bounds, (std::vector<std::vector<int64_t>>{{0, 20, 40}, {40, 52, 65}, {65, 68, 71}}));
+  for (int64_t k = 0; k < 4; ++k) {
+    const int64_t row = k / 2;
+    const graph::Dataset f = graph::Dataset::open(tmp / ("out/rank-000" + std::to_string(k) + "/features"));
+    ASSERT_TRUE(f.is_hetero());
+    EXPECT_EQ(f.num_edges(), 0);
+    EXPECT_EQ(f.schema().labelled_type, -1);
+    for (int32_t t = 0; t < 3; ++t) {
+      const auto& b = l.type_feature_bounds[static_cast<size_t>(t)];
+      const int64_t lo = b[static_cast<size_t>(row)], hi = b[static_cast<size_t>(row + 1)];
+      EXPECT_EQ(f.schema().num_nodes_of(t), hi - lo);
+      const graph::FeatureLayout& layout = source.schema().node_types[static_cast<size_t>(t)].features;
+      ASSERT_EQ(f.schema().node_types[static_cast<size_t>(t)].features.row_stride, layout.row_stride);
+      if (layout.dim == 0) continue;  // author: no table on either side
+      const auto mine = f.type_feature_bytes(t);
+      const auto whole = source.type_feature_bytes(t);
+      const auto first = static_cast<size_t>((lo - kOffset[static_cast<size_t>(t)]) * layout.row_stride);
+      ASSERT_EQ(mine.size(), static_cast<size_t>((hi - lo) * layout.row_stride));
+      EXPECT_EQ(std::memcmp(mine.data(), whole.data() + first, mine.size()), 0) << "rank " << k << " type " << t;
+    }
+  }
+  // The graph keeps its types, without the tables (they are in features/).
+  const graph::Dataset g = graph::Dataset::open(tmp / "out/rank-0003/graph");
+  EXPECT_TRUE(g.is_hetero());
+  for (const graph::NodeTypeEntry& type : g.schema().node_types) EXPECT_EQ(type.features.dim, 0) << type.name;
+}
+
+TEST(PartitionTyped, RefusesReplicatedRowsAndHotnessBalanceNamingTheOption) {
   test::TempDir tmp;
   write_input(tmp / "in");
   ThreadPool pool(2);
-  PartitionOptions o;
-  o.ranks = 2;
-  try {
-    write_partition(tmp / "in", tmp / "out", o, pool);
-    ADD_FAILURE() << "a typed dataset with per-type feature tables was partitioned";
-  } catch (const Unsupported& e) {
-    EXPECT_NE(std::string(e.what()).find("feature table for node type paper"), std::string::npos) << e.what();
-  }
+  const auto refusal = [&](PartitionOptions o) {
+    o.ranks = 2;
+    try {
+      write_partition(tmp / "in", tmp / "out", o, pool);
+    } catch (const Unsupported& e) {
+      return std::string(e.what());
+    }
+    return std::string("(partitioned)");
+  };
+  PartitionOptions hot;
+  hot.hot_rows.count = 3;
+  EXPECT_NE(refusal(hot).find("--hot-replicated (3 rows) does not replicate per-type rows yet"), std::string::npos)
+      << refusal(hot);
+  PartitionOptions hotness;
+  hotness.balance = PartitionBalance::kHotness;
+  EXPECT_NE(refusal(hotness).find("--balance hotness does not split per-type tables yet"), std::string::npos)
+      << refusal(hotness);
 }
 
 INSTANTIATE_TEST_SUITE_P(Methods, PrepareTypedTest,

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
 #include "graphtier/prep/partition.hpp"
 
@@ -34,7 +35,11 @@ void print_json(const PartitionCliOptions& c, const prep::PartitionReport& r) {
   j["graph"] = prep::partition_graph_name(l.graph);
   j["balance"] = prep::partition_balance_name(l.balance);
   j["hot_rows"] = l.hot_rows;
-  j["feature_bounds"] = l.feature_bounds;
+  if (l.typed()) {
+    j["type_feature_bounds"] = l.type_feature_bounds;
+  } else {
+    j["feature_bounds"] = l.feature_bounds;
+  }
   j["topology_bounds"] = l.topology_bounds;
   j["bytes"] = r.bytes_written;
   j["seconds"] = r.seconds;
@@ -50,9 +55,12 @@ void print_text(const PartitionCliOptions& c, const prep::PartitionReport& r) {
               std::string(prep::partition_balance_name(l.balance)).c_str());
   std::printf("hot rows    %lld of %lld replicated on every rank\n", ll(l.hot_rows), ll(l.num_nodes));
   for (int64_t i = 0; i < l.process_rows; ++i) {
-    const auto [lo, hi] = l.owned_range(i);
     const auto [t0, t1] = l.topology_range(i);
-    std::printf("row %-7lld features [%lld, %lld) (%lld local rows), topology [%lld, %lld)\n", ll(i), ll(lo), ll(hi),
+    std::string features;
+    for (const auto& [lo, hi] : l.typed() ? l.local_ranges(i) : std::vector{l.owned_range(i)}) {
+      features += detail::concat(features.empty() ? "" : " ", "[", lo, ", ", hi, ")");
+    }
+    std::printf("row %-7lld features %s (%lld local rows), topology [%lld, %lld)\n", ll(i), features.c_str(),
                 ll(l.local_rows(i)), ll(t0), ll(t1));
   }
   std::printf("written     %s in %.2f s\n", format_bytes(static_cast<double>(r.bytes_written)).c_str(), r.seconds);

@@ -64,12 +64,20 @@ struct PartitionLayout {
   int64_t num_nodes = 0;
   int64_t num_edges = 0;
   int64_t hot_rows = 0;
-  std::vector<int64_t> feature_bounds;   // [R + 1]: 0, ..., N
+  std::vector<int64_t> feature_bounds;   // [R + 1]: 0, ..., N; empty for a typed source
   std::vector<int64_t> topology_bounds;  // [R + 1] partitioned, [0, N] replicated
   std::vector<int64_t> edge_offsets;     // [R] partitioned: indptr[t_i]; [0] replicated
+  /// A typed source's: [T][R + 1], type t's id range [o_t, o_{t+1}) split into R equal row
+  /// counts (b_t,0 = o_t, b_t,R = o_{t+1}); process row i owns [b_t,i, b_t,i+1) of every type.
+  /// Empty for a homogeneous source.
+  std::vector<std::vector<int64_t>> type_feature_bounds;
 
-  /// Process row i's local feature rows: [0, h) then [max(b_i, h), max(b_{i+1}, h)).
+  bool typed() const noexcept { return !type_feature_bounds.empty(); }
+  /// Homogeneous: process row i's owned block [max(b_i, h), max(b_{i+1}, h)).
   std::pair<int64_t, int64_t> owned_range(int64_t row) const;
+  /// Process row i's local feature rows as global id ranges in local row order: homogeneous
+  /// [0, h) then owned_range(i); typed, [b_t,i, b_t,i+1) of every type t in type order.
+  std::vector<std::pair<int64_t, int64_t>> local_ranges(int64_t row) const;
   int64_t local_rows(int64_t row) const;
   /// The topology block row that process row i holds: [t_i, t_{i+1}), or [0, N) replicated.
   std::pair<int64_t, int64_t> topology_range(int64_t row) const;

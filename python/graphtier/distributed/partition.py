@@ -89,8 +89,20 @@ class Partition:
         return self.manifest["hot_rows"]
 
     @property
+    def typed(self) -> bool:
+        """A typed dataset's partition: features/ is a typed dataset of per-type tables, each type's
+        rows split by `type_feature_bounds` (docs/format.md, Partition directory)."""
+        return "type_feature_bounds" in self.manifest
+
+    @property
     def feature_bounds(self) -> List[int]:
+        """The feature split of a homogeneous partition (a typed one has type_feature_bounds)."""
         return self.manifest["feature_bounds"]
+
+    @property
+    def type_feature_bounds(self) -> List[List[int]]:
+        """A typed partition's [T][R + 1] bounds: process row i owns ids [b[t][i], b[t][i + 1]) of type t."""
+        return self.manifest["type_feature_bounds"]
 
     @property
     def topology_bounds(self) -> List[int]:
@@ -124,8 +136,13 @@ class Partition:
 
     def feature_owner_row(self, ids: torch.Tensor) -> torch.Tensor:
         """The process row holding the features of each global id (int64 tensor in [0, N))."""
-        bounds = torch.tensor(self.feature_bounds[1:-1], dtype=torch.int64)
-        return torch.bucketize(ids, bounds, right=True)
+        if not self.typed:
+            return torch.bucketize(ids, torch.tensor(self.feature_bounds[1:-1], dtype=torch.int64), right=True)
+        owner = torch.zeros(ids.shape, dtype=torch.int64)
+        for b in self.type_feature_bounds:  # type t's ids [b[0], b[-1]), split by its own bounds
+            inside = (ids >= b[0]) & (ids < b[-1])
+            owner[inside] = torch.bucketize(ids[inside], torch.tensor(b[1:-1], dtype=torch.int64), right=True)
+        return owner
 
     def topology_owner_row(self, ids: torch.Tensor) -> torch.Tensor:
         """The process row holding the in-edges of each global id (0 when the graph is replicated)."""

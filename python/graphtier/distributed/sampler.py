@@ -20,11 +20,15 @@ drawn from its own stream, so the batches equal NeighborLoader / LayerLoader(bul
   the rows (degree, global position of the first edge, neighbour ids), and the layer is drawn
   locally on the fetched rows: the draws depend only on the node, its row and the global position
   of its first edge, so they equal the single-process draws.
+
+A typed dataset (graph replicated, GraphSAGE's method, bulk 0) is sampled per relation as
+NeighborLoader samples it (`fanouts` for every relation, or `relation_fanouts[name]`), and its
+batches carry `typed_blocks` (x_dict is filled by DistTypedFeatureFetcher).
 """
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Sequence
+from typing import Dict, Iterator, List, Optional, Sequence
 
 import torch
 
@@ -32,7 +36,7 @@ from graphtier import _core
 from graphtier.distributed.comm import CommStats, alltoallv
 from graphtier.distributed.grid import GridGroups, ProcessGrid, grid_groups
 from graphtier.distributed.partition import Partition
-from graphtier.loader import Batch, Block
+from graphtier.loader import Batch, Block, TypedBlock
 
 _METHODS = tuple(name for name, m in _core.sampler_methods().items() if m["rows"])  # draws on fetched rows
 
@@ -52,7 +56,8 @@ class DistSampler:
     `groups`: this rank's grid groups when the caller made them already (grid_groups is
     collective); else the constructor makes them, on every rank, when the graph is partitioned.
     `stats` counts the bytes exchanged; `comm_device` is where they cross (the backend's: the CPU for
-    Gloo, the rank's GPU for NCCL).
+    Gloo, the rank's GPU for NCCL). `relation_fanouts` ({"src:rel:dst": fanout per layer}, a typed
+    dataset only) as NeighborLoader's: those relations' fanouts instead of `fanouts`.
 
     Node ids: the seeds are the partition's `split` and every id in the batches is in the
     numbering of the dataset the partition was cut from (after `graphtier prepare`, the prepared
@@ -66,7 +71,7 @@ class DistSampler:
                  fanouts: Sequence[int] = (10, 5), batch_size: int = 1024, seed: int = 0, bulk: int = 0,
                  split: str = "train", *, replace: bool = False, shuffle: bool = True, drop_last: bool = False,
                  group: int = 1, groups: Optional[GridGroups] = None, stats: Optional[CommStats] = None,
-                 comm_device="cpu"):
+                 comm_device="cpu", relation_fanouts: Optional[Dict[str, Sequence[int]]] = None):
         if method not in _METHODS:
             raise ValueError(f"unknown sampling method '{method}' (expected {' or '.join(_METHODS)})")
         if method == "ladies" and replace:
@@ -108,12 +113,42 @@ class DistSampler:
         except ValueError:
             self._labels = None
         self.partitioned = partition.graph_mode == "partitioned"
+        self.node_types = list(self.dataset.node_types)  # empty: homogeneous
+        self.relation_fanouts = self._relation_fanouts(relation_fanouts or {})
         self.comm_device = torch.device(comm_device)
         self.stats = stats if stats is not None else CommStats()
         self.groups = groups
         if self.partitioned and self.groups is None:
             self.groups = grid_groups(grid)
         self._epoch = -1
+
+    def _relation_fanouts(self, by_name: Dict[str, Sequence[int]]) -> Dict[int, List[int]]:
+        """A typed graph's checks, and `relation_fanouts` by relation id (the sampler's form)."""
+        if not self.node_types:
+            if by_name:
+                raise ValueError("relation_fanouts: the dataset has no relations (it is not typed); use fanouts")
+            return {}
+        # The one-at-a-time sampler on the whole graph: the fetched-rows and bulk paths carry no
+        # relation per edge.
+        if self.partitioned:
+            raise NotImplementedError(f"{self.partition.rank_path}: a typed dataset trains on a replicated graph "
+                                      "(graphtier partition --graph replicated)")
+        if self.method != "neighbor" or self.bulk:
+            raise NotImplementedError("a typed dataset is sampled per relation by GraphSAGE's sampler with bulk 0")
+        names = list(self.dataset.relations)
+        out = {}
+        for name, fanouts in by_name.items():
+            if name not in names:
+                raise ValueError(f"relation_fanouts: unknown relation '{name}' (the dataset's relations: "
+                                 f"{', '.join(names)})")
+            if len(fanouts) != len(self.fanouts):
+                raise ValueError(f"relation_fanouts['{name}'] has {len(fanouts)} fanouts, the sampler "
+                                 f"{len(self.fanouts)} layers")
+            out[names.index(name)] = [int(f) for f in fanouts]
+        types = self.node_types
+        self._offsets = torch.tensor(self.dataset.node_type_offset, dtype=torch.int64)
+        self._relations = [(types.index(n.split(":")[0]), types.index(n.split(":")[2])) for n in names]
+        return out
 
     @property
     def steps(self) -> int:
@@ -173,10 +208,16 @@ class DistSampler:
         input_nodes = blocks[-1].src_nodes if blocks else seeds
         # int64, as the loaders' (cross_entropy takes no other); the dataset stores int32.
         y = self._labels[seeds].long() if self._labels is not None else torch.full_like(seeds, -1)
-        return Batch(epoch, index, seeds, input_nodes, None, y, blocks)
+        typed = None
+        if self.node_types:
+            names = list(self.dataset.relations)
+            typed = [TypedBlock.from_dict(b.split(self._offsets, self._relations), self.node_types, names)
+                     for b in blocks]
+        return Batch(epoch, index, seeds, input_nodes, None, y, blocks, typed_blocks=typed)
 
     def _sample_local(self, seeds: torch.Tensor, stream: int) -> List[Block]:
-        d = _core.sample_minibatch(self.dataset, self.method, seeds, self.fanouts, self.replace, self.seed, stream)
+        d = _core.sample_minibatch(self.dataset, self.method, seeds, self.fanouts, self.replace, self.seed, stream,
+                                   relation_fanouts=self.relation_fanouts)
         return [Block.from_dict(b) for b in d["blocks"]]
 
     def _fetch_rows(self, wanted: torch.Tensor):

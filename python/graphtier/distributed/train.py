@@ -15,6 +15,11 @@ Per rank, a prefetch thread samples the minibatch of step s + 1 and fetches its 
 rank's share (minibatch b of the split on rank b % P) and the counts are summed over the ranks.
 Rank 0 prints the per-epoch line (per-rank min/mean/max of sample, fetch, wait and compute seconds
 and of bytes sent/received), writes the checkpoint and --json (all ranks' figures).
+
+A typed dataset's partition trains R-SAGE/R-GCN/R-GAT (--model rsage|rgcn|rgat) as the
+single-process run does: the same typed minibatches (DistSampler, per-relation fanouts), each
+type's feature rows fetched from its owners (DistTypedFeatureFetcher), learned embeddings for the
+types without a table.
 """
 
 from __future__ import annotations
@@ -36,13 +41,14 @@ from graphtier import _core
 from graphtier import options, plots
 from graphtier.distributed import failure
 from graphtier.distributed.comm import CommStats
-from graphtier.distributed.features import DistFeatureFetcher
+from graphtier.distributed.features import DistFeatureFetcher, DistTypedFeatureFetcher
 from graphtier.distributed.sampler import DistSampler
 from graphtier.distributed.grid import ProcessGrid, grid_groups
 from graphtier.distributed.partition import Partition, rank_dir_name
 from graphtier.training import (batch_seed, dataset_identity, evaluate, idle_step, load_checkpoint,
                                 load_model_state, make_model, model_features, one_line, save_checkpoint, train_step,
                                 write_json)
+from graphtier.training.model import RELATIONAL_MODELS
 from graphtier.training.report import best_figures, final_line, not_evaluated, validation_figure
 
 
@@ -70,10 +76,17 @@ def _rank_sampler(args, partition, grid, groups, split: str, train: bool, stats,
     step still takes part in the exchanges)."""
     if args.model == "fastgcn":
         raise NotImplementedError("--model fastgcn: distributed training samples GraphSAGE (sage, mlp) and LADIES")
-    method = args.model if args.model in _core.sampler_methods() else "neighbor"  # sage, mlp: GraphSAGE's
+    method = args.model if args.model in _core.sampler_methods() else "neighbor"  # sage, mlp, r*: GraphSAGE's
     return DistSampler(partition, grid, method, args.fanout_list, args.batch_size if train else args.eval_batch_size,
                        args.seed, split=split, bulk=args.bulk, shuffle=train, groups=groups, stats=stats,
-                       comm_device=comm_device)
+                       comm_device=comm_device, relation_fanouts=getattr(args, "relation_fanouts", None))
+
+
+def _features(x, normalize: bool):
+    """A minibatch's fetched features as the model takes them (a typed one's {type: features})."""
+    if isinstance(x, dict):
+        return {t: model_features(v, normalize) for t, v in x.items()}
+    return model_features(x, normalize)
 
 
 class _Prefetcher:
@@ -101,9 +114,7 @@ class _Prefetcher:
                 if item is None:
                     break
                 step, batch = item
-                ids = batch.input_nodes if batch is not None else torch.empty(0, dtype=torch.int64)
-                x = fetcher.gather(ids)
-                self.q.put((step, batch, x))
+                self.q.put((step, batch, fetcher.gather_batch(batch)))
             self.q.put(self._END)
         except BaseException as e:  # raised again by the training thread
             self.q.put(e)
@@ -197,10 +208,15 @@ def _train(args, prog: str, partition, rank: int, world: int, device: torch.devi
     sample_stats = CommStats()
     graph_ds = graphtier.Dataset(partition.graph_path)
     comm_device = device if backend == "nccl" else torch.device("cpu")
-    fetcher = DistFeatureFetcher(partition, grid, group=fetch_group, device=device, comm_device=comm_device,
-                                 store=options.cli_store_options(args), threads=args.threads)
     if graph_ds.num_classes == 0:
         raise ValueError(f"{partition.graph_path}: training needs labels")
+    if partition.typed != (args.model in RELATIONAL_MODELS):
+        raise ValueError(f"{args.dataset}: a partition of a typed dataset trains --model {'|'.join(RELATIONAL_MODELS)}"
+                         if partition.typed else f"--model {args.model} trains a typed dataset; {args.dataset} is a "
+                         "partition of a homogeneous one")
+    fetcher = (DistTypedFeatureFetcher if partition.typed else DistFeatureFetcher)(
+        partition, grid, group=fetch_group, device=device, comm_device=comm_device,
+        store=options.cli_store_options(args), threads=args.threads)
     # The whole graph's dataset as a checkpoint knows it (this rank's graph/ and features/ hold parts).
     whole = SimpleNamespace(name=graph_ds.name, num_nodes=int(m["num_nodes"]), num_edges=int(m["num_edges"]),
                             feature_dim=fetcher.dim, num_classes=graph_ds.num_classes, path=args.dataset)
@@ -208,8 +224,21 @@ def _train(args, prog: str, partition, rank: int, world: int, device: torch.devi
     valid_batches = _rank_sampler(args, partition, grid, groups, "valid", False, sample_stats, comm_device)
     test_batches = _rank_sampler(args, partition, grid, groups, "test", False, sample_stats, comm_device)
     steps = train_batches.steps
-    model = make_model(args, fetcher.dim, graph_ds.num_classes).to(device)
-    ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+    typed = None
+    if partition.typed:
+        # The graph's types and relations; the feature dims are features/' (graph/ holds no tables).
+        dims = {t: fetcher.dims.get(t, 0) for t in graph_ds.node_types}
+        typed = (list(graph_ds.node_types), list(graph_ds.relations), dict(fetcher.dims))
+        model = make_model(args, 0, graph_ds.num_classes, SimpleNamespace(
+            node_types=graph_ds.node_types, node_type_ranges=graph_ds.node_type_ranges,
+            node_type_feature_dims=[dims[t] for t in graph_ds.node_types], relations=graph_ds.relations,
+            labelled_type=graph_ds.labelled_type)).to(device)
+    else:
+        model = make_model(args, fetcher.dim, graph_ds.num_classes).to(device)
+    # A relational model's last layer computes every type, the loss only the labelled one: its
+    # other types' parameters get no gradient, which DDP must be told to expect.
+    ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None,
+                                                    find_unused_parameters=typed is not None)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     distributed = {"ranks": world, "replication": grid.replication}
 
@@ -249,7 +278,7 @@ def _train(args, prog: str, partition, rank: int, world: int, device: torch.devi
     def accuracy(batches: DistSampler) -> float:
         """Over every rank's share of the split (a collective)."""
         prefetch = _Prefetcher(batches, fetcher, 0, 0, batches.steps)
-        correct, total = evaluate(model, ((model_features(x, args.normalize_features), batch.to(device))
+        correct, total = evaluate(model, ((_features(x, args.normalize_features), batch.to(device))
                                           for _, batch, x in prefetch if batch is not None))
         counts = torch.tensor([correct, total], dtype=torch.int64, device=device if backend == "nccl" else "cpu")
         dist.all_reduce(counts)
@@ -270,12 +299,12 @@ def _train(args, prog: str, partition, rank: int, world: int, device: torch.devi
         for step, batch, x in prefetch:
             t = time.perf_counter()
             if batch is None:  # past the epoch's last minibatch: DDP's all-reduce still needs this rank
-                idle_step(ddp, optimizer, fetcher.dim, len(args.fanout_list), device)
+                idle_step(ddp, optimizer, fetcher.dim, len(args.fanout_list), device, typed)
                 compute += time.perf_counter() - t
                 steps_this_run += 1
                 continue
             batch = batch.to(device)
-            x = model_features(x, args.normalize_features)
+            x = _features(x, args.normalize_features)
             weight = world / train_batches.batches_at(step)
             loss_value, labelled, correct = train_step(ddp, optimizer, x, batch,
                                                        batch_seed(args.seed, epoch, batch.index), weight).figures()

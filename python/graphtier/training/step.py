@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Tuple
+from typing import Dict, Iterable, Optional, Sequence, Tuple
 
 import torch
 import torch.nn.functional as F
 
-from graphtier.loader import Block
+from graphtier.loader import Block, RelationBlock, TypedBlock
 
 
 def batch_seed(seed: int, epoch: int, index: int) -> int:
@@ -58,16 +58,23 @@ def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, x: torc
 
 
 def idle_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, feature_dim: int, num_layers: int,
-              device: torch.device) -> None:
+              device: torch.device, typed: Optional[Tuple[Sequence[str], Sequence[str], Dict[str, int]]] = None) -> None:
     """A distributed step on a rank without a minibatch (the uneven last step of an epoch):
     `model` (the DDP wrapper) runs on an empty minibatch of `num_layers` blocks, so every parameter
     gets a zero gradient and DDP's all-reduce takes place as on the other ranks; the optimiser then
     steps with the averaged gradients, as theirs do, so every rank keeps the same parameters and
-    optimiser state."""
+    optimiser state. A relational model's empty minibatch is typed: `typed` = (node types,
+    relations "src:rel:dst", {type: feature dim} of the types with a table)."""
     none = torch.zeros(0, dtype=torch.int64, device=device)
-    block = Block(0, none, torch.zeros(1, dtype=torch.int64, device=device), none, None,
-                  torch.zeros(0, dtype=torch.float32, device=device))
-    out = model(torch.zeros(0, feature_dim, device=device), [block] * num_layers)
+    start = torch.zeros(1, dtype=torch.int64, device=device)
+    if typed is not None:
+        node_types, relations, dims = typed
+        rels = {r: RelationBlock(r.split(":")[0], r.split(":")[2], 0, 0, start, none, none) for r in relations}
+        block = TypedBlock({t: 0 for t in node_types}, {t: none for t in node_types}, rels)
+        out = model({t: torch.zeros(0, d, device=device) for t, d in dims.items()}, [block] * num_layers)
+    else:
+        block = Block(0, none, start, none, None, torch.zeros(0, dtype=torch.float32, device=device))
+        out = model(torch.zeros(0, feature_dim, device=device), [block] * num_layers)
     optimizer.zero_grad()
     out.sum().backward()  # an empty sum: zero gradients
     optimizer.step()
