@@ -514,7 +514,9 @@ class NeighborLoader(_Loader):
     relation per dst node in block l, or `relation_fanouts[name][l]` for a relation named there
     ("src:rel:dst", as Dataset.relations lists them); seeds from a split are of the labelled type.
     Its batches carry `typed_blocks` and, for the types with a feature table, `x_dict` (from a
-    TypedFeatureStore made with the store options). CPU sampling only.
+    TypedFeatureStore made with the store options, gathered on `device` as `x` is, each type's rows
+    announced to its own store's window and merged gathers reading each type once). CPU sampling
+    only.
 
     Temporal sampling (`time_attr="node_time"` or `"edge_time"`, the dataset's Dataset.node_time or
     edge_time): each seed's tree reaches only neighbours whose node (or edge) time is no later than

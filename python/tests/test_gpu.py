@@ -206,3 +206,25 @@ def test_layer_loader_on_cuda_samples_on_the_gpu_as_on_the_cpu(synthetic, method
                 assert t.is_cuda and t.device.index == 0, name
                 assert torch.equal(getattr(block_a, name), t.cpu()), name
     assert gpu.stats()["blocks_to_host"] == 0, "the loader copied blocks to the host"
+
+
+def test_typed_loader_on_cuda_equals_the_cpu_loader(tmp_path):
+    """A typed dataset's per-type rows gathered into device memory (each type from its own GPU tiers,
+    the window announcing to each type's store, merged gathers) are the CPU loader's, two epochs."""
+    from conftest import run_cli
+    path = str(tmp_path / "igbh")
+    run_cli("generate", "--schema", "igbh", "--nodes", "2000", "--feature-dim", "8", "--classes", "4", "--seed", "1",
+            "-o", path)
+    ds = graphtier.Dataset(path)
+    common = dict(batch_size=128, split="train", seed=5)
+    cpu = graphtier.NeighborLoader(ds, [4, 3], **common)
+    gpu = graphtier.NeighborLoader(ds, [4, 3], device="cuda", **GPU_TIERS, **common)
+    for epoch in range(2):  # the second epoch hits the GPU caches
+        pairs = list(zip(cpu, gpu))
+        assert len(pairs) == len(cpu) == len(gpu)
+        for a, b in pairs:
+            assert sorted(a.x_dict) == sorted(b.x_dict) == sorted(ds.node_types)
+            for t, x in b.x_dict.items():
+                assert x.is_cuda and torch.equal(a.x_dict[t], x.cpu()), (epoch, a.index, t)
+    features = gpu.stats()["features"]
+    assert features["gpu_hot"]["rows"] > 0 and features["gpu_cache"]["rows"] > 0, features

@@ -140,3 +140,36 @@ def test_relation_fanouts_on_the_command_line():
     assert p.parse_args([]).relation_fanouts == {}
     args = p.parse_args(["--relation-fanouts", "a:to:p=2,1"])
     assert options.from_arguments(args, options.LoaderOptions, ["relation_fanouts"]).relation_fanouts == {"a:to:p": [2, 1]}
+
+
+@pytest.fixture(scope="module")
+def igbh_tiny(tmp_path_factory) -> str:
+    """An IGBH-shaped graph (4 types, 8 relations) with 8-d features on every type."""
+    from conftest import run_cli
+    path = str(tmp_path_factory.mktemp("igbh") / "igbh")
+    run_cli("generate", "--schema", "igbh", "--nodes", "2000", "--feature-dim", "8", "--classes", "4", "--seed", "1",
+            "-o", path)
+    return path
+
+
+@pytest.mark.parametrize("window", [0, 4])
+def test_each_types_rows_through_the_window_and_merged_gathers(igbh_tiny, window):
+    """Each type's rows reach x_dict from storage and the host cache alike, with or without the
+    window announcing them to their type's store and with gathers merging the waiting batches: the
+    rows of the type's table, in its input nodes' order."""
+    ds = graphtier.Dataset(igbh_tiny)
+    tables = {t: ds.type_features(t) for t in ds.node_types}
+    loader = graphtier.NeighborLoader(ds, [4, 3], 64, split="train", seed=2, sample_threads=2, cpu_buffer="0",
+                                      host_cache="10%", io_depth=64, window=window, max_merge=4)
+    batches = 0
+    for batch in loader:
+        assert sorted(batch.x_dict) == sorted(ds.node_types)
+        for t, x in batch.x_dict.items():
+            begin = ds.node_type_ranges[t][0]
+            assert torch.equal(x, tables[t][batch.input_nodes_dict[t] - begin]), (batch.index, t)
+        batches += 1
+    stats = loader.stats()
+    assert stats["batches"] == batches > 1
+    assert stats["gathers"] <= batches and stats["expected_storage_reads"] > 0
+    features = stats["features"]
+    assert features["storage"]["rows"] > 0 and features["host_cache"]["rows"] > 0, features

@@ -26,4 +26,31 @@ void Accumulator::record(std::span<const int64_t> ids, const feature::GatherStat
   storage_reads_ += done.storage.rows;
 }
 
+int64_t TypedAccumulator::add_expected(std::span<const std::vector<int64_t>> ids_by_type,
+                                       std::span<int64_t> expected) const {
+  int64_t sum = 0;
+  for (std::size_t t = 0; t < types_.size() && t < ids_by_type.size(); ++t) {
+    if (!types_[t]) continue;
+    const int64_t reads = types_[t]->expected_reads(ids_by_type[t]);
+    expected[t] += reads;
+    sum += reads;
+  }
+  return sum;
+}
+
+void TypedAccumulator::record(int32_t type, std::span<const int64_t> ids, const feature::GatherStats& done) {
+  std::optional<Accumulator>& a = types_[static_cast<std::size_t>(type)];
+  if (a) a->record(ids, done);
+}
+
+bool TypedAccumulator::wants_more(std::span<const int64_t> expected, int merged) const noexcept {
+  bool reads = false;
+  for (std::size_t t = 0; t < types_.size() && t < expected.size(); ++t) {
+    if (!types_[t]) continue;
+    if (expected[t] >= types_[t]->target_depth()) return false;
+    reads = reads || expected[t] > 0;
+  }
+  return reads && merged < max_merge_;
+}
+
 }  // namespace graphtier::loader

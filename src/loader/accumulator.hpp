@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <vector>
 
 #include "graphtier/feature/feature_stats.hpp"
 
@@ -31,6 +33,7 @@ class Accumulator {
   bool wants_more(int64_t expected, int merged) const noexcept {
     return expected > 0 && expected < target_depth_ && merged < max_merge_;
   }
+  int target_depth() const noexcept { return target_depth_; }
 
  private:
   int64_t storage_begin_;
@@ -38,6 +41,32 @@ class Accumulator {
   int max_merge_;
   int64_t storage_ids_ = 0;   // storage-range ids requested by the recorded gathers
   int64_t storage_reads_ = 0;  // rows those gathers read from storage
+};
+
+/// A typed dataset's accumulator: one Accumulator per node type with a feature table (each type's
+/// store has its own storage tier and queue depth), since a merged gather reads the types one
+/// after another. A gather grows while some type expects storage reads and none has reached its
+/// store's depth: the type with the most reads fills its queue, and no type's is overrun.
+class TypedAccumulator {
+ public:
+  /// types[t]: type t's accumulator (its ids local to it), or nullopt for a type without features.
+  TypedAccumulator(std::vector<std::optional<Accumulator>> types, int max_merge)
+      : types_(std::move(types)), max_merge_(max_merge) {}
+
+  /// Adds to expected[t] (sized to the types) the reads expected of ids_by_type[t] (one list per
+  /// type, ids local to it); types without features add nothing. Returns the sum added.
+  int64_t add_expected(std::span<const std::vector<int64_t>> ids_by_type, std::span<int64_t> expected) const;
+
+  /// Accounts type `type`'s finished gather (Accumulator::record).
+  void record(int32_t type, std::span<const int64_t> ids, const feature::GatherStats& done);
+
+  /// True while another waiting minibatch should join a gather that serves `merged` minibatches
+  /// expecting expected[t] reads of each type.
+  bool wants_more(std::span<const int64_t> expected, int merged) const noexcept;
+
+ private:
+  std::vector<std::optional<Accumulator>> types_;
+  int max_merge_;
 };
 
 }  // namespace graphtier::loader

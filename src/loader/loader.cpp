@@ -1,6 +1,7 @@
 // The loader's two stage threads and the consumer side (loader.hpp has the pipeline).
 #include "graphtier/loader/loader.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <mutex>
@@ -22,8 +23,21 @@ struct Sampled {
   int64_t index = 0;
   SampledBatch batch;
   std::vector<int64_t> seed_positions;  // LoadedBatch::seed_positions
-  bool announced = false;  // its input nodes are announced to the store's window
+  /// A typed dataset: each node type's input nodes (hetero_blocks.back().src_nodes[t], in that
+  /// order), local to the type: the ids its store's window and gather take.
+  std::vector<std::vector<int64_t>> type_ids;
+  bool announced = false;  // its input nodes are announced to the store's (each type store's) window
 };
+
+/// A gather's output memory: host, pinned (a lease of the loader's ring) or device (stream-ordered).
+struct Output {
+  std::shared_ptr<void> buffer;               // owns the memory, points at it
+  std::shared_ptr<PinnedRing::Lease> lease;  // pinned output
+};
+
+/// `n` rounded up to a multiple of 256 bytes: where the next type's rows start in a typed gather's
+/// output (cudaMalloc's alignment, enough for any dtype and vector loads).
+std::size_t align_output(std::size_t n) { return (n + 255) / 256 * 256; }
 
 /// `ids`, given in `numbering`, in the dataset's own: the ids the sampler reads.
 std::vector<int64_t> in_own_numbering(const graph::Dataset& d, std::vector<int64_t> ids, graph::Numbering numbering) {
@@ -48,7 +62,8 @@ struct Loader::Impl {
   const feature::TypedFeatureStore* typed_store;
   LoaderOptions options;
   BatchSampler sampler;
-  std::optional<Accumulator> accumulator;
+  std::optional<Accumulator> accumulator;             // one-table store
+  std::optional<TypedAccumulator> typed_accumulator;  // typed store
   // Device output: x is allocated (stream-ordered) and freed on this stream.
   std::shared_ptr<OwnedCudaStream> output_stream;
   // Pinned output: page-locked buffers reused once their batches are dropped (no cudaHostAlloc /
@@ -82,11 +97,6 @@ struct Loader::Impl {
     if (typed_store != nullptr) {
       GRAPHTIER_EXPECTS(store == nullptr, InvalidArgument,
                         "a loader reads a typed dataset's features from its TypedFeatureStore alone (store must be null)");
-      // Each type's rows go to a buffer of their own per minibatch: on the host only, until they
-      // come from a kept pool as the one-table output does (no cudaMalloc per batch).
-      GRAPHTIER_EXPECTS(options.output == MemoryKind::kHost, Unsupported,
-                        "a typed dataset's features are gathered to host memory so far (output 'host'); copy "
-                        "them to the device after the loader");
       const graph::HeteroSchema& schema = dataset.schema();
       GRAPHTIER_EXPECTS(!schema.empty() && typed_store->num_types() == schema.num_node_types(), InvalidArgument,
                         "the typed feature store has ", typed_store->num_types(), " node types, the dataset ",
@@ -98,8 +108,17 @@ struct Loader::Impl {
                           schema.node_type_offset[static_cast<std::size_t>(t)]);
       }
     }
-    if (store != nullptr) {
-      accumulator.emplace(store->tiers().ranges.cpu_end, store->io_depth(), options.max_merge);
+    if (store != nullptr) accumulator.emplace(store->tiers().ranges.cpu_end, store->io_depth(), options.max_merge);
+    if (typed_store != nullptr) {
+      std::vector<std::optional<Accumulator>> types(static_cast<std::size_t>(typed_store->num_types()));
+      for (int32_t t = 0; t < typed_store->num_types(); ++t) {
+        if (const feature::FeatureStore* s = typed_store->store(t)) {
+          types[static_cast<std::size_t>(t)].emplace(s->tiers().ranges.cpu_end, s->io_depth(), options.max_merge);
+        }
+      }
+      typed_accumulator.emplace(std::move(types), options.max_merge);
+    }
+    if (store != nullptr || typed_store != nullptr) {
       if (options.output == MemoryKind::kDevice) output_stream = std::make_shared<OwnedCudaStream>(options.device);
       if (options.output == MemoryKind::kPinned) pinned_output.emplace(device::allocate_pinned, device::free_pinned);
     }
@@ -108,21 +127,42 @@ struct Loader::Impl {
   void run_sampler(int64_t epoch, int64_t first);
   void run_gather(int64_t epoch);
   void gather_group(int64_t epoch, std::vector<Sampled>& group);
-  /// A typed batch's per-type features (LoadedBatch::type_x) from the typed store.
-  void gather_types(LoadedBatch& loaded);
+  /// A typed group's per-type features (LoadedBatch::type_x of `loaded`, one per batch of `group`):
+  /// one gather per type for the whole group into one output.
+  void gather_types(std::vector<Sampled>& group, std::vector<LoadedBatch>& loaded);
+  /// `bytes` (at least 1) of options.output memory for one gather, from the kept pools.
+  Output allocate(std::size_t bytes);
+  /// Ties `out`'s memory to batch `l`: the output stream that frees it, the pinned fence.
+  void attach(LoadedBatch& l, const Output& out) const;
   LoadedBatch make_loaded(int64_t epoch, Sampled& s) const;
+  /// A typed batch's input nodes by type, local to each type (Sampled::type_ids).
+  std::vector<std::vector<int64_t>> local_type_ids(const Sampled& s) const;
   void announce(Sampled& s) {
-    if (store != nullptr && options.window > 0) {
+    if (options.window == 0) return;
+    if (store != nullptr) {
       add_window_wait(store->window(s.batch.input_nodes(), feature::FeatureStore::kAnnounce));
+      s.announced = true;
+    }
+    if (typed_store != nullptr) {
+      window_types(s, feature::FeatureStore::kAnnounce);
       s.announced = true;
     }
   }
   /// Gives the announcement back, once.
   void consume(Sampled& s) {
-    if (s.announced) {
-      s.announced = false;
-      add_window_wait(store->window(s.batch.input_nodes(), feature::FeatureStore::kConsume));
+    if (!s.announced) return;
+    s.announced = false;
+    if (store != nullptr) add_window_wait(store->window(s.batch.input_nodes(), feature::FeatureStore::kConsume));
+    if (typed_store != nullptr) window_types(s, feature::FeatureStore::kConsume);
+  }
+  /// Each type's input nodes to its own store's window: a type's caches see only its rows.
+  void window_types(const Sampled& s, int delta) {
+    double waited = 0;
+    for (std::size_t t = 0; t < s.type_ids.size(); ++t) {
+      feature::FeatureStore* typed = typed_store->store(static_cast<int32_t>(t));
+      if (typed != nullptr && !s.type_ids[t].empty()) waited += typed->window(s.type_ids[t], delta);
     }
+    add_window_wait(waited);
   }
   void add_window_wait(double seconds) {
     const std::lock_guard lock(stats_mutex);
@@ -186,6 +226,7 @@ void Loader::Impl::run_sampler(int64_t epoch, int64_t first) {
         // push refused by a cancelled queue gives the announcement back at once.
         const std::span<const int64_t> seed_positions = sample::batch_seeds(positions, options.batch_size, indices[i]);
         Sampled s{indices[i], std::move(group[i]), {seed_positions.begin(), seed_positions.end()}};
+        if (typed_store != nullptr) s.type_ids = local_type_ids(s);
         announce(s);
         if (!window->push(std::move(s))) {
           consume(s);
@@ -219,14 +260,58 @@ LoadedBatch Loader::Impl::make_loaded(int64_t epoch, Sampled& s) const {
   return out;
 }
 
+std::vector<std::vector<int64_t>> Loader::Impl::local_type_ids(const Sampled& s) const {
+  // The input nodes by type: the last block's src nodes of each type (the sampler keeps a block
+  // per fanout, at least one).
+  GRAPHTIER_EXPECTS(!s.batch.hetero_blocks.empty(), InvalidArgument, "loader: batch ", s.index,
+                    " of a typed dataset has no blocks to take its input nodes from");
+  const sample::HeteroBlock& last = s.batch.hetero_blocks.back();
+  std::vector<std::vector<int64_t>> out(static_cast<std::size_t>(typed_store->num_types()));
+  for (int32_t t = 0; t < typed_store->num_types(); ++t) {
+    if (typed_store->store(t) == nullptr) continue;  // no table: nothing to announce or gather
+    const std::vector<int64_t>& ids = last.src_nodes[static_cast<std::size_t>(t)];
+    const int64_t begin = typed_store->offset(t);
+    std::vector<int64_t>& local = out[static_cast<std::size_t>(t)];
+    local.reserve(ids.size());
+    for (const int64_t v : ids) local.push_back(v - begin);  // split_block keeps each id in its type's range
+  }
+  return out;
+}
+
+Output Loader::Impl::allocate(std::size_t bytes) {
+  bytes = std::max<std::size_t>(1, bytes);
+  Output out;
+  if (output_stream) {
+    // Stream-ordered from the kept pool: no cudaMalloc, and no cudaFree (which waits for the whole
+    // device) when the batch dies.
+    out.buffer = device::allocate_output(bytes, output_stream->get(), options.device);
+  } else if (pinned_output) {
+    out.lease = std::make_shared<PinnedRing::Lease>(pinned_output->acquire((bytes + 7) / 8));
+    out.buffer = std::shared_ptr<void>(out.lease, out.lease->data());
+  } else {
+    auto host = std::make_shared<Buffer>(options.output, bytes, options.device);
+    out.buffer = std::shared_ptr<void>(host, host->data());  // owns the Buffer, points at its memory
+  }
+  return out;
+}
+
+void Loader::Impl::attach(LoadedBatch& l, const Output& out) const {
+  if (output_stream) l.streams.push_back(output_stream);
+  if (out.lease) {
+    // Every batch of the group fences the shared buffer behind its own consumer's copies.
+    l.fence_pinned = [lease = out.lease, device = options.device](CudaStream consumer) {
+      lease->fence_after(device::record_fence(consumer, device));
+    };
+  }
+}
+
 void Loader::Impl::gather_group(int64_t epoch, std::vector<Sampled>& group) {
   // Every hook runs before any batch is gathered, and a failure leaves the whole group for
   // run_gather to give its window announcements back (consume gives each back once).
   if (options.fault_hook) {
     for (const Sampled& s : group) options.fault_hook(Stage::kGather, s.index);
   }
-  std::shared_ptr<void> buffer;
-  std::shared_ptr<PinnedRing::Lease> lease;  // pinned output
+  Output output;
   int64_t row_bytes = 0;
   if (store != nullptr) {
     // One gather for the whole group: the storage tier sees all of its reads at once (and reads a
@@ -236,23 +321,8 @@ void Loader::Impl::gather_group(int64_t epoch, std::vector<Sampled>& group) {
     const graph::FeatureLayout& layout = store->layout();
     row_bytes = layout.row_bytes();
     const auto rows = static_cast<int64_t>(ids.size());
-    const auto bytes = static_cast<std::size_t>(std::max<int64_t>(1, rows * row_bytes));
     const auto t0 = std::chrono::steady_clock::now();  // the output's allocation counts as gather time
-    void* data = nullptr;
-    if (output_stream) {
-      // Stream-ordered from the kept pool: no cudaMalloc, and no cudaFree (which waits for the whole
-      // device) when the batch dies.
-      buffer = device::allocate_output(bytes, output_stream->get(), options.device);
-      data = buffer.get();
-    } else if (pinned_output) {
-      lease = std::make_shared<PinnedRing::Lease>(pinned_output->acquire((bytes + 7) / 8));
-      data = lease->data();
-      buffer = std::shared_ptr<void>(lease, data);
-    } else {
-      auto host = std::make_shared<Buffer>(options.output, bytes, options.device);
-      data = host->data();
-      buffer = std::shared_ptr<void>(host, data);  // owns the Buffer, points at its memory
-    }
+    output = allocate(static_cast<std::size_t>(rows * row_bytes));
     // A device minibatch gathered alone: its input nodes are on the GPU already (its last block's
     // src nodes, complete since the sampler's wait), so the tiers need not upload them again.
     feature::DeviceIds device_ids;
@@ -262,8 +332,8 @@ void Loader::Impl::gather_group(int64_t epoch, std::vector<Sampled>& group) {
     // A stream-ordered output is ready for the store's streams after the output stream's work.
     const CudaStream output_after = output_stream ? output_stream->get() : CudaStream{};
     const feature::GatherStats done = store->gather(
-        ids, TensorView::contiguous(data, layout.dtype, {rows, layout.dim}, options.output, options.device), device_ids,
-        output_stream ? &output_after : nullptr);
+        ids, TensorView::contiguous(output.buffer.get(), layout.dtype, {rows, layout.dim}, options.output, options.device),
+        device_ids, output_stream ? &output_after : nullptr);
     for (Sampled& s : group) consume(s);
     if (accumulator) accumulator->record(ids, done);
     const std::lock_guard lock(stats_mutex);
@@ -276,54 +346,71 @@ void Loader::Impl::gather_group(int64_t epoch, std::vector<Sampled>& group) {
   for (Sampled& s : group) {
     const auto n = static_cast<int64_t>(s.batch.input_nodes().size());
     LoadedBatch& l = loaded.emplace_back(make_loaded(epoch, s));
-    if (buffer) {
+    if (output.buffer) {
       const graph::FeatureLayout& layout = store->layout();
-      if (output_stream) l.streams.push_back(output_stream);
-      if (lease) {
-        // Every batch of the group fences the shared buffer behind its own consumer's copies.
-        l.fence_pinned = [lease, device = options.device](CudaStream consumer) {
-          lease->fence_after(device::record_fence(consumer, device));
-        };
-      }
-      l.x_buffer = buffer;
-      l.x = TensorView::contiguous(static_cast<std::byte*>(buffer.get()) + offset * row_bytes, layout.dtype,
+      attach(l, output);
+      l.x_buffer = output.buffer;
+      l.x = TensorView::contiguous(static_cast<std::byte*>(output.buffer.get()) + offset * row_bytes, layout.dtype,
                                    {n, layout.dim}, options.output, options.device);
       offset += n;
     }
   }
-  if (typed_store != nullptr) {
-    for (LoadedBatch& l : loaded) gather_types(l);
-  }
+  if (typed_store != nullptr) gather_types(group, loaded);
   for (LoadedBatch& l : loaded) {
     if (!ready->push(std::move(l))) return;
   }
 }
 
-void Loader::Impl::gather_types(LoadedBatch& loaded) {
-  const int32_t types = typed_store->num_types();
-  // The input nodes by type: the last block's src nodes of each type (the sampler keeps a block
-  // per fanout, at least one).
-  GRAPHTIER_EXPECTS(!loaded.hetero_blocks.empty(), InvalidArgument, "loader: batch ", loaded.index,
-                    " of a typed dataset has no blocks to take its input nodes from");
-  const sample::HeteroBlock& last = loaded.hetero_blocks.back();
-  loaded.type_x.assign(static_cast<std::size_t>(types), TensorView{});
-  loaded.type_x_buffers.assign(static_cast<std::size_t>(types), nullptr);
-  const auto t0 = std::chrono::steady_clock::now();
+void Loader::Impl::gather_types(std::vector<Sampled>& group, std::vector<LoadedBatch>& loaded) {
+  const auto types = static_cast<std::size_t>(typed_store->num_types());
+  const auto t0 = std::chrono::steady_clock::now();  // the output's allocation counts as gather time
+  // One output for the group: type t's rows of every batch, in group order, from begin[t] (each
+  // type's rows aligned, as they differ in width).
+  std::vector<std::size_t> begin(types + 1, 0);
+  std::vector<int64_t> rows(types, 0);
+  for (std::size_t t = 0; t < types; ++t) {
+    const feature::FeatureStore* s = typed_store->store(static_cast<int32_t>(t));
+    for (const Sampled& b : group) rows[t] += static_cast<int64_t>(b.type_ids[t].size());
+    const int64_t bytes = s != nullptr ? rows[t] * s->layout().row_bytes() : 0;
+    begin[t + 1] = align_output(begin[t] + static_cast<std::size_t>(bytes));
+  }
+  const Output output = allocate(begin[types]);
+  auto* base = static_cast<std::byte*>(output.buffer.get());
+  const CudaStream output_after = output_stream ? output_stream->get() : CudaStream{};
   feature::GatherStats done;
-  for (int32_t t = 0; t < types; ++t) {
-    const feature::FeatureStore* s = typed_store->store(t);
-    if (s == nullptr) continue;
-    const std::vector<int64_t>& ids = last.src_nodes[static_cast<std::size_t>(t)];
+  std::vector<int64_t> ids;
+  for (std::size_t t = 0; t < types; ++t) {
+    feature::FeatureStore* s = typed_store->store(static_cast<int32_t>(t));
+    if (s == nullptr || rows[t] == 0) continue;
+    // One gather per type for the whole group, as the one-table path does: the type's storage reads
+    // of every batch at once.
+    ids.clear();
+    for (const Sampled& b : group) ids.insert(ids.end(), b.type_ids[t].begin(), b.type_ids[t].end());
     const graph::FeatureLayout& layout = s->layout();
-    const auto rows = static_cast<int64_t>(ids.size());
-    auto buffer = std::make_shared<Buffer>(options.output,
-                                           static_cast<std::size_t>(std::max<int64_t>(1, rows * layout.row_bytes())),
-                                           options.device);
-    const TensorView view =
-        TensorView::contiguous(buffer->data(), layout.dtype, {rows, layout.dim}, options.output, options.device);
-    done += typed_store->gather(t, ids, view);
-    loaded.type_x[static_cast<std::size_t>(t)] = view;
-    loaded.type_x_buffers[static_cast<std::size_t>(t)] = std::shared_ptr<void>(buffer, buffer->data());
+    const feature::GatherStats type_done =
+        s->gather(ids, TensorView::contiguous(base + begin[t], layout.dtype, {rows[t], layout.dim}, options.output,
+                                              options.device),
+                  {}, output_stream ? &output_after : nullptr);
+    typed_accumulator->record(static_cast<int32_t>(t), ids, type_done);
+    done += type_done;
+  }
+  for (Sampled& s : group) consume(s);
+  std::vector<int64_t> offset(types, 0);
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    LoadedBatch& l = loaded[i];
+    attach(l, output);
+    l.type_x.assign(types, TensorView{});
+    l.type_x_buffers.assign(types, nullptr);
+    for (std::size_t t = 0; t < types; ++t) {
+      const feature::FeatureStore* s = typed_store->store(static_cast<int32_t>(t));
+      if (s == nullptr) continue;
+      const graph::FeatureLayout& layout = s->layout();
+      const auto n = static_cast<int64_t>(group[i].type_ids[t].size());
+      l.type_x[t] = TensorView::contiguous(base + begin[t] + offset[t] * layout.row_bytes(), layout.dtype,
+                                           {n, layout.dim}, options.output, options.device);
+      l.type_x_buffers[t] = output.buffer;
+      offset[t] += n;
+    }
   }
   const std::lock_guard lock(stats_mutex);
   stats.gather_seconds += seconds_since(t0);
@@ -332,19 +419,31 @@ void Loader::Impl::gather_types(LoadedBatch& loaded) {
 
 void Loader::Impl::run_gather(int64_t epoch) {
   std::vector<Sampled> group;
+  std::vector<int64_t> type_expected;  // a typed store's expected reads of the group, per type
   try {
     while (true) {
       group.clear();
       std::optional<Sampled> first = window->pop();
       if (!first) break;
       const std::size_t waiting = window->size();
-      int64_t expected = accumulator ? accumulator->expected_reads(first->batch.input_nodes()) : 0;
+      // The storage reads the group expects: of the one table, or per type of a typed store.
+      int64_t expected = 0;
+      type_expected.assign(typed_store != nullptr ? static_cast<std::size_t>(typed_store->num_types()) : 0, 0);
+      const auto add_expected = [&](const Sampled& s) {
+        if (accumulator) expected += accumulator->expected_reads(s.batch.input_nodes());
+        if (typed_accumulator) expected += typed_accumulator->add_expected(s.type_ids, type_expected);
+      };
+      const auto wants_more = [&] {
+        const auto merged = static_cast<int>(group.size());
+        return options.accumulate && ((accumulator && accumulator->wants_more(expected, merged)) ||
+                                      (typed_accumulator && typed_accumulator->wants_more(type_expected, merged)));
+      };
+      add_expected(*first);
       group.push_back(std::move(*first));
-      while (options.accumulate && accumulator &&
-             accumulator->wants_more(expected, static_cast<int>(group.size()))) {
+      while (wants_more()) {
         std::optional<Sampled> more = window->try_pop();
         if (!more) break;
-        expected += accumulator->expected_reads(more->batch.input_nodes());
+        add_expected(*more);
         group.push_back(std::move(*more));
       }
       {

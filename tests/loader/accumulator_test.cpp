@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <vector>
 
 namespace graphtier::loader {
@@ -42,6 +43,28 @@ TEST(Accumulator, WantsMoreOnlyBelowTheDepthWithReadsAndRoom) {
   EXPECT_TRUE(a.wants_more(63, 2));
   EXPECT_FALSE(a.wants_more(64, 1)) << "the depth is reached";
   EXPECT_FALSE(a.wants_more(10, 3)) << "max_merge";
+}
+
+// Types 0 and 2 have tables (storage from local id 10, depths 8 and 4), type 1 none.
+TEST(TypedAccumulator, EstimatesEachTypeAndStopsWhenAnyTypeReachesItsDepth) {
+  std::vector<std::optional<Accumulator>> types;
+  types.emplace_back(Accumulator(10, 8, 99));
+  types.emplace_back(std::nullopt);
+  types.emplace_back(Accumulator(10, 4, 99));
+  TypedAccumulator a(std::move(types), 3);
+  const std::vector<std::vector<int64_t>> ids{{1, 10, 11}, {50, 60}, {12, 2}};
+  std::vector<int64_t> expected(3, 0);
+  EXPECT_EQ(a.add_expected(ids, expected), 3);
+  EXPECT_EQ(expected, (std::vector<int64_t>{2, 0, 1})) << "a type without features expects nothing";
+  EXPECT_TRUE(a.wants_more(expected, 1));
+  EXPECT_FALSE(a.wants_more(std::vector<int64_t>{2, 0, 4}, 1)) << "type 2 reached its depth";
+  EXPECT_FALSE(a.wants_more(std::vector<int64_t>{0, 9, 0}, 1)) << "no storage reads in a type with a table";
+  EXPECT_FALSE(a.wants_more(expected, 3)) << "max_merge";
+  // Type 2's caches absorbed every read: its estimate drops to 0, type 0's stays.
+  a.record(2, std::vector<int64_t>{12, 13}, read_rows(0, 0));
+  std::vector<int64_t> again(3, 0);
+  EXPECT_EQ(a.add_expected(ids, again), 2);
+  EXPECT_EQ(again, (std::vector<int64_t>{2, 0, 0}));
 }
 
 }  // namespace

@@ -149,8 +149,9 @@ struct LoadedBatch {
   std::vector<sample::HeteroBlock> hetero_blocks;
   /// With a TypedFeatureStore: [T] the features of each type's input nodes
   /// (hetero_blocks.back().src_nodes[t], in that order), [rows, dim of the type] of its table's
-  /// dtype in options.output memory, an empty view for a type without features; type_x_buffers[t]
-  /// owns type_x[t]'s memory. Empty without a typed store.
+  /// dtype in options.output memory (host, pinned or device, as x), an empty view for a type
+  /// without features; type_x_buffers[t] owns type_x[t]'s memory, which every type and the other
+  /// minibatches of the same merged gather may share. Empty without a typed store.
   std::vector<TensorView> type_x;
   std::vector<std::shared_ptr<void>> type_x_buffers;
   /// The streams that free the device memory below (the sampler's, the loader's output stream),
@@ -207,9 +208,12 @@ class Loader {
   /// (e.g. the train split), in options.ids_numbering, checked against the graph. A typed dataset
   /// is sampled per relation (the CPU neighbour sampler; make_sampler refuses the others) and its
   /// batches carry hetero_blocks; its per-type tables come from `typed_store` (borrowed, of the
-  /// same dataset, or null: no type_x), gathered per minibatch (no window or merging) into host
-  /// memory (another options.output is Unsupported), and `store` must then be null. Throws InvalidArgument/OutOfRange for bad options or ids,
-  /// Unsupported for GPU options without a GPU or with a typed dataset.
+  /// same dataset, or null: no type_x), and `store` must then be null. The typed path is the
+  /// one-table path per type: each type's input nodes are announced to and consumed from that
+  /// type's store's window, a merged gather reads each type once for all its minibatches (the
+  /// accumulator per type: TypedAccumulator), and the output is options.output memory from the
+  /// same kept pools. Throws InvalidArgument/OutOfRange for bad options or ids, Unsupported for
+  /// GPU options without a GPU or GPU sampling of a typed dataset.
   /// `input_time` (options.time_attr only): the time of each of `ids` (PyG's input_time), or empty
   /// for their node times; InvalidArgument for another length, without time_attr, or when the
   /// dataset lacks the times asked for.
