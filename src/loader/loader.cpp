@@ -225,7 +225,7 @@ void Loader::Impl::run_sampler(int64_t epoch, int64_t first) {
         // Announced before it enters the window, so the gather never sees an unannounced batch; a
         // push refused by a cancelled queue gives the announcement back at once.
         const std::span<const int64_t> seed_positions = sample::batch_seeds(positions, options.batch_size, indices[i]);
-        Sampled s{indices[i], std::move(group[i]), {seed_positions.begin(), seed_positions.end()}};
+        Sampled s{indices[i], std::move(group[i]), {seed_positions.begin(), seed_positions.end()}, {}};
         if (typed_store != nullptr) s.type_ids = local_type_ids(s);
         announce(s);
         if (!window->push(std::move(s))) {
