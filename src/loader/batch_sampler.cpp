@@ -110,8 +110,9 @@ BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> i
     }
     for (int t = 0; t < streams; ++t) cuda_streams_.push_back(std::make_shared<OwnedCudaStream>(sampler_->device()));
   }
-  // Every GPU sampler has a device form.
-  if (options.gpu_sampling && options.device_batches) {
+  // Every GPU sampler has a device form. A typed graph's blocks come to the host all the same: they
+  // are split by type there (split_block, in sample_one).
+  if (options.gpu_sampling && options.device_batches && graph_.hetero.empty()) {
     device_batches_ = true;
     input_ids_to_host_ = input_ids_to_host;
     ring_.emplace(device::allocate_pinned, device::free_pinned);
@@ -220,7 +221,7 @@ SampledBatch BatchSampler::sample_one(std::span<const int64_t> seeds, uint64_t s
     out.batch = sampler_->sample(seeds, stream);
   }
   // Split here, on the sampling pool, so that neither the gather thread nor Python re-derives the
-  // types of a batch's nodes and edges (typed graphs are sampled on the CPU only).
+  // types of a batch's nodes and edges (a typed graph's GPU batches come to the host for it).
   if (!graph_.hetero.empty()) {
     for (const sample::Block& block : out.batch.blocks) out.hetero_blocks.push_back(sample::split_block(block, graph_.hetero));
   }

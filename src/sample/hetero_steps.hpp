@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "graphtier/core/rng.hpp"
 
@@ -63,6 +64,27 @@ GRAPHTIER_HD int node_type_of(const int64_t* node_type_offset, int num_types, in
     }
   }
   return lo;
+}
+
+/// The GPU's rows of a typed layer of `relations` relations: row k is relation k % relations of dst
+/// node k / relations, so the rows of one dst node are its relation segments in relation order,
+/// and the rows' scanned counts read at k = w * relations are the block's indptr (the CPU's
+/// draw_relations appends a node's segments in that order; an absent relation's row is empty).
+GRAPHTIER_HD void typed_row(int64_t k, int relations, int64_t* w, int* relation) {
+  *w = k / relations;
+  *relation = static_cast<int>(k - *w * relations);
+}
+
+/// What bounds a typed layer's edges per dst node, for the host's sizing by upper bounds
+/// (nbr::layer_bound): -1 when some relation keeps all its edges (no bound), else the sum of the
+/// relations' fanouts (each segment keeps at most its fanout).
+inline int64_t layer_fanout_bound(std::span<const int64_t> relation_fanouts) {
+  int64_t sum = 0;
+  for (const int64_t f : relation_fanouts) {
+    if (f < 0) return -1;
+    sum += f;  // fanouts are below 2^24 and relations at most 256: no overflow
+  }
+  return sum;
 }
 
 }  // namespace graphtier::sample::typed

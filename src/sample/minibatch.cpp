@@ -180,6 +180,10 @@ MiniBatch DeviceMiniBatch::to_host() const {
       b.weights.resize(static_cast<std::size_t>(d.num_edges));
       cuda::copy_to_host(b.weights.data(), d.weights, d.num_edges, stream, device);
     }
+    if (d.edge_types != nullptr) {
+      b.edge_types.resize(static_cast<std::size_t>(d.num_edges));
+      cuda::copy_to_host(b.edge_types.data(), d.edge_types, d.num_edges, stream, device);
+    }
   }
   cuda::synchronize(stream, device);
 #else

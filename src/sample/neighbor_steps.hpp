@@ -214,33 +214,36 @@ inline LayerBound layer_bound(int64_t nd_bound, int64_t fanout, bool replace, in
 }
 
 /// Device bytes of the batch's arrays of one layer sized by `b`: indptr, src nodes, local
-/// indices, edge ids when asked.
-inline int64_t layer_batch_bytes(const LayerBound& b, bool edge_ids) {
-  return (b.nd + 1) * 8 + b.num_src * 8 + b.ne * 8 + (edge_ids ? b.ne * 8 : 0);
+/// indices, edge ids when asked, a typed graph's edge types.
+inline int64_t layer_batch_bytes(const LayerBound& b, bool edge_ids, bool typed = false) {
+  return (b.nd + 1) * 8 + b.num_src * 8 + b.ne * 8 + (edge_ids ? b.ne * 8 : 0) + (typed ? b.ne : 0);
 }
 
 /// Device bytes of the workspace one layer sized by `b` needs (reused across layers, so a batch
 /// needs its largest layer's): per-node counts, neighbour ids, edge positions when no edge ids
 /// are asked (counted here always), the hash table's keys and first positions, the slot of every
-/// position, the new-node ranks.
-inline int64_t layer_workspace_bytes(const LayerBound& b) {
-  return b.nd * 8 + b.ne * 8 + b.ne * 8 + static_cast<int64_t>(b.capacity) * 16 + (b.nd + b.ne) * 4 + b.ne * 8;
+/// position, the new-node ranks; a typed graph of `relations` relations also counts and scans one
+/// row per (dst node, relation).
+inline int64_t layer_workspace_bytes(const LayerBound& b, int relations = 0) {
+  const int64_t rows = relations > 0 ? saturating_mul(b.nd, relations) * 16 + 8 : 0;
+  return b.nd * 8 + b.ne * 8 + b.ne * 8 + static_cast<int64_t>(b.capacity) * 16 + (b.nd + b.ne) * 4 + b.ne * 8 + rows;
 }
 
 /// An upper bound of the device bytes one GPU sampling call of nd0 seeds allocates: every
 /// layer's batch arrays, plus the workspace (each layer's, summed: at least the largest of each
 /// array, which is what the reused scratch holds) with DeviceScratch's headroom of half again;
-/// -1 when a fanout -1 layer has no bound before sampling.
+/// -1 when a fanout -1 layer has no bound before sampling. A typed graph of `relations` relations:
+/// `fanouts` are its layers' typed::layer_fanout_bound.
 inline int64_t call_device_bytes(int64_t nd0, std::span<const int64_t> fanouts, bool replace, bool edge_ids,
-                                 int64_t num_nodes, int64_t num_edges) {
+                                 int64_t num_nodes, int64_t num_edges, int relations = 0) {
   int64_t batch = nd0 * 8;  // the seeds
-  int64_t workspace = 0;
+  int64_t workspace = static_cast<int64_t>(fanouts.size()) * relations * 8;  // a typed graph's fanout table
   int64_t nd = nd0;
   for (const int64_t fanout : fanouts) {
     const LayerBound b = layer_bound(nd, fanout, replace, num_nodes, num_edges);
     if (b.ne < 0) return -1;
-    batch += layer_batch_bytes(b, edge_ids);
-    workspace += layer_workspace_bytes(b);
+    batch += layer_batch_bytes(b, edge_ids, relations > 0);
+    workspace += layer_workspace_bytes(b, relations);
     nd = b.num_src;
   }
   return batch + workspace + workspace / 2;

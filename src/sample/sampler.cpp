@@ -238,12 +238,12 @@ std::unique_ptr<Sampler> make_sampler(const SamplerSpec& spec, const SampleGraph
                                       const SamplerResources& resources) {
   const SamplerMethod& method = sampler_method(spec.kind);
   const bool gpu = resources.device >= 0;
+  // Typed graphs: the one-at-a-time neighbour sampler, on the CPU or the GPU; the layer-wise and
+  // bulk samplers have no per-relation form.
   if (!graph.hetero.empty()) {
     GRAPHTIER_EXPECTS(spec.kind == SamplerKind::kNeighbor && !spec.bulk, InvalidArgument,
                       "a typed graph (node and edge types) is sampled per relation by the neighbor method with bulk 0, not ",
                       spec.bulk ? "bulk " : "", method.name);
-    GRAPHTIER_EXPECTS(!gpu, Unsupported, "typed graphs (node and edge types) are sampled on the CPU: no GPU "
-                      "per-relation neighbour sampler yet");
   }
   if (graph.temporal != nullptr) {
     GRAPHTIER_EXPECTS(spec.kind == SamplerKind::kNeighbor && !spec.bulk, InvalidArgument,
@@ -261,6 +261,9 @@ std::unique_ptr<Sampler> make_sampler(const SamplerSpec& spec, const SampleGraph
     const DeviceTopology& topology = *resources.topology;
     GRAPHTIER_EXPECTS(topology.device() == resources.device, InvalidArgument, "sampling on GPU ", resources.device,
                       " from a topology on GPU ", topology.device());
+    GRAPHTIER_EXPECTS(topology.num_relations() == graph.hetero.num_relations(), InvalidArgument,
+                      "the DeviceTopology has ", topology.num_relations(), " relations, the graph ",
+                      graph.hetero.num_relations(), ": build the topology from the graph that is sampled");
     if (spec.kind == SamplerKind::kNeighbor) {
       return std::make_unique<GpuSampler<CudaNeighborSampler>>(topology, neighbor_options(spec));
     }

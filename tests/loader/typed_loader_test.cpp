@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "graphtier/core/error.hpp"
+#include "graphtier/core/memory.hpp"
 #include "graphtier/loader/loader.hpp"
 #include "graphtier/sample/epoch.hpp"
 #include "feature/feature_test_util.hpp"
@@ -330,6 +331,40 @@ TEST(TypedLoader, PinnedAndDeviceOutputAreTheHostOutput) {
       EXPECT_EQ(n, kRing / 2);
     }
   }
+}
+
+TEST(TypedLoader, GpuSamplingDeliversTheCpuLoadersBatches) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: typed GPU sampling through the loader not checked";
+  const test::TempDir tmp;
+  const graph::Dataset d = graph::Dataset::open(typed_dataset(tmp));
+  LoaderOptions cpu = typed_options();
+  LoaderOptions gpu = cpu;
+  gpu.gpu_sampling = true;
+  gpu.device_batches = true;  // a typed graph's blocks come to the host all the same, to be split
+  Loader a(d, nullptr, {0, 1, 2, 3, 4, 5, 6}, cpu);
+  Loader b(d, nullptr, {0, 1, 2, 3, 4, 5, 6}, gpu);
+  a.start(1);
+  b.start(1);
+  int64_t batches = 0;
+  while (auto want = a.next()) {
+    auto got = b.next();
+    ASSERT_TRUE(got);
+    ++batches;
+    EXPECT_EQ(got->device, nullptr);
+    ASSERT_EQ(got->hetero_blocks.size(), want->hetero_blocks.size());
+    for (std::size_t l = 0; l < want->batch.blocks.size(); ++l) {
+      EXPECT_EQ(got->batch.blocks[l].src_nodes, want->batch.blocks[l].src_nodes);
+      EXPECT_EQ(got->batch.blocks[l].indices, want->batch.blocks[l].indices);
+      EXPECT_EQ(got->batch.blocks[l].edge_types, want->batch.blocks[l].edge_types);
+      EXPECT_EQ(got->hetero_blocks[l].src_nodes, want->hetero_blocks[l].src_nodes);
+      for (std::size_t r = 0; r < 4; ++r) {
+        EXPECT_EQ(got->hetero_blocks[l].relations[r].indptr, want->hetero_blocks[l].relations[r].indptr);
+        EXPECT_EQ(got->hetero_blocks[l].relations[r].indices, want->hetero_blocks[l].relations[r].indices);
+      }
+    }
+  }
+  EXPECT_FALSE(b.next());
+  EXPECT_EQ(batches, 4);
 }
 
 void expect_invalid(const graph::Dataset& d, const LoaderOptions& o, const std::string& words) {

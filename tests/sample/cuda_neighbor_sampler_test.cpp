@@ -444,7 +444,8 @@ TEST(CudaNeighborSampler, PinnedStagingIsReusedAcrossMinibatches) {
   for (uint64_t stream = 0; stream < 20; ++stream) {
     const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 200 + static_cast<int64_t>(stream % 3), stream);
     // Odd batches also send their input nodes to the host, within the same one wait.
-    const DeviceMiniBatch d = cuda::sample_device(t.state(), o, seeds, stream, {}, pool, stream % 2 ? sink : nullptr);
+    const DeviceMiniBatch d =
+        cuda::sample_device(t.state(), o, o.fanouts, seeds, stream, {}, pool, stream % 2 ? sink : nullptr);
     EXPECT_EQ(d.host_syncs, 1);
     const MiniBatch cpu = NeighborSampler(g.sample_graph(), o).sample(seeds, stream);
     expect_same(d.to_host(), cpu, "pooled staging");

@@ -17,6 +17,7 @@
 #include "graphtier/sample/random.hpp"
 #include "graphtier/sample/sampler.hpp"
 #include "hetero_steps.hpp"
+#include "neighbor_steps.hpp"
 #include "sample_test_util.hpp"
 
 namespace graphtier::sample {
@@ -179,6 +180,103 @@ TEST(HeteroSampler, MatchesTheNaivePerRelationReference) {
       }
     }
   }
+}
+
+/// One typed layer as the GPU lays it out, from the shared decisions alone: a row per (dst node,
+/// relation) (typed::typed_row), its segment found through a type accessor split at `split_edge`
+/// like a topology's hot and cold parts, its count by nbr::sample_count, the counts scanned and read
+/// at each node's first row for indptr, the draws of nbr::floyd_draw / floyd_step (or the
+/// repeated ones) from relation_stream. Unweighted.
+struct RowLayer {
+  std::vector<int64_t> indptr, positions;
+  std::vector<uint8_t> types;
+};
+
+RowLayer gpu_rows_layer(const TypedGraph& g, std::span<const int64_t> dst, std::span<const int64_t> fanouts, bool replace,
+                        uint64_t seed, uint64_t layer, int64_t split_edge) {
+  const auto relations = static_cast<int>(fanouts.size());
+  const std::vector<uint8_t> hot(g.type_per_edge.begin(), g.type_per_edge.begin() + split_edge);
+  const std::vector<uint8_t> cold(g.type_per_edge.begin() + split_edge, g.type_per_edge.end());
+  const auto type_at = [&](int64_t p) {
+    return p < split_edge ? hot[static_cast<std::size_t>(p)] : cold[static_cast<std::size_t>(p - split_edge)];
+  };
+  const auto rows = static_cast<int64_t>(dst.size()) * relations;
+  const auto segment = [&](int64_t k, int64_t* v, int* r, int64_t* first, int64_t* last) {
+    int64_t w = 0;
+    typed::typed_row(k, relations, &w, r);
+    *v = dst[static_cast<std::size_t>(w)];
+    typed::relation_segment_at(type_at, g.graph.indptr[*v], g.graph.indptr[*v + 1], *r, first, last);
+  };
+  std::vector<int64_t> offsets(static_cast<std::size_t>(rows + 1), 0);
+  for (int64_t k = 0; k < rows; ++k) {
+    int64_t v = 0, first = 0, last = 0;
+    int r = 0;
+    segment(k, &v, &r, &first, &last);
+    offsets[k + 1] = offsets[k] + nbr::sample_count(fanouts[r], replace, false, last - first, last - first);
+  }
+  RowLayer out;
+  for (std::size_t w = 0; w <= dst.size(); ++w) out.indptr.push_back(offsets[w * relations]);
+  out.positions.resize(static_cast<std::size_t>(offsets[rows]));
+  out.types.resize(out.positions.size());
+  for (int64_t k = 0; k < rows; ++k) {
+    int64_t v = 0, first = 0, last = 0;
+    int r = 0;
+    segment(k, &v, &r, &first, &last);
+    const int64_t d = last - first, n = offsets[k + 1] - offsets[k];
+    const uint64_t stream = relation_stream(layer, r);
+    int64_t* pos = out.positions.data() + offsets[k];
+    for (int64_t i = 0; i < n; ++i) {
+      out.types[static_cast<std::size_t>(offsets[k] + i)] = static_cast<uint8_t>(r);
+      if (fanouts[r] < 0 || (!replace && n == d)) {
+        pos[i] = first + i;
+      } else if (replace) {
+        pos[i] = first + static_cast<int64_t>(bounded_u64(node_bits(seed, stream, v, i), static_cast<uint64_t>(d)));
+      } else {
+        nbr::floyd_step(pos, i, first, d - n + i, nbr::floyd_draw(seed, stream, v, d, n, i));
+      }
+    }
+  }
+  return out;
+}
+
+TEST(HeteroSampler, TheGpuRowsOfTheSharedDecisionsAreTheCpuSamplersBlocks) {
+  for (const bool replace : {false, true}) {
+    const TypedGraph g = random_typed(replace ? 12 : 13);
+    const auto relations = static_cast<int>(g.relations.size());
+    // 40: the serial Floyd's fanouts on the long segments; -1 and 0 rows.
+    const NeighborSamplerOptions o = typed_options({5, 3}, {{3, 2}, {-1, 1}, {2, 0}, {0, 5}, {4, -1}, {}, {40, 30}}, replace);
+    const std::vector<int64_t> table = relation_fanout_table(o, relations);
+    const NeighborSampler sampler(g.sample_graph(), o);
+    for (uint64_t stream = 0; stream < 3; ++stream) {
+      SCOPED_TRACE(std::string(replace ? "replace" : "distinct") + " stream " + std::to_string(stream));
+      const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 50, stream);
+      const MiniBatch b = sampler.sample(seeds, stream);
+      std::span<const int64_t> dst = b.seeds;
+      for (std::size_t l = 0; l < b.blocks.size(); ++l) {
+        const std::span<const int64_t> fanouts(table.data() + l * relations, static_cast<std::size_t>(relations));
+        const RowLayer rows = gpu_rows_layer(g, dst, fanouts, replace, o.seed, layer_stream(stream, static_cast<int>(l)),
+                                             g.num_edges() / 3);
+        EXPECT_EQ(rows.indptr, b.blocks[l].indptr);
+        EXPECT_EQ(rows.positions, b.blocks[l].edge_ids);
+        EXPECT_EQ(rows.types, b.blocks[l].edge_types);
+        // The host's bound of the layer's edges per dst node.
+        const int64_t bound = typed::layer_fanout_bound(fanouts);
+        for (std::size_t w = 0; bound >= 0 && w + 1 < rows.indptr.size(); ++w) {
+          EXPECT_LE(rows.indptr[w + 1] - rows.indptr[w], bound);
+        }
+        dst = b.blocks[l].src_nodes;
+      }
+    }
+  }
+  const int64_t some[] = {3, 0, 40};
+  const int64_t all[] = {3, -1, 40};
+  EXPECT_EQ(typed::layer_fanout_bound(some), 43);
+  EXPECT_EQ(typed::layer_fanout_bound(all), -1);
+  int64_t w = 0;
+  int r = 0;
+  typed::typed_row(17, 7, &w, &r);
+  EXPECT_EQ(w, 2);
+  EXPECT_EQ(r, 3);
 }
 
 TEST(HeteroSampler, EachRelationKeepsMinOfFanoutAndDegreeDistinctExistingEdges) {
@@ -431,14 +529,10 @@ TEST(HeteroSampler, ReachedThroughMakeSampler) {
   expect_invalid([&] { bulk_options(bulk); }, "relation_fanouts: the bulk sampler");
   ladies.relation_fanouts.clear();
   expect_invalid([&] { make_sampler(ladies, g.sample_graph()); }, "not ladies");
-  // No GPU sampler is typed yet: refused before any device is touched, in every build.
-  try {
-    make_sampler(spec, g.sample_graph(), {.device = 0});
-    ADD_FAILURE() << "a typed graph was accepted on the GPU";
-  } catch (const Unsupported& e) {
-    EXPECT_NE(std::string(e.what()).find("typed graphs (node and edge types) are sampled on the CPU"), std::string::npos)
-        << e.what();
-  }
+  // On the GPU the neighbour sampler takes a typed graph (cuda_hetero_sampler_test.cpp) from a
+  // DeviceTopology; the bulk one is refused before any device is touched, in every build.
+  expect_invalid([&] { make_sampler(spec, g.sample_graph(), {.device = 0}); }, "none was given");
+  expect_invalid([&] { make_sampler(bulk, g.sample_graph(), {.device = 0}); }, "sampled per relation by the neighbor method");
 }
 
 }  // namespace

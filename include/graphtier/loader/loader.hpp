@@ -121,7 +121,8 @@ struct LoaderOptions {
   /// with bulk (its own matrices); the same minibatches as on the CPU. Needs CUDA.
   bool gpu_sampling = false;
   /// With gpu_sampling (neighbour, layer-wise or bulk sampler): deliver the blocks in device memory
-  /// (LoadedBatch::device) instead of copying them to the host.
+  /// (LoadedBatch::device) instead of copying them to the host. A typed dataset's blocks are copied
+  /// to the host all the same, to be split by type (LoadedBatch::hetero_blocks).
   bool device_batches = false;
   sample::TopologyOptions topology;
   /// The numbering the loader's `ids` are given in (graph/dataset.hpp): kOriginal maps them to the

@@ -1,6 +1,8 @@
 // Node-wise neighbour sampling (GraphSAGE) on the GPU: the same draws as the CPU NeighborSampler
 // (neighbor_sampler.hpp), so both produce identical MiniBatches for the same seed and stream. The
-// topology is a DeviceTopology (device_topology.hpp), in any of its placements.
+// topology is a DeviceTopology (device_topology.hpp), in any of its placements. A typed graph's
+// topology is sampled per relation (NeighborSamplerOptions::relation_fanouts), with the CPU's
+// blocks, edge_types included.
 //
 // Plain C++: no CUDA headers. A build without CUDA, or a machine without a GPU, throws
 // Unsupported from the DeviceTopology constructor.
@@ -26,7 +28,7 @@ class PinnedStagingPool;
 /// as long as each uses its own stream.
 ///
 /// Synchronisation budget: sample_device waits for the device ONCE per minibatch, plus once per
-/// layer of fanout -1. Every array is sized on the host by upper bounds (a layer of fanout f > 0
+/// layer of fanout -1 (typed: of a relation's fanout -1). Every array is sized on the host by upper bounds (a layer of fanout f > 0
 /// keeps at most nd * f edges, and at most the graph's edge count without replacement; new nodes
 /// are at most the edges, src nodes at most nd + edges and at most the graph's nodes), the real
 /// sizes stay in device memory where the kernels read them, and the host reads all layers' sizes
@@ -68,6 +70,8 @@ class CudaNeighborSampler {
  private:
   const DeviceTopology* topology_;
   NeighborSamplerOptions options_;
+  std::vector<int64_t> fanout_table_;   // relation_fanout_table for the topology's relations
+  std::vector<int64_t> layer_fanouts_;  // per layer: its fanout, or typed::layer_fanout_bound
   std::shared_ptr<cuda::PinnedStagingPool> staging_;  // null without CUDA
 };
 

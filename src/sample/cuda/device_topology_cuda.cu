@@ -57,11 +57,13 @@ std::unique_ptr<State> upload_topology(const SampleGraph& graph, const TopologyO
   state->num_nodes = graph.csc.num_nodes();
   state->num_edges = graph.csc.num_edges();
   state->weighted = !graph.edge_weights.empty();
+  const bool typed = !graph.hetero.empty();
   const std::span<const int64_t> indptr = graph.csc.indptr;
   const auto* indices = std::visit([](auto s) { return static_cast<const void*>(s.data()); }, graph.csc.indices);
   const std::size_t index_bytes = std::visit([](auto s) { return sizeof(s[0]); }, graph.csc.indices);
   state->index64 = index_bytes == sizeof(int64_t);
-  const std::size_t edge_bytes = index_bytes + (state->weighted ? sizeof(float) : 0);
+  const std::size_t edge_bytes =
+      index_bytes + (state->weighted ? sizeof(float) : 0) + (typed ? sizeof(uint8_t) : 0);
 
   switch (options.placement) {
     case TopologyPlacement::kDevice: state->cached_nodes = state->num_nodes; break;
@@ -79,11 +81,13 @@ std::unique_ptr<State> upload_topology(const SampleGraph& graph, const TopologyO
   const auto cold = static_cast<std::size_t>(state->num_edges) - split;
   const char* index_bytes_ptr = static_cast<const char*>(indices);
 
-  // indptr is read twice per dst node; only the fully pinned placement leaves it on the host.
+  // indptr is read twice per dst node; only the fully pinned placement leaves it on the host. The
+  // node types' offsets are a few words, always on the device.
   const std::size_t indptr_bytes = indptr.size() * sizeof(int64_t);
+  const std::size_t type_offset_bytes = graph.hetero.node_type_offset.size() * sizeof(int64_t);
   // The device part, checked against what is free before anything is allocated.
   const auto device_part = static_cast<int64_t>(
-      (options.placement == TopologyPlacement::kPinned ? 0 : indptr_bytes) + split * edge_bytes);
+      (options.placement == TopologyPlacement::kPinned ? 0 : indptr_bytes) + split * edge_bytes + type_offset_bytes);
   require_device_memory("DeviceTopology (indptr and the neighbour lists of " + std::to_string(state->cached_nodes) +
                             " nodes in device memory)",
                         device_part, options.device);
@@ -96,6 +100,15 @@ std::unique_ptr<State> upload_topology(const SampleGraph& graph, const TopologyO
     const float* w = graph.edge_weights.data();
     state->hot_weights = static_cast<const float*>(to_device(*state, w, split * sizeof(float)));
     state->cold_weights = static_cast<const float*>(to_pinned(*state, w + split, cold * sizeof(float)));
+  }
+  if (typed) {
+    state->num_relations = graph.hetero.num_relations();
+    state->num_node_types = graph.hetero.num_node_types();
+    const uint8_t* types = graph.hetero.type_per_edge.data();
+    state->hot_types = static_cast<const uint8_t*>(to_device(*state, types, split));
+    state->cold_types = static_cast<const uint8_t*>(to_pinned(*state, types + split, cold));
+    state->node_type_offset =
+        static_cast<const int64_t*>(to_device(*state, graph.hetero.node_type_offset.data(), type_offset_bytes));
   }
   return state;
 }

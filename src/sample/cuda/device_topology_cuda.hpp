@@ -27,6 +27,13 @@ struct DeviceTopology::State {
   const void* cold_indices = nullptr;
   const float* hot_weights = nullptr;
   const float* cold_weights = nullptr;
+  // A typed graph (SampleGraph::hetero): each edge's relation, split at split_edge like the
+  // indices, and the node types' id ranges [num_node_types + 1] in device memory. Untyped: 0 and null.
+  int num_relations = 0;
+  int num_node_types = 0;
+  const uint8_t* hot_types = nullptr;
+  const uint8_t* cold_types = nullptr;
+  const int64_t* node_type_offset = nullptr;
   int64_t device_bytes = 0;
   int64_t pinned_bytes = 0;
   std::vector<std::shared_ptr<void>> owned;  // device and pinned allocations, freed with the state

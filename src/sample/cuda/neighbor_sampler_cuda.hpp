@@ -38,14 +38,16 @@ class PinnedStagingPool {
 
 std::shared_ptr<PinnedStagingPool> make_staging_pool();
 
-/// CudaNeighborSampler::device_bytes_bound: nbr::call_device_bytes for these options.
-int64_t device_bytes_bound(const NeighborSamplerOptions& options, int64_t num_seeds, int64_t num_nodes,
-                           int64_t num_edges);
+/// CudaNeighborSampler::device_bytes_bound: nbr::call_device_bytes for these options, each layer
+/// bounded by `layer_fanouts` (typed::layer_fanout_bound of a typed graph's `relations` relations).
+int64_t device_bytes_bound(const NeighborSamplerOptions& options, std::span<const int64_t> layer_fanouts,
+                           int relations, int64_t num_seeds, int64_t num_nodes, int64_t num_edges);
 
-/// The layer loop on the GPU; inputs already validated.
+/// The layer loop on the GPU; inputs already validated. `fanout_table`: relation_fanout_table's
+/// [layers * max(1, relations)] for the topology's relations.
 DeviceMiniBatch sample_device(const DeviceTopology::State& topology, const NeighborSamplerOptions& options,
-                              std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream,
-                              PinnedStagingPool& staging, const InputNodesSink& input_nodes);
+                              std::span<const int64_t> fanout_table, std::span<const int64_t> seeds, uint64_t stream,
+                              CudaStream cuda_stream, PinnedStagingPool& staging, const InputNodesSink& input_nodes);
 
 /// Queues a copy of `bytes` from device memory to the host after the work queued on `stream` (no
 /// wait).

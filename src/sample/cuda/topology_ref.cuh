@@ -21,6 +21,8 @@ struct TopologyRef {
   const Index* cold_indices;
   const float* hot_weights;
   const float* cold_weights;
+  const uint8_t* hot_types;  // null unless the graph is typed
+  const uint8_t* cold_types;
   int64_t split_edge;
 
   __device__ __forceinline__ int64_t index(int64_t p) const {
@@ -29,13 +31,17 @@ struct TopologyRef {
   __device__ __forceinline__ float weight(int64_t p) const {
     return p < split_edge ? hot_weights[p] : cold_weights[p - split_edge];
   }
+  /// Edge p's relation (typed graphs).
+  __device__ __forceinline__ uint8_t type(int64_t p) const {
+    return p < split_edge ? hot_types[p] : cold_types[p - split_edge];
+  }
 };
 
 /// `Index` must match the topology's index width (State::index64).
 template <typename Index>
 TopologyRef<Index> topology_ref(const DeviceTopology::State& t) {
   return {t.indptr, static_cast<const Index*>(t.hot_indices), static_cast<const Index*>(t.cold_indices),
-          t.hot_weights, t.cold_weights, t.split_edge};
+          t.hot_weights, t.cold_weights, t.hot_types, t.cold_types, t.split_edge};
 }
 
 }  // namespace graphtier::sample::cuda
