@@ -35,6 +35,18 @@ from graphtier.distributed.partition import Partition
 class _Counted:
     """The fetchers' counters: gathers, rows, and the bytes their exchanges moved."""
 
+    def _open_rank(self, partition: Partition, grid: ProcessGrid, group, device, comm_device) -> int:
+        """The fetchers' common state: the partition, its column's group, the devices and the rank's
+        `features/` dataset; returns the rows the manifest's local_ranges give this process row."""
+        self.partition = partition
+        self.num_nodes = partition.num_nodes
+        self.process_rows = partition.rows
+        self.group = grid_groups(grid).column if group is None else group
+        self.device = torch.device(device)
+        self.comm_device = torch.device(comm_device)
+        self.dataset = graphtier.Dataset(partition.features_path)
+        return sum(hi - lo for lo, hi in partition.local_ranges)
+
     def _init_counters(self) -> None:
         self.stats = CommStats()
         self._start = self.stats.as_dict()
@@ -72,14 +84,7 @@ class DistFeatureFetcher(_Counted):
 
     def __init__(self, partition: Partition, grid: ProcessGrid, *, group=None, device="cpu", comm_device="cpu",
                  store: Optional[graphtier.FeatureStoreOptions] = None, threads: int = 0, **store_options):
-        self.partition = partition
-        self.num_nodes = partition.num_nodes
-        self.process_rows = partition.rows
-        self.group = grid_groups(grid).column if group is None else group
-        self.device = torch.device(device)
-        self.comm_device = torch.device(comm_device)
-        self.dataset = graphtier.Dataset(partition.features_path)
-        expected = sum(hi - lo for lo, hi in partition.local_ranges)
+        expected = self._open_rank(partition, grid, group, device, comm_device)
         if self.dataset.num_nodes != expected:
             raise ValueError(f"{partition.features_path}: {self.dataset.num_nodes} rows, the manifest's local_ranges "
                              f"of process row {partition.row} say {expected}")
@@ -155,14 +160,7 @@ class DistTypedFeatureFetcher(_Counted):
                  store: Optional[graphtier.FeatureStoreOptions] = None, threads: int = 0, **store_options):
         if not partition.typed:
             raise ValueError(f"{partition.rank_path}: not a typed dataset's partition (use DistFeatureFetcher)")
-        self.partition = partition
-        self.num_nodes = partition.num_nodes
-        self.process_rows = partition.rows
-        self.group = grid_groups(grid).column if group is None else group
-        self.device = torch.device(device)
-        self.comm_device = torch.device(comm_device)
-        self.dataset = graphtier.Dataset(partition.features_path)
-        expected = sum(hi - lo for lo, hi in partition.local_ranges)
+        expected = self._open_rank(partition, grid, group, device, comm_device)
         if self.dataset.num_nodes != expected or not self.dataset.is_hetero:
             raise ValueError(f"{partition.features_path}: {self.dataset.num_nodes} rows of a "
                              f"{'typed' if self.dataset.is_hetero else 'homogeneous'} dataset, the manifest's "
