@@ -103,8 +103,14 @@ LinkSeeds draw_link_seeds(std::span<const int64_t> pairs, int64_t num_nodes, con
                     InvalidArgument, "temporal negatives: ", node_time.size(), " node times for ", num_nodes,
                     " nodes and ", options.pair_time.size(), " times for ", p, " positives");
   // The earliest node (the lowest id among equals): what a negative no draw found in time becomes.
-  const int64_t earliest =
-      timed ? static_cast<int64_t>(std::min_element(node_time.begin(), node_time.end()) - node_time.begin()) : 0;
+  // Found on the first such negative only: it scans every node, which a batch need not pay for.
+  int64_t earliest = -1;
+  const auto earliest_node = [&] {
+    if (earliest < 0) {
+      earliest = static_cast<int64_t>(std::min_element(node_time.begin(), node_time.end()) - node_time.begin());
+    }
+    return earliest;
+  };
   const auto in_time = [&](int64_t v, int64_t t) { return !timed || node_time[static_cast<std::size_t>(v)] <= t; };
 
   const std::vector<int64_t> positives = options.non_edges ? sorted_pairs(pairs) : std::vector<int64_t>{};
@@ -122,8 +128,8 @@ LinkSeeds draw_link_seeds(std::span<const int64_t> pairs, int64_t num_nodes, con
       const bool non_edge = !options.non_edges || !is_edge(csc, positives, known, u, v);
       if (timely && non_edge) break;
       if (attempt + 1 == options.max_attempts) {
-        if (src_index >= 0 && !in_time(u, t)) u = earliest;
-        if (!in_time(v, t)) v = earliest;
+        if (src_index >= 0 && !in_time(u, t)) u = earliest_node();
+        if (!in_time(v, t)) v = earliest_node();
         if (options.non_edges && is_edge(csc, positives, known, u, v)) ++out.unverified;
         break;
       }
