@@ -24,7 +24,7 @@ from __future__ import annotations
 import collections
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Iterator, List, Optional, Sequence, Union
+from typing import Iterable, Iterator, List, Optional, Sequence, Union
 
 import torch
 
@@ -229,13 +229,22 @@ class LinkNeighborLoader:
     def __iter__(self) -> Iterator[LinkBatch]:
         epoch, first = self._epoch, self._first_batch
         self._epoch, self._first_batch = epoch + 1, 0
+        return self.batches(epoch, range(first, len(self)))
+
+    def batches(self, epoch: int, indices: Iterable[int]) -> Iterator[LinkBatch]:
+        """Batches `indices` (in that order) of epoch `epoch`, each the one the epoch's iteration
+        yields at that position, made `prefetch` ahead: a process of P ranks takes b = rank,
+        rank + P, ... and together they draw the one-process epoch (graphtier.distributed)."""
+        epoch = int(epoch)
         num = self.edges.shape[1]
         positions = torch.arange(num, dtype=torch.int64)
         if self.shuffle:
             positions = _core.shuffled_ids(positions, self.seed, epoch)
-        indices = iter(range(first, len(self)))
+        indices = iter(indices)
 
         def make(b: int) -> LinkBatch:
+            if not 0 <= b < len(self):
+                raise IndexError(f"batch {b} is out of range [0, {len(self)})")
             return self._batch(epoch, b, positions[b * self.batch_size: (b + 1) * self.batch_size])
 
         if self.prefetch == 0:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import os
 import subprocess
 import sys
@@ -29,11 +28,12 @@ from torch import nn
 
 import graphtier
 from graphtier import link
+from graphtier.distributed import failure
 from graphtier.models import GCN, GraphSAGE
-from graphtier.training import threads
+from graphtier.training import model_features, threads, write_json
 
 # The evaluation loaders' epoch: their own stream, apart from every training epoch's.
-_EVAL_EPOCH = 1 << 30
+EVAL_EPOCH = 1 << 30
 
 
 def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtier.train") -> argparse.Namespace:
@@ -60,6 +60,9 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
     p.add_argument("--no-exclude", dest="exclude", action="store_false",
                    help="keep each batch's supervision edges in its message passing")
     p.add_argument("--seed", type=int, default=0, help="seed of the split (when drawn here), sampling and the model")
+    p.add_argument("--device", default="cpu", help="where the model trains: cpu or cuda[:N] (distributed: cuda is "
+                   "each rank's LOCAL_RANK GPU)")
+    failure.add_arguments(p)
     threads.add_arguments(p)
     p.add_argument("--json", default=None, help="write the per-epoch figures and the result as JSON to this file")
     from graphtier.train import _fanouts_joined  # `--fanouts -1,-1` as the node task reads it
@@ -71,6 +74,10 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
         p.error(f"--fanouts: expected comma-separated integers, got {args.fanouts!r}")
     if any(f < -1 for f in args.fanouts) or args.batch_size < 1 or args.epochs < 1 or args.eval_negatives < 1:
         p.error("--fanouts must be -1 or more, --batch-size, --epochs and --eval-negatives positive")
+    try:
+        failure.check_arguments(args)
+    except ValueError as e:
+        p.error(str(e))
     return args
 
 
@@ -99,13 +106,6 @@ def auc(scores: torch.Tensor, labels: torch.Tensor) -> float:
     return float((ranks[y].sum() - p * (p + 1) / 2) / (p * n))
 
 
-def _features(x: torch.Tensor, normalize: bool) -> torch.Tensor:
-    x = x.to(torch.float32)
-    if normalize:
-        x = x / x.sum(-1, keepdim=True).clamp(min=1)
-    return x
-
-
 def _ensure_split(path: str, seed: int, workdir: str) -> str:
     ds = graphtier.Dataset(path)
     if link.link_split(ds) is not None:
@@ -118,47 +118,76 @@ def _ensure_split(path: str, seed: int, workdir: str) -> str:
     return out
 
 
-def _encoder(kind: str, ds, args, num_layers: int):
-    """(model, encode): GraphSAGE or GCN, and encode(x, blocks) -> embeddings (GCN also reads the
-    graph's degrees, kept here rather than in the model's state)."""
+def make_encoder(kind: str, ds, feature_dim: int, args, num_layers: int, device: torch.device):
+    """(model, encode) on `device`: GraphSAGE or GCN over `feature_dim` features, and encode(x,
+    blocks) -> embeddings (GCN also reads the degrees of `ds`'s graph, kept here rather than in the
+    model's state)."""
     if kind == "sage":
-        model = GraphSAGE(ds.feature_dim, args.hidden, args.out, num_layers, args.dropout)
+        model = GraphSAGE(feature_dim, args.hidden, args.out, num_layers, args.dropout).to(device)
         return model, model
-    model = GCN(ds.feature_dim, args.hidden, args.out, num_layers, args.dropout)
-    degree = GCN.degrees(link.all_edges(ds), ds.num_nodes)
+    model = GCN(feature_dim, args.hidden, args.out, num_layers, args.dropout).to(device)
+    degree = GCN.degrees(link.all_edges(ds), ds.num_nodes).to(device)
     return model, lambda x, blocks: model(x, blocks, degree)
+
+
+def eval_loaders(ds, split: str, args, fanouts, store) -> tuple:
+    """Split `split`'s two evaluation loaders, each on its fixed stream: binary negatives (AUC) and
+    `--eval-negatives` corrupted destinations per positive (MRR, Hits@K), guaranteed non-edges."""
+    common = dict(non_edges=True, exclude_seed_edges=False, seed=args.seed, store=store, device=args.device)
+    loaders = (graphtier.LinkNeighborLoader(ds, fanouts, args.eval_batch_size, edges=split, negatives="binary",
+                                            **common),
+               graphtier.LinkNeighborLoader(ds, fanouts, args.eval_batch_size, edges=split, negatives="triplet",
+                                            amount=args.eval_negatives, **common))
+    for loader in loaders:
+        loader.set_epoch(EVAL_EPOCH)
+    return loaders
+
+
+def pair_scores(encode, decoder, b, x: torch.Tensor) -> torch.Tensor:
+    """The scores of a binary batch's labelled pairs (positives then negatives), features `x`."""
+    h = encode(x, b.blocks)
+    return decoder(h[b.label_index[0]], h[b.label_index[1]])
+
+
+def positive_ranks(encode, decoder, b, x: torch.Tensor) -> torch.Tensor:
+    """Each positive's rank among its corrupted destinations (triplet batch, features `x`)."""
+    h = encode(x, b.blocks)
+    pos = decoder(h[b.src_index], h[b.dst_pos_index])
+    neg = decoder(h[b.src_index].unsqueeze(1), h[b.dst_neg_index])
+    # Optimistic ties would flatter a constant model: a tie counts against the positive.
+    return 1 + (neg >= pos.unsqueeze(1)).sum(1)
+
+
+def eval_figures(scores: torch.Tensor, labels: torch.Tensor, ranks: torch.Tensor, hits: int) -> dict:
+    """AUC of the scored pairs, MRR and Hits@`hits` of the positives' ranks."""
+    ranks = ranks.to(torch.float64)
+    return {"auc": auc(scores, labels), "mrr": float((1.0 / ranks).mean()), f"hits@{hits}": float((ranks <= hits).to(
+        torch.float64).mean())}
 
 
 @torch.no_grad()
 def evaluate(encoder, encode, decoder, ds, store, split: str, args, fanouts) -> dict:
     encoder.eval()
     decoder.eval()
-    binary = graphtier.LinkNeighborLoader(ds, fanouts, args.eval_batch_size, edges=split, negatives="binary",
-                                          non_edges=True, exclude_seed_edges=False, seed=args.seed, store=store)
-    binary.set_epoch(_EVAL_EPOCH)
+    binary, triplet = eval_loaders(ds, split, args, fanouts, store)
     scores, labels = [], []
     for b in binary:
-        h = encode(_features(b.x, args.normalize_features), b.blocks)
-        scores.append(decoder(h[b.label_index[0]], h[b.label_index[1]]))
+        scores.append(pair_scores(encode, decoder, b, model_features(b.x, args.normalize_features)))
         labels.append(b.label)
-    triplet = graphtier.LinkNeighborLoader(ds, fanouts, args.eval_batch_size, edges=split, negatives="triplet",
-                                           amount=args.eval_negatives, non_edges=True, exclude_seed_edges=False,
-                                           seed=args.seed, store=store)
-    triplet.set_epoch(_EVAL_EPOCH)
-    reciprocal, hits = [], []
-    for b in triplet:
-        h = encode(_features(b.x, args.normalize_features), b.blocks)
-        pos = decoder(h[b.src_index], h[b.dst_pos_index])
-        neg = decoder(h[b.src_index].unsqueeze(1), h[b.dst_neg_index])
-        # Optimistic ties would flatter a constant model: a tie counts against the positive.
-        rank = 1 + (neg >= pos.unsqueeze(1)).sum(1)
-        reciprocal.append(1.0 / rank.to(torch.float64))
-        hits.append((rank <= args.hits).to(torch.float64))
-    return {"auc": auc(torch.cat(scores), torch.cat(labels)), "mrr": float(torch.cat(reciprocal).mean()),
-            f"hits@{args.hits}": float(torch.cat(hits).mean())}
+    ranks = [positive_ranks(encode, decoder, b, model_features(b.x, args.normalize_features)) for b in triplet]
+    return eval_figures(torch.cat(scores), torch.cat(labels), torch.cat(ranks), args.hits)
 
 
-def run(args: argparse.Namespace) -> dict:
+def run(args: argparse.Namespace, prog: str = "python -m graphtier.train") -> dict:
+    """The job: on a dataset in this process, or on a partition directory (under torchrun) over the
+    ranks (graphtier.distributed.link_train)."""
+    from graphtier.distributed.train import is_partition_dir
+
+    if is_partition_dir(args.dataset):
+        from graphtier.distributed import link_train as distributed_link
+        from graphtier.distributed import train as distributed_train
+
+        return distributed_train.run(args, prog, job=distributed_link.job, check=distributed_link.check_partition)
     division = threads.of_arguments(args)
     print(division, flush=True)
     with threads.torch_threads(division):
@@ -172,14 +201,15 @@ def _run(args: argparse.Namespace, division: threads.ThreadDivision) -> dict:
         ds = graphtier.Dataset(_ensure_split(args.dataset, args.seed, workdir))
         if ds.feature_dim == 0:
             raise ValueError(f"{args.dataset} has no features to encode")
-        encoder, encode = _encoder(args.model, ds, args, len(fanouts))
-        decoder = Decoder(args.decoder, args.out)
+        device = torch.device(args.device)
+        encoder, encode = make_encoder(args.model, ds, ds.feature_dim, args, len(fanouts), device)
+        decoder = Decoder(args.decoder, args.out).to(device)
         optimiser = torch.optim.Adam(list(encoder.parameters()) + list(decoder.parameters()), lr=args.lr)
         # One store for every loader, its gather pool the engine's share of the cores.
         store = graphtier.FeatureStore(ds, threads=division.engine)
         loader = graphtier.LinkNeighborLoader(ds, fanouts, args.batch_size, edges="train", negatives="binary",
                                               exclude_seed_edges=args.exclude, shuffle=True, seed=args.seed,
-                                              store=store)
+                                              store=store, device=device)
         history, best, best_state = [], None, None
         for epoch in range(args.epochs):
             encoder.train()
@@ -187,7 +217,7 @@ def _run(args: argparse.Namespace, division: threads.ThreadDivision) -> dict:
             start, total, count = time.perf_counter(), 0.0, 0
             for b in loader:
                 optimiser.zero_grad()
-                h = encode(_features(b.x, args.normalize_features), b.blocks)
+                h = encode(model_features(b.x, args.normalize_features), b.blocks)
                 logits = decoder(h[b.label_index[0]], h[b.label_index[1]])
                 loss = F.binary_cross_entropy_with_logits(logits, b.label)
                 loss.backward()
@@ -208,12 +238,11 @@ def _run(args: argparse.Namespace, division: threads.ThreadDivision) -> dict:
         decoder.load_state_dict(best_state[1])
         test = evaluate(encoder, encode, decoder, ds, store, "test", args, fanouts)
     result = {"best_epoch": best["epoch"], "val_auc": best["val_auc"], **{f"test_{k}": v for k, v in test.items()},
-              "threads": {"cores": division.cores, "engine": division.engine, "torch": division.torch}}
+              "threads": division.as_dict()}
     print(f"test auc {test['auc']:.4f}  mrr {test['mrr']:.4f}  hits@{args.hits} {test[f'hits@{args.hits}']:.4f}  "
           f"(epoch {best['epoch']}, val auc {best['val_auc']:.4f})", flush=True)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"history": history, "result": result}, f, indent=2)
+        write_json(args.json, {"history": history, "result": result})
     return result
 
 

@@ -30,6 +30,7 @@ import torch
 
 import graphtier
 from graphtier import options, plots
+from graphtier.distributed import failure
 from graphtier.training import (batch_seed, dataset_identity, evaluate, load_checkpoint, load_feature_table,
                                 load_model_state, make_model, mapped_type_tables, model_features, save_checkpoint,
                                 train_step, write_json)
@@ -88,10 +89,7 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
     p.add_argument("--stop-after-batches", type=int, default=None,
                    help="checkpoint and stop after this many training batches in this run (interruption tests; "
                         "distributed: steps of P minibatches)")
-    p.add_argument("--dist-timeout", type=float, default=60.0,
-                   help="distributed: seconds after which a collective that does not complete is an error (more "
-                        "than any stretch one rank works alone, e.g. rank 0 writing a checkpoint); a rank that dies "
-                        "or raises makes every rank exit within this time")
+    failure.add_arguments(p)
     p.add_argument("--json", default=None, help="write the per-epoch metrics and per-batch losses to this file")
     p.add_argument("--plot", default=None,
                    help="draw loss, accuracy and per-tier rows/s per epoch into this PNG (needs matplotlib)")
@@ -152,8 +150,7 @@ def _check_ranges(args: argparse.Namespace) -> None:
         value = getattr(args, name)
         if value is not None and value < low:
             raise ValueError(f"--{name.replace('_', '-')}: expected an integer >= {low}, got {value}")
-    if not args.dist_timeout > 0:
-        raise ValueError(f"--dist-timeout: expected a number of seconds > 0, got {args.dist_timeout}")
+    failure.check_arguments(args)
     if not 0 <= args.seed < 2**64:
         raise ValueError(f"--seed: expected an integer in [0, 2^64), got {args.seed}")
 
@@ -386,7 +383,7 @@ def _train(args: argparse.Namespace, division: threads.ThreadDivision) -> dict:
         checkpoint()
 
     result = {"model": args.model, "dataset": args.dataset, "seed": args.seed, **best_figures(best),
-              "threads": {"cores": division.cores, "engine": division.engine, "torch": division.torch},
+              "threads": division.as_dict(),
               "epochs": history["epochs"], "losses": history["losses"]}
     print(final_line(result), flush=True)
     if args.json:
@@ -413,7 +410,7 @@ def main(argv: Optional[List[str]] = None, prog: str = "python -m graphtier.trai
     try:
         if _task(argv) == "link":
             from graphtier import link_train  # its own options and loop (python/graphtier/link_train.py)
-            link_train.run(link_train.parse_args(argv, prog))
+            link_train.run(link_train.parse_args(argv, prog), prog)
         else:
             run(parse_args(argv, prog), prog)
     except (ValueError, IndexError, OSError, NotImplementedError) as e:

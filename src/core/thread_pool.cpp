@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cerrno>
 
+#include <sched.h>
+
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
 
@@ -11,6 +13,12 @@ namespace graphtier {
 
 int max_worker_threads() noexcept {
   return kMaxThreadsPerCore * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+int usable_cores() noexcept {
+  cpu_set_t mask;
+  if (sched_getaffinity(0, sizeof(mask), &mask) == 0) return std::max(1, CPU_COUNT(&mask));
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 int cap_worker_threads(int requested, std::string_view what, int cap) {
@@ -40,7 +48,7 @@ struct ThreadPool::Job {
 };
 
 ThreadPool::ThreadPool(int num_threads) {
-  if (num_threads <= 0) num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (num_threads <= 0) num_threads = usable_cores();
   num_threads_ = cap_worker_threads(num_threads, "thread pool");
   workers_.reserve(num_threads_ - 1);
   try {

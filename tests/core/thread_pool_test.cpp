@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -81,6 +82,27 @@ TEST(ThreadPool, CapsAHugeRequestAtAFewThreadsPerCore) {
     EXPECT_EQ(sum.load(), 4950);
   }
   EXPECT_EQ(cap_worker_threads(3, "test"), 3);
+}
+
+TEST(ThreadPool, DefaultSizeIsTheCoresTheThreadMayUse) {
+  cpu_set_t saved;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof(saved), &saved), 0);
+  EXPECT_EQ(usable_cores(), CPU_COUNT(&saved));
+  // Confined to the first core it may use (as `taskset -c N` does), the default pool has one thread.
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &saved)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  }
+  ASSERT_EQ(::sched_setaffinity(0, sizeof(one), &one), 0);
+  const int confined = usable_cores();
+  const int pool_size = ThreadPool().size();
+  ASSERT_EQ(::sched_setaffinity(0, sizeof(saved), &saved), 0);
+  EXPECT_EQ(confined, 1);
+  EXPECT_EQ(pool_size, 1);
 }
 
 /// The body of the child below: exits 3 with the error on stderr when starting a pool fails with

@@ -21,6 +21,11 @@ inline constexpr int kMaxThreadsPerCore = 4;
 /// kMaxThreadsPerCore x std::thread::hardware_concurrency() (at least kMaxThreadsPerCore).
 int max_worker_threads() noexcept;
 
+/// The cores the calling thread may run on (its affinity mask: taskset, a cpuset, a container's
+/// CPU limit), at least 1; hardware_concurrency where the mask cannot be read. The pools' default
+/// size: a job confined to 2 cores of a 64-core machine starts 2 threads, not 64.
+int usable_cores() noexcept;
+
 /// Threads that block in a read (the pread device's workers) wait on the storage device, not on a
 /// core: their cap is a queue depth beyond what an NVMe SSD needs to saturate, not a core multiple.
 inline constexpr int kMaxBlockingIoThreads = 256;
@@ -36,7 +41,7 @@ int cap_worker_threads(int requested, std::string_view what, int cap = max_worke
 
 class ThreadPool {
  public:
-  /// `num_threads` <= 0 uses std::thread::hardware_concurrency(); more than max_worker_threads()
+  /// `num_threads` <= 0 uses usable_cores(); more than max_worker_threads()
   /// is capped there with a warning. The calling thread also works, so a pool of n threads starts
   /// n - 1 workers. A worker that cannot be started (the thread limit) is an IoError, after the
   /// workers already started are stopped.

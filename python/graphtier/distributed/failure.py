@@ -38,6 +38,20 @@ _COMMUNICATION_WORDS = ("connection closed", "connection reset", "broken pipe", 
                         "gloo", "nccl", "socket", "peer")
 
 
+def add_arguments(parser) -> None:
+    """--dist-timeout, the one option of failure handling, for every job that runs distributed."""
+    parser.add_argument("--dist-timeout", type=float, default=60.0,
+                        help="distributed: seconds after which a collective that does not complete is an error (more "
+                             "than any stretch one rank works alone, e.g. rank 0 writing a checkpoint); a rank that "
+                             "dies or raises makes every rank exit within this time")
+
+
+def check_arguments(args) -> None:
+    """ValueError naming a --dist-timeout that is not a positive number of seconds."""
+    if not args.dist_timeout > 0:
+        raise ValueError(f"--dist-timeout: expected a number of seconds > 0, got {args.dist_timeout}")
+
+
 def is_communication_error(e: BaseException) -> bool:
     if type(e).__name__ in ("DistBackendError", "DistNetworkError", "DistStoreError"):
         return True

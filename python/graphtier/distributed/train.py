@@ -140,12 +140,16 @@ def _megabytes(values: List[float]) -> str:
     return "/".join(f"{v / 1e6:.2f}" for v in (min(values), sum(values) / len(values), max(values)))
 
 
-def run(args, prog: str) -> dict:
-    """The distributed job on this rank (see the module's comment). Every failure ends this process
-    with a non-zero status after one line naming the failed rank; never returns on failure."""
+def run(args, prog: str, job=None, check=None) -> dict:
+    """The distributed job on this rank (see the module's comment): `job(args, prog, partition,
+    rank, world, device, backend)` (default: node classification's training) once the ranks are
+    checked, the process group is up and the watchdog runs. `check(partition)` raises ValueError or
+    NotImplementedError for a partition the job cannot train: told to every rank before any
+    collective, as a missing directory is. Every failure ends this process with a non-zero status
+    after one line naming the failed rank; never returns on failure."""
     rank, world = _env_int("RANK"), _env_int("WORLD_SIZE")
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    if args.baseline:
+    if getattr(args, "baseline", False):
         raise ValueError("--baseline is single-process only (its feature table is the whole dataset's)")
     # This rank's directory and the world size, checked before anything starts; every error (a
     # directory missing on one machine, ranks beyond the partition's, which have none) is told to
@@ -154,7 +158,9 @@ def run(args, prog: str) -> dict:
     try:
         partition = Partition.open(args.dataset, rank)
         partition.check_world(world)
-    except (ValueError, OSError) as e:
+        if check is not None:
+            check(partition)
+    except (ValueError, OSError, NotImplementedError) as e:
         error = one_line(e)
     device = torch.device(args.device)
     if device.type == "cuda":
@@ -171,7 +177,7 @@ def run(args, prog: str) -> dict:
     stale = max(2.0, min(10.0, args.dist_timeout / 3))
     watchdog = failure.Watchdog(failure.store_client(args.dist_timeout), rank, world, prog, stale_after=stale).start()
     try:
-        result = _train(args, prog, partition, rank, world, device, backend)
+        result = (job or _train)(args, prog, partition, rank, world, device, backend)
         watchdog.stop()
         dist.barrier()
     except BaseException as e:

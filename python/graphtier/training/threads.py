@@ -51,6 +51,10 @@ class ThreadDivision:
         return (f"threads: engine {self.engine} ({self.engine_source}), PyTorch {self.torch} ({self.torch_source}), "
                 f"{self.cores} cores")
 
+    def as_dict(self) -> dict:
+        """The counts as a run's result records them."""
+        return {"cores": self.cores, "engine": self.engine, "torch": self.torch}
+
 
 def divide(cores: int, engine: int = 0, torch_threads: int = 0, environ=os.environ) -> ThreadDivision:
     """The division of `cores` by the module's rule; `engine` / `torch_threads` > 0 override it."""
