@@ -157,15 +157,15 @@ std::vector<Block> neighbor_blocks_of_draws(std::span<const std::span<const int6
     start[i + 1] = start[i] + draws.counts[i];
     ++per_batch[static_cast<std::size_t>(request_batches[i])];
   }
-  GRAPHTIER_EXPECTS(start[n] == static_cast<int64_t>(draws.neighbors.size()), InvalidArgument, "draws: the counts add up to ",
-                    start[n], " picks, ", draws.neighbors.size(), " were given");
+  GRAPHTIER_EXPECTS(start[n] == static_cast<int64_t>(draws.neighbors.size()), InvalidArgument,
+                    "draws: the counts add up to ", start[n], " picks, ", draws.neighbors.size(), " were given");
   for (const int64_t size : per_batch) request_of.emplace_back(size);
   for (std::size_t i = 0; i < n; ++i) {
     const int64_t v = request_nodes[i];
     GRAPHTIER_EXPECTS(v >= 0 && v < kMaxSampleNodes, InvalidArgument, "draws: request ", i, " names node ", v);
-    GRAPHTIER_EXPECTS(request_of[static_cast<std::size_t>(request_batches[i])].find_or_insert(v, static_cast<int64_t>(i)) ==
-                          static_cast<int64_t>(i),
-                      InvalidArgument, "draws: node ", v, " of batch ", request_batches[i], " was requested twice");
+    cpu::IdMap& of_batch = request_of[static_cast<std::size_t>(request_batches[i])];
+    GRAPHTIER_EXPECTS(of_batch.find_or_insert(v, static_cast<int64_t>(i)) == static_cast<int64_t>(i), InvalidArgument,
+                      "draws: node ", v, " of batch ", request_batches[i], " was requested twice");
   }
   std::vector<Block> blocks;
   blocks.reserve(dsts_per_batch.size());
