@@ -148,8 +148,8 @@ def test_the_cost_model_picks_owner_draws_for_graphsage_fanouts_and_rows_otherwi
     part = Partition.open(partitions[(1, 1, "partitioned")], 0)
     grid = ProcessGrid(1, 1, 0)
     no_groups = GridGroups(column=None, row=None)  # deciding makes no exchange: no process group needed
-    picks = lambda **kw: [DistSampler(part, grid, groups=no_groups, **kw).draws_at_owners(l)  # noqa: E731
-                          for l in range(2)]
+    picks = lambda **kw: [DistSampler(part, grid, groups=no_groups, **kw).draws_at_owners(layer)  # noqa: E731
+                          for layer in range(2)]
     assert picks(method="neighbor", fanouts=[4, -1]) == [True, False]  # -1: the whole row is the sample
     assert picks(method="neighbor", fanouts=[4, -1], owner_draws=True) == [True, True]
     assert picks(method="neighbor", fanouts=[4, 3], owner_draws=False) == [False, False]
