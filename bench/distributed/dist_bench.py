@@ -10,6 +10,8 @@ analysis (§5-6, docs/references.md), evaluated on the same minibatches:
   partitioned rows   per layer the frontier's rows owned elsewhere, (1 - 1/R) of them, each with
                      the average nnz per row d = E/N (8-byte words) plus degree and offset:
                      |F| (1 - 1/R) (8 d + 24), and the 8-byte ids asked of it
+Rows are fetched whole (DistSampler's owner_draws=False), as the analysis' algorithm does; the
+owners' draws, DistSampler's default for GraphSAGE, are measured by sample_traffic.py.
 The ratio measured / predicted says where the analysis' assumptions (uniform placement, rows of
 average degree) part from a power-law graph: the frontier reached through edges is biased toward
 high-degree nodes, whose rows are long.
@@ -152,6 +154,8 @@ def main(argv=None) -> int:
     from graphtier.distributed.sampler import DistSampler
     params = inspect.signature(DistSampler).parameters
     sampler_options = {"group": a.group, "bulk": 0} if "group" in params else {"bulk": a.group}
+    if "owner_draws" in params:  # whole rows, as the analysis fetches them (sample_traffic.py: owner draws)
+        sampler_options["owner_draws"] = False
     args = {"fanouts": a.fanouts, "batch_size": a.batch_size, "steps": a.steps, "sampler_options": sampler_options}
     rows = []
     for world, c in [(1, 1), (2, 1), (2, 2), (4, 1), (4, 2)]:

@@ -251,6 +251,52 @@ void bind_sampling(nb::module_& m) {
       },
       nb::arg("dataset"), nb::arg("nodes").noconvert(), nb::arg("edge_offset"));
   m.def(
+      "draw_rows",
+      [](const DatasetHandle& dataset, const IdArray& nodes, const IdArray& segment_sizes, const IdArray& streams,
+         int layer, int64_t fanout, bool replace, uint64_t seed, int64_t edge_offset) {
+        const std::vector<int64_t> n = to_vector(nodes), sizes = to_vector(segment_sizes);
+        std::vector<uint64_t> layer_streams;
+        for (int64_t k = 0; k < static_cast<int64_t>(streams.shape(0)); ++k) {
+          layer_streams.push_back(sample::layer_stream(static_cast<uint64_t>(streams(k)), layer));
+        }
+        sample::RowDraws draws;
+        {
+          nb::gil_scoped_release release;
+          draws = sample::draw_rows(graph::CscView::of(*dataset.dataset), edge_offset, n, sizes, layer_streams, fanout,
+                                    replace, seed);
+        }
+        return nb::make_tuple(owned_tensor(std::move(draws.counts)), owned_tensor(std::move(draws.neighbors)),
+                              owned_tensor(std::move(draws.edge_ids)));
+      },
+      nb::arg("dataset"), nb::arg("nodes").noconvert(), nb::arg("segment_sizes").noconvert(),
+      nb::arg("streams").noconvert(), nb::arg("layer"), nb::arg("fanout"), nb::arg("replace"), nb::arg("seed"),
+      nb::arg("edge_offset"),
+      "GraphSAGE's layer drawn by the owner of the rows (graphtier/sample/row_sampling.hpp, draw_rows): "
+      "segment s = the next segment_sizes[s] nodes, drawn from layer `layer` of minibatch stream streams[s] "
+      "(its uint64 bits as int64). Returns (counts [n], neighbours, edge ids), int64.");
+  m.def(
+      "neighbor_blocks_of_draws",
+      [](const std::vector<IdArray>& dsts, const IdArray& request_nodes, const IdArray& request_batches,
+         const IdArray& counts, const IdArray& neighbors, const IdArray& edge_ids) {
+        std::vector<std::vector<int64_t>> d;
+        for (const IdArray& dst : dsts) d.push_back(to_vector(dst));
+        const std::vector<int64_t> nodes = to_vector(request_nodes), batches = to_vector(request_batches);
+        const sample::RowDraws draws{to_vector(counts), to_vector(neighbors), to_vector(edge_ids)};
+        std::vector<sample::Block> blocks;
+        {
+          nb::gil_scoped_release release;
+          const std::vector<std::span<const int64_t>> spans(d.begin(), d.end());
+          blocks = sample::neighbor_blocks_of_draws(spans, nodes, batches, draws, /*edge_ids=*/true);
+        }
+        nb::list out;
+        for (sample::Block& block : blocks) out.append(owned_block_dict(std::move(block)));
+        return out;
+      },
+      nb::arg("dsts"), nb::arg("request_nodes").noconvert(), nb::arg("request_batches").noconvert(),
+      nb::arg("counts").noconvert(), nb::arg("neighbors").noconvert(), nb::arg("edge_ids").noconvert(),
+      "The GraphSAGE blocks of k batches (dsts[b]: batch b's dst nodes) from the owners' draw_rows replies, "
+      "request i being node request_nodes[i] of batch request_batches[i] (graphtier/sample/row_sampling.hpp).");
+  m.def(
       "sample_neighbor_layer",
       [](const IdArray& nodes, const IdArray& indptr, const IdArray& indices, const IdArray& first_edge,
          const IdArray& dst, int64_t fanout, bool replace, uint64_t seed, uint64_t stream, int layer) {

@@ -1,14 +1,16 @@
 """graphtier.distributed.DistSampler: every rank's minibatch b of an epoch equals the single-process
 loader's minibatch b, field by field, for P in {1, 2, 4} Gloo processes, replication c in {1, 2},
 the graph replicated or partitioned into block rows, GraphSAGE and LADIES: the one-at-a-time samplers
-(bulk 0, rows fetched for 1 or 3 minibatches at once) against the loader with bulk 0, and the bulk
-matrix samplers (bulk 3) against the loader with bulk 3."""
+(bulk 0, 1 or 3 minibatches per exchange; GraphSAGE's layers drawn by the owners of the rows, on
+fetched rows, or as the cost model picks) against the loader with bulk 0, and the bulk matrix
+samplers (bulk 3) against the loader with bulk 3."""
 
 import pytest
 import torch
 
 from graphtier import LayerLoader, NeighborLoader, _core
 from graphtier.distributed import CommStats, DistSampler, Partition, ProcessGrid, grid_groups
+from graphtier.distributed.grid import GridGroups
 
 from conftest import run_cli
 from dist_util import spawn
@@ -19,8 +21,14 @@ EPOCH = 1
 # (method, fanouts, replace): -1 (all neighbours) and with replacement included.
 SAMPLERS = [("neighbor", [4, -1], False), ("neighbor", [3, 2], True), ("ladies", [24, 12], False)]
 MODES = ("replicated", "partitioned")
-# (bulk, group): the DistSampler variants, each compared with the loader of the same bulk.
-VARIANTS = [(0, 1), (0, 3), (3, 1)]
+# (bulk, group, owner_draws): the DistSampler variants, each compared with the loader of the same
+# bulk. None: the cost model's pick per layer (GraphSAGE [4, -1]: the owners draw layer 0, rows are
+# fetched for layer 1); False: rows fetched everywhere; True: the owners draw every GraphSAGE layer.
+VARIANTS = [(0, 1, None), (0, 3, None), (3, 1, None), (0, 1, False), (0, 3, True)]
+
+
+def _variants(method):
+    return [v for v in VARIANTS if method == "neighbor" or not v[2]]  # LADIES needs whole rows
 
 
 @pytest.fixture(scope="module")
@@ -68,16 +76,16 @@ def _sample_everywhere(rank, world, configs):
             groups[c] = grid_groups(grid)  # collective: the same order on every rank
         part = Partition.open(path, rank)
         for method, fanouts, replace in SAMPLERS:
-            for bulk, group in VARIANTS:
+            for bulk, group, owner_draws in _variants(method):
                 stats = CommStats()
                 sampler = DistSampler(part, grid, method, fanouts, BATCH, SEED, bulk=bulk, replace=replace,
-                                      group=group, groups=groups[c], stats=stats)
+                                      group=group, groups=groups[c], stats=stats, owner_draws=owner_draws)
                 loaded = list(sampler.epoch(EPOCH))
                 # A rank past the epoch's last minibatch gets None, at the last step only.
                 assert all(b is not None for b in loaded[:-1])
                 assert all(b.x is None for b in loaded if b is not None)  # the feature fetch fills x
                 batches = [_plain(b) for b in loaded if b is not None]
-                out[(c, mode, method, replace, bulk, group)] = (batches, len(sampler), stats.as_dict())
+                out[(c, mode, method, replace, bulk, group, owner_draws)] = (batches, len(sampler), stats.as_dict())
     return out
 
 
@@ -92,14 +100,15 @@ def test_every_ranks_batch_equals_the_single_process_loaders(cora, partitions, w
         n = len(references[(m, r, 0)])
         steps = -(-n // world)
         for c, mode, _ in configs:
-            for bulk, group in VARIANTS:
+            for bulk, group, owner_draws in _variants(m):
                 seen = set()
                 for rank, results in enumerate(per_rank):
-                    batches, length, stats = results[(c, mode, m, r, bulk, group)]
+                    batches, length, stats = results[(c, mode, m, r, bulk, group, owner_draws)]
                     assert length == steps
                     assert [b[1] for b in batches] == list(range(rank, n, world))
                     for b in batches:
-                        assert b == references[(m, r, bulk)][b[1]], (c, mode, m, r, bulk, group, rank, b[1])
+                        assert b == references[(m, r, bulk)][b[1]], (c, mode, m, r, bulk, group, owner_draws, rank,
+                                                                      b[1])
                         seen.add(b[1])
                     # Rows cross the network only when the topology is split over several rows.
                     if mode == "replicated" or world // c == 1:
@@ -130,6 +139,24 @@ def test_replicated_single_rank_runs_without_a_process_group(partitions):
         DistSampler(part, grid, "ladies", [-1], BATCH, bulk=2)
     with pytest.raises(ValueError, match="process grid is rank 0 of 2"):
         DistSampler(part, ProcessGrid(2, 1, 0), "neighbor", [2], BATCH)
+    for method, bulk in (("ladies", 0), ("neighbor", 2)):
+        with pytest.raises(ValueError, match="owner_draws: the owners draw GraphSAGE's layers with bulk 0 only"):
+            DistSampler(part, grid, method, [2], BATCH, bulk=bulk, owner_draws=True)
+
+
+def test_the_cost_model_picks_owner_draws_for_graphsage_fanouts_and_rows_otherwise(partitions):
+    part = Partition.open(partitions[(1, 1, "partitioned")], 0)
+    grid = ProcessGrid(1, 1, 0)
+    no_groups = GridGroups(column=None, row=None)  # deciding makes no exchange: no process group needed
+    picks = lambda **kw: [DistSampler(part, grid, groups=no_groups, **kw).draws_at_owners(layer)  # noqa: E731
+                          for layer in range(2)]
+    assert picks(method="neighbor", fanouts=[4, -1]) == [True, False]  # -1: the whole row is the sample
+    assert picks(method="neighbor", fanouts=[4, -1], owner_draws=True) == [True, True]
+    assert picks(method="neighbor", fanouts=[4, 3], owner_draws=False) == [False, False]
+    assert picks(method="neighbor", fanouts=[4, 3], bulk=2) == [False, False]  # bulk draws on merged matrix rows
+    assert picks(method="ladies", fanouts=[4, 3]) == [False, False]  # column weights need whole rows
+    replicated = Partition.open(partitions[(1, 1, "replicated")], 0)
+    assert not DistSampler(replicated, grid, "neighbor", [4, 3], owner_draws=True).draws_at_owners(0)
 
 
 def test_layer_on_fetched_rows_rejects_a_dst_without_its_row(cora):
@@ -152,6 +179,20 @@ def test_layer_on_fetched_rows_rejects_a_dst_without_its_row(cora):
     with pytest.raises(ValueError, match="bulk with fastgcn"):  # a method without a bulk sampler
         _core.sample_bulk_layer(nodes, indptr, indices, first_edge, [torch.tensor([7])], [0], "fastgcn", [2], False,
                                 0, 0)
+    counts, neighbors, edge_ids = _core.draw_rows(dataset, nodes, torch.tensor([2, 1]), torch.tensor([5, -5]), 0, 2,
+                                                  False, 0, 0)
+    assert counts.tolist() == [min(2, int(indptr[k + 1] - indptr[k])) for k in range(3)]
+    blocks = _core.neighbor_blocks_of_draws([torch.tensor([7, 3]), torch.tensor([11])], nodes, torch.tensor([0, 0, 1]),
+                                            counts, neighbors, edge_ids)
+    assert [b["num_dst"] for b in blocks] == [2, 1] and set(blocks[0]) == set(block)
+    with pytest.raises(ValueError, match="dst node 8 of batch 0 has no draws"):
+        _core.neighbor_blocks_of_draws([torch.tensor([8])], nodes, torch.tensor([0, 0, 0]), counts, neighbors,
+                                       edge_ids)
+    with pytest.raises(ValueError, match="the segments hold 2 requests, 3 nodes"):
+        _core.draw_rows(dataset, nodes, torch.tensor([2]), torch.tensor([5]), 0, 2, False, 0, 0)
+    with pytest.raises(IndexError, match="outside"):
+        _core.draw_rows(dataset, torch.tensor([dataset.num_nodes]), torch.tensor([1]), torch.tensor([5]), 0, 2,
+                        False, 0, 0)
     blocks = _core.sample_bulk_layer(nodes, indptr, indices, first_edge, [torch.tensor([7, 3]), torch.tensor([11])],
                                      [0, 1], "ladies", [2], False, 0, 0)
     assert len(blocks) == 2 and set(blocks[0]) == set(block)

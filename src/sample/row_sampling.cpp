@@ -102,6 +102,97 @@ Block sample_neighbor_layer(const NeighborRows& rows, std::span<const int64_t> d
   return cpu::neighbor_layer(fetched, dst, ctx, edge_ids, pool);
 }
 
+RowDraws draw_rows(const graph::CscView& csc, int64_t edge_offset, std::span<const int64_t> nodes,
+                   std::span<const int64_t> segment_sizes, std::span<const uint64_t> layer_streams, int64_t fanout,
+                   bool replace, uint64_t seed, ThreadPool* pool) {
+  csc.check_shape("draw_rows graph");
+  check_draw_count(fanout, "fanout");
+  GRAPHTIER_EXPECTS(edge_offset >= 0, InvalidArgument, "draw_rows: edge_offset is ", edge_offset, ", expected >= 0");
+  GRAPHTIER_EXPECTS(segment_sizes.size() == layer_streams.size(), InvalidArgument, "draw_rows: ",
+                    segment_sizes.size(), " segments, ", layer_streams.size(), " streams (one per segment)");
+  int64_t total = 0;
+  for (const int64_t size : segment_sizes) {
+    GRAPHTIER_EXPECTS(size >= 0, InvalidArgument, "draw_rows: a segment of ", size, " requests");
+    total += size;
+  }
+  GRAPHTIER_EXPECTS(total == static_cast<int64_t>(nodes.size()), InvalidArgument, "draw_rows: the segments hold ",
+                    total, " requests, ", nodes.size(), " nodes were given");
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    GRAPHTIER_EXPECTS(nodes[k] >= 0 && nodes[k] < csc.num_nodes(), OutOfRange, "draw_rows: node ", nodes[k],
+                      " (request ", k, ") is outside [0, ", csc.num_nodes(), ")");
+  }
+  RowDraws out;
+  out.counts.reserve(nodes.size());
+  int64_t first = 0;
+  for (std::size_t s = 0; s < segment_sizes.size(); ++s) {
+    const std::span<const int64_t> segment = nodes.subspan(static_cast<std::size_t>(first),
+                                                           static_cast<std::size_t>(segment_sizes[s]));
+    first += segment_sizes[s];
+    const cpu::DrawContext ctx{seed, layer_streams[s], fanout, replace, {}};
+    const cpu::NeighborDraws draws = cpu::neighbor_draws(csc, edge_offset, segment, ctx, pool);
+    for (std::size_t i = 0; i < segment.size(); ++i) out.counts.push_back(draws.indptr[i + 1] - draws.indptr[i]);
+    out.neighbors.insert(out.neighbors.end(), draws.ids.begin(), draws.ids.end());
+    out.edge_ids.insert(out.edge_ids.end(), draws.positions.begin(), draws.positions.end());
+  }
+  return out;
+}
+
+std::vector<Block> neighbor_blocks_of_draws(std::span<const std::span<const int64_t>> dsts_per_batch,
+                                            std::span<const int64_t> request_nodes,
+                                            std::span<const int64_t> request_batches, const RowDraws& draws,
+                                            bool edge_ids) {
+  const std::size_t n = request_nodes.size();
+  GRAPHTIER_EXPECTS(request_batches.size() == n && draws.counts.size() == n, InvalidArgument, "draws of ", n,
+                    " requests have ", request_batches.size(), " batch indices and ", draws.counts.size(), " counts");
+  GRAPHTIER_EXPECTS(draws.neighbors.size() == draws.edge_ids.size(), InvalidArgument, "draws: ",
+                    draws.neighbors.size(), " neighbours, ", draws.edge_ids.size(), " edge ids");
+  const auto k = static_cast<int64_t>(dsts_per_batch.size());
+  std::vector<int64_t> start(n + 1, 0);  // request i's picks: [start[i], start[i + 1])
+  std::vector<cpu::IdMap> request_of;    // per batch: node -> request
+  std::vector<int64_t> per_batch(static_cast<std::size_t>(k), 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    GRAPHTIER_EXPECTS(draws.counts[i] >= 0, InvalidArgument, "draws: request ", i, " has ", draws.counts[i], " picks");
+    GRAPHTIER_EXPECTS(request_batches[i] >= 0 && request_batches[i] < k, InvalidArgument, "draws: request ", i,
+                      " is of batch ", request_batches[i], ", outside the ", k, " batches");
+    start[i + 1] = start[i] + draws.counts[i];
+    ++per_batch[static_cast<std::size_t>(request_batches[i])];
+  }
+  GRAPHTIER_EXPECTS(start[n] == static_cast<int64_t>(draws.neighbors.size()), InvalidArgument,
+                    "draws: the counts add up to ", start[n], " picks, ", draws.neighbors.size(), " were given");
+  for (const int64_t size : per_batch) request_of.emplace_back(size);
+  for (std::size_t i = 0; i < n; ++i) {
+    const int64_t v = request_nodes[i];
+    GRAPHTIER_EXPECTS(v >= 0 && v < kMaxSampleNodes, InvalidArgument, "draws: request ", i, " names node ", v);
+    cpu::IdMap& of_batch = request_of[static_cast<std::size_t>(request_batches[i])];
+    GRAPHTIER_EXPECTS(of_batch.find_or_insert(v, static_cast<int64_t>(i)) == static_cast<int64_t>(i), InvalidArgument,
+                      "draws: node ", v, " of batch ", request_batches[i], " was requested twice");
+  }
+  std::vector<Block> blocks;
+  blocks.reserve(dsts_per_batch.size());
+  std::vector<char> used(n, 0);
+  for (int64_t b = 0; b < k; ++b) {
+    const std::span<const int64_t> dst = dsts_per_batch[static_cast<std::size_t>(b)];
+    cpu::NeighborDraws picks;
+    picks.indptr.assign(dst.size() + 1, 0);
+    for (std::size_t j = 0; j < dst.size(); ++j) {
+      const int64_t i = dst[j] >= 0 ? request_of[static_cast<std::size_t>(b)].find(dst[j]) : -1;
+      GRAPHTIER_EXPECTS(i >= 0, InvalidArgument, "dst node ", dst[j], " of batch ", b, " has no draws");
+      GRAPHTIER_EXPECTS(!used[static_cast<std::size_t>(i)], InvalidArgument, "dst node ", dst[j], " of batch ", b,
+                        " appears more than once");
+      used[static_cast<std::size_t>(i)] = 1;
+      picks.ids.insert(picks.ids.end(), draws.neighbors.begin() + start[i], draws.neighbors.begin() + start[i + 1]);
+      picks.positions.insert(picks.positions.end(), draws.edge_ids.begin() + start[i],
+                             draws.edge_ids.begin() + start[i + 1]);
+      picks.indptr[j + 1] = static_cast<int64_t>(picks.ids.size());
+    }
+    GRAPHTIER_EXPECTS(static_cast<int64_t>(dst.size()) == per_batch[static_cast<std::size_t>(b)], InvalidArgument,
+                      "batch ", b, " has ", dst.size(), " dst nodes and ", per_batch[static_cast<std::size_t>(b)],
+                      " requests (one for a node outside its dst nodes)");
+    blocks.push_back(cpu::block_of_draws(dst, std::move(picks), edge_ids));
+  }
+  return blocks;
+}
+
 Block sample_ladies_layer(const NeighborRows& rows, std::span<const int64_t> dst, int64_t layer_size, uint64_t seed,
                           uint64_t layer_stream, ThreadPool* pool) {
   check_draw_count(layer_size, "layer size");

@@ -142,6 +142,98 @@ TEST(RowSampling, NeighborLayersOnFetchedRowsEqualNeighborSampler) {
   }
 }
 
+/// One layer of k batches drawn by the owners (draw_rows on each block row, the requests of every
+/// batch sent to their owner in shuffled order, batch by batch) and assembled by the requester.
+std::vector<Block> owner_drawn_layer(const BlockRows& blocks, const std::vector<std::vector<int64_t>>& dsts,
+                                     const std::vector<uint64_t>& layer_streams, int64_t fanout, bool replace,
+                                     uint64_t seed, uint64_t shuffle_seed, ThreadPool* pool) {
+  std::mt19937_64 rng(shuffle_seed);
+  std::vector<int64_t> req_nodes, req_batches;
+  RowDraws all;
+  for (std::size_t o = blocks.edge_offsets.size(); o-- > 0;) {
+    std::vector<int64_t> nodes, sizes;
+    for (std::size_t b = 0; b < dsts.size(); ++b) {
+      std::vector<int64_t> mine;
+      for (const int64_t v : dsts[b]) {
+        if (v >= blocks.bounds[o] && v < blocks.bounds[o + 1]) mine.push_back(v);
+      }
+      std::shuffle(mine.begin(), mine.end(), rng);
+      nodes.insert(nodes.end(), mine.begin(), mine.end());
+      sizes.push_back(static_cast<int64_t>(mine.size()));
+      req_batches.insert(req_batches.end(), mine.size(), static_cast<int64_t>(b));
+    }
+    req_nodes.insert(req_nodes.end(), nodes.begin(), nodes.end());
+    const RowDraws d = draw_rows(blocks.csc(o), blocks.edge_offsets[o], nodes, sizes, layer_streams, fanout, replace,
+                                 seed, pool);
+    all.counts.insert(all.counts.end(), d.counts.begin(), d.counts.end());
+    all.neighbors.insert(all.neighbors.end(), d.neighbors.begin(), d.neighbors.end());
+    all.edge_ids.insert(all.edge_ids.end(), d.edge_ids.begin(), d.edge_ids.end());
+  }
+  const std::vector<std::span<const int64_t>> spans(dsts.begin(), dsts.end());
+  return neighbor_blocks_of_draws(spans, req_nodes, req_batches, all, true);
+}
+
+TEST(RowSampling, NeighborLayersDrawnByOwnersEqualNeighborSampler) {
+  const OwnedGraph g = random_graph(kNodes, 13);
+  const BlockRows blocks(g, {0, 150, 151, 420, kNodes});
+  ThreadPool pool(3);
+  for (const bool replace : {false, true}) {
+    for (const auto& fanouts : std::vector<std::vector<int64_t>>{{5, 3}, {-1, 2, 0}, {0, 4}, {25, 25}}) {
+      NeighborSamplerOptions o;
+      o.fanouts = fanouts;
+      o.replace = replace;
+      o.seed = 42;
+      const NeighborSampler sampler(g.sample_graph(), o);
+      // Three batches per exchange, one of 300 seeds (parallel parts); batches share nodes.
+      const std::vector<int64_t> ids{0, 1, 5};
+      std::vector<MiniBatch> want, got(ids.size());
+      std::vector<std::vector<int64_t>> dsts;
+      for (std::size_t k = 0; k < ids.size(); ++k) {
+        const std::vector<int64_t> seeds = ids[k] == 5 ? seeds_of(2, 1, 300) : seeds_of(2, ids[k], 37);
+        want.push_back(sampler.sample(seeds, minibatch_stream(2, ids[k]), &pool));
+        got[k].seeds = seeds;
+        dsts.push_back(seeds);
+      }
+      for (std::size_t l = 0; l < fanouts.size(); ++l) {
+        std::vector<uint64_t> streams;
+        for (const int64_t b : ids) streams.push_back(layer_stream(minibatch_stream(2, b), static_cast<int>(l)));
+        std::vector<Block> layer = owner_drawn_layer(blocks, dsts, streams, fanouts[l], replace, o.seed, 7 + l,
+                                                     l % 2 ? &pool : nullptr);
+        for (std::size_t k = 0; k < ids.size(); ++k) {
+          dsts[k] = layer[k].src_nodes;
+          got[k].blocks.push_back(std::move(layer[k]));
+        }
+      }
+      for (std::size_t k = 0; k < ids.size(); ++k) {
+        SCOPED_TRACE("replace " + std::to_string(replace) + " batch " + std::to_string(ids[k]) + " fanouts[0] " +
+                     std::to_string(fanouts[0]));
+        test::expect_same_minibatch(got[k], want[k]);
+      }
+    }
+  }
+}
+
+TEST(RowSampling, OwnerDrawsRejectBadRequests) {
+  const OwnedGraph g = random_graph(kNodes, 13);
+  const BlockRows blocks(g, {0, 300, kNodes});
+  const std::vector<int64_t> nodes{1, 2, 3};
+  const std::vector<uint64_t> one{7}, two{7, 8};
+  const std::vector<int64_t> all{3};
+  EXPECT_THROW(draw_rows(blocks.csc(0), 0, nodes, all, two, 2, false, 1), InvalidArgument);
+  EXPECT_THROW(draw_rows(blocks.csc(0), 0, nodes, std::vector<int64_t>{2}, one, 2, false, 1), InvalidArgument);
+  EXPECT_THROW(draw_rows(blocks.csc(0), 0, std::vector<int64_t>{1, 2, kNodes}, all, one, 2, false, 1), OutOfRange);
+  EXPECT_THROW(draw_rows(blocks.csc(0), 0, nodes, all, one, -2, false, 1), InvalidArgument);
+  const RowDraws d = draw_rows(blocks.csc(0), 0, nodes, all, one, 2, false, 1);
+  const std::vector<int64_t> batch0{0, 0, 0};
+  const std::vector<int64_t> dst{1, 2, 3}, missing{1, 2, 4}, repeated{1, 2, 2};
+  const std::vector<std::span<const int64_t>> ok{dst}, no_row{missing}, twice{repeated};
+  EXPECT_EQ(neighbor_blocks_of_draws(ok, nodes, batch0, d, true).size(), 1u);
+  EXPECT_THROW(neighbor_blocks_of_draws(no_row, nodes, batch0, d, true), InvalidArgument);
+  EXPECT_THROW(neighbor_blocks_of_draws(twice, nodes, batch0, d, true), InvalidArgument);
+  EXPECT_THROW(neighbor_blocks_of_draws(ok, nodes, std::vector<int64_t>{0, 0, 1}, d, true), InvalidArgument);
+  EXPECT_THROW(neighbor_blocks_of_draws(ok, std::vector<int64_t>{1, 1, 3}, batch0, d, true), InvalidArgument);
+}
+
 TEST(RowSampling, LadiesLayersOnFetchedRowsEqualLayerSampler) {
   const OwnedGraph g = random_graph(kNodes, 12);
   const BlockRows blocks(g, {0, 200, 380, kNodes});

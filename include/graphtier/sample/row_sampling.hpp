@@ -40,6 +40,37 @@ NeighborRows extract_rows(const graph::CscView& csc, std::span<const int64_t> no
 Block sample_neighbor_layer(const NeighborRows& rows, std::span<const int64_t> dst, int64_t fanout, bool replace,
                             bool edge_ids, uint64_t seed, uint64_t layer_stream, ThreadPool* pool = nullptr);
 
+/// GraphSAGE's layer drawn where the rows are (the owner of a block row), for requests from
+/// other ranks: only the picks travel back, not the rows. Host memory, owned.
+struct RowDraws {
+  std::vector<int64_t> counts;     // [n] picks of request i
+  std::vector<int64_t> neighbors;  // [sum counts] the picks' neighbour ids, request by request, in draw order
+  std::vector<int64_t> edge_ids;   // [sum counts] their global CSC positions
+};
+
+/// The owner's side: request i is node nodes[i] of a minibatch's frontier; the requests come in
+/// segments, segment s being the next segment_sizes[s] requests, drawn from layer_streams[s]
+/// (layer_stream(minibatch_stream(epoch, b), l) of that segment's minibatch). `csc` and
+/// `edge_offset` as extract_rows'; `fanout`, `replace` and `seed` as sample_neighbor_layer's. The
+/// picks are those sample_neighbor_layer draws for the node from its extracted row (the same
+/// draw code), so neighbor_blocks_of_draws assembles its block. Throws OutOfRange for a node
+/// outside the graph, InvalidArgument for sizes that do not add up to the requests or a segment
+/// count other than the streams'.
+RowDraws draw_rows(const graph::CscView& csc, int64_t edge_offset, std::span<const int64_t> nodes,
+                   std::span<const int64_t> segment_sizes, std::span<const uint64_t> layer_streams, int64_t fanout,
+                   bool replace, uint64_t seed, ThreadPool* pool = nullptr);
+
+/// The requester's side: the GraphSAGE blocks of k batches (batch b's dst nodes dsts_per_batch[b],
+/// distinct) from the owners' draws, request i being node request_nodes[i] of batch
+/// request_batches[i], its picks draws.counts[i] entries of draws (the requests in any order).
+/// Bit-identical to sample_neighbor_layer on the batch's rows (the same compaction). Throws
+/// InvalidArgument for a dst node without a request or a request made twice, or shapes that
+/// disagree.
+std::vector<Block> neighbor_blocks_of_draws(std::span<const std::span<const int64_t>> dsts_per_batch,
+                                            std::span<const int64_t> request_nodes,
+                                            std::span<const int64_t> request_batches, const RowDraws& draws,
+                                            bool edge_ids);
+
 /// Block l of LayerSampler::sample with LayerMethod::kLadies: `layer_size` nodes drawn
 /// (-1 = every candidate, 0 = none, < 2^24); the other arguments as sample_neighbor_layer's.
 Block sample_ladies_layer(const NeighborRows& rows, std::span<const int64_t> dst, int64_t layer_size, uint64_t seed,

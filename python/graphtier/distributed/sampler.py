@@ -15,11 +15,27 @@ drawn from its own stream, so the batches equal NeighborLoader / LayerLoader(bul
 - Graph replicated: a rank's graph/ dataset is the whole graph; it samples alone (bulk: per layer,
   the rows of the k minibatches' frontiers are read from it and drawn from as below).
 - Graph partitioned (1.5D): a rank's graph/ holds only the in-edges of its block row. Per layer, the
-  union of the frontiers of the rank's next k minibatches (k = `bulk`, or `group` with bulk 0) goes
-  to the owners of those rows in its process column (ids out, all-to-allv), the owners reply with
-  the rows (degree, global position of the first edge, neighbour ids), and the layer is drawn
-  locally on the fetched rows: the draws depend only on the node, its row and the global position
-  of its first edge, so they equal the single-process draws.
+  frontiers of the rank's next k minibatches (k = `bulk`, or `group` with bulk 0) go to the owners
+  of those rows in its process column (ids out, all-to-allv), in one of two ways:
+  owner draws (GraphSAGE, bulk 0): each owner draws the layer for every (node, minibatch) it is
+    asked for, with the minibatch's stream, and replies with the picks only (their count, neighbour
+    ids and global edge ids); the requester assembles the blocks from them (_core.draw_rows,
+    _core.neighbor_blocks_of_draws);
+  row fetch (LADIES, whose column weights need whole rows; bulk; GraphSAGE's fanout -1): the union
+    of the frontiers goes out, the owners reply with the rows (degree, global position of the first
+    edge, neighbour ids), and the layer is drawn locally on the fetched rows. A row fetched for one
+    layer is kept for the later layers of the call (a layer's dst nodes are the next one's first src
+    nodes): only rows not held yet are asked for.
+  Either way the draws depend only on the node, its row and the global position of its first edge,
+  so they equal the single-process draws.
+
+  The cost model that picks the way (per layer; d a row's degree, f the fanout, 8-byte words):
+  owner draws move 16 + 16 min(f, d) bytes per (node, minibatch) asked (the id out; the count, and
+  a neighbour id and an edge id per pick back), row fetch 32 + 8 d per distinct row not held yet
+  (the id out; degree, first position and d neighbour ids back). With f >= 1 the picks are at most
+  f while power-law frontiers reach long rows (d >> f), so the owners draw; with f = -1 the sample
+  is the whole row (16 + 16 d > 32 + 8 d for d > 2), so rows are fetched. `owner_draws` overrides
+  the choice (False: row fetch everywhere, as before issue 28).
 
 A typed dataset (graph replicated, GraphSAGE's method, bulk 0) is sampled per relation as
 NeighborLoader samples it (`fanouts` for every relation, or `relation_fanouts[name]`), and its
@@ -57,7 +73,10 @@ class DistSampler:
     collective); else the constructor makes them, on every rank, when the graph is partitioned.
     `stats` counts the bytes exchanged; `comm_device` is where they cross (the backend's: the CPU for
     Gloo, the rank's GPU for NCCL). `relation_fanouts` ({"src:rel:dst": fanout per layer}, a typed
-    dataset only) as NeighborLoader's: those relations' fanouts instead of `fanouts`.
+    dataset only) as NeighborLoader's: those relations' fanouts instead of `fanouts`. `owner_draws`
+    (graph partitioned): None picks per layer by the cost model of the module docstring, False
+    fetches rows everywhere, True asks the owners to draw (GraphSAGE with bulk 0 only). The batches
+    are the same either way.
 
     Node ids: the seeds are the partition's `split` and every id in the batches is in the
     numbering of the dataset the partition was cut from (after `graphtier prepare`, the prepared
@@ -71,7 +90,8 @@ class DistSampler:
                  fanouts: Sequence[int] = (10, 5), batch_size: int = 1024, seed: int = 0, bulk: int = 0,
                  split: str = "train", *, replace: bool = False, shuffle: bool = True, drop_last: bool = False,
                  group: int = 1, groups: Optional[GridGroups] = None, stats: Optional[CommStats] = None,
-                 comm_device="cpu", relation_fanouts: Optional[Dict[str, Sequence[int]]] = None):
+                 comm_device="cpu", relation_fanouts: Optional[Dict[str, Sequence[int]]] = None,
+                 owner_draws: Optional[bool] = None):
         if method not in _METHODS:
             raise ValueError(f"unknown sampling method '{method}' (expected {' or '.join(_METHODS)})")
         if method == "ladies" and replace:
@@ -88,6 +108,9 @@ class DistSampler:
             raise ValueError("group applies to bulk 0 only (bulk k fetches the rows of its k minibatches at once)")
         if bulk and method == "ladies" and min(fanouts) < 0:
             raise ValueError(f"fanouts {list(fanouts)}: bulk LADIES takes layer sizes >= 0")
+        if owner_draws and (method != "neighbor" or bulk):
+            raise ValueError("owner_draws: the owners draw GraphSAGE's layers with bulk 0 only (LADIES needs whole "
+                             "rows, bulk draws on merged matrix rows)")
         if (grid.world, grid.replication, grid.rank) != (partition.ranks, partition.replication, partition.rank):
             raise ValueError(f"{partition.rank_path}: the partition is rank {partition.rank} of {partition.ranks} "
                              f"with replication {partition.replication}, the process grid is rank {grid.rank} of "
@@ -102,6 +125,7 @@ class DistSampler:
         self.group = int(group)
         self.replace = bool(replace)
         self.shuffle = bool(shuffle)
+        self.owner_draws = owner_draws
         self.dataset = _core.Dataset(partition.graph_path)
         self.ids = self.dataset.split(split).clone()
         n = int(self.ids.numel())
@@ -196,11 +220,16 @@ class DistSampler:
         minibatch_stream(epoch, b)) with this sampler's samplers (`bulk`), all in one call (with the
         graph partitioned, one row exchange per layer: collective over the process column, even for
         no minibatch, as every rank of the column must take part)."""
-        if self.bulk:
-            return self._sample_layers(seeds, streams, self._draw_bulk)
-        if self.partitioned:
-            return self._sample_layers(seeds, streams, self._draw_each)
+        if self.bulk or self.partitioned:
+            return self._sample_layers(seeds, streams)
         return [self._sample_local(s, t) for s, t in zip(seeds, streams)]
+
+    def draws_at_owners(self, layer: int) -> bool:
+        """Whether layer `layer` is drawn by the owners of the rows (the cost model of the module
+        docstring, or `owner_draws`), else drawn here on fetched rows."""
+        if not self.partitioned or self.bulk or self.method != "neighbor" or self.owner_draws is False:
+            return False
+        return bool(self.owner_draws) or self.fanouts[layer] >= 0
 
     def batch(self, epoch: int, index: int, seeds: torch.Tensor, blocks: List[Block]) -> Batch:
         """Minibatch `index` of `epoch` from its seeds and the blocks `sample_blocks` drew for them
@@ -230,13 +259,9 @@ class DistSampler:
         requests = list(torch.split(wanted, counts))  # ascending ids: each owner's are contiguous
         # Tensors cross on the backend's device (CUDA for NCCL) and are used on the host.
         asked = [t.cpu() for t in alltoallv(requests, group, self.stats, self.comm_device)]
-        lo, hi = self.partition.topology_bounds[self.grid.row], self.partition.topology_bounds[self.grid.row + 1]
         heads, edges = [], []
         for member, part in enumerate(asked):  # two members may ask for one row: one extract each
-            if part.numel() and (int(part.min()) < lo or int(part.max()) >= hi):
-                # Outside the block row a node has no edges here: a silent empty row otherwise.
-                raise ValueError(f"rank {self.grid.rank}: process row {member} asked for rows outside this block "
-                                 f"row [{lo}, {hi})")
+            self._check_asked(member, part)
             indptr, indices, first_edge = _core.extract_rows(self.dataset, part.contiguous(),
                                                              self.partition.edge_offset)
             heads.append(torch.stack([indptr[1:] - indptr[:-1], first_edge], dim=1))
@@ -248,28 +273,93 @@ class DistSampler:
         got_indptr[1:] = torch.cumsum(got_heads[:, 0], dim=0)
         return nodes, got_indptr, got_edges.contiguous(), got_heads[:, 1].contiguous()
 
-    def _rows(self, wanted: torch.Tensor):
-        """The rows of the distinct ids `wanted` (ascending): fetched from the process column with the
-        graph partitioned (collective), else read from this rank's whole graph."""
-        if self.partitioned:
-            return self._fetch_rows(wanted)
-        indptr, indices, first_edge = _core.extract_rows(self.dataset, wanted, 0)
-        return wanted, indptr, indices, first_edge
+    def _check_asked(self, member: int, part: torch.Tensor) -> None:
+        """Process row `member` asked this rank for the rows `part`: they must be of its block row."""
+        lo, hi = self.partition.topology_bounds[self.grid.row], self.partition.topology_bounds[self.grid.row + 1]
+        if part.numel() and (int(part.min()) < lo or int(part.max()) >= hi):
+            # Outside the block row a node has no edges here: a silent empty row otherwise.
+            raise ValueError(f"rank {self.grid.rank}: process row {member} asked for rows outside this block "
+                             f"row [{lo}, {hi})")
 
-    def _sample_layers(self, seeds: List[torch.Tensor], streams: List[int], draw) -> List[List[Block]]:
-        """The blocks of the minibatches `seeds`, layer by layer: the rows of the union of their
-        frontiers (fetched from the process column with the graph partitioned, a collective), then
-        `draw(rows, frontiers, streams, layer)` -> one block dict per minibatch."""
+    def _rows(self, wanted: torch.Tensor, held):
+        """The rows of the distinct ids `wanted` (ascending) and of those `held` already (None, or
+        rows an earlier layer of the call fetched): with the graph partitioned, the missing ones are
+        fetched from the process column (collective), else all are read from this rank's whole graph."""
+        if not self.partitioned:
+            indptr, indices, first_edge = _core.extract_rows(self.dataset, wanted, 0)
+            return wanted, indptr, indices, first_edge
+        if held is None:
+            return self._fetch_rows(wanted)
+        missing = wanted[~torch.isin(wanted, held[0])]
+        nodes, indptr, indices, first_edge = self._fetch_rows(missing)
+        return (torch.cat([held[0], nodes]), torch.cat([held[1], indptr[1:] + held[1][-1]]),
+                torch.cat([held[2], indices]), torch.cat([held[3], first_edge]))
+
+    def _sample_layers(self, seeds: List[torch.Tensor], streams: List[int]) -> List[List[Block]]:
+        """The blocks of the minibatches `seeds`, layer by layer (`_layer`)."""
         blocks: List[List[Block]] = [[] for _ in seeds]
         dst = list(seeds)
+        held = None
         for layer in range(len(self.fanouts)):
-            wanted = torch.unique(torch.cat(dst)) if dst else torch.empty(0, dtype=torch.int64)
-            rows = self._rows(wanted)
-            for i, d in enumerate(draw(rows, dst, streams, layer)):
+            dicts, held = self._layer(dst, streams, layer, held)
+            for i, d in enumerate(dicts):
                 block = Block.from_dict(d)
                 blocks[i].append(block)
                 dst[i] = block.src_nodes
         return blocks
+
+    def _layer(self, dst: List[torch.Tensor], streams: List[int], layer: int, held):
+        """Layer `layer` of the minibatches whose frontiers are `dst`: drawn by the owners, or on the
+        rows of the union of the frontiers (fetched from the process column with the graph
+        partitioned, less those `held` from earlier layers). A collective with the graph
+        partitioned. Returns (one block dict per minibatch, the rows held now)."""
+        if self.draws_at_owners(layer):
+            return self._draw_at_owners(dst, streams, layer), held
+        wanted = torch.unique(torch.cat(dst)) if dst else torch.empty(0, dtype=torch.int64)
+        rows = self._rows(wanted, held)
+        draw = self._draw_bulk if self.bulk else self._draw_each
+        return draw(rows, dst, streams, layer), rows
+
+    def _draw_at_owners(self, dst: List[torch.Tensor], streams: List[int], layer: int) -> List[dict]:
+        """GraphSAGE's layer drawn by the owners: each owner in the process column gets, per
+        minibatch, the frontier nodes of its block row and the minibatch's stream, draws them as
+        this rank would on their rows (_core.draw_rows), and replies with the picks; the blocks are
+        assembled here (_core.neighbor_blocks_of_draws). Collective over the column."""
+        group = self.groups.column
+        rows, k = self.grid.rows, len(dst)
+        nodes = torch.cat(dst) if dst else torch.empty(0, dtype=torch.int64)
+        batch_of = torch.repeat_interleave(torch.arange(k), torch.tensor([d.numel() for d in dst], dtype=torch.int64))
+        owner = self.partition.topology_owner_row(nodes)
+        order = torch.argsort(owner, stable=True)  # each owner's requests contiguous, minibatch by minibatch
+        nodes, batch_of, owner = nodes[order], batch_of[order], owner[order]
+        per_owner = torch.bincount(owner, minlength=rows)
+        sizes = torch.bincount(owner * k + batch_of, minlength=rows * k).view(rows, k)
+        # A stream is a uint64: it crosses as its bits in an int64.
+        bits = torch.tensor([s - (1 << 64) if s >= 1 << 63 else s for s in streams], dtype=torch.int64)
+        header = torch.tensor([k], dtype=torch.int64)
+        requests = [torch.cat([header, sizes[o], bits, part])
+                    for o, part in enumerate(torch.split(nodes, per_owner.tolist()))]
+        replies = []
+        for member, msg in enumerate(alltoallv(requests, group, self.stats, self.comm_device)):
+            msg = msg.cpu()
+            m = int(msg[0])
+            part = msg[1 + 2 * m:]
+            self._check_asked(member, part)
+            counts, neighbors, edge_ids = _core.draw_rows(self.dataset, part.contiguous(), msg[1:1 + m].contiguous(),
+                                                          msg[1 + m:1 + 2 * m].contiguous(), layer,
+                                                          self.fanouts[layer], self.replace, self.seed,
+                                                          self.partition.edge_offset)
+            replies.append(torch.cat([counts, neighbors, edge_ids]))
+        got = [t.cpu() for t in alltoallv(replies, group, self.stats, self.comm_device)]
+        counts, neighbors, edge_ids = [], [], []
+        for n, reply in zip(per_owner.tolist(), got):
+            c = reply[:n]
+            e = int(c.sum())
+            counts.append(c)
+            neighbors.append(reply[n:n + e])
+            edge_ids.append(reply[n + e:n + 2 * e])
+        return _core.neighbor_blocks_of_draws(dst, nodes, batch_of, torch.cat(counts), torch.cat(neighbors),
+                                              torch.cat(edge_ids))
 
     def _draw_bulk(self, rows, dst: List[torch.Tensor], streams: List[int], layer: int) -> List[dict]:
         """The bulk matrix samplers' layer (BulkSampler with one stream per batch)."""

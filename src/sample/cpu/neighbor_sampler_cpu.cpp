@@ -64,10 +64,9 @@ LayerDraws draw_layer(const Rows& rows, std::span<const int64_t> dst, const Draw
   return draws;
 }
 
+/// The neighbour at each drawn position.
 template <typename Rows>
-Block layer_block(const Rows& rows, std::span<const int64_t> dst, const DrawContext& ctx, bool edge_ids,
-                  ThreadPool* pool, const RelationDraws& relations = {}) {
-  LayerDraws draws = draw_layer(rows, dst, ctx, relations, pool);
+std::vector<int64_t> picked_ids(const Rows& rows, std::span<const int64_t> dst, const LayerDraws& draws) {
   std::vector<int64_t> ids(draws.positions.size());
   for (std::size_t i = 0; i < dst.size(); ++i) {
     const auto row = rows.row(dst[i]);
@@ -75,16 +74,42 @@ Block layer_block(const Rows& rows, std::span<const int64_t> dst, const DrawCont
       ids[e] = static_cast<int64_t>(row.ids[draws.positions[e] - row.first]);
     }
   }
-  Block block;
-  block.num_dst = static_cast<int64_t>(dst.size());
-  block.indptr = std::move(draws.indptr);
-  compact_layer(dst, ids, block.src_nodes, block.indices);
-  if (edge_ids) block.edge_ids = std::move(draws.positions);
+  return ids;
+}
+
+template <typename Rows>
+Block layer_block(const Rows& rows, std::span<const int64_t> dst, const DrawContext& ctx, bool edge_ids,
+                  ThreadPool* pool, const RelationDraws& relations = {}) {
+  LayerDraws draws = draw_layer(rows, dst, ctx, relations, pool);
+  std::vector<int64_t> ids = picked_ids(rows, dst, draws);
+  Block block = block_of_draws(dst, {std::move(draws.indptr), std::move(draws.positions), std::move(ids)}, edge_ids);
   block.edge_types = std::move(draws.types);
   return block;
 }
 
 }  // namespace
+
+NeighborDraws neighbor_draws(const graph::CscView& csc, int64_t edge_offset, std::span<const int64_t> dst,
+                             const DrawContext& ctx, ThreadPool* pool) {
+  return std::visit(
+      [&](auto indices) {
+        using Index = typename decltype(indices)::element_type;
+        const CscRows<std::remove_const_t<Index>> rows{csc.indptr, indices, edge_offset};
+        LayerDraws draws = draw_layer(rows, dst, ctx, {}, pool);
+        std::vector<int64_t> ids = picked_ids(rows, dst, draws);
+        return NeighborDraws{std::move(draws.indptr), std::move(draws.positions), std::move(ids)};
+      },
+      csc.indices);
+}
+
+Block block_of_draws(std::span<const int64_t> dst, NeighborDraws draws, bool edge_ids) {
+  Block block;
+  block.num_dst = static_cast<int64_t>(dst.size());
+  block.indptr = std::move(draws.indptr);
+  compact_layer(dst, draws.ids, block.src_nodes, block.indices);
+  if (edge_ids) block.edge_ids = std::move(draws.positions);
+  return block;
+}
 
 Block neighbor_layer(const graph::CscView& csc, std::span<const int64_t> dst, const DrawContext& ctx, bool edge_ids,
                      ThreadPool* pool, const RelationDraws& relations) {

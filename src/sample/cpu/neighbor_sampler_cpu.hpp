@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "cpu/neighbor_draws.hpp"
 #include "cpu/row_access.hpp"
@@ -13,6 +14,23 @@
 #include "graphtier/sample/minibatch.hpp"
 
 namespace graphtier::sample::cpu {
+
+/// One layer's draws before the compaction: per dst node its picks, in draw order.
+struct NeighborDraws {
+  std::vector<int64_t> indptr;     // [num_dst + 1]
+  std::vector<int64_t> positions;  // [indptr[num_dst]] global edge positions
+  std::vector<int64_t> ids;        // [indptr[num_dst]] the neighbour at each position
+};
+
+/// The draws of `dst` (any ids in [0, csc.num_nodes()), repeats allowed) on a CSC that may be a
+/// block row of the graph: its position p is the global position p + edge_offset, which the draws
+/// see, so they are the whole graph's. Unweighted (ctx.weights empty).
+NeighborDraws neighbor_draws(const graph::CscView& csc, int64_t edge_offset, std::span<const int64_t> dst,
+                             const DrawContext& ctx, ThreadPool* pool);
+
+/// The block of `dst` from their draws: the compaction of every neighbour sampler (edge_ids = the
+/// positions when `edge_ids`).
+Block block_of_draws(std::span<const int64_t> dst, NeighborDraws draws, bool edge_ids);
 
 /// The block of the dst nodes `dst` drawn with `ctx`; edge_ids (global CSC positions) when
 /// `edge_ids`. With a pool, dst nodes are drawn in parallel parts concatenated in order. With

@@ -19,13 +19,17 @@ struct RowOf {
   const Index* ids;
 };
 
-/// Rows of a CSC indexed by global id (indices int32 or int64).
+/// Rows of a CSC indexed by global id (indices int32 or int64). The CSC may be a block row of the
+/// graph (a rank of the partitioned mode) whose position p is the global position p + edge_offset.
 template <typename Index>
 struct CscRows {
   std::span<const int64_t> indptr;
   std::span<const Index> indices;
+  int64_t edge_offset = 0;
 
-  RowOf<Index> row(int64_t v) const { return {indptr[v], indptr[v + 1] - indptr[v], indices.data() + indptr[v]}; }
+  RowOf<Index> row(int64_t v) const {
+    return {indptr[v] + edge_offset, indptr[v + 1] - indptr[v], indices.data() + indptr[v]};
+  }
   /// Every node id the rows can name is below this bound.
   int64_t id_bound() const { return static_cast<int64_t>(indptr.size()) - 1; }
 };

@@ -1,0 +1,178 @@
+"""Bytes a graph-partitioned DistSampler moves per layer, against the sampled edges' bytes, with
+the layers drawn by the owners of the rows (issue 28) and with whole rows fetched (before).
+
+P Gloo processes (c = 1: every rank's topology is one block row of P) each sample `--steps`
+minibatches of GraphSAGE (bulk 0, one minibatch per exchange) on a generated power-law graph
+(`graphtier generate`, R-MAT): with owner_draws=False (row fetch), without and with the rows of
+earlier layers kept (the cache), and with the cost model's pick (the owners draw every layer whose
+fanout is >= 1). Per layer, summed over the ranks:
+  moved          the bytes the ranks received from other ranks in the layer's exchanges
+                 (requests and replies; as much is sent as is received)
+  sampled        16 bytes (neighbour id and edge id, int64: what a block holds per edge) per
+                 sampled edge whose dst node's row lies in another process row (the part of
+                 the blocks that must cross)
+and moved / sampled, the goal being <= 1.5. Also the seconds per minibatch of sampling (mean over
+the ranks and steps), on whatever the machine is doing besides.
+
+    python bench/distributed/sample_traffic.py --work /tmp/traffic [--nodes 200K --edges 4M --fanouts 10,5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import torch
+import torch.multiprocessing as mp
+
+_EDGE_BYTES = 16
+
+
+def _worker(rank, world, port, part_dir, args, queue):
+    import torch.distributed as dist
+    from datetime import timedelta
+
+    from graphtier.distributed import Partition, ProcessGrid, grid_groups
+    from graphtier.distributed.sampler import DistSampler
+
+    class LayerCounting(DistSampler):
+        """Counts each layer's received bytes (the exchanges of `_layer`); `forget` drops the rows
+        fetched for earlier layers (the row fetch before issue 28)."""
+
+        forget = False
+
+        def _layer(self, dst, streams, layer, held):
+            before = self.stats.as_dict()["bytes_received"]
+            out = super()._layer(dst, streams, layer, None if self.forget else held)
+            self.layer_bytes[layer] += self.stats.as_dict()["bytes_received"] - before
+            if out[1] is not None and layer == len(self.fanouts) - 1:
+                # The rows this call held: how many the previous call held too (what a cache kept
+                # across calls could save).
+                nodes = out[1][0]
+                if self.last_rows is not None:
+                    self.reuse[0] += int(torch.isin(nodes, self.last_rows).sum())
+                    self.reuse[1] += int(nodes.numel())
+                self.last_rows = nodes
+            return out
+
+    torch.set_num_threads(1)
+    try:
+        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
+                                timeout=timedelta(seconds=300))
+        part = Partition.open(part_dir, rank)
+        grid = ProcessGrid(world, 1, rank)
+        groups = grid_groups(grid)
+        fanouts = [int(f) for f in args["fanouts"].split(",")]
+        out = {}
+        for name, owner_draws, forget in (("rows", False, True), ("cached_rows", False, False), ("draws", None, False)):
+            sampler = LayerCounting(part, grid, "neighbor", fanouts, args["batch_size"], seed=0, groups=groups,
+                                    owner_draws=owner_draws)
+            sampler.forget = forget
+            sampler.last_rows, sampler.reuse = None, [0, 0]
+            sampler.layer_bytes = [0] * len(fanouts)
+            remote = [0] * len(fanouts)
+            seconds = []
+            it = sampler.epoch(0, 0, min(args["steps"], sampler.steps))
+            while True:
+                t0 = time.perf_counter()
+                batch = next(it, StopIteration)
+                if batch is StopIteration:
+                    break
+                seconds.append(time.perf_counter() - t0)
+                for layer, block in enumerate(batch.blocks):
+                    dst = block.src_nodes[:block.num_dst]
+                    elsewhere = part.topology_owner_row(dst) != grid.row
+                    remote[layer] += int((block.indptr[1:] - block.indptr[:-1])[elsewhere].sum())
+            out[name] = {"layer_bytes": sampler.layer_bytes, "remote_edges": remote, "seconds": seconds,
+                         "rows_held_by_the_previous_call": sampler.reuse}
+            dist.barrier()
+        dist.destroy_process_group()
+        queue.put((rank, out, None))
+    except BaseException:  # noqa: BLE001 - reported by the parent
+        import traceback
+        queue.put((rank, None, traceback.format_exc()))
+
+
+def measure(part_dir: str, world: int, args: dict) -> list:
+    from graphtier.distributed.comm import free_port
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    port = free_port()
+    procs = [ctx.Process(target=_worker, args=(r, world, port, part_dir, args, queue)) for r in range(world)]
+    for p in procs:
+        p.start()
+    results = {}
+    for _ in range(world):
+        rank, out, error = queue.get(timeout=900)
+        if error:
+            raise RuntimeError(f"rank {rank}: {error}")
+        results[rank] = out
+    for p in procs:
+        p.join(timeout=30)
+    return [results[r] for r in range(world)]
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--work", required=True, help="scratch directory (the graph and its partitions)")
+    p.add_argument("--cli", default=os.path.join(os.path.dirname(__file__), "..", "..", "build", "cpu", "graphtier"))
+    p.add_argument("--nodes", default="200K")
+    p.add_argument("--edges", default="4M")
+    p.add_argument("--fanouts", default="10,5")
+    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--steps", type=int, default=8)
+    p.add_argument("--json")
+    a = p.parse_args(argv)
+    os.makedirs(a.work, exist_ok=True)
+    data = os.path.join(a.work, "graph")
+    if not os.path.isdir(data):
+        subprocess.run([a.cli, "-q", "generate", "-o", data, "--nodes", a.nodes, "--edges", a.edges, "--no-features",
+                        "--classes", "16", "--seed", "7"], check=True)
+    args = {"fanouts": a.fanouts, "batch_size": a.batch_size, "steps": a.steps}
+    fanouts = a.fanouts.split(",")
+    rows = []
+    print("| P | layer (fanout) | sampled edges from other rows, per minibatch | moved / sampled bytes: row fetch "
+          "| row fetch, rows kept across layers | owner draws | row fetch / owner draws |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    for world in (2, 4):
+        part = os.path.join(a.work, f"part-{world}")
+        if not os.path.isdir(part):
+            subprocess.run([a.cli, "-q", "partition", "-d", data, "-o", part, "--ranks", str(world), "--replication",
+                            "1", "--graph", "partitioned"], check=True, stdout=subprocess.DEVNULL)
+        per_rank = measure(part, world, args)
+        batches = sum(len(r["rows"]["seconds"]) for r in per_rank)
+        summary = {"P": world, "batches": batches, "per_rank": per_rank}
+        for name in ("rows", "cached_rows", "draws"):
+            summary[name] = {
+                "layer_bytes": [sum(r[name]["layer_bytes"][l] for r in per_rank) for l in range(len(fanouts))],
+                "remote_edges": [sum(r[name]["remote_edges"][l] for r in per_rank) for l in range(len(fanouts))],
+                "seconds_per_batch": sum(sum(r[name]["seconds"]) for r in per_rank) / batches,
+            }
+        edges = [summary[name]["remote_edges"] for name in ("rows", "cached_rows", "draws")]
+        assert edges[0] == edges[1] == edges[2]  # the same minibatches every way
+        for l, f in enumerate(fanouts):
+            sampled = _EDGE_BYTES * summary["rows"]["remote_edges"][l]
+            before, after = summary["rows"]["layer_bytes"][l], summary["draws"]["layer_bytes"][l]
+            cached = summary["cached_rows"]["layer_bytes"][l]
+            print(f"| {world} | {l} ({f}) | {summary['rows']['remote_edges'][l] / batches:.0f} "
+                  f"| {before / sampled:.2f} | {cached / sampled:.2f} | {after / sampled:.2f} | {before / after:.1f} |")
+        rows.append(summary)
+    for s in rows:
+        ms = {name: f"{s[name]['seconds_per_batch'] * 1e3:.1f}" for name in ("rows", "cached_rows", "draws")}
+        print(f"P={s['P']}: sampling ms per minibatch: row fetch {ms['rows']}, rows kept {ms['cached_rows']}, "
+              f"owner draws {ms['draws']} ({s['batches']} minibatches)")
+        reuse = [sum(r["cached_rows"]["rows_held_by_the_previous_call"][i] for r in s["per_rank"]) for i in (0, 1)]
+        print(f"P={s['P']}: rows held (row fetch) that the previous call held too: {reuse[0]} of {reuse[1]}")
+    if a.json:
+        with open(a.json + ".tmp", "w") as f:
+            json.dump(rows, f, indent=1)
+        os.replace(a.json + ".tmp", a.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
