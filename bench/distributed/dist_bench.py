@@ -30,7 +30,8 @@ import sys
 import time
 
 import torch
-import torch.multiprocessing as mp
+
+from spawn_ranks import spawn_ranks  # this directory (the script's) is on sys.path
 
 
 def _run(cmd):
@@ -99,28 +100,9 @@ def _worker(rank, world, port, part_dir, args, queue):
         dist.barrier()
         dist.destroy_process_group()
         queue.put((rank, steps, None))
-    except BaseException as ex:  # noqa: BLE001 - reported by the parent
+    except BaseException:  # noqa: BLE001 - reported by the parent
         import traceback
         queue.put((rank, None, traceback.format_exc()))
-
-
-def measure(part_dir: str, world: int, args: dict) -> list:
-    from graphtier.distributed.comm import free_port
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    port = free_port()
-    procs = [ctx.Process(target=_worker, args=(r, world, port, part_dir, args, queue)) for r in range(world)]
-    for p in procs:
-        p.start()
-    results = {}
-    for _ in range(world):
-        rank, steps, error = queue.get(timeout=600)
-        if error:
-            raise RuntimeError(f"rank {rank}: {error}")
-        results[rank] = steps
-    for p in procs:
-        p.join(timeout=30)
-    return [results[r] for r in range(world)]
 
 
 def summarise(per_rank: list) -> dict:
@@ -164,7 +146,7 @@ def main(argv=None) -> int:
             if not os.path.isdir(part):
                 _run([a.cli, "-q", "partition", "-d", data, "-o", part, "--ranks", str(world), "--replication", str(c),
                       "--graph", mode])
-            per_rank = measure(part, world, args)
+            per_rank = spawn_ranks(_worker, part, world, args, timeout=600)
             summary = summarise(per_rank)
             summary.update(P=world, c=c, graph=mode, per_rank_steps=per_rank)
             rows.append(summary)

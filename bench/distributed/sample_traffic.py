@@ -27,7 +27,8 @@ import sys
 import time
 
 import torch
-import torch.multiprocessing as mp
+
+from spawn_ranks import spawn_ranks  # this directory (the script's) is on sys.path
 
 _EDGE_BYTES = 16
 
@@ -97,25 +98,6 @@ def _worker(rank, world, port, part_dir, args, queue):
         queue.put((rank, None, traceback.format_exc()))
 
 
-def measure(part_dir: str, world: int, args: dict) -> list:
-    from graphtier.distributed.comm import free_port
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    port = free_port()
-    procs = [ctx.Process(target=_worker, args=(r, world, port, part_dir, args, queue)) for r in range(world)]
-    for p in procs:
-        p.start()
-    results = {}
-    for _ in range(world):
-        rank, out, error = queue.get(timeout=900)
-        if error:
-            raise RuntimeError(f"rank {rank}: {error}")
-        results[rank] = out
-    for p in procs:
-        p.join(timeout=30)
-    return [results[r] for r in range(world)]
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--work", required=True, help="scratch directory (the graph and its partitions)")
@@ -143,7 +125,7 @@ def main(argv=None) -> int:
         if not os.path.isdir(part):
             subprocess.run([a.cli, "-q", "partition", "-d", data, "-o", part, "--ranks", str(world), "--replication",
                             "1", "--graph", "partitioned"], check=True, stdout=subprocess.DEVNULL)
-        per_rank = measure(part, world, args)
+        per_rank = spawn_ranks(_worker, part, world, args, timeout=900)
         batches = sum(len(r["rows"]["seconds"]) for r in per_rank)
         summary = {"P": world, "batches": batches, "per_rank": per_rank}
         for name in ("rows", "cached_rows", "draws"):
