@@ -288,6 +288,10 @@ class DatasetWriter {
     open_array(array).write_span(values);
   }
 
+  /// Closes array `array` (opened and fully written) and maps it for reading, so that a later
+  /// stage can derive an array from an earlier one; no more may be written to it.
+  MappedFile map_array(const std::string& array);
+
   /// Closes all arrays, records their sizes and checksums in `manifest`, writes manifest.json,
   /// validates the directory with Dataset::open, and renames it into place (replacing an old
   /// dataset atomically with renameat2(RENAME_EXCHANGE) when overwriting).
