@@ -35,6 +35,11 @@ from graphtier.store import FeatureStore
 
 _SPLITS = {"train": "train", "val": "valid", "valid": "valid", "test": "test"}
 
+#: LinkNeighborLoader's `time_attr` values (the dataset's node_time.bin or edge_time.bin) and
+#: `temporal_strategy` values (include/graphtier/sample/temporal.hpp), for front ends to offer.
+TIME_ATTRS = ("node_time", "edge_time")
+TEMPORAL_STRATEGIES = ("uniform", "last")
+
 
 def link_split(dataset: _core.Dataset) -> Optional[dict]:
     """The dataset's link split as `graphtier split-links` recorded it (seed, val, test, disjoint,
@@ -48,6 +53,15 @@ def link_edges(dataset: _core.Dataset, split: str) -> torch.Tensor:
     if split not in _SPLITS:
         raise ValueError(f"split: expected one of train, val, valid, test, got {split!r}")
     return _core.link_edges(dataset, _SPLITS[split]).view(-1, 2).t()
+
+
+def link_edge_time(dataset: _core.Dataset, split: str) -> Optional[torch.Tensor]:
+    """Split `split`'s seed-edge times, int64 [K] in the order of link_edges (each edge's earliest
+    time; `graphtier split-links` of a dataset with edge_time.bin writes them), or None when the
+    split carries none. A ValueError without a split."""
+    if split not in _SPLITS:
+        raise ValueError(f"split: expected one of train, val, valid, test, got {split!r}")
+    return _core.link_time(dataset, _SPLITS[split])
 
 
 def all_edges(dataset: _core.Dataset) -> torch.Tensor:
@@ -178,6 +192,11 @@ class LinkNeighborLoader:
             if negatives == "binary" and self.labels.numel() and float(self.labels.min()) == 0:
                 self.labels = self.labels + 1
         self.edge_label_time = None
+        if time_attr is not None and time_attr not in TIME_ATTRS:
+            raise ValueError(f"time_attr: expected one of {', '.join(TIME_ATTRS)}, got {time_attr!r}")
+        if temporal_strategy not in TEMPORAL_STRATEGIES:
+            raise ValueError(f"temporal_strategy: expected one of {', '.join(TEMPORAL_STRATEGIES)}, "
+                             f"got {temporal_strategy!r}")
         if time_attr is None:
             if edge_label_time is not None:
                 raise ValueError("edge_label_time needs time_attr (\"node_time\" or \"edge_time\", the dataset's times)")

@@ -173,13 +173,14 @@ void bind_link(nb::module_& m) {
         out["val"] = links->val;
         out["test"] = links->test;
         out["disjoint"] = links->disjoint;
+        out["by_time"] = links->by_time;
         out["num_train"] = links->num_train;
         out["num_valid"] = links->num_valid;
         out["num_test"] = links->num_test;
         return out;
       },
       nb::arg("dataset"),
-      "The dataset's link split (the manifest's \"links\": seed, val, test, disjoint, num_train, "
+      "The dataset's link split (the manifest's \"links\": seed, val, test, disjoint, by_time, num_train, "
       "num_valid, num_test), or None.");
   m.def(
       "link_edges",
@@ -193,6 +194,18 @@ void bind_link(nb::module_& m) {
       nb::arg("dataset"), nb::arg("split"),
       "Split `split`'s seed edges, flattened (src, dst) pairs (int64 [2 K], rows sorted), viewing the "
       "dataset's memory map.");
+  m.def(
+      "link_time",
+      [](nb::object dataset, const std::string& split) -> std::optional<TorchArray> {
+        const DatasetHandle& d = nb::cast<const DatasetHandle&>(dataset);
+        GRAPHTIER_EXPECTS(d.dataset->has_link_split(), InvalidArgument, d.dataset->dir(),
+                          " has no link split (make one with `graphtier split-links`)");
+        if (!d.dataset->has_link_time()) return std::nullopt;
+        return torch_view(d.dataset->link_time(parse_split(split)), dataset);
+      },
+      nb::arg("dataset"), nb::arg("split"),
+      "Split `split`'s seed-edge times (int64 [K], one per pair of link_edges), viewing the dataset's "
+      "memory map, or None when the split carries no times.");
   m.def(
       "graph_edges",
       [](const DatasetHandle& d) {

@@ -58,6 +58,7 @@ std::optional<ArraySpec> array_spec(const std::string& array, const Manifest& m)
   if (m.links) {
     for (Split s : {Split::kTrain, Split::kValid, Split::kTest}) {
       if (array == LinkSplit::array(s)) return ArraySpec{16, static_cast<uint64_t>(m.links->count(s)) * 16};
+      if (array == LinkSplit::time_array(s)) return ArraySpec{8, static_cast<uint64_t>(m.links->count(s)) * 8};
     }
   }
   if (m.hetero.empty()) return std::nullopt;
@@ -218,6 +219,9 @@ Dataset Dataset::open(const std::string& dir) {
     for (Split s : {Split::kTrain, Split::kValid, Split::kTest}) {
       const std::string array = LinkSplit::array(s);
       if (!m.has(array)) throw FormatError(manifest_path, detail::concat("a link split (links) needs a '", array, "' array"));
+      if (m.has(LinkSplit::time_array(s)) != m.has(LinkSplit::time_array(Split::kTrain))) {
+        throw FormatError(manifest_path, "a link split's edge times (link_<split>_time) come for all three splits or none");
+      }
     }
   }
   for (const auto& [array, entry] : m.files) {
@@ -267,6 +271,10 @@ std::span<const int64_t> Dataset::link_edges(Split s) const {
   return impl_->view<int64_t>(LinkSplit::array(s));
 }
 std::span<const double> Dataset::hotness() const { return impl_->view<double>("hotness"); }
+std::span<const int64_t> Dataset::link_time(Split s) const {
+  if (!has_link_time()) return {};
+  return impl_->view<int64_t>(LinkSplit::time_array(s));
+}
 std::span<const int64_t> Dataset::node_time() const { return impl_->view<int64_t>("node_time"); }
 std::span<const int64_t> Dataset::edge_time() const { return impl_->view<int64_t>("edge_time"); }
 

@@ -24,6 +24,13 @@ OutputFile& DatasetWriter::open_array(const std::string& array) {
   return ref;
 }
 
+MappedFile DatasetWriter::map_array(const std::string& array) {
+  const auto it = arrays_.find(array);
+  GRAPHTIER_EXPECTS(it != arrays_.end(), InvalidArgument, "array '", array, "' was not written in ", staged_.temp_dir());
+  it->second->close();  // commit() closes it again: a no-op that keeps its size and checksum
+  return MappedFile(staged_.temp_dir() + "/" + array + ".bin");
+}
+
 void DatasetWriter::require_free_space(std::string_view what, int64_t rows, int64_t row_bytes) const {
   if (rows <= 0 || row_bytes <= 0) return;
   const int64_t available = staged_.free_bytes();

@@ -23,6 +23,7 @@ std::string_view split_name(Split s) {
 }
 
 std::string LinkSplit::array(Split s) { return "link_" + std::string(split_name(s)); }
+std::string LinkSplit::time_array(Split s) { return array(s) + "_time"; }
 
 DType index_dtype_for(int64_t num_nodes) {
   return num_nodes <= int64_t{1} << 31 ? DType::kInt32 : DType::kInt64;
@@ -132,6 +133,11 @@ LinkSplit links_from_json(const Json& object, const std::string& path) {
   links.val = fraction("val");
   links.test = fraction("test");
   links.disjoint = fraction("disjoint");
+  // Optional: splits written before time-ordered splits existed are random.
+  if (const Json* by_time = f.find("by_time")) {
+    if (!by_time->is_boolean()) f.wrong("by_time", "true or false", *by_time);
+    links.by_time = by_time->get<bool>();
+  }
   links.num_train = count("num_train");
   links.num_valid = count("num_valid");
   links.num_test = count("num_test");
@@ -172,6 +178,7 @@ std::string Manifest::to_json() const {
                   {"test", links->test},           {"disjoint", links->disjoint},
                   {"num_train", links->num_train}, {"num_valid", links->num_valid},
                   {"num_test", links->num_test}};
+    if (links->by_time) j["links"]["by_time"] = true;  // absent: a random split, as before the field
   }
   return j.dump(2) + "\n";
 }

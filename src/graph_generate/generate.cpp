@@ -56,6 +56,8 @@ void validate_counts(const GenerateOptions& o) {
                         o.num_classes <= std::numeric_limits<int32_t>::max(),
                     InvalidArgument, "number of classes must be in [1, number of nodes = ", o.num_nodes,
                     "], got ", o.num_classes);
+  GRAPHTIER_EXPECTS(o.time_steps >= 0 && o.time_steps <= o.num_nodes, InvalidArgument,
+                    "time steps (--time-steps) must be in [0, number of nodes = ", o.num_nodes, "], got ", o.time_steps);
   GRAPHTIER_EXPECTS(o.feature_dim >= 0, InvalidArgument, "feature dimension must be >= 0, got ", o.feature_dim);
   GRAPHTIER_EXPECTS(o.feature_dtype == DType::kFloat32 || o.feature_dtype == DType::kFloat16 ||
                         o.feature_dtype == DType::kBFloat16,
@@ -67,13 +69,17 @@ std::string describe(const GenerateOptions& o) {
   return ::graphtier::detail::concat("graphtier generate: R-MAT a=", o.rmat.a, " b=", o.rmat.b, " c=", o.rmat.c,
                                      ", ", o.num_edges, " requested edges, ", o.undirected ? "undirected" : "directed",
                                      ", ", o.num_classes, " classes, homophily ", o.homophily, ", class separation ",
-                                     o.class_separation, ", seed ", o.seed);
+                                     o.class_separation, o.time_steps > 0 ? ", growing over " : "",
+                                     o.time_steps > 0 ? std::to_string(o.time_steps) + " time steps" : "", ", seed ",
+                                     o.seed);
 }
 
 }  // namespace
 
 GenerateReport generate_dataset(const std::string& dir, const GenerateOptions& options, ThreadPool& pool) {
   validate_common(options);
+  GRAPHTIER_EXPECTS(!options.schema || options.time_steps == 0, InvalidArgument,
+                    "time steps (--time-steps) are for homogeneous graphs, not --schema");
   if (options.schema) return detail::generate::generate_typed_dataset(dir, options, pool);
   validate_counts(options);
   const auto start = std::chrono::steady_clock::now();
@@ -102,6 +108,11 @@ GenerateReport generate_dataset(const std::string& dir, const GenerateOptions& o
   const DType index_dtype = index_dtype_for(n);
   detail::generate::write_topology(writer, edges, labels, n, num_draws, options.undirected, index_dtype,
                                    options.memory_budget, pool, report);
+  if (options.time_steps > 0) {
+    writer.require_free_space("the timestamps", n + report.num_edges, 8);
+    detail::generate::write_times(writer, detail::generate::ArrivalTimes(n, options.time_steps, node_order), n,
+                                  index_dtype, pool);
+  }
   report.topology_seconds = seconds_since(stage);
 
   stage = std::chrono::steady_clock::now();
@@ -133,7 +144,8 @@ GenerateReport generate_dataset(const std::string& dir, const GenerateOptions& o
 
   const int64_t index_bytes = dtype_size(index_dtype);
   report.total_bytes = (n + 1) * 8 + report.num_edges * index_bytes + n * 4 +
-                       (splits.train + splits.valid + splits.test) * 8 + report.feature_bytes;
+                       (splits.train + splits.valid + splits.test) * 8 + report.feature_bytes +
+                       (options.time_steps > 0 ? (n + report.num_edges) * 8 : 0);
   report.total_seconds = seconds_since(start);
   return report;
 }

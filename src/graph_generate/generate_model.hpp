@@ -290,6 +290,24 @@ class CrossTypeEdgeModel {
   const NodePermutation& dst_order_;
 };
 
+/// Arrival step of each final node id in a growing graph (generate.hpp, Timestamps): step
+/// floor(u * steps / n) of its original id u, so nodes arrive in original-id order.
+class ArrivalTimes {
+ public:
+  ArrivalTimes(int64_t num_nodes, int64_t steps, const NodePermutation& permutation)
+      : n_(num_nodes), steps_(steps), permutation_(permutation) {}
+  int64_t of(int64_t v) const {
+    // 128 bits: u * steps overflows 64 when both are near 2^62.
+    const auto u = static_cast<unsigned __int128>(permutation_.inverse(v));
+    return static_cast<int64_t>(u * static_cast<uint64_t>(steps_) / static_cast<uint64_t>(n_));
+  }
+
+ private:
+  int64_t n_;
+  int64_t steps_;
+  const NodePermutation& permutation_;
+};
+
 /// Class of each final node id: the community of its original id.
 class LabelModel {
  public:

@@ -35,6 +35,7 @@ std::string report_json(const std::string& dir, const GenerateOptions& o, const 
     j["num_classes"] = o.num_classes;
     j["homophily"] = o.homophily;
     j["measured_homophily"] = r.measured_homophily;
+    j["time_steps"] = o.time_steps;
   }
   j["class_separation"] = o.class_separation;
   j["rmat"] = {o.rmat.a, o.rmat.b, o.rmat.c, o.rmat.d()};

@@ -65,6 +65,11 @@ struct LabelledRange {
 void write_node_arrays(DatasetWriter& writer, const LabelModel& labels, const NodePermutation& split_order,
                        const LabelledRange& range, const SplitCounts& counts, ThreadPool& pool);
 
+/// Writes node_time (each node's arrival step) and edge_time (each CSC entry's: the later of its
+/// endpoints' steps) of a growing graph, reading back the indptr and indices already written.
+void write_times(DatasetWriter& writer, const ArrivalTimes& times, int64_t num_nodes, DType index_dtype,
+                 ThreadPool& pool);
+
 /// Writes the feature rows of all nodes to `out`, `chunk_bytes` at a time, generating the next chunk
 /// while the previous one is written. Returns the bytes written.
 int64_t write_features(OutputFile& out, const FeatureLayout& layout, const FeatureModel& features,

@@ -179,8 +179,9 @@ PrepareReport prepare_dataset(const std::string& input_dir, const std::string& o
   }
   if (in.has_link_split()) {
     for (auto split : {graph::Split::kTrain, graph::Split::kValid, graph::Split::kTest}) {
-      writer.write_array(graph::LinkSplit::array(split),
-                         std::span<const int64_t>(renumber_link_edges(in.link_edges(split), perm.old_to_new)));
+      const LinkEdges edges = renumber_link_edges(in.link_edges(split), in.link_time(split), perm.old_to_new);
+      writer.write_array(graph::LinkSplit::array(split), std::span<const int64_t>(edges.pairs));
+      if (in.has_link_time()) writer.write_array(graph::LinkSplit::time_array(split), std::span<const int64_t>(edges.times));
     }
   }
   // permutation.bin maps to the ORIGINAL ids: compose with the input's own renumbering.

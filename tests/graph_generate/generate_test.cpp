@@ -386,6 +386,50 @@ TEST(Generate, DirectedGraphsAndGraphsWithoutFeatures) {
   EXPECT_GT(one_way, 0);
 }
 
+TEST(Generate, GrowingGraphTimesAreConsistentAndDeterministic) {
+  TempDir tmp;
+  auto o = small_options();
+  o.time_steps = 50;
+  const GenerateReport report = generate(tmp / "timed", o, 1);
+  auto constrained = o;
+  constrained.memory_budget = 20000 * 4 + 200000;  // several topology passes
+  generate(tmp / "again", constrained, 2);
+  const Dataset d = Dataset::open(tmp / "timed");
+  ASSERT_TRUE(d.has_node_time());
+  ASSERT_TRUE(d.has_edge_time());
+  const auto a = d.manifest().files;
+  const auto b = Dataset::open(tmp / "again").manifest().files;
+  for (const char* array : {"node_time", "edge_time", "indices"}) EXPECT_EQ(a.at(array).xxh3, b.at(array).xxh3) << array;
+  // The untimed graph is the same graph: times are added, nothing else changes.
+  generate(tmp / "untimed", small_options(), 2);
+  EXPECT_EQ(a.at("indices").xxh3, Dataset::open(tmp / "untimed").manifest().files.at("indices").xxh3);
+  EXPECT_EQ(report.num_edges, d.num_edges());
+
+  // Steps in [0, S), balanced (floor(u S / N) of a bijection: N / S nodes each, within one).
+  const auto node_time = d.node_time();
+  std::vector<int64_t> per_step(static_cast<std::size_t>(o.time_steps), 0);
+  for (const int64_t t : node_time) {
+    ASSERT_GE(t, 0);
+    ASSERT_LT(t, o.time_steps);
+    ++per_step[static_cast<std::size_t>(t)];
+  }
+  for (const int64_t count : per_step) EXPECT_NEAR(static_cast<double>(count), 20000.0 / 50, 1.0);
+  // Each edge is created when its later endpoint arrives.
+  const auto indptr = d.indptr();
+  const auto indices = indices_of(d);
+  const auto edge_time = d.edge_time();
+  std::vector<int64_t> degree(per_step.size(), 0);
+  for (int64_t v = 0; v < d.num_nodes(); ++v) {
+    for (int64_t p = indptr[v]; p < indptr[v + 1]; ++p) {
+      ASSERT_EQ(edge_time[p], std::max(node_time[v], node_time[indices[p]])) << "entry " << p;
+    }
+    degree[static_cast<std::size_t>(node_time[v])] += indptr[v + 1] - indptr[v];
+  }
+  // The early nodes are R-MAT's hubs: the first step's nodes hold far more edges than the last's,
+  // so a node's past degree predicts its future links (preferential attachment).
+  EXPECT_GT(degree.front(), 5 * degree.back());
+}
+
 TEST(Generate, RejectsBadOptionsAndLeavesNothingBehind) {
   TempDir tmp;
   const auto expect_invalid = [&](void (*tweak)(GenerateOptions&), const char* what) {
@@ -404,6 +448,8 @@ TEST(Generate, RejectsBadOptionsAndLeavesNothingBehind) {
   expect_invalid([](GenerateOptions& o) { o.memory_budget = 1000; }, "budget below the counters");
   expect_invalid([](GenerateOptions& o) { o.num_nodes = int64_t{1} << 61; }, "beyond the format");
   expect_invalid([](GenerateOptions& o) { o.num_nodes = 1000000000000; }, "counters beyond the memory");
+  expect_invalid([](GenerateOptions& o) { o.time_steps = -1; }, "negative time steps");
+  expect_invalid([](GenerateOptions& o) { o.time_steps = o.num_nodes + 1; }, "more time steps than nodes");
   EXPECT_FALSE(std::filesystem::exists(tmp / "bad"));
   EXPECT_TRUE(std::filesystem::is_empty(tmp.path())) << "temporary directories left behind";
 

@@ -244,6 +244,16 @@ TEST(GenerateTyped, BadSchemasGetNamedErrors) {
   o.schema = parse_graph_schema(with(type, "", R"(, "labelled_type": "p", "num_classes": 11)"), "s.json");
   EXPECT_THROW(generate(tmp / "g", o), InvalidArgument);
   EXPECT_FALSE(std::filesystem::exists(tmp / "g"));
+  // Timestamps are for homogeneous graphs.
+  o.schema = parse_graph_schema(with(type, "", R"(, "labelled_type": "p", "num_classes": 2)"), "s.json");
+  o.time_steps = 10;
+  try {
+    generate(tmp / "g", o);
+    ADD_FAILURE() << "a typed graph with time steps was generated";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("--time-steps"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(tmp / "g"));
 }
 
 TEST(GenerateTypedCli, SchemaFileAndIgbh) {

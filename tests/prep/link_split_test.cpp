@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -200,6 +201,114 @@ TEST(LinkSplit, DoesNotDependOnTheOrderOfEntries) {
   EXPECT_EQ(a.train, b.train);
 }
 
+// kTiny's entries in CSC order, with times: {0, 1} at 5 (entry 1 -> 0) and 7, {0, 3} at 2,
+// {1, 2} at 9, 4 (the earliest of a duplicate) and 8, {2, 4} at 1, the self-loop at 6.
+// Pair times (earliest entry): {0,1} 5, {0,3} 2, {1,2} 4, {2,4} 1, {4,4} 6.
+const std::vector<int64_t> kTinyTimes = {5, 2, 7, 9, 4, 8, 1, 6};
+
+TEST(LinkSplit, GoldenTinyGraphByTime) {
+  const Csc c = csc_of(5, kTiny);
+  ASSERT_EQ(c.indices, (std::vector<int64_t>{1, 3, 0, 2, 2, 1, 2, 4}));  // the times' order
+  LinkSplitOptions o;
+  o.val = 0.2;   // 1 pair: the second latest, {0, 1} at 5
+  o.test = 0.2;  // 1 pair: the latest, the self-loop at 6
+  o.by_time = true;
+  for (const uint64_t seed : {0u, 1u, 2u}) {  // no tied times: the seed cannot matter
+    o.seed = seed;
+    const LinkSplitResult r = split_links(c.view(), o, kTinyTimes);
+    EXPECT_EQ(rows_of(r.test), (std::vector<Pair>{{4, 4}}));
+    EXPECT_EQ(r.test_time, (std::vector<int64_t>{6}));
+    EXPECT_EQ(rows_of(r.valid), (std::vector<Pair>{{0, 1}}));  // both directions went together
+    EXPECT_EQ(r.valid_time, (std::vector<int64_t>{5}));
+    EXPECT_EQ(rows_of(r.train), (std::vector<Pair>{{1, 2}, {2, 4}, {3, 0}}));
+    EXPECT_EQ(r.train_time, (std::vector<int64_t>{4, 1, 2}));
+    // The message-passing CSC keeps its entries' own times: 3 -> 0, 2 -> 1 twice, 1 -> 2, 2 -> 4.
+    EXPECT_EQ(r.indices, (std::vector<int64_t>{3, 2, 2, 1, 2}));
+    EXPECT_EQ(r.edge_time, (std::vector<int64_t>{2, 9, 4, 8, 1}));
+  }
+  // A random split carries the same times, row by row.
+  o.by_time = false;
+  const LinkSplitResult r = split_links(c.view(), o, kTinyTimes);
+  const std::map<Pair, int64_t> pair_time{{{0, 1}, 5}, {{3, 0}, 2}, {{1, 2}, 4}, {{2, 4}, 1}, {{4, 4}, 6}};
+  for (const auto& [rows, times] : {std::pair{&r.train, &r.train_time}, {&r.valid, &r.valid_time}, {&r.test, &r.test_time}}) {
+    ASSERT_EQ(rows->size(), 2 * times->size());
+    for (std::size_t i = 0; i < times->size(); ++i) EXPECT_EQ((*times)[i], pair_time.at({(*rows)[2 * i], (*rows)[2 * i + 1]}));
+  }
+  EXPECT_TRUE(split_links(c.view(), o).edge_time.empty());
+  EXPECT_TRUE(split_links(c.view(), o).train_time.empty());
+}
+
+TEST(LinkSplit, ByTimeHoldsOutTheLatestEdgesOnRandomGraphs) {
+  for (uint64_t graph_seed = 1; graph_seed <= 3; ++graph_seed) {
+    const Csc c = random_graph(60, 400, graph_seed);
+    std::vector<int64_t> times(c.indices.size());
+    for (std::size_t p = 0; p < times.size(); ++p) times[p] = static_cast<int64_t>(philox_u64(graph_seed, 9, p) % 50);
+    LinkSplitOptions o;
+    o.val = 0.1;
+    o.test = 0.1;
+    o.disjoint = 0.2;
+    o.by_time = true;
+    o.seed = graph_seed;
+    const LinkSplitResult r = split_links(c.view(), o, times);
+    SCOPED_TRACE(testing::Message() << "graph " << graph_seed);
+    // Naive reference: each undirected edge's time is its entries' minimum.
+    std::map<Pair, int64_t> pair_time;
+    const std::vector<Pair> input = edges_of(c.indptr, c.indices);
+    for (std::size_t p = 0; p < input.size(); ++p) {
+      const auto [it, fresh] = pair_time.emplace(unordered(input[p]), times[p]);
+      if (!fresh) it->second = std::min(it->second, times[p]);
+    }
+    const auto check_times = [&](const std::vector<int64_t>& rows, const std::vector<int64_t>& t) {
+      ASSERT_EQ(rows.size(), 2 * t.size());
+      for (std::size_t i = 0; i < t.size(); ++i) EXPECT_EQ(t[i], pair_time.at(unordered({rows[2 * i], rows[2 * i + 1]})));
+    };
+    check_times(r.train, r.train_time);
+    check_times(r.valid, r.valid_time);
+    check_times(r.test, r.test_time);
+    // Every test edge is at least as late as every validation edge, which are at least as late as
+    // every training or message-passing edge.
+    const int64_t test_min = *std::min_element(r.test_time.begin(), r.test_time.end());
+    const int64_t valid_max = *std::max_element(r.valid_time.begin(), r.valid_time.end());
+    const int64_t valid_min = *std::min_element(r.valid_time.begin(), r.valid_time.end());
+    EXPECT_LE(valid_max, test_min);
+    for (const int64_t t : r.train_time) EXPECT_LE(t, valid_min);
+    std::set<Pair> held;
+    for (const auto* list : {&r.valid, &r.test, &r.train}) {
+      for (const Pair& row : rows_of(*list)) held.insert(unordered(row));
+    }
+    const std::vector<Pair> output = edges_of(r.indptr, r.indices);
+    ASSERT_EQ(output.size(), r.edge_time.size());
+    for (std::size_t p = 0; p < output.size(); ++p) {
+      EXPECT_EQ(held.count(unordered(output[p])), 0u);
+      EXPECT_LE(pair_time.at(unordered(output[p])), valid_min);
+    }
+    // The entries' own times, in the input's order: the kept entries' subsequence.
+    std::vector<int64_t> expected;
+    for (std::size_t p = 0; p < input.size(); ++p) {
+      if (held.count(unordered(input[p])) == 0) expected.push_back(times[p]);
+    }
+    EXPECT_EQ(r.edge_time, expected);
+    // Deterministic.
+    const LinkSplitResult again = split_links(c.view(), o, times);
+    EXPECT_EQ(again.test, r.test);
+    EXPECT_EQ(again.train, r.train);
+  }
+}
+
+TEST(LinkSplit, ByTimeNeedsTimes) {
+  const Csc c = csc_of(5, kTiny);
+  LinkSplitOptions o;
+  o.by_time = true;
+  try {
+    split_links(c.view(), o);
+    ADD_FAILURE() << "split by time without times";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("--by-time"), std::string::npos) << e.what();
+  }
+  const std::vector<int64_t> short_times(3, 0);
+  EXPECT_THROW(split_links(c.view(), LinkSplitOptions{}, short_times), InvalidArgument);
+}
+
 TEST(LinkSplit, RefusesBadFractionsAndTooFewEdges) {
   const Csc c = csc_of(5, kTiny);
   const auto refused = [&](double val, double test, double disjoint, const std::string& text) {
@@ -308,6 +417,66 @@ TEST(LinkSplitDataset, WritesTheSplitAndKeepsTheNodeArrays) {
     EXPECT_EQ(rows_set(original), rows_set(out.link_edges(s)));
     const std::vector<Pair> rows = rows_of(std::vector<int64_t>(edges.begin(), edges.end()));
     EXPECT_TRUE(std::is_sorted(rows.begin(), rows.end()));
+  }
+}
+
+/// (src, dst, time) of each row of split `s`, its ids mapped back to the original numbering.
+std::set<std::tuple<int64_t, int64_t, int64_t>> timed_rows(const graph::Dataset& d, graph::Split s) {
+  const auto edges = d.link_edges(s);
+  const auto times = d.link_time(s);
+  std::vector<int64_t> original(edges.size());
+  d.to_original(edges, original);
+  std::set<std::tuple<int64_t, int64_t, int64_t>> out;
+  for (std::size_t i = 0; i < times.size(); ++i) out.emplace(original[2 * i], original[2 * i + 1], times[i]);
+  return out;
+}
+
+TEST(LinkSplitDataset, CarriesEdgeTimesAndPrepareKeepsThemWithTheirRows) {
+  test::TempDir tmp;
+  graph::GenerateOptions g;
+  g.num_nodes = 400;
+  g.num_edges = 3000;
+  g.num_classes = 3;
+  g.feature_dim = 4;
+  g.time_steps = 20;
+  g.seed = 2;
+  ThreadPool pool(2);
+  graph::generate_dataset(tmp / "in", g, pool);
+  LinkSplitOptions o;
+  o.by_time = true;
+  o.seed = 1;
+  split_links_dataset(tmp / "in", tmp / "out", o);
+  const graph::Dataset in = graph::Dataset::open(tmp / "in");
+  const graph::Dataset out = graph::Dataset::open(tmp / "out");
+  out.verify_checksums();
+  ASSERT_TRUE(out.has_link_time());
+  EXPECT_TRUE(out.manifest().links->by_time);
+  const LinkSplitResult r = split_links(graph::CscView::of(in), o, in.edge_time());
+  EXPECT_TRUE(std::equal(r.edge_time.begin(), r.edge_time.end(), out.edge_time().begin(), out.edge_time().end()));
+  for (graph::Split s : {graph::Split::kTrain, graph::Split::kValid, graph::Split::kTest}) {
+    EXPECT_EQ(out.link_time(s).size() * 2, out.link_edges(s).size());
+  }
+  EXPECT_TRUE(std::equal(r.test_time.begin(), r.test_time.end(), out.link_time(graph::Split::kTest).begin(),
+                         out.link_time(graph::Split::kTest).end()));
+  EXPECT_TRUE(std::equal(in.node_time().begin(), in.node_time().end(), out.node_time().begin(), out.node_time().end()));
+
+  // Without --by-time a timed dataset is split at random, its times still carried.
+  LinkSplitOptions random = o;
+  random.by_time = false;
+  split_links_dataset(tmp / "in", tmp / "random", random);
+  EXPECT_TRUE(graph::Dataset::open(tmp / "random").has_link_time());
+  EXPECT_FALSE(graph::Dataset::open(tmp / "random").manifest().links->by_time);
+  // --by-time needs edge times.
+  EXPECT_THROW(split_links_dataset(make_input(tmp), tmp / "untimed", o), InvalidArgument);
+
+  // prepare renumbers the rows and sorts them again: each keeps its time.
+  PrepareOptions po;
+  po.method = HotnessMethod::kDegree;
+  prepare_dataset(tmp / "out", tmp / "prepared", po, pool);
+  const graph::Dataset prepared = graph::Dataset::open(tmp / "prepared");
+  ASSERT_TRUE(prepared.has_link_time());
+  for (graph::Split s : {graph::Split::kTrain, graph::Split::kValid, graph::Split::kTest}) {
+    EXPECT_EQ(timed_rows(prepared, s), timed_rows(out, s));
   }
 }
 

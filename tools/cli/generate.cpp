@@ -35,6 +35,7 @@ struct GenerateCliOptions {
   double train_fraction = 0.6;
   double valid_fraction = 0.2;
   std::optional<double> test_fraction;  // none: the rest
+  int64_t time_steps = graph::GenerateOptions{}.time_steps;
   bool undirected = true;
   bool no_features = false;
   bool overwrite = false;
@@ -110,6 +111,7 @@ graph::GenerateOptions to_options(const GenerateCliOptions& c, const GivenOption
   o.train_fraction = c.train_fraction;
   o.valid_fraction = c.valid_fraction;
   o.test_fraction = c.test_fraction;
+  o.time_steps = c.time_steps;
   o.memory_budget = Budget::parse(c.memory_budget).resolve(physical_memory_bytes());
   o.overwrite = c.overwrite;
   o.name = c.name;
@@ -150,6 +152,7 @@ void print_text(const std::string& dir, const graph::GenerateOptions& o, const g
   if (!o.schema) {
     std::printf("homophily  %.3f of stored edges within a class (requested %.3f)\n", r.measured_homophily, o.homophily);
   }
+  if (o.time_steps > 0) std::printf("times      %lld arrival steps (node_time.bin, edge_time.bin)\n", ll(o.time_steps));
   std::printf("split      train %lld / valid %lld / test %lld\n", ll(r.num_train), ll(r.num_valid), ll(r.num_test));
   std::printf("size       %s\n", format_bytes(static_cast<double>(r.total_bytes)).c_str());
   std::printf("time       %.1f s: topology %.1f s (%s edges/s), labels %.1f s", r.total_seconds, r.topology_seconds,
@@ -214,6 +217,11 @@ void register_generate(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--valid-fraction", opt->valid_fraction, "Fraction of nodes in the valid split")
       ->capture_default_str();
   cmd->add_option("--test-fraction", opt->test_fraction, "Fraction of nodes in the test split (default: the rest)");
+  cmd->add_option("--time-steps", opt->time_steps,
+                  "A growing graph over this many time steps: nodes arrive in steps, hubs first, and each edge is "
+                  "created when its later end arrives; writes node_time.bin and edge_time.bin (0: no times)")
+      ->check(kNonNegative)
+      ->capture_default_str();
   auto* undirected =
       cmd->add_flag("--undirected,!--directed", opt->undirected, "Store both directions of every edge (default)");
   cmd->add_flag("--no-features", opt->no_features, "Write no feature table");

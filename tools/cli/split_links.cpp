@@ -27,6 +27,7 @@ void run_split_links(const SplitLinksCliOptions& c, const GlobalOptions& global)
     j["val"] = r.links.val;
     j["test"] = r.links.test;
     j["disjoint"] = r.links.disjoint;
+    j["by_time"] = r.links.by_time;
     j["num_nodes"] = r.num_nodes;
     j["num_edges"] = r.num_edges;
     j["num_pairs"] = r.num_pairs;
@@ -45,6 +46,7 @@ void run_split_links(const SplitLinksCliOptions& c, const GlobalOptions& global)
   std::printf("seed edges train %lld%s, valid %lld, test %lld\n", ll(r.links.num_train),
               r.links.disjoint > 0 ? " (disjoint from message passing)" : "", ll(r.links.num_valid),
               ll(r.links.num_test));
+  if (r.links.by_time) std::printf("by time    validation and test are the latest edges\n");
   std::printf("messages   %lld CSC entries kept, in %.2f s\n", ll(r.num_message_edges), r.seconds);
 }
 
@@ -68,6 +70,9 @@ void register_split_links(CLI::App& app, const GlobalOptions& global) {
                   "(PyG's disjoint_train_ratio), in [0, 1)")
       ->check(kNonNegative)
       ->capture_default_str();
+  cmd->add_flag("--by-time", opt->split.by_time,
+                "Hold out the latest edges (edge_time.bin): test the latest, validation the next latest, as "
+                "temporal link-prediction benchmarks split");
   cmd->add_option("--seed", opt->split.seed, "Seed of the split")->check(kNonNegative)->capture_default_str();
   cmd->add_flag("--overwrite", opt->split.overwrite, "Replace an existing dataset at --out (also the input itself)");
   cmd->callback([opt, &global] { run_split_links(*opt, global); });

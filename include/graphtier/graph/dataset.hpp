@@ -126,6 +126,7 @@ struct LinkSplit {
   double val = 0;       // fraction of the undirected edges drawn for validation
   double test = 0;      // fraction drawn for testing
   double disjoint = 0;  // fraction of the training edges kept out of message passing
+  bool by_time = false;  // validation and test are the latest edges (split-links --by-time)
   int64_t num_train = 0;
   int64_t num_valid = 0;
   int64_t num_test = 0;
@@ -133,6 +134,10 @@ struct LinkSplit {
   int64_t count(Split s) const { return s == Split::kTrain ? num_train : s == Split::kValid ? num_valid : num_test; }
   /// The array holding split `s`'s edges: "link_train", "link_valid" or "link_test".
   static std::string array(Split s);
+  /// The array of split `s`'s edge times, "link_<split>_time": int64 [num_<split>], one per row of
+  /// array(s) (the edge's earliest time), present for all three splits or none (a dataset with
+  /// edge times, split by split-links).
+  static std::string time_array(Split s);
 };
 
 /// Whether `name` may name a node type or relation: 1 to 64 of [A-Za-z0-9_], so that it is a
@@ -230,6 +235,9 @@ class Dataset {
   /// (2 * count entries: src0, dst0, src1, ...); empty without a split.
   bool has_link_split() const noexcept { return manifest().links.has_value(); }
   std::span<const int64_t> link_edges(Split s) const;
+  /// Split `s`'s edge times (LinkSplit::time_array), one per pair; empty without them.
+  bool has_link_time() const noexcept { return manifest().has(LinkSplit::time_array(Split::kTrain)); }
+  std::span<const int64_t> link_time(Split s) const;
   bool has_hotness() const noexcept { return manifest().has("hotness"); }
   std::span<const double> hotness() const;
   /// Timestamps for temporal sampling (docs/format.md, Timestamps): node v's time, and the time of
@@ -287,6 +295,10 @@ class DatasetWriter {
   void write_array(const std::string& array, std::span<const T> values) {
     open_array(array).write_span(values);
   }
+
+  /// Closes array `array` (opened and fully written) and maps it for reading, so that a later
+  /// stage can derive an array from an earlier one; no more may be written to it.
+  MappedFile map_array(const std::string& array);
 
   /// Closes all arrays, records their sizes and checksums in `manifest`, writes manifest.json,
   /// validates the directory with Dataset::open, and renames it into place (replacing an old

@@ -26,6 +26,11 @@
 //     alpha scales every element to unit variance. Two centroids then lie `class_separation` noise
 //     standard deviations apart whatever the dimension.
 //   * Splits: exact counts, by a second seeded permutation of the ids; id lists are ascending.
+//   * Timestamps (time_steps > 0): a growing graph. Node u arrives at step floor(u * S / N) of
+//     S = time_steps, in original ids, so the R-MAT hubs (low ids) are the oldest nodes; an edge is
+//     created when its later endpoint arrives, so edge time = max of its endpoints' times. A new
+//     node links mostly to old, high-degree nodes (R-MAT's skew: preferential attachment) of its
+//     own class (homophily), so the graph before t, with the features, predicts the edges after t.
 #pragma once
 
 #include <cstdint>
@@ -101,6 +106,10 @@ struct GenerateOptions {
   bool undirected = true;
   /// Distance between two class centroids in noise standard deviations (see the model above).
   double class_separation = 2.0;
+  /// Arrival steps of a growing graph (the model above): 0 writes no times, S >= 1 writes
+  /// node_time.bin (values in [0, S)) and edge_time.bin (docs/format.md, Timestamps); at most
+  /// num_nodes; homogeneous graphs only.
+  int64_t time_steps = 0;
   double train_fraction = 0.6;
   double valid_fraction = 0.2;
   std::optional<double> test_fraction;  // default: the nodes in neither train nor valid

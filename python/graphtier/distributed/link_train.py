@@ -46,9 +46,12 @@ def _rank_steps(loader: "graphtier.LinkNeighborLoader", epoch: int, rank: int,
         yield step, (next(mine) if step * world + rank < n else None)
 
 
-def check_partition(partition) -> None:
-    """What link prediction needs of a partition (run's `check`: refused on every rank before the
-    first collective)."""
+def check(args, partition) -> None:
+    """What distributed link prediction needs of its options and partition (`run`'s check: refused
+    on every rank before the first collective)."""
+    if args.time_attr is not None:
+        raise NotImplementedError("--time-attr: distributed link prediction samples without times (`graphtier "
+                                  "partition` carries no seed edges' times); train temporal links in one process")
     if partition.typed:
         raise NotImplementedError(f"{partition.rank_path}: link prediction trains homogeneous datasets; this is the "
                                   "partition of a typed one")
