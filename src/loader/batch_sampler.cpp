@@ -111,8 +111,8 @@ BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> i
     for (int t = 0; t < streams; ++t) cuda_streams_.push_back(std::make_shared<OwnedCudaStream>(sampler_->device()));
   }
   // Every GPU sampler has a device form. A typed graph's blocks come to the host all the same: they
-  // are split by type there (split_block, in sample_one).
-  if (options.gpu_sampling && options.device_batches && graph_.hetero.empty()) {
+  // are split by type there (split_block, in sample_one); so do temporal batches (sample_temporal).
+  if (options.gpu_sampling && options.device_batches && graph_.hetero.empty() && temporal_ == nullptr) {
     device_batches_ = true;
     input_ids_to_host_ = input_ids_to_host;
     ring_.emplace(device::allocate_pinned, device::free_pinned);
@@ -213,7 +213,12 @@ SampledBatch BatchSampler::sample_one(std::span<const int64_t> seeds, uint64_t s
   if (device_batches_) return sample_device(seeds, stream, slot);
   SampledBatch out;
   if (temporal_) {
-    out.batch = sampler_->sample_temporal(seeds, seed_times, stream);
+    // A GPU sampler's temporal batch comes to the host (the Sampler has no device form of it).
+    out.batch = sampler_->device() >= 0
+                    ? sampler_->sample_temporal(seeds, seed_times, stream,
+                                                cuda_streams_[static_cast<std::size_t>(slot)]->get())
+                    : sampler_->sample_temporal(seeds, seed_times, stream);
+    out.copied_to_host = sampler_->device() >= 0;
   } else if (sampler_->device() >= 0) {
     out.batch = sampler_->sample(seeds, stream, cuda_streams_[static_cast<std::size_t>(slot)]->get());
     out.copied_to_host = true;

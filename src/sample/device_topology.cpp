@@ -30,6 +30,7 @@ int64_t DeviceTopology::num_nodes() const noexcept { return state_->num_nodes; }
 int64_t DeviceTopology::num_edges() const noexcept { return state_->num_edges; }
 bool DeviceTopology::weighted() const noexcept { return state_->weighted; }
 int32_t DeviceTopology::num_relations() const noexcept { return state_->num_relations; }
+bool DeviceTopology::temporal() const noexcept { return state_->temporal; }
 int64_t DeviceTopology::cached_nodes() const noexcept { return state_->cached_nodes; }
 int64_t DeviceTopology::device_bytes() const noexcept { return state_->device_bytes; }
 int64_t DeviceTopology::pinned_bytes() const noexcept { return state_->pinned_bytes; }

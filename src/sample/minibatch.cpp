@@ -184,6 +184,10 @@ MiniBatch DeviceMiniBatch::to_host() const {
       b.edge_types.resize(static_cast<std::size_t>(d.num_edges));
       cuda::copy_to_host(b.edge_types.data(), d.edge_types, d.num_edges, stream, device);
     }
+    if (d.src_trees != nullptr) {
+      b.src_trees.resize(static_cast<std::size_t>(d.num_src));
+      cuda::copy_to_host(b.src_trees.data(), d.src_trees, d.num_src, stream, device);
+    }
   }
   cuda::synchronize(stream, device);
 #else

@@ -83,8 +83,23 @@ void check_sampler_inputs(const SampleGraph& graph, const NeighborSamplerOptions
                       InvalidArgument, "temporal index of ", graph.temporal->num_edges(), " entries for a graph of ",
                       graph.csc.num_edges(), " edges");
     GRAPHTIER_EXPECTS(graph.edge_weights.empty(), Unsupported, "temporal sampling of a weighted graph is not supported");
-    GRAPHTIER_EXPECTS(!(options.replace && options.temporal_strategy == TemporalStrategy::kLast), InvalidArgument,
-                      "temporal strategy 'last' takes the most recent neighbours: it does not draw with replacement");
+    check_temporal_strategy(options);
+  }
+}
+
+void check_temporal_strategy(const NeighborSamplerOptions& options) {
+  GRAPHTIER_EXPECTS(!(options.replace && options.temporal_strategy == TemporalStrategy::kLast), InvalidArgument,
+                    "temporal strategy 'last' takes the most recent neighbours: it does not draw with replacement");
+}
+
+void check_temporal_seeds(std::span<const int64_t> seeds, std::span<const int64_t> seed_times, int64_t num_nodes) {
+  GRAPHTIER_EXPECTS(seed_times.size() == seeds.size(), InvalidArgument, "temporal sampling: ", seed_times.size(),
+                    " seed times for ", seeds.size(), " seeds");
+  GRAPHTIER_EXPECTS(static_cast<int64_t>(seeds.size()) <= temporal::kMaxTrees, InvalidArgument,
+                    "temporal sampling: at most 2^23 seeds per minibatch, got ", seeds.size());
+  for (std::size_t i = 0; i < seeds.size(); ++i) {
+    GRAPHTIER_EXPECTS(seeds[i] >= 0 && seeds[i] < num_nodes, OutOfRange, "seed ", seeds[i], " (position ", i,
+                      ") is outside [0, ", num_nodes, ")");
   }
 }
 
@@ -120,15 +135,7 @@ MiniBatch NeighborSampler::sample_temporal(std::span<const int64_t> seeds, std::
                                            uint64_t stream, ThreadPool* pool) const {
   GRAPHTIER_EXPECTS(graph_.temporal != nullptr, InvalidArgument,
                     "temporal sampling needs the graph's time order (SampleGraph::temporal): the graph has no times");
-  GRAPHTIER_EXPECTS(seed_times.size() == seeds.size(), InvalidArgument, "temporal sampling: ", seed_times.size(),
-                    " seed times for ", seeds.size(), " seeds");
-  GRAPHTIER_EXPECTS(static_cast<int64_t>(seeds.size()) <= temporal::kMaxTrees, InvalidArgument,
-                    "temporal sampling: at most 2^23 seeds per minibatch, got ", seeds.size());
-  const int64_t n = graph_.csc.num_nodes();
-  for (std::size_t i = 0; i < seeds.size(); ++i) {
-    GRAPHTIER_EXPECTS(seeds[i] >= 0 && seeds[i] < n, OutOfRange, "seed ", seeds[i], " (position ", i,
-                      ") is outside [0, ", n, ")");
-  }
+  check_temporal_seeds(seeds, seed_times, graph_.csc.num_nodes());
   MiniBatch batch;
   batch.seeds.assign(seeds.begin(), seeds.end());
   std::vector<int64_t> seed_trees(seeds.size());

@@ -34,11 +34,11 @@ class CpuSampler final : public Sampler {
     return backend_.sample(seeds, stream, pool);
   }
   MiniBatch sample_temporal(std::span<const int64_t> seeds, std::span<const int64_t> seed_times, uint64_t stream,
-                            ThreadPool* pool) const override {
+                            CudaStream cuda_stream, ThreadPool* pool) const override {
     if constexpr (requires { backend_.sample_temporal(seeds, seed_times, stream, pool); }) {
       return backend_.sample_temporal(seeds, seed_times, stream, pool);
     } else {
-      return Sampler::sample_temporal(seeds, seed_times, stream, pool);
+      return Sampler::sample_temporal(seeds, seed_times, stream, cuda_stream, pool);
     }
   }
 
@@ -57,6 +57,14 @@ class GpuSampler final : public Sampler {
   MiniBatch sample(std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream,
                    ThreadPool*) const override {
     return backend_.sample(seeds, stream, cuda_stream);
+  }
+  MiniBatch sample_temporal(std::span<const int64_t> seeds, std::span<const int64_t> seed_times, uint64_t stream,
+                            CudaStream cuda_stream, ThreadPool* pool) const override {
+    if constexpr (requires { backend_.sample_temporal(seeds, seed_times, stream, cuda_stream); }) {
+      return backend_.sample_temporal(seeds, seed_times, stream, cuda_stream);
+    } else {
+      return Sampler::sample_temporal(seeds, seed_times, stream, cuda_stream, pool);
+    }
   }
   DeviceMiniBatch sample_device(std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream,
                                 const InputNodesSink& input_nodes) const override {
@@ -202,8 +210,9 @@ BulkSamplerOptions bulk_options(const SamplerSpec& spec) {
 
 bool uses_device_topology(const SamplerSpec& spec) noexcept { return !spec.bulk; }
 
-MiniBatch Sampler::sample_temporal(std::span<const int64_t>, std::span<const int64_t>, uint64_t, ThreadPool*) const {
-  throw Unsupported("sample_temporal: temporal sampling is the CPU neighbour sampler's (bulk 0)");
+MiniBatch Sampler::sample_temporal(std::span<const int64_t>, std::span<const int64_t>, uint64_t, CudaStream,
+                                   ThreadPool*) const {
+  throw Unsupported("sample_temporal: temporal sampling is the neighbour sampler's (bulk 0)");
 }
 
 DeviceMiniBatch Sampler::sample_device(std::span<const int64_t>, uint64_t, CudaStream, const InputNodesSink&) const {
@@ -249,7 +258,11 @@ std::unique_ptr<Sampler> make_sampler(const SamplerSpec& spec, const SampleGraph
     GRAPHTIER_EXPECTS(spec.kind == SamplerKind::kNeighbor && !spec.bulk, InvalidArgument,
                       "temporal sampling is the neighbor method's with bulk 0, not ", spec.bulk ? "bulk " : "",
                       method.name);
-    GRAPHTIER_EXPECTS(!gpu, Unsupported, "temporal sampling runs on the CPU: no GPU temporal neighbour sampler yet");
+    GRAPHTIER_EXPECTS(!gpu || graph.hetero.empty(), Unsupported,
+                      "temporal sampling of a typed graph runs on the CPU: no GPU typed temporal sampler yet");
+    GRAPHTIER_EXPECTS(!gpu || resources.topology == nullptr || resources.topology->temporal(), InvalidArgument,
+                      "GPU temporal sampling reads the graph's time order from its DeviceTopology: build the "
+                      "topology from the temporal graph (SampleGraph::temporal)");
   }
   if (spec.bulk) {
     if (gpu) return std::make_unique<GpuBulkSampler>(graph, bulk_options(spec), resources.device, resources.pool);

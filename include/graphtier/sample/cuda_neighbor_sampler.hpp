@@ -2,7 +2,8 @@
 // (neighbor_sampler.hpp), so both produce identical MiniBatches for the same seed and stream. The
 // topology is a DeviceTopology (device_topology.hpp), in any of its placements. A typed graph's
 // topology is sampled per relation (NeighborSamplerOptions::relation_fanouts), with the CPU's
-// blocks, edge_types included.
+// blocks, edge_types included. A temporal topology (DeviceTopology::temporal) is sampled from seed
+// times (sample_temporal), with the CPU's blocks, src_trees included.
 //
 // Plain C++: no CUDA headers. A build without CUDA, or a machine without a GPU, throws
 // Unsupported from the DeviceTopology constructor.
@@ -57,6 +58,19 @@ class CudaNeighborSampler {
   /// the host within that one wait (written by the device into the sink's page-locked memory).
   DeviceMiniBatch sample_device(std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream = {},
                                 const InputNodesSink& input_nodes = {}) const;
+
+  /// Temporal sampling (temporal.hpp) on the GPU, identical to NeighborSampler::sample_temporal
+  /// over the same graph: seed i roots tree i of time seed_times[i], every block has src_trees. The
+  /// topology must hold the graph's TemporalIndex (DeviceTopology::temporal), else
+  /// InvalidArgument; a typed temporal graph throws Unsupported (the CPU samples it). The same
+  /// synchronisation budget as sample_device (once per minibatch, plus once per layer of fanout
+  /// -1), and the same memory: the bounds count a node once per tree (trees * nodes keys, trees *
+  /// edges edges without replacement), every array from the stream-ordered pool or reused scratch.
+  MiniBatch sample_temporal(std::span<const int64_t> seeds, std::span<const int64_t> seed_times, uint64_t stream,
+                            CudaStream cuda_stream = {}) const;
+  DeviceMiniBatch sample_temporal_device(std::span<const int64_t> seeds, std::span<const int64_t> seed_times,
+                                         uint64_t stream, CudaStream cuda_stream = {},
+                                         const InputNodesSink& input_nodes = {}) const;
 
   const NeighborSamplerOptions& options() const noexcept { return options_; }
   const DeviceTopology& topology() const noexcept { return *topology_; }

@@ -21,19 +21,20 @@ enum class TopologyPlacement {
   kDevice,  // indptr, indices and weights in device memory
   kPinned,  // all of them in mapped pinned host memory, read by the GPU through zero-copy
   kCached,  // indptr in device memory; the neighbour lists of nodes [0, H) in device memory, the
-            // rest pinned (H: the largest prefix whose indices, weights and relation ids fit
-            // cache_bytes)
+            // rest pinned (H: the largest prefix whose indices, weights, relation ids and temporal
+            // order and times fit cache_bytes)
 };
 
 struct TopologyOptions {
   TopologyPlacement placement = TopologyPlacement::kDevice;
-  int64_t cache_bytes = 0;  // kCached: device bytes for the hot prefix's indices (+ weights, + relations)
+  int64_t cache_bytes = 0;  // kCached: device bytes for the hot prefix's indices (+ weights, + relations,
+                            // + 16 per edge of a temporal graph's order and times)
   int device = 0;
 };
 
 /// A copy of a SampleGraph (CSC indptr int64, indices int32 or int64 kept as they are, optional
-/// float weights, a typed graph's uint8 relation per edge and node type offsets) where the GPU can
-/// read it. Owns that memory; the host graph may be freed after
+/// float weights, a typed graph's uint8 relation per edge and node type offsets, a temporal graph's
+/// TemporalIndex order and times, int64 each) where the GPU can read it. Owns that memory; the host graph may be freed after
 /// construction. Immutable, so one topology may serve several samplers and streams at once.
 class DeviceTopology {
  public:
@@ -51,6 +52,9 @@ class DeviceTopology {
   bool weighted() const noexcept;
   /// The typed graph's relations (SampleGraph::hetero), 0 for an untyped graph.
   int32_t num_relations() const noexcept;
+  /// Whether it holds the graph's TemporalIndex (SampleGraph::temporal): what GPU temporal sampling
+  /// reads.
+  bool temporal() const noexcept;
   /// H: nodes [0, H) have their neighbour lists in device memory (all for kDevice, 0 for kPinned).
   int64_t cached_nodes() const noexcept;
   int64_t device_bytes() const noexcept;

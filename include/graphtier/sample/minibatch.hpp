@@ -67,6 +67,7 @@ struct DeviceBlock {
   const int64_t* edge_ids = nullptr;   // [num_edges], or nullptr when the options ask for none
   const float* weights = nullptr;      // [num_edges] edge values (layer-wise samplers), or nullptr
   const uint8_t* edge_types = nullptr; // [num_edges] each edge's relation (typed graphs), or nullptr
+  const int64_t* src_trees = nullptr;  // [num_src] each src node's tree (temporal batches), or nullptr
 };
 
 /// A MiniBatch whose blocks live on the GPU, for the loader. Its arrays are written in order on

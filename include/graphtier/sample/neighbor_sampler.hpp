@@ -62,6 +62,14 @@ struct NeighborSamplerOptions {
 /// sampling with weights or types, or kLast with replacement (InvalidArgument).
 void check_sampler_inputs(const SampleGraph& graph, const NeighborSamplerOptions& options);
 
+/// Temporal sampling's option rule: kLast takes the most recent neighbours, so not with
+/// replacement (InvalidArgument).
+void check_temporal_strategy(const NeighborSamplerOptions& options);
+
+/// Temporal sampling's seed rules: one time per seed (InvalidArgument), each seed in [0, num_nodes)
+/// (OutOfRange), at most 2^23 seeds (trees) per minibatch (InvalidArgument). Seeds may repeat.
+void check_temporal_seeds(std::span<const int64_t> seeds, std::span<const int64_t> seed_times, int64_t num_nodes);
+
 /// The fanout of every block and relation of a graph of `num_relations` relations (0 for a
 /// homogeneous graph, which samples as one relation): table[l * max(1, R) + r], blocks[0] first.
 /// Throws InvalidArgument for no blocks, a fanout < -1 or >= 2^24, relation_fanouts on a graph

@@ -7,6 +7,7 @@
 //   method     bulk   resources.device   backend
 //   neighbor   no     -1                 NeighborSampler            (neighbor_sampler.hpp)
 //   neighbor   no     >= 0               CudaNeighborSampler        (cuda_neighbor_sampler.hpp)
+//   (a temporal graph: the neighbor method, bulk 0, on either; the GPU's untyped only)
 //   ladies     no     -1 / >= 0          LayerSampler / CudaLayerSampler (layer_sampler.hpp)
 //   fastgcn    no     -1 / >= 0          LayerSampler / CudaLayerSampler
 //   neighbor   yes    -1 / >= 0          BulkSampler / CudaBulkSampler, GraphSAGE (bulk_sampler.hpp)
@@ -109,10 +110,11 @@ class Sampler {
   virtual MiniBatch sample(std::span<const int64_t> seeds, uint64_t stream, CudaStream cuda_stream = {},
                            ThreadPool* pool = nullptr) const = 0;
   /// Temporal sampling (temporal.hpp) of `seeds` at `seed_times` ([seeds]): disjoint trees, blocks
-  /// with src_trees. The CPU neighbour sampler of a graph with a TemporalIndex only; the others
-  /// throw Unsupported.
+  /// with src_trees, in host memory. The neighbour sampler (bulk 0) of a graph with a TemporalIndex
+  /// only, on the CPU or the GPU (`cuda_stream`: where it works, as in sample); the others throw
+  /// Unsupported.
   virtual MiniBatch sample_temporal(std::span<const int64_t> seeds, std::span<const int64_t> seed_times,
-                                    uint64_t stream, ThreadPool* pool = nullptr) const;
+                                    uint64_t stream, CudaStream cuda_stream = {}, ThreadPool* pool = nullptr) const;
   /// The same minibatch left in device memory (GPU samplers; Unsupported on the CPU), complete when
   /// this returns; with `input_nodes`, its input node ids reach the host within the sampler's last
   /// wait. Each backend documents its synchronisation budget.
@@ -138,8 +140,8 @@ class Sampler {
 /// CPU. Throws InvalidArgument for a spec its method cannot take (bulk FastGCN, replace with a
 /// layer-wise method, bad fanouts, relation_fanouts or a typed graph with another method or bulk)
 /// or a GPU sampler without the topology it reads (or one on another device), Unsupported for a
-/// GPU without CUDA or a typed graph on the GPU, or a temporal graph (SampleGraph::temporal) with
-/// another method than the CPU neighbour sampler, bulk 0.
+/// GPU without CUDA, or a temporal graph (SampleGraph::temporal) with another method than the
+/// neighbour sampler with bulk 0, or typed and on the GPU.
 std::unique_ptr<Sampler> make_sampler(const SamplerSpec& spec, const SampleGraph& graph,
                                       const SamplerResources& resources = {});
 

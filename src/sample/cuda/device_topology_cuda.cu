@@ -14,6 +14,7 @@
 #include "device_scratch.cuh"
 #include "memory_cuda.hpp"
 #include "cuda/device_topology_cuda.hpp"
+#include "graphtier/sample/temporal.hpp"
 
 namespace graphtier::sample::cuda {
 namespace {
@@ -58,12 +59,14 @@ std::unique_ptr<State> upload_topology(const SampleGraph& graph, const TopologyO
   state->num_edges = graph.csc.num_edges();
   state->weighted = !graph.edge_weights.empty();
   const bool typed = !graph.hetero.empty();
+  state->temporal = graph.temporal != nullptr;
   const std::span<const int64_t> indptr = graph.csc.indptr;
   const auto* indices = std::visit([](auto s) { return static_cast<const void*>(s.data()); }, graph.csc.indices);
   const std::size_t index_bytes = std::visit([](auto s) { return sizeof(s[0]); }, graph.csc.indices);
   state->index64 = index_bytes == sizeof(int64_t);
   const std::size_t edge_bytes =
-      index_bytes + (state->weighted ? sizeof(float) : 0) + (typed ? sizeof(uint8_t) : 0);
+      index_bytes + (state->weighted ? sizeof(float) : 0) + (typed ? sizeof(uint8_t) : 0) +
+      (state->temporal ? 2 * sizeof(int64_t) : 0);
 
   switch (options.placement) {
     case TopologyPlacement::kDevice: state->cached_nodes = state->num_nodes; break;
@@ -109,6 +112,14 @@ std::unique_ptr<State> upload_topology(const SampleGraph& graph, const TopologyO
     state->cold_types = static_cast<const uint8_t*>(to_pinned(*state, types + split, cold));
     state->node_type_offset =
         static_cast<const int64_t*>(to_device(*state, graph.hetero.node_type_offset.data(), type_offset_bytes));
+  }
+  if (state->temporal) {
+    const int64_t* order = graph.temporal->order.data();
+    const int64_t* time = graph.temporal->time.data();
+    state->hot_order = static_cast<const int64_t*>(to_device(*state, order, split * sizeof(int64_t)));
+    state->cold_order = static_cast<const int64_t*>(to_pinned(*state, order + split, cold * sizeof(int64_t)));
+    state->hot_time = static_cast<const int64_t*>(to_device(*state, time, split * sizeof(int64_t)));
+    state->cold_time = static_cast<const int64_t*>(to_pinned(*state, time + split, cold * sizeof(int64_t)));
   }
   return state;
 }

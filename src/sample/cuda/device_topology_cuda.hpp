@@ -34,6 +34,13 @@ struct DeviceTopology::State {
   const uint8_t* hot_types = nullptr;
   const uint8_t* cold_types = nullptr;
   const int64_t* node_type_offset = nullptr;
+  // A temporal graph (SampleGraph::temporal): its TemporalIndex's order and time, split at
+  // split_edge like the indices (a column is all hot or all cold). Untimed: false and null.
+  bool temporal = false;
+  const int64_t* hot_order = nullptr;
+  const int64_t* cold_order = nullptr;
+  const int64_t* hot_time = nullptr;
+  const int64_t* cold_time = nullptr;
   int64_t device_bytes = 0;
   int64_t pinned_bytes = 0;
   std::vector<std::shared_ptr<void>> owned;  // device and pinned allocations, freed with the state

@@ -28,6 +28,7 @@
 #include "cuda/device_topology_cuda.hpp"
 #include "cuda/neighbor_draws_cuda.cuh"
 #include "cuda/neighbor_sampler_cuda.hpp"
+#include "cuda/sampler_call_cuda.cuh"
 #include "cuda/topology_ref.cuh"
 #include "current_device.cuh"
 #include "hetero_steps.hpp"
@@ -38,13 +39,6 @@ namespace graphtier::sample::cuda {
 namespace {
 
 constexpr int kWarpsPerBlock = kThreads / kWarp;
-/// Blocks of the hub kernels (grid-stride over the hub list, whose length only the device knows).
-constexpr int64_t kHubBlocks = 1024;
-
-__device__ __forceinline__ int64_t append(int64_t* counter) {
-  return static_cast<int64_t>(atomicAdd(reinterpret_cast<unsigned long long*>(counter), 1ull));
-}
-
 /// The last layer's src nodes into page-locked host memory (mapped): as many as the device counted.
 __global__ void copy_input_nodes_kernel(const int64_t* src_nodes, const LayerCounts* last, int64_t* host) {
   const int64_t n = last->num_src;
@@ -261,37 +255,6 @@ struct Workspace {
   DeviceScratch<LayerCounts> layers;
 };
 
-/// Inclusive prefix sum of `in` into `out` (n > 0) on `stream`.
-void inclusive_sum(const int64_t* in, int64_t* out, int64_t n, Workspace& ws, cudaStream_t stream) {
-  std::size_t bytes = 0;
-  GRAPHTIER_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, in, out, n, stream));
-  void* temp = ws.cub_temp.grow(static_cast<int64_t>(bytes));
-  GRAPHTIER_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp, bytes, in, out, n, stream));
-}
-
-/// A pinned buffer of the pool for one call, given back when the call ends (after its last
-/// synchronisation, so no copy still reads or writes it).
-class StagingLease {
- public:
-  StagingLease(PinnedStagingPool& pool, std::size_t bytes, cudaStream_t stream)
-      : pool_(pool), buffer_(pool.take(bytes)), stream_(stream) {}
-  ~StagingLease() {
-    // Thrown out of the call: a copy queued on the stream may still use the buffer.
-    if (std::uncaught_exceptions() > 0) cudaStreamSynchronize(stream_);
-    pool_.give_back(buffer_);
-  }
-  StagingLease(const StagingLease&) = delete;
-  StagingLease& operator=(const StagingLease&) = delete;
-  std::byte* data() const { return static_cast<std::byte*>(buffer_.first); }
-
- private:
-  PinnedStagingPool& pool_;
-  std::pair<void*, std::size_t> buffer_;
-  cudaStream_t stream_;
-};
-
-constexpr std::size_t align16(std::size_t n) { return (n + 15) / 16 * 16; }
-
 /// What every layer of one call shares: the call's inputs, its stream and workspace, the batch it
 /// fills, and the pinned words of a fanout -1 layer's early read.
 template <typename Index>
@@ -375,7 +338,7 @@ std::pair<const int64_t*, int64_t> sample_layer(SampleCall<Index>& call, int l, 
     hub_count_kernel<Index><<<hub_blocks, kThreads, 0, s>>>(call.g, c, rel, dst, counts_l, hubs, counts);
     GRAPHTIER_CUDA_CHECK_LAUNCH("hub_count_kernel");
   }
-  inclusive_sum(counts, row_indptr + 1, rows_bound, ws, s);  // zero past the rows: row_indptr[rows_bound] = ne
+  inclusive_sum(counts, row_indptr + 1, rows_bound, ws.cub_temp, s);  // zero past the rows: row_indptr[rows_bound] = ne
 
   nbr::LayerBound b = nbr::layer_bound(nd_bound, fanout, options.replace, topology.num_nodes, topology.num_edges);
   if (b.ne < 0) {
@@ -513,6 +476,14 @@ DeviceMiniBatch sample_call(const DeviceTopology::State& topology, const Neighbo
 }
 
 }  // namespace
+
+void inclusive_sum(const int64_t* in, int64_t* out, int64_t n, DeviceScratch<unsigned char>& temp,
+                   cudaStream_t stream) {
+  std::size_t bytes = 0;
+  GRAPHTIER_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, in, out, n, stream));
+  void* storage = temp.grow(static_cast<int64_t>(bytes));
+  GRAPHTIER_CUDA_CHECK(cub::DeviceScan::InclusiveSum(storage, bytes, in, out, n, stream));
+}
 
 PinnedStagingPool::~PinnedStagingPool() {
   for (const auto& buffer : free_) graphtier::cuda::free_pinned(buffer.first);

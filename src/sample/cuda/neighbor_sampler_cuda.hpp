@@ -49,6 +49,17 @@ DeviceMiniBatch sample_device(const DeviceTopology::State& topology, const Neigh
                               std::span<const int64_t> fanout_table, std::span<const int64_t> seeds, uint64_t stream,
                               CudaStream cuda_stream, PinnedStagingPool& staging, const InputNodesSink& input_nodes);
 
+/// Temporal sampling (temporal.hpp) on the GPU: the layer loop of temporal_sampler_cuda.cu over an
+/// untyped topology with State::temporal; inputs already validated. `fanouts`: one per layer.
+DeviceMiniBatch sample_temporal_device(const DeviceTopology::State& topology, const NeighborSamplerOptions& options,
+                                       std::span<const int64_t> fanouts, std::span<const int64_t> seeds,
+                                       std::span<const int64_t> seed_times, uint64_t stream, CudaStream cuda_stream,
+                                       PinnedStagingPool& staging, const InputNodesSink& input_nodes);
+
+/// CudaNeighborSampler::device_bytes_bound of a temporal topology: temporal::call_device_bytes.
+int64_t temporal_device_bytes_bound(const NeighborSamplerOptions& options, std::span<const int64_t> fanouts,
+                                    int64_t num_seeds, int64_t num_nodes, int64_t num_edges);
+
 /// Queues a copy of `bytes` from device memory to the host after the work queued on `stream` (no
 /// wait).
 void copy_to_host(void* dst, const void* src, std::size_t bytes, CudaStream stream, int device);

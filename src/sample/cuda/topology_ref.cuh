@@ -24,6 +24,12 @@ struct TopologyRef {
   const uint8_t* hot_types;  // null unless the graph is typed
   const uint8_t* cold_types;
   int64_t split_edge;
+  // A temporal graph's TemporalIndex (State::temporal), null otherwise: read per column
+  // (temporal_column in temporal_sampler_cuda.cu), never per position.
+  const int64_t* hot_order;
+  const int64_t* cold_order;
+  const int64_t* hot_time;
+  const int64_t* cold_time;
 
   __device__ __forceinline__ int64_t index(int64_t p) const {
     return p < split_edge ? static_cast<int64_t>(hot_indices[p]) : static_cast<int64_t>(cold_indices[p - split_edge]);
@@ -41,7 +47,8 @@ struct TopologyRef {
 template <typename Index>
 TopologyRef<Index> topology_ref(const DeviceTopology::State& t) {
   return {t.indptr, static_cast<const Index*>(t.hot_indices), static_cast<const Index*>(t.cold_indices),
-          t.hot_weights, t.cold_weights, t.hot_types, t.cold_types, t.split_edge};
+          t.hot_weights, t.cold_weights, t.hot_types, t.cold_types, t.split_edge,
+          t.hot_order,   t.cold_order,   t.hot_time,    t.cold_time};
 }
 
 }  // namespace graphtier::sample::cuda
