@@ -24,23 +24,9 @@ namespace {
 
 using test::OwnedGraph;
 
-/// 2000 nodes: node 0 cited 12000 times, node 1 11000 times (hub windows for late seeds), the
-/// others about 4 times each.
-OwnedGraph hub_graph(uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  constexpr int64_t kNodes = 2000;
-  std::vector<std::pair<int64_t, int64_t>> edges;
-  for (int64_t k = 0; k < 12000; ++k) edges.push_back({static_cast<int64_t>(rng() % kNodes), 0});
-  for (int64_t k = 0; k < 11000; ++k) edges.push_back({static_cast<int64_t>(rng() % kNodes), 1});
-  for (int64_t v = 2; v < kNodes; ++v) {
-    for (int64_t k = 0; k < 4; ++k) edges.push_back({static_cast<int64_t>(rng() % kNodes), v});
-  }
-  return OwnedGraph::from_edges(kNodes, edges);
-}
-
 /// A graph with its times and their TemporalIndex.
 struct TimedGraph {
-  OwnedGraph g = hub_graph(5);
+  OwnedGraph g = OwnedGraph::two_hubs(5);
   std::vector<int64_t> node_time, edge_time;
   std::vector<int64_t> indices64;
   TemporalIndex index;

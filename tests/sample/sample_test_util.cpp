@@ -51,6 +51,18 @@ OwnedGraph OwnedGraph::from_edges(int64_t num_nodes, const std::vector<std::pair
   return g;
 }
 
+OwnedGraph OwnedGraph::two_hubs(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  constexpr int64_t kNodes = 2000;
+  std::vector<std::pair<int64_t, int64_t>> edges;
+  for (int64_t k = 0; k < 12000; ++k) edges.push_back({static_cast<int64_t>(rng() % kNodes), 0});
+  for (int64_t k = 0; k < 11000; ++k) edges.push_back({static_cast<int64_t>(rng() % kNodes), 1});
+  for (int64_t v = 2; v < kNodes; ++v) {
+    for (int64_t k = 0; k < 4; ++k) edges.push_back({static_cast<int64_t>(rng() % kNodes), v});
+  }
+  return from_edges(kNodes, edges);
+}
+
 OwnedGraph OwnedGraph::random(int64_t num_nodes, double mean_degree, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::exponential_distribution<double> tail(1.0);

@@ -31,6 +31,9 @@ struct OwnedGraph {
   /// num_nodes nodes whose in-degrees are drawn from a heavy-tailed law (some zero, some large),
   /// neighbours uniform (repeats allowed: multi-edges are real input).
   static OwnedGraph random(int64_t num_nodes, double mean_degree, uint64_t seed);
+  /// 2000 nodes: node 0 cited 12000 times, node 1 11000 times (hub windows for late temporal
+  /// seeds), the others 4 times each, sources uniform from `seed`.
+  static OwnedGraph two_hubs(uint64_t seed);
 
   graph::CscView csc() const;
   SampleGraph sample_graph() const { return {csc(), weights}; }

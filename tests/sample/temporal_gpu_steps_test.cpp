@@ -110,20 +110,6 @@ MiniBatch kernel_shaped(const OwnedGraph& g, const TemporalIndex& index, int64_t
   return batch;
 }
 
-/// 2000 nodes: node 0 cited 12000 times, node 1 11000 times (hub windows for late seeds), the
-/// others about 4 times each.
-OwnedGraph hub_graph(uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  constexpr int64_t kNodes = 2000;
-  std::vector<std::pair<int64_t, int64_t>> edges;
-  for (int64_t k = 0; k < 12000; ++k) edges.push_back({static_cast<int64_t>(rng() % kNodes), 0});
-  for (int64_t k = 0; k < 11000; ++k) edges.push_back({static_cast<int64_t>(rng() % kNodes), 1});
-  for (int64_t v = 2; v < kNodes; ++v) {
-    for (int64_t k = 0; k < 4; ++k) edges.push_back({static_cast<int64_t>(rng() % kNodes), v});
-  }
-  return OwnedGraph::from_edges(kNodes, edges);
-}
-
 struct Case {
   std::vector<int64_t> fanouts;
   bool replace;
@@ -131,7 +117,7 @@ struct Case {
 };
 
 TEST(TemporalGpuSteps, KernelShapedLayersMatchTheCpuSampler) {
-  const OwnedGraph g = hub_graph(5);
+  const OwnedGraph g = OwnedGraph::two_hubs(5);
   std::mt19937_64 rng(8);
   std::vector<int64_t> node_time(static_cast<std::size_t>(g.num_nodes())), edge_time(static_cast<std::size_t>(g.num_edges()));
   for (auto& t : node_time) t = static_cast<int64_t>(rng() % 100);

@@ -460,22 +460,28 @@ DeviceMiniBatch sample_call(const DeviceTopology::State& topology, const Neighbo
       GRAPHTIER_CUDA_CHECK_LAUNCH("copy_input_nodes_kernel");
     }
   }
-  // Every layer's sizes in one copy: the minibatch's synchronisation.
-  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(host_counts, device_counts, static_cast<std::size_t>(layers + 1) * sizeof(LayerCounts),
-                                       cudaMemcpyDeviceToHost, s));
-  call.host_sync();
-  for (int l = 0; l < layers; ++l) {
-    DeviceBlock& block = batch.blocks[static_cast<std::size_t>(l)];
-    const LayerCounts& n = host_counts[l];
-    block.num_dst = n.nd;
-    block.num_edges = n.ne;
-    block.num_src = n.num_src;
-    if (options.edge_ids && n.ne > 0) block.edge_ids = edge_positions[static_cast<std::size_t>(l)];
-  }
+  read_layer_sizes(batch, device_counts, host_counts, edge_positions, options.edge_ids, s);
   return batch;
 }
 
 }  // namespace
+
+void read_layer_sizes(DeviceMiniBatch& batch, const LayerCounts* device_counts, LayerCounts* host_counts,
+                      const std::vector<int64_t*>& edge_positions, bool edge_ids, cudaStream_t s) {
+  const std::size_t layers = edge_positions.size();
+  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(host_counts, device_counts, (layers + 1) * sizeof(LayerCounts),
+                                       cudaMemcpyDeviceToHost, s));
+  GRAPHTIER_CUDA_CHECK(cudaStreamSynchronize(s));
+  ++batch.host_syncs;
+  for (std::size_t l = 0; l < layers; ++l) {
+    DeviceBlock& block = batch.blocks[l];
+    const LayerCounts& n = host_counts[l];
+    block.num_dst = n.nd;
+    block.num_edges = n.ne;
+    block.num_src = n.num_src;
+    if (edge_ids && n.ne > 0) block.edge_ids = edge_positions[l];
+  }
+}
 
 void inclusive_sum(const int64_t* in, int64_t* out, int64_t n, DeviceScratch<unsigned char>& temp,
                    cudaStream_t stream) {

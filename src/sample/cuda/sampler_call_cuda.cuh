@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <exception>
 #include <utility>
+#include <vector>
 
 #include "cuda/cuda_util.cuh"
 
@@ -49,5 +50,13 @@ __device__ __forceinline__ int64_t append(int64_t* counter) {
 /// Inclusive prefix sum of `in` into `out` (n > 0) on `stream`, CUB's temporary storage in `temp`.
 void inclusive_sum(const int64_t* in, int64_t* out, int64_t n, DeviceScratch<unsigned char>& temp,
                    cudaStream_t stream);
+
+struct LayerCounts;  // compact_cuda.cuh
+
+/// The minibatch's one synchronisation on `s`: every layer's sizes in one copy (device_counts[0 ..
+/// layers] into the pinned host_counts, layers = edge_positions.size()), then each block's sizes
+/// and, with `edge_ids`, its edges' positions (edge_positions[l]); counted in batch.host_syncs.
+void read_layer_sizes(DeviceMiniBatch& batch, const LayerCounts* device_counts, LayerCounts* host_counts,
+                      const std::vector<int64_t*>& edge_positions, bool edge_ids, cudaStream_t s);
 
 }  // namespace graphtier::sample::cuda

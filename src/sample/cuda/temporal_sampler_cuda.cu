@@ -389,18 +389,7 @@ DeviceMiniBatch temporal_call(const DeviceTopology::State& topology, const Neigh
     std::tie(dst, nd_bound) =
         temporal_layer(call, l, device_counts + l, dst, nd_bound, edge_positions[static_cast<std::size_t>(l)]);
   }
-  // Every layer's sizes in one copy: the minibatch's synchronisation.
-  GRAPHTIER_CUDA_CHECK(cudaMemcpyAsync(host_counts, device_counts, static_cast<std::size_t>(layers + 1) * sizeof(LayerCounts),
-                                       cudaMemcpyDeviceToHost, s));
-  call.host_sync();
-  for (int l = 0; l < layers; ++l) {
-    DeviceBlock& block = batch.blocks[static_cast<std::size_t>(l)];
-    const LayerCounts& n = host_counts[l];
-    block.num_dst = n.nd;
-    block.num_edges = n.ne;
-    block.num_src = n.num_src;
-    if (options.edge_ids && n.ne > 0) block.edge_ids = edge_positions[static_cast<std::size_t>(l)];
-  }
+  read_layer_sizes(batch, device_counts, host_counts, edge_positions, options.edge_ids, s);
   return batch;
 }
 
