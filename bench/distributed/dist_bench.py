@@ -22,7 +22,6 @@ high-degree nodes, whose rows are long.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -31,6 +30,7 @@ import time
 
 import torch
 
+from graphtier.training import write_json
 from spawn_ranks import spawn_ranks  # this directory (the script's) is on sys.path
 
 
@@ -162,9 +162,7 @@ def main(argv=None) -> int:
               f"{r['fetch_bytes_received'] / 1e3:.0f} / {r['predicted_fetch_bytes'] / 1e3:.0f} "
               f"({ratio(r['fetch_bytes_received'], r['predicted_fetch_bytes'])}) |")
     if a.json:
-        with open(a.json + ".tmp", "w") as f:
-            json.dump(rows, f, indent=1)
-        os.replace(a.json + ".tmp", a.json)
+        write_json(a.json, rows)
     return 0
 
 

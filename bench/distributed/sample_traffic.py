@@ -20,7 +20,6 @@ the ranks and steps), on whatever the machine is doing besides.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -28,6 +27,7 @@ import time
 
 import torch
 
+from graphtier.training import write_json
 from spawn_ranks import spawn_ranks  # this directory (the script's) is on sys.path
 
 _EDGE_BYTES = 16
@@ -150,9 +150,7 @@ def main(argv=None) -> int:
         reuse = [sum(r["cached_rows"]["rows_held_by_the_previous_call"][i] for r in s["per_rank"]) for i in (0, 1)]
         print(f"P={s['P']}: rows held (row fetch) that the previous call held too: {reuse[0]} of {reuse[1]}")
     if a.json:
-        with open(a.json + ".tmp", "w") as f:
-            json.dump(rows, f, indent=1)
-        os.replace(a.json + ".tmp", a.json)
+        write_json(a.json, rows)
     return 0
 
 
