@@ -6,8 +6,8 @@
 #   test     its whole ctest suite here (the CUDA build's test run: CPU tests pass, GPU tests skip
 #            visibly); the tests that skipped are the GPU tests, listed in gpu-tests.txt as one
 #            gtest filter per binary
-#   bundle   bin/ (the test binaries that hold GPU tests, the graphtier command, the GPU benches;
-#            debug information dropped, symbols kept), lib/ (the engine's static libraries and the static CUDA runtime, from which
+#   bundle   bin/ (the test binaries that hold GPU tests and the GPU benches, stripped; the graphtier
+#            command, debug information dropped, symbols kept), lib/ (the engine's static libraries and the static CUDA runtime, from which
 #            python/bundle builds graphtier._core against the device's own Python), nanobind/,
 #            gpu-tests.txt, BUILD (commit and toolchain)
 #   scripts/gpu-bundle.sh [--jobs N]
@@ -51,12 +51,14 @@ with open(os.path.join(out, "gpu-tests.txt"), "w") as f:
 print(f"gpu-bundle: {sum(map(len, by_binary.values()))} GPU tests in {len(by_binary)} binaries", file=sys.stderr)
 EOF
 
-for t in $(cut -d' ' -f1 .bundle.tmp/gpu-tests.txt | sed "s|^|tests/|") graphtier; do
-  # Symbols kept (debug information dropped): a crash on the device gives a readable backtrace.
-  strip --strip-debug -o ".bundle.tmp/bin/$(basename "$t")" "$build/$t"
-done
-for t in bench/feature_cuda_bench bench/layer_sampler_bench; do
-  # The benchmarks measure, they are not debugged on the device: no symbols (2 MiB of the budget).
+# The graphtier command keeps its symbols (debug information dropped): a crash of a job on the
+# device names its functions. The test binaries and benchmarks keep none: a failing GPU test names
+# itself and its assertion through gtest, nothing on the device reads host symbols (kernel names
+# live in the fatbins, which strip leaves whole), and they are a quarter of each binary (6 MiB of
+# the budget; the GPU temporal sampler took the bundle to 61 MiB with them).
+strip --strip-debug -o .bundle.tmp/bin/graphtier "$build/graphtier"
+for t in $(cut -d' ' -f1 .bundle.tmp/gpu-tests.txt | sed "s|^|tests/|") bench/feature_cuda_bench \
+         bench/layer_sampler_bench; do
   strip --strip-all -o ".bundle.tmp/bin/$(basename "$t")" "$build/$t"
 done
 for a in "$build"/libgraphtier_*.a; do
