@@ -264,8 +264,7 @@ def _run(args: argparse.Namespace, division: threads.ThreadDivision) -> dict:
             start, total, count = time.perf_counter(), 0.0, 0
             for b in loader:
                 optimiser.zero_grad()
-                h = encode(model_features(b.x, args.normalize_features), b.blocks)
-                logits = decoder(h[b.label_index[0]], h[b.label_index[1]])
+                logits = pair_scores(encode, decoder, b, model_features(b.x, args.normalize_features))
                 loss = F.binary_cross_entropy_with_logits(logits, b.label)
                 loss.backward()
                 optimiser.step()

@@ -95,7 +95,7 @@ def job(args, prog: str, partition, rank: int, world: int, device: torch.device,
             x = features(b)
             optimiser.zero_grad()
             if b is not None:
-                logits = decoder(*_endpoints(encode(x, b.blocks), b.label_index))
+                logits = link_train.pair_scores(encode, decoder, b, x)
                 loss = F.binary_cross_entropy_with_logits(logits, b.label)
                 (loss / min(world, len(loader) - step * world)).backward()
                 mine.append((b.index, float(loss.detach()), int(b.label.numel())))
@@ -132,10 +132,6 @@ def job(args, prog: str, partition, rank: int, world: int, device: torch.device,
         if args.json:
             write_json(args.json, {"history": history, "result": result})
     return result
-
-
-def _endpoints(h: torch.Tensor, index: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
-    return h[index[0]], h[index[1]]
 
 
 def _sum_gradients(params: List[torch.nn.Parameter], comm_device: torch.device) -> None:
