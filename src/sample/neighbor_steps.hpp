@@ -66,29 +66,21 @@ GRAPHTIER_HD int64_t floyd_draw(uint64_t seed, uint64_t layer_stream, int64_t v,
   return static_cast<int64_t>(bounded_u64(node_bits(seed, layer_stream, v, i), static_cast<uint64_t>(d - f + i + 1)));
 }
 
-/// First k in [0, n) with a[k] >= x, or n (a sorted).
-GRAPHTIER_HD int64_t lower_bound_i64(const int64_t* a, int64_t n, int64_t x) {
-  int64_t lo = 0, hi = n;
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (a[mid] < x) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
-}
-
-/// One step of the serial Floyd (fanouts above kWarpFloyd): kept[0, i) holds the positions kept
-/// by draws 0..i-1, sorted; draw i drew t, so it keeps begin + t unless that is kept already, and
-/// then begin + j (j = d - f + i). Inserts the pick in order: kept[0, i] stays sorted.
+/// One step of Floyd's algorithm: kept[0, i) holds the positions kept by draws 0..i-1, sorted;
+/// draw i drew t, so it keeps begin + t unless that is kept already, and then begin + j
+/// (j = d - f + i, above every earlier draw's range: it goes last). One backward scan finds both
+/// the collision and the insertion point (f is small: no binary search's mispredicted branches);
+/// kept[0, i] stays sorted.
 GRAPHTIER_HD void floyd_step(int64_t* kept, int64_t i, int64_t begin, int64_t j, int64_t t) {
-  int64_t lo = lower_bound_i64(kept, i, begin + t);
-  const int64_t value = begin + (lo < i && kept[lo] == begin + t ? j : t);
-  lo = lower_bound_i64(kept, i, value);
-  for (int64_t m = i; m > lo; --m) kept[m] = kept[m - 1];
-  kept[lo] = value;
+  const int64_t pick = begin + t;
+  int64_t k = i;
+  while (k > 0 && kept[k - 1] > pick) --k;
+  if (k > 0 && kept[k - 1] == pick) {
+    kept[i] = begin + j;
+    return;
+  }
+  for (int64_t m = i; m > k; --m) kept[m] = kept[m - 1];
+  kept[k] = pick;
 }
 
 /// The warp Floyd (f <= kWarpFloyd, f < d), draw i on lane i: the earlier draw k whose j equals

@@ -6,6 +6,8 @@
 #include <span>
 #include <vector>
 
+#include "graphtier/core/rng.hpp"
+
 namespace graphtier::sample::cpu {
 
 /// Open-addressing map from global node id (>= 0) to local position, linear probing on a
@@ -14,13 +16,35 @@ class IdMap {
  public:
   explicit IdMap(int64_t expected);
   /// The local id of `key`, inserting it as `next` (and returning `next`) when absent.
-  int64_t find_or_insert(int64_t key, int64_t next);
+  int64_t find_or_insert(int64_t key, int64_t next) {
+    for (uint64_t slot = home(key);; slot = (slot + 1) & mask_) {
+      Slot& s = slots_[slot];
+      if (s.key == key) return s.value;
+      if (s.key < 0) {
+        s = {key, next};
+        return next;
+      }
+    }
+  }
   /// The local id of `key`, or -1 when absent. Safe from many threads while nothing inserts.
-  int64_t find(int64_t key) const;
+  int64_t find(int64_t key) const {
+    for (uint64_t slot = home(key);; slot = (slot + 1) & mask_) {
+      const Slot& s = slots_[slot];
+      if (s.key == key) return s.value;
+      if (s.key < 0) return -1;
+    }
+  }
+  /// Starts loading `key`'s slot (a loop over random keys calls it some keys ahead).
+  void prefetch(int64_t key) const { __builtin_prefetch(slots_.data() + home(key)); }
 
  private:
-  std::vector<int64_t> keys_;  // -1 = empty
-  std::vector<int64_t> values_;
+  struct Slot {
+    int64_t key;  // -1 = empty
+    int64_t value;
+  };
+  uint64_t home(int64_t key) const { return mix64(static_cast<uint64_t>(key)) & mask_; }
+
+  std::vector<Slot> slots_;  // a key and its value share a cache line: one miss per probe
   uint64_t mask_;
 };
 

@@ -7,19 +7,19 @@
 #include "graphtier/core/rng.hpp"
 #include "graphtier/sample/random.hpp"
 #include "hetero_steps.hpp"
+#include "neighbor_steps.hpp"
 
 namespace graphtier::sample::cpu {
 namespace {
 
 // Floyd's algorithm: f distinct offsets out of d with f draws, touching none of the other d - f
-// neighbours (what makes zero-copy sampling cheap on the GPU). `kept` stays sorted.
+// neighbours (what makes zero-copy sampling cheap on the GPU); the device's steps. Sorted.
 void draw_uniform_distinct(const DrawContext& ctx, int64_t v, int64_t begin, int64_t d, std::vector<int64_t>& out) {
   const std::size_t first = out.size();
+  out.resize(first + static_cast<std::size_t>(ctx.fanout));
+  int64_t* kept = out.data() + first;
   for (int64_t i = 0; i < ctx.fanout; ++i) {
-    const int64_t j = d - ctx.fanout + i;
-    const auto t = static_cast<int64_t>(bounded_u64(node_bits(ctx.seed, ctx.layer_stream, v, i), static_cast<uint64_t>(j + 1)));
-    const int64_t pick = std::binary_search(out.begin() + first, out.end(), begin + t) ? j : t;
-    out.insert(std::upper_bound(out.begin() + first, out.end(), begin + pick), begin + pick);
+    nbr::floyd_step(kept, i, begin, d - ctx.fanout + i, nbr::floyd_draw(ctx.seed, ctx.layer_stream, v, d, ctx.fanout, i));
   }
 }
 

@@ -30,6 +30,11 @@ struct CscRows {
   RowOf<Index> row(int64_t v) const {
     return {indptr[v] + edge_offset, indptr[v + 1] - indptr[v], indices.data() + indptr[v]};
   }
+  /// Starts loading what row(v) reads (dst ids are random: the hardware cannot guess them).
+  void prefetch(int64_t v) const { __builtin_prefetch(indptr.data() + v); }
+  /// The neighbour at global CSC position p (no row lookup).
+  int64_t id_at(int64_t p) const { return static_cast<int64_t>(indices[static_cast<std::size_t>(p - edge_offset)]); }
+  void prefetch_at(int64_t p) const { __builtin_prefetch(indices.data() + (p - edge_offset)); }
   /// Every node id the rows can name is below this bound.
   int64_t id_bound() const { return static_cast<int64_t>(indptr.size()) - 1; }
 };
@@ -48,6 +53,7 @@ class FetchedRows {
     return {rows_.first_edge[k], rows_.indptr[k + 1] - rows_.indptr[k], rows_.indices.data() + rows_.indptr[k]};
   }
   int64_t id_bound() const { return id_bound_; }
+  void prefetch(int64_t) const {}
   /// The index of v's row in the NeighborRows, or -1.
   int64_t slot(int64_t v) const { return slot_.find(v); }
 
