@@ -1,6 +1,9 @@
 #include "batch_sampler.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <numeric>
 #include <string>
 
@@ -138,6 +141,76 @@ std::vector<int64_t> BatchSampler::epoch_times(std::span<const int64_t> position
   std::vector<int64_t> times(positions.size());
   for (std::size_t i = 0; i < positions.size(); ++i) times[i] = times_[static_cast<std::size_t>(positions[i])];
   return times;
+}
+
+bool BatchSampler::streams() const noexcept { return !sampler_->bulk() && sampler_->device() < 0; }
+
+void BatchSampler::sample_in_order(const std::vector<int64_t>& order, int64_t epoch, std::span<const int64_t> batches,
+                                   std::span<const int64_t> times, const Deliver& deliver, int64_t& failed,
+                                   double& busy_seconds) {
+  const int64_t ahead = 2 * static_cast<int64_t>(pool_.size());
+  std::mutex mutex;
+  std::condition_variable room;  // a slot freed, or the limit lowered
+  std::vector<std::optional<SampledBatch>> done(static_cast<std::size_t>(ahead));  // position i in i % ahead
+  int64_t next = 0;                                       // the next position to deliver
+  auto limit = static_cast<int64_t>(batches.size());      // positions from here on are not delivered
+  bool delivering = false;
+  // A failure at i still delivers the positions before it (the threads finish those); the first
+  // failure's position is the one its rethrown exception belongs to.
+  const auto fail_at = [&](int64_t i) {
+    const std::lock_guard lock(mutex);
+    if (failed < 0) failed = i;
+    limit = std::min(limit, i);
+    room.notify_all();
+  };
+  // Positions are claimed in increasing order (parallel_for's chunks), so position `next` is
+  // always being sampled by a thread that does not wait for room: no deadlock.
+  const auto one = [&](int64_t i) {
+    {
+      std::unique_lock lock(mutex);
+      room.wait(lock, [&] { return i >= limit || i < next + ahead; });
+      if (i >= limit) return;
+    }
+    SampledBatch batch;
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      const int64_t b = batches[static_cast<std::size_t>(i)];
+      if (options_.fault_hook) options_.fault_hook(Stage::kSample, b);
+      batch = sample_one(sample::batch_seeds(order, options_.batch_size, b), sample::minibatch_stream(epoch, b), 0,
+                         times.empty() ? times : sample::batch_seeds(times, options_.batch_size, b));
+    } catch (...) {
+      fail_at(i);
+      throw;
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::unique_lock lock(mutex);
+    busy_seconds += seconds;
+    done[static_cast<std::size_t>(i % ahead)] = std::move(batch);
+    if (delivering) return;  // the thread delivering takes it in turn
+    delivering = true;
+    while (next < limit && done[static_cast<std::size_t>(next % ahead)]) {
+      std::optional<SampledBatch>& slot = done[static_cast<std::size_t>(next % ahead)];
+      SampledBatch ready = std::move(*slot);
+      slot.reset();
+      const int64_t k = next;
+      lock.unlock();
+      bool more = false;
+      try {
+        more = deliver(k, std::move(ready));
+      } catch (...) {
+        fail_at(k);  // `delivering` stays set: nothing after k is delivered
+        throw;
+      }
+      lock.lock();
+      ++next;
+      if (!more) limit = next;
+      room.notify_all();
+    }
+    delivering = false;
+  };
+  pool_.parallel_for(0, static_cast<int64_t>(batches.size()), 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) one(i);
+  });
 }
 
 int64_t BatchSampler::group_size() const noexcept { return options_.bulk > 0 ? options_.bulk : pool_.size(); }

@@ -210,6 +210,39 @@ void Loader::Impl::run_sampler(int64_t epoch, int64_t first) {
     const std::vector<int64_t> times = sampler.epoch_times(positions);
     batches = sampler.delivered_from(first);
     const auto total = static_cast<int64_t>(batches.size());
+    // Announced before it enters the window, so the gather never sees an unannounced batch; a push
+    // refused by a cancelled queue gives the announcement back at once (and stops the sampling).
+    const auto deliver = [&](int64_t index, SampledBatch&& batch) {
+      const std::span<const int64_t> seed_positions = sample::batch_seeds(positions, options.batch_size, index);
+      Sampled s{index, std::move(batch), {seed_positions.begin(), seed_positions.end()}, {}};
+      if (typed_store != nullptr) s.type_ids = local_type_ids(s);
+      announce(s);
+      if (window->push(std::move(s))) return true;
+      consume(s);
+      return false;
+    };
+    if (sampler.streams()) {
+      int64_t failed = -1;
+      double busy = 0;
+      bool cancelled = false;
+      const auto account = [&] {  // the stage's busy time: its thread-seconds per thread
+        const std::lock_guard lock(stats_mutex);
+        stats.sample_seconds += busy / sampler.pool_size();
+      };
+      try {
+        sampler.sample_in_order(order, epoch, batches, times, [&](int64_t i, SampledBatch&& batch) {
+          cancelled = !deliver(batches[static_cast<std::size_t>(i)], std::move(batch));
+          return !cancelled;
+        }, failed, busy);
+      } catch (...) {
+        account();
+        if (failed >= 0) indices = std::span<const int64_t>(batches.data() + failed, 1);
+        throw;
+      }
+      account();
+      if (!cancelled) window->close();
+      return;
+    }
     std::vector<SampledBatch> group;
     for (int64_t g = 0; g < total;) {
       const int64_t last = std::min(g + sampler.group_size(), total);
@@ -222,16 +255,7 @@ void Loader::Impl::run_sampler(int64_t epoch, int64_t first) {
         for (const SampledBatch& b : group) stats.blocks_to_host += b.copied_to_host ? 1 : 0;
       }
       for (std::size_t i = 0; i < indices.size(); ++i) {
-        // Announced before it enters the window, so the gather never sees an unannounced batch; a
-        // push refused by a cancelled queue gives the announcement back at once.
-        const std::span<const int64_t> seed_positions = sample::batch_seeds(positions, options.batch_size, indices[i]);
-        Sampled s{indices[i], std::move(group[i]), {seed_positions.begin(), seed_positions.end()}, {}};
-        if (typed_store != nullptr) s.type_ids = local_type_ids(s);
-        announce(s);
-        if (!window->push(std::move(s))) {
-          consume(s);
-          return;
-        }
+        if (!deliver(indices[i], std::move(group[i]))) return;
       }
       g = last;
     }

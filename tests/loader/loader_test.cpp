@@ -631,8 +631,9 @@ TEST(Loader, BackPressureBoundsHowFarSamplingRunsAhead) {
   ASSERT_GT(loader.num_batches(), 100);
   loader.start(0);
   std::this_thread::sleep_for(300ms);  // the consumer takes nothing
-  // window (3) + ready (2) + one group in the sampler's hands (2) + one in the gather's (1)
-  EXPECT_LE(sampled.load(), 3 + 2 + 2 + 1);
+  // window (3) + ready (2) + up to 2 x threads in the sampler's hands (4: the one waiting to enter
+  // the window and those sampled ahead of it, BatchSampler::sample_in_order) + one in the gather's (1)
+  EXPECT_LE(sampled.load(), 3 + 2 + 4 + 1);
   EXPECT_GE(sampled.load(), 3);
 }
 
@@ -655,6 +656,53 @@ TEST(Loader, SampleStageFailureReachesTheConsumerAfterEarlierBatches) {
     FAIL() << "the sampler's failure must reach next()";
   } catch (const std::runtime_error& e) {
     EXPECT_STREQ(e.what(), "injected sampler failure at batch 3");
+  }
+}
+
+TEST(Loader, BatchesFinishedOutOfOrderAreDeliveredInOrder) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  const std::vector<int64_t> ids = train_ids(d);
+  const std::vector<LoadedBatch> expected = reference_epoch(d, ids);
+  ThreadPool p(2);
+  feature::FeatureStore store(d, store_options("100%", "0"), p);
+  LoaderOptions o = small_options();
+  o.sample_threads = 4;
+  // Every third batch is slow, so the threads finish their batches out of order.
+  o.fault_hook = [](Stage stage, int64_t batch) {
+    if (stage == Stage::kSample && batch % 3 == 0) std::this_thread::sleep_for(5ms);
+  };
+  Loader loader(d, &store, ids, o);
+  const std::vector<LoadedBatch> got = run_epoch(loader, 3);
+  ASSERT_EQ(got.size(), expected.size());
+  for (std::size_t b = 0; b < got.size(); ++b) {
+    EXPECT_EQ(got[b].index, static_cast<int64_t>(b));
+    expect_same_batch(got[b], expected[b]);
+  }
+}
+
+TEST(Loader, ASamplingFailureAmongThreadsComesAfterTheBatchesBeforeIt) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  LoaderOptions o = small_options();
+  o.batch_size = 10;
+  o.sample_threads = 3;
+  // Batch 4 fails while batches 2 and 3 are still being sampled, and later ones are done.
+  o.fault_hook = [](Stage stage, int64_t batch) {
+    if (stage != Stage::kSample) return;
+    if (batch == 2 || batch == 3) std::this_thread::sleep_for(20ms);
+    if (batch == 4) throw std::runtime_error("injected sampler failure at batch 4");
+  };
+  Loader loader(d, nullptr, train_ids(d), o);
+  loader.start(0);
+  for (int64_t b = 0; b < 4; ++b) {
+    auto got = loader.next();
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->index, b);
+  }
+  try {
+    loader.next();
+    FAIL() << "the sampler's failure must reach next()";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "injected sampler failure at batch 4");
   }
 }
 
