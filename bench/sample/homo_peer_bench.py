@@ -29,6 +29,7 @@ import dgl
 import dgl.graphbolt as gb
 
 import graphtier
+from graphtier.training import write_json
 
 
 def read_csc(path):
@@ -150,7 +151,7 @@ def main():
             rows.append(row)
             print(json.dumps(row), flush=True)
     if args.json:
-        graphtier.training.write_json(args.json, rows)
+        write_json(args.json, rows)
     name = os.path.basename(os.path.normpath(args.dataset))
     summary = []
     for threads in sorted({row["threads"] for row in rows}):
