@@ -8,7 +8,10 @@
 // what the store keeps in memory. Prints one JSON object.
 //
 //   feature_bench --dir DATASET [--cpu 0] [--host-cache 256MiB] [--batch-rows 8192] [--seconds 10]
-//                 [--rounds 2] [--depth 0] [--threads 2] [--backend auto]
+//                 [--rounds 2] [--depth 0] [--threads 2] [--backend auto] [--only raw|gather]
+//
+// --only runs one of the two (bench/feature/gather_py_bench.py times the raw loop through it
+// beside its own gathers from Python).
 #include <chrono>
 #include <cstdint>
 #include <iostream>
@@ -74,6 +77,7 @@ int main(int argc, char** argv) {
   double seconds = 10;
   int rounds = 2;
   int threads = 2;
+  std::string only;  // "raw", "gather" or empty: both
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string arg = argv[i];
@@ -88,9 +92,12 @@ int main(int argc, char** argv) {
       else if (arg == "--depth") options.io_depth = std::stoi(value);
       else if (arg == "--threads") threads = std::stoi(value);
       else if (arg == "--backend") options.io_backend = io::parse_io_backend(value);
+      else if (arg == "--only") only = value;
       else GRAPHTIER_EXPECTS(false, InvalidArgument, "unknown option ", arg);
     }
     GRAPHTIER_EXPECTS(!dir.empty(), InvalidArgument, "--dir is required");
+    GRAPHTIER_EXPECTS(only.empty() || only == "raw" || only == "gather", InvalidArgument,
+                      "--only takes raw or gather, got '", only, "'");
     GRAPHTIER_EXPECTS(batch_rows >= 1 && seconds > 0 && rounds >= 1, InvalidArgument, "bad --batch-rows, --seconds or --rounds");
     ThreadPool pool(threads);
     const auto open_start = Clock::now();
@@ -103,11 +110,11 @@ int main(int argc, char** argv) {
     std::vector<Rate> raw, gathered;
     feature::GatherStats stats;
     for (int round = 0; round < rounds; ++round) {
-      raw.push_back(raw_uring(file, depth, seconds, 100 + static_cast<uint64_t>(round)));
-      gathered.push_back(gather_rows(store, static_cast<std::size_t>(batch_rows), seconds, 200 + static_cast<uint64_t>(round), stats));
+      if (only != "gather") raw.push_back(raw_uring(file, depth, seconds, 100 + static_cast<uint64_t>(round)));
+      if (only != "raw") {
+        gathered.push_back(gather_rows(store, static_cast<std::size_t>(batch_rows), seconds, 200 + static_cast<uint64_t>(round), stats));
+      }
     }
-    const Rate raw_mean = mean(raw);
-    const Rate gather_mean = mean(gathered);
 
     nlohmann::json j;
     j["dir"] = dir;
@@ -128,12 +135,19 @@ int main(int argc, char** argv) {
     j["seconds_per_run"] = seconds;
     j["rounds"] = rounds;
     j["open_seconds"] = open_seconds;
-    j["raw_4k_reads"] = to_json(raw_mean);
-    j["gather"] = to_json(gather_mean);
-    j["gather_iops_over_raw"] = gather_mean.iops / raw_mean.iops;
-    j["gather_rows_over_raw_iops"] = gather_mean.rows_per_second / raw_mean.iops;
+    if (!raw.empty()) j["raw_4k_reads"] = to_json(mean(raw));
+    if (!gathered.empty()) j["gather"] = to_json(mean(gathered));
+    if (only.empty()) {
+      j["gather_iops_over_raw"] = mean(gathered).iops / mean(raw).iops;
+      j["gather_rows_over_raw_iops"] = mean(gathered).rows_per_second / mean(raw).iops;
+    }
     nlohmann::json per_round = nlohmann::json::array();
-    for (int r = 0; r < rounds; ++r) per_round.push_back({{"raw_iops", raw[r].iops}, {"gather_iops", gathered[r].iops}});
+    for (int r = 0; r < rounds; ++r) {
+      nlohmann::json round;
+      if (!raw.empty()) round["raw_iops"] = raw[r].iops;
+      if (!gathered.empty()) round["gather_iops"] = gathered[r].iops;
+      per_round.push_back(round);
+    }
     j["per_round"] = per_round;
     j["tiers"] = {{"host", to_json(stats.host)}, {"host_cache", to_json(stats.host_cache)},
                   {"storage", to_json(stats.storage)}, {"cache_fills", stats.cache_fills},

@@ -21,15 +21,28 @@ class FeatureStore(_core.FeatureStore):
     def __init__(self, dataset, options: Optional[_core.FeatureStoreOptions] = None, *, threads: int = 0, **kwargs):
         super().__init__(dataset, options=_options.store_options(kwargs, options), threads=threads)
 
-    def gather(self, ids, memory: str = "host") -> torch.Tensor:
+    def gather(self, ids, memory: str = "host", out: Optional[torch.Tensor] = None) -> torch.Tensor:
         """X[ids] as a new [len(ids), dim] tensor, byte for byte, in host, pinned or device memory
         (the store's GPU). `ids`: integer node ids in the dataset's own (prepared) numbering (a
         sequence, numpy array or tensor; Dataset.from_original maps original ones), or a bool mask
         with one entry per node (numpy array or tensor): the rows of its True positions.
 
         In device memory the tensor comes from PyTorch's caching allocator (torch.empty on the
-        current stream), so freeing it costs no cudaFree."""
+        current stream), so freeing it costs no cudaFree.
+
+        `out`: a contiguous host tensor of the table's dtype with at least len(ids) rows, to gather
+        into instead (its first len(ids) rows are returned): a loop that reuses one does not fault a
+        new tensor's pages in every call."""
         ids = node_ids(ids, "ids", self.num_nodes).numpy()
+        if out is not None:
+            if memory != "host" or out.device.type != "cpu":
+                raise ValueError(f"gather: out= takes a host tensor (got one on {out.device}, memory={memory!r})")
+            if out.dim() != 2 or out.shape[0] < len(ids):
+                raise ValueError(f"gather: out has shape {tuple(out.shape)}; it needs at least {len(ids)} rows of "
+                                 f"{self.feature_dim}")
+            rows = out[:len(ids)]
+            super().gather_into(ids, rows)
+            return rows
         if memory != "device":
             return super().gather(ids, memory)
         device = torch.device("cuda", self.device)

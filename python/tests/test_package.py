@@ -136,6 +136,23 @@ def test_feature_store_gather_is_byte_exact(synthetic):
     assert 0 < tiers["cpu_end"] < ds.num_nodes and tiers["host_cache_rows"] > 0
 
 
+def test_gather_out_fills_the_callers_tensor_and_refuses_a_wrong_one(synthetic):
+    ds = graphtier.Dataset(synthetic)
+    store = graphtier.FeatureStore(synthetic, cpu_buffer="0", host_cache="10%")
+    table = _features(synthetic, ds)
+    out = torch.full((600, store.feature_dim), -1.0)
+    for seed in (0, 1):  # the same tensor twice: a loop reusing it
+        ids = np.random.default_rng(seed).integers(0, ds.num_nodes, 500)
+        x = store.gather(ids, out=out)
+        assert x.data_ptr() == out.data_ptr() and tuple(x.shape) == (500, store.feature_dim)
+        np.testing.assert_array_equal(x.numpy(), table[ids])
+    assert bool((out[500:] == -1.0).all()), "rows past len(ids) must stay untouched"
+    with pytest.raises(ValueError, match="needs at least 500 rows"):
+        store.gather(ids, out=torch.empty((499, store.feature_dim)))
+    with pytest.raises(ValueError, match="host tensor"):
+        store.gather(ids, memory="pinned", out=out)
+
+
 def test_gather_into_host_memory_names_bad_memory_kinds(synthetic):
     store = graphtier.FeatureStore(synthetic)
     ids = np.array([3, 0, 3], dtype=np.int64)

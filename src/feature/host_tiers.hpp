@@ -17,6 +17,7 @@
 #include "host_tier.hpp"
 #include "storage_tier.hpp"
 #include "graphtier/cache/cache_policy.hpp"
+#include "graphtier/core/file.hpp"
 #include "graphtier/feature/feature_store.hpp"
 
 namespace graphtier::feature {
@@ -78,7 +79,8 @@ class HostTiers {
     std::vector<int64_t> hit_entries; // storage positions served from a cache line
     std::vector<int64_t> read_ids;    // one per fill or bypass
     std::unordered_map<int64_t, int64_t> staged_slot;  // line filled by this gather -> staging row
-    std::vector<std::byte> staging;
+    DirectIoBuffer staging{nullptr, &std::free};  // aligned for O_DIRECT: whole-block rows are read into it in place
+    std::size_t staging_bytes = 0;
     std::vector<int64_t> scatter_order;  // storage positions with a staged row, by staged row
   };
   class CopyRounds;  // one planned gather's reads and copies (cpu/gather_cpu.cpp)

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "graphtier/core/error.hpp"
+#include "graphtier/core/file.hpp"
 #include "io/io_test_util.hpp"
 #include "test_util.hpp"
 
@@ -117,6 +118,29 @@ TEST_P(ReadEngineTest, RowsSharingABlockAreReadOnce) {
   EXPECT_EQ(engine.last_batch().reads, 1);
   EXPECT_EQ(engine.last_batch().bytes, 3 * 4096);
   EXPECT_EQ(out, test::pread_rows(path, 512, 512, ids, 512));
+}
+
+TEST_P(ReadEngineTest, WholeBlockRowsIntoAnAlignedOutputAreExactAndStayInTheirRows) {
+  // Rows of whole blocks read into an output aligned for O_DIRECT go straight into their rows (no
+  // staging copy); the rows either side of each must stay as they were.
+  GRAPHTIER_DEVICE_OR_SKIP(device, GetParam());
+  TempDir dir;
+  const RowLayout layout{300, 4096, 4096};
+  const std::string path = write_table(dir, layout, 5);
+  const ReadFile file = ReadFile::open(path);
+  ReadEngine engine(*device);
+  std::vector<int64_t> ids = random_ids(200, layout.num_rows, 9);
+  ids.push_back(layout.num_rows - 1);
+  ids.push_back(ids.front());  // a duplicate shares its extent: copied from the staging slot
+  const std::size_t pitch = 2 * 4096;  // every other output row is a guard that must stay 0x55
+  const DirectIoBuffer out = allocate_direct_io_buffer(ids.size() * pitch);
+  std::memset(out.get(), 0x55, ids.size() * pitch);
+  engine.read_rows(file, layout, ids, std::span<std::byte>(out.get(), ids.size() * pitch), pitch);
+  const std::vector<std::byte> expected = test::pread_rows(path, 4096, 4096, ids, pitch);
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    ASSERT_EQ(0, std::memcmp(out.get() + k * pitch, expected.data() + k * pitch, 4096)) << "row " << ids[k];
+    for (std::size_t b = 4096; b < pitch; ++b) ASSERT_EQ(out.get()[k * pitch + b], std::byte{0x55}) << "guard of " << k;
+  }
 }
 
 TEST_P(ReadEngineTest, SmallReadLimitSplitsReadsAndKeepsStraddlingRowsWhole) {

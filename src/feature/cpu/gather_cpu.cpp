@@ -68,7 +68,10 @@ void HostTiers::plan_staging() {
         break;
     }
   }
-  if (sc.staging.size() < sc.read_ids.size() * row_bytes) sc.staging.resize(sc.read_ids.size() * row_bytes);
+  if (sc.staging_bytes < sc.read_ids.size() * row_bytes) {
+    sc.staging = allocate_direct_io_buffer(sc.read_ids.size() * row_bytes);
+    sc.staging_bytes = sc.read_ids.size() * row_bytes;
+  }
 
   sc.scatter_order.clear();
   for (std::size_t i = 0; i < m; ++i) {
@@ -154,7 +157,7 @@ class HostTiers::CopyRounds {
     const auto start = Clock::now();
     io_ += tiers_.storage_->read(
         std::span<const int64_t>(sc_.read_ids).subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin)),
-        std::span<std::byte>(sc_.staging.data() + static_cast<std::size_t>(begin) * row_bytes_,
+        std::span<std::byte>(sc_.staging.get() + static_cast<std::size_t>(begin) * row_bytes_,
                              static_cast<std::size_t>(end - begin) * row_bytes_));
     read_seconds_ += seconds_since(start);
   }
@@ -188,7 +191,7 @@ class HostTiers::CopyRounds {
   void scatter(int64_t begin, int64_t end) {
     for (auto j = static_cast<std::size_t>(begin); j < static_cast<std::size_t>(end); ++j) {
       const auto i = static_cast<std::size_t>(sc_.scatter_order[j]);
-      const std::byte* row = sc_.staging.data() + static_cast<std::size_t>(sc_.stage_row[i]) * row_bytes_;
+      const std::byte* row = sc_.staging.get() + static_cast<std::size_t>(sc_.stage_row[i]) * row_bytes_;
       std::memcpy(out_ + static_cast<std::size_t>(sc_.store_pos[i]) * row_bytes_, row, row_bytes_);
       if (sc_.kinds[i] == cache::LookupKind::kFill) std::memcpy(tiers_.cache_.line(sc_.slots[i]), row, row_bytes_);
     }
