@@ -637,28 +637,6 @@ TEST(Loader, BackPressureBoundsHowFarSamplingRunsAhead) {
   EXPECT_GE(sampled.load(), 3);
 }
 
-TEST(Loader, SampleStageFailureReachesTheConsumerAfterEarlierBatches) {
-  const graph::Dataset d = graph::Dataset::open(dataset_dir());
-  LoaderOptions o = small_options();
-  o.sample_threads = 1;
-  o.fault_hook = [](Stage stage, int64_t batch) {
-    if (stage == Stage::kSample && batch == 3) throw std::runtime_error("injected sampler failure at batch 3");
-  };
-  Loader loader(d, nullptr, train_ids(d), o);
-  loader.start(0);
-  for (int64_t b = 0; b < 3; ++b) {
-    auto got = loader.next();
-    ASSERT_TRUE(got.has_value());
-    EXPECT_EQ(got->index, b);
-  }
-  try {
-    loader.next();
-    FAIL() << "the sampler's failure must reach next()";
-  } catch (const std::runtime_error& e) {
-    EXPECT_STREQ(e.what(), "injected sampler failure at batch 3");
-  }
-}
-
 TEST(Loader, BatchesFinishedOutOfOrderAreDeliveredInOrder) {
   const graph::Dataset d = graph::Dataset::open(dataset_dir());
   const std::vector<int64_t> ids = train_ids(d);
@@ -680,29 +658,34 @@ TEST(Loader, BatchesFinishedOutOfOrderAreDeliveredInOrder) {
   }
 }
 
-TEST(Loader, ASamplingFailureAmongThreadsComesAfterTheBatchesBeforeIt) {
+TEST(Loader, SampleStageFailureReachesTheConsumerAfterEveryBatchBeforeIt) {
   const graph::Dataset d = graph::Dataset::open(dataset_dir());
-  LoaderOptions o = small_options();
-  o.batch_size = 10;
-  o.sample_threads = 3;
-  // Batch 4 fails while batches 2 and 3 are still being sampled, and later ones are done.
-  o.fault_hook = [](Stage stage, int64_t batch) {
-    if (stage != Stage::kSample) return;
-    if (batch == 2 || batch == 3) std::this_thread::sleep_for(20ms);
-    if (batch == 4) throw std::runtime_error("injected sampler failure at batch 4");
-  };
-  Loader loader(d, nullptr, train_ids(d), o);
-  loader.start(0);
-  for (int64_t b = 0; b < 4; ++b) {
-    auto got = loader.next();
-    ASSERT_TRUE(got.has_value());
-    EXPECT_EQ(got->index, b);
-  }
-  try {
-    loader.next();
-    FAIL() << "the sampler's failure must reach next()";
-  } catch (const std::runtime_error& e) {
-    EXPECT_STREQ(e.what(), "injected sampler failure at batch 4");
+  // With several threads the failing batch is drawn while earlier ones are still being sampled
+  // (they are slow) and later ones are done: the earlier ones are still delivered first.
+  for (const int threads : {1, 3}) {
+    SCOPED_TRACE(threads);
+    const int64_t failing = threads + 1;
+    LoaderOptions o = small_options();
+    o.batch_size = 10;
+    o.sample_threads = threads;
+    o.fault_hook = [failing](Stage stage, int64_t batch) {
+      if (stage != Stage::kSample) return;
+      if (batch == failing - 1 || batch == failing - 2) std::this_thread::sleep_for(20ms);
+      if (batch == failing) throw std::runtime_error("injected sampler failure at batch " + std::to_string(failing));
+    };
+    Loader loader(d, nullptr, train_ids(d), o);
+    loader.start(0);
+    for (int64_t b = 0; b < failing; ++b) {
+      auto got = loader.next();
+      ASSERT_TRUE(got.has_value());
+      EXPECT_EQ(got->index, b);
+    }
+    try {
+      loader.next();
+      FAIL() << "the sampler's failure must reach next()";
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()), "injected sampler failure at batch " + std::to_string(failing));
+    }
   }
 }
 
