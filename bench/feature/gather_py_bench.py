@@ -1,13 +1,14 @@
 """Out-of-core gathers from Python against the bare io_uring loop: graphtier.FeatureStore.gather of
 `--batch-rows` uniform random ids per call (a new tensor each call, and into one reused `out`
-tensor), with no host tier and a 256 MiB host cache, everything else read from storage at the
+tensor), and a NeighborLoader's gathers (GraphSAGE [15,10,5] over the training ids, features through
+the same store), with no host tier and a 256 MiB host cache, everything else read from storage at the
 store's queue depth, in rounds alternating with the bare loop of random 4 KiB O_DIRECT reads of the
 same file at the same depth (`feature_bench --only raw`, bench/common/io_rates.hpp), as storage
 reads per second and their ratio. `--load N` keeps N busy processes running beside every round
 (the raw loop's and the gathers' alike): a fixed CPU load.
 
     python bench/feature/gather_py_bench.py DATASET [--seconds 5] [--rounds 3] [--batch-rows 8192]
-        [--threads 2] [--depth 0] [--load 0] [--json FILE]
+        [--threads 2] [--depth 0] [--load 0] [--loader-batch 1024] [--json FILE]
 
 DATASET: features of 4 KiB rows (e.g. `graphtier generate --feature-dim 1024 --align 4096`), larger
 than the host cache; O_DIRECT bypasses the page cache, so the file's size against RAM does not
@@ -58,6 +59,20 @@ def gather_iops(store, batch_rows, seconds, generator, reuse):
     return (store.stats()["io"]["reads"] - before) / elapsed, rows / elapsed
 
 
+def loader_iops(store, dataset, batch, seconds):
+    """Storage reads per second of the store while a NeighborLoader (GraphSAGE [15,10,5], `batch`
+    training seeds) iterates over it, its features gathered through the loader's pipeline."""
+    loader = graphtier.NeighborLoader(dataset, [15, 10, 5], batch, split="train", store=store, seed=0)
+    before = store.stats()["io"]["reads"]
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for _ in loader:
+            if time.perf_counter() - start >= seconds:
+                break
+    elapsed = time.perf_counter() - start
+    return (store.stats()["io"]["reads"] - before) / elapsed
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("dataset")
@@ -67,10 +82,12 @@ def main():
     parser.add_argument("--threads", type=int, default=2, help="the store's gather threads")
     parser.add_argument("--depth", type=int, default=0, help="the store's queue depth (0: calibrated on the file)")
     parser.add_argument("--load", type=int, default=0, help="busy processes beside every round")
+    parser.add_argument("--loader-batch", type=int, default=1024, help="the loader row's seeds per minibatch")
     parser.add_argument("--json", help="write every round here")
     args = parser.parse_args()
 
-    store = graphtier.FeatureStore(args.dataset, cpu_buffer="0", host_cache=CACHE, io_depth=args.depth,
+    dataset = graphtier.Dataset(args.dataset)
+    store = graphtier.FeatureStore(dataset, cpu_buffer="0", host_cache=CACHE, io_depth=args.depth,
                                    threads=args.threads)
     if store.dtype != "float32" or store.feature_dim * 4 != 4096:
         raise SystemExit(f"{args.dataset}: rows of {store.feature_dim} {store.dtype}, not 4 KiB of float32")
@@ -86,6 +103,8 @@ def main():
             for name, reuse in (("gather", False), ("gather_out", True)):
                 iops, rows = gather_iops(store, args.batch_rows, args.seconds, generator, reuse)
                 row[name] = {"iops": iops, "rows_per_s": rows, "over_raw": iops / row["raw_iops"]}
+            iops = loader_iops(store, dataset, args.loader_batch, args.seconds)
+            row["loader"] = {"iops": iops, "over_raw": iops / row["raw_iops"]}
             rounds.append(row)
             print(json.dumps(row), flush=True)
     finally:
@@ -94,11 +113,12 @@ def main():
             p.join()
     if args.json:
         write_json(args.json, rounds)
-    med = {name: statistics.median(row[name]["over_raw"] for row in rounds) for name in ("gather", "gather_out")}
+    med = {name: statistics.median(row[name]["over_raw"] for row in rounds) for name in ("gather", "gather_out", "loader")}
     print(f"{os.path.basename(os.path.normpath(args.dataset))}: depth {store.io_depth}, {args.batch_rows} rows per "
           f"call, {args.threads} gather threads, {args.load} busy processes beside, medians of {args.rounds} rounds: "
           f"raw {statistics.median(row['raw_iops'] for row in rounds) / 1e3:.1f} K IOPS; gather / raw "
-          f"{med['gather']:.2f} (a new tensor per call), {med['gather_out']:.2f} (into `out`)")
+          f"{med['gather']:.2f} (a new tensor per call), {med['gather_out']:.2f} (into `out`), "
+          f"{med['loader']:.2f} (a NeighborLoader's gathers)")
 
 
 if __name__ == "__main__":
