@@ -112,7 +112,8 @@ int main(int argc, char** argv) {
     for (int round = 0; round < rounds; ++round) {
       if (only != "gather") raw.push_back(raw_uring(file, depth, seconds, 100 + static_cast<uint64_t>(round)));
       if (only != "raw") {
-        gathered.push_back(gather_rows(store, static_cast<std::size_t>(batch_rows), seconds, 200 + static_cast<uint64_t>(round), stats));
+        gathered.push_back(
+            gather_rows(store, static_cast<std::size_t>(batch_rows), seconds, 200 + static_cast<uint64_t>(round), stats));
       }
     }
 

@@ -113,7 +113,8 @@ def main():
             p.join()
     if args.json:
         write_json(args.json, rounds)
-    med = {name: statistics.median(row[name]["over_raw"] for row in rounds) for name in ("gather", "gather_out", "loader")}
+    med = {name: statistics.median(row[name]["over_raw"] for row in rounds)
+           for name in ("gather", "gather_out", "loader")}
     print(f"{os.path.basename(os.path.normpath(args.dataset))}: depth {store.io_depth}, {args.batch_rows} rows per "
           f"call, {args.threads} gather threads, {args.load} busy processes beside, medians of {args.rounds} rounds: "
           f"raw {statistics.median(row['raw_iops'] for row in rounds) / 1e3:.1f} K IOPS; gather / raw "

@@ -18,8 +18,9 @@ void draw_uniform_distinct(const DrawContext& ctx, int64_t v, int64_t begin, int
   const std::size_t first = out.size();
   out.resize(first + static_cast<std::size_t>(ctx.fanout));
   int64_t* kept = out.data() + first;
-  for (int64_t i = 0; i < ctx.fanout; ++i) {
-    nbr::floyd_step(kept, i, begin, d - ctx.fanout + i, nbr::floyd_draw(ctx.seed, ctx.layer_stream, v, d, ctx.fanout, i));
+  const int64_t f = ctx.fanout;
+  for (int64_t i = 0; i < f; ++i) {
+    nbr::floyd_step(kept, i, begin, d - f + i, nbr::floyd_draw(ctx.seed, ctx.layer_stream, v, d, f, i));
   }
 }
 
