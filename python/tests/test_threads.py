@@ -1,6 +1,8 @@
 """The division of the cores between graphtier's engine and PyTorch (graphtier.training.threads):
 the rule, its overrides, and PyTorch's and OpenBLAS's threads set within a job and restored after."""
 
+import argparse
+
 import torch
 
 from graphtier.training import threads
@@ -23,6 +25,17 @@ def test_overrides_come_from_the_options_then_omp_num_threads():
         assert threads.divide(16, environ={"OMP_NUM_THREADS": unusable}).torch == 8
     assert str(threads.divide(4, environ={})) == \
         "threads: engine 2 (rule: half the cores), PyTorch 2 (rule: the other cores), 4 cores"
+
+
+def test_a_rank_divides_its_share_of_the_cores(monkeypatch):
+    monkeypatch.setattr(threads, "available_cores", lambda: 16)
+    args = argparse.Namespace(threads=0, torch_threads=0)
+    d = threads.of_rank_arguments(args, environ={"LOCAL_WORLD_SIZE": "4", "OMP_NUM_THREADS": "1"})
+    assert (d.cores, d.engine, d.torch, d.torch_source) == (4, 2, 1, "OMP_NUM_THREADS")
+    d = threads.of_rank_arguments(args, environ={"LOCAL_WORLD_SIZE": "32"})  # more ranks than cores
+    assert (d.cores, d.engine, d.torch) == (1, 1, 1)
+    d = threads.of_rank_arguments(argparse.Namespace(threads=3, torch_threads=0), environ={})
+    assert (d.cores, d.engine, d.engine_source) == (16, 3, "--threads")
 
 
 def test_a_job_sets_pytorch_and_openblas_threads_and_restores_them():

@@ -10,7 +10,8 @@ The rule, over the cores this process may run on (its CPU affinity):
   engine = --threads if given, else max(1, cores // 2)      (sampling pool and gather pool each)
   PyTorch = --torch-threads if given, else OMP_NUM_THREADS if set in the environment (torchrun sets
             1 per rank), else max(1, cores - engine)        (intra-op threads, and OpenBLAS's pool)
-Only the engine's pools follow `engine`; its pipeline stage threads mostly wait on queues.
+Only the engine's pools follow `engine`; its pipeline stage threads mostly wait on queues. A
+distributed rank divides its share, the cores over the ranks on its machine (of_rank_arguments).
 
 The BLAS pool is the one that hurt. Debian's PyTorch runs its matrix products on OpenBLAS's
 pthread build, whose pool (one thread per core, spinning between calls) torch.set_num_threads does
@@ -84,6 +85,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def of_arguments(args: argparse.Namespace) -> ThreadDivision:
     """The division for a job run with add_arguments' options, over the cores this process may use."""
     return divide(available_cores(), args.threads, args.torch_threads)
+
+
+def of_rank_arguments(args: argparse.Namespace, environ=os.environ) -> ThreadDivision:
+    """A distributed rank's division: the rule over its share of the cores, those this process may
+    use divided among the ranks on its machine (torchrun's LOCAL_WORLD_SIZE), at least one."""
+    ranks_here = int(environ.get("LOCAL_WORLD_SIZE", "1") or "1")
+    return divide(max(1, available_cores() // max(1, ranks_here)), args.threads, args.torch_threads, environ)
 
 
 def openblas_libraries() -> List[ctypes.CDLL]:
