@@ -136,11 +136,13 @@ int main(int argc, char** argv) {
     j["seconds_per_run"] = seconds;
     j["rounds"] = rounds;
     j["open_seconds"] = open_seconds;
-    if (!raw.empty()) j["raw_4k_reads"] = to_json(mean(raw));
-    if (!gathered.empty()) j["gather"] = to_json(mean(gathered));
+    const Rate raw_mean = raw.empty() ? Rate{} : mean(raw);
+    const Rate gather_mean = gathered.empty() ? Rate{} : mean(gathered);
+    if (!raw.empty()) j["raw_4k_reads"] = to_json(raw_mean);
+    if (!gathered.empty()) j["gather"] = to_json(gather_mean);
     if (only.empty()) {
-      j["gather_iops_over_raw"] = mean(gathered).iops / mean(raw).iops;
-      j["gather_rows_over_raw_iops"] = mean(gathered).rows_per_second / mean(raw).iops;
+      j["gather_iops_over_raw"] = gather_mean.iops / raw_mean.iops;
+      j["gather_rows_over_raw_iops"] = gather_mean.rows_per_second / raw_mean.iops;
     }
     nlohmann::json per_round = nlohmann::json::array();
     for (int r = 0; r < rounds; ++r) {

@@ -20,24 +20,14 @@ import os
 import subprocess
 import time
 
-import numpy as np
 import torch
 
 import dgl.graphbolt as gb
 
 import graphtier
+from peer_inputs import read_csc, seed_batches  # this directory (the script's) is on sys.path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def read_graph(path):
-    manifest = json.load(open(os.path.join(path, "manifest.json")))
-    if "hetero" not in manifest:
-        raise SystemExit(f"{path}: not a typed dataset (no 'hetero' section in its manifest)")
-    indptr = torch.from_numpy(np.fromfile(os.path.join(path, "indptr.bin"), dtype=np.int64))
-    indices = torch.from_numpy(np.fromfile(os.path.join(path, "indices.bin"), dtype=manifest["indices_dtype"]))
-    types = torch.from_numpy(np.fromfile(os.path.join(path, "type_per_edge.bin"), dtype=np.uint8))
-    return manifest, indptr, indices, types
 
 
 def graphbolt_graph(manifest, indptr, indices, types):
@@ -94,18 +84,13 @@ def main():
     args = parser.parse_args()
     fanouts = [int(f) for f in args.fanouts.split(",")]
 
-    manifest, indptr, indices, types = read_graph(args.dataset)
+    manifest, indptr, indices, types = read_csc(args.dataset, typed=True)
     hetero = manifest["hetero"]
     relations = len(hetero["relations"])
     labelled = hetero["labelled_type"]
     dataset = graphtier.Dataset(args.dataset)
-    train = dataset.split("train").to(torch.int64)
     offset = hetero["node_type_offset"][[t["name"] for t in hetero["node_types"]].index(labelled)]
-    generator = torch.Generator().manual_seed(0)
-    order = train[torch.randperm(train.numel(), generator=generator)]
-    batches = [order[i:i + args.batch] for i in range(0, order.numel() - args.batch + 1, args.batch)]
-    if not batches:
-        raise SystemExit(f"{args.dataset}: fewer than --batch {args.batch} training seeds")
+    batches = seed_batches(dataset, args.batch, args.dataset)
     graph = graphbolt_graph(manifest, indptr, indices, types)
     fanout_tensors = [torch.full((relations,), f, dtype=torch.int64) for f in fanouts]
 

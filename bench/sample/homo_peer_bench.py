@@ -22,7 +22,6 @@ import os
 import statistics
 import time
 
-import numpy as np
 import torch
 
 import dgl
@@ -30,15 +29,7 @@ import dgl.graphbolt as gb
 
 import graphtier
 from graphtier.training import write_json
-
-
-def read_csc(path):
-    manifest = json.load(open(os.path.join(path, "manifest.json")))
-    if "hetero" in manifest:
-        raise SystemExit(f"{path}: a typed dataset; use bench/sample/hetero_sampler_bench.py")
-    indptr = torch.from_numpy(np.fromfile(os.path.join(path, "indptr.bin"), dtype=np.int64))
-    indices = torch.from_numpy(np.fromfile(os.path.join(path, "indices.bin"), dtype=manifest["indices_dtype"]))
-    return manifest, indptr, indices.to(torch.int64)
+from peer_inputs import read_csc, seed_batches  # this directory (the script's) is on sys.path
 
 
 class Graphtier:
@@ -127,13 +118,9 @@ def main():
     args = parser.parse_args()
     fanouts = [int(f) for f in args.fanouts.split(",")]
 
-    manifest, indptr, indices = read_csc(args.dataset)
+    manifest, indptr, indices = read_csc(args.dataset, typed=False)
     dataset = graphtier.Dataset(args.dataset)
-    train = dataset.split("train").to(torch.int64)
-    order = train[torch.randperm(train.numel(), generator=torch.Generator().manual_seed(0))]
-    seeds = [order[i:i + args.batch] for i in range(0, order.numel() - args.batch + 1, args.batch)]
-    if not seeds:
-        raise SystemExit(f"{args.dataset}: fewer than --batch {args.batch} training seeds")
+    seeds = seed_batches(dataset, args.batch, args.dataset)
 
     rows = []
     for r in range(args.rounds):
