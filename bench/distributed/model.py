@@ -18,13 +18,15 @@ Per GPU and step (one minibatch of the measured sizes):
              job, 2 log2(P) messages (tree all-reduce latency)
   step     = max(sample + fetch, compute + allreduce) + STEP_OVERHEAD_S (graphtier overlaps the
              next step's sampling and fetch with this step's compute); the paper's bulk-synchronous
-             pipeline adds them
+             pipeline adds them; with --fit, STEP_OVERHEAD_S is the per-step cost fitted to
+             this machine's measured Gloo runs (fit.py's t_step: the Python loop, autograd's set-up
+             and the optimizer of a minibatch, all on the CPU on a GPU machine too)
   c        = the largest power of two dividing P whose feature block (N * dim * 4 * c / P bytes)
              fits FEATURE_MEMORY on a GPU
 Parallel efficiency at P = T(8) * 8 / (T(P) * P).
 
     python bench/distributed/model.py --sizes products=P.json papers=Q.json protein=R.json \
-        --plot docs/img/scaleout_model.png
+        --fit scaling.json --plot docs/img/scaleout_model.png
 """
 
 from __future__ import annotations
@@ -67,12 +69,13 @@ class Step:
     allreduce: float
     fetch_bytes: float
     sample_bytes: float
+    overhead: float = STEP_OVERHEAD_S
 
     def overlapped(self) -> float:
-        return max(self.sample + self.fetch, self.compute + self.allreduce) + STEP_OVERHEAD_S
+        return max(self.sample + self.fetch, self.compute + self.allreduce) + self.overhead
 
     def synchronous(self) -> float:
-        return self.sample + self.fetch + self.compute + self.allreduce + STEP_OVERHEAD_S
+        return self.sample + self.fetch + self.compute + self.allreduce + self.overhead
 
 
 def replication(p: int, feature_bytes: float) -> int:
@@ -103,7 +106,7 @@ def link_time(bytes_total: float, p: int, c: int) -> float:
     return max(nv / NVLINK_BPS, ib / IB_BPS) + ALPHA_S * peers
 
 
-def step_time(sizes: dict, data: dict, p: int, graph: str = "replicated") -> Step:
+def step_time(sizes: dict, data: dict, p: int, graph: str = "replicated", overhead: float = STEP_OVERHEAD_S) -> Step:
     mean = sizes["mean"]
     feature_bytes = data["nodes"] * data["dim"] * 4
     c = replication(p, feature_bytes)
@@ -121,23 +124,37 @@ def step_time(sizes: dict, data: dict, p: int, graph: str = "replicated") -> Ste
     fetch_bytes = rows * remote * (data["dim"] * 4 + 8)
     fetch = link_time(fetch_bytes, p, c) + rows * (1 - remote) * data["dim"] * 4 / HBM_GATHER_BPS
     layers = mean["layers"]
-    flops = 0.0
-    for l, layer in enumerate(layers):  # blocks[L-1] reads the features, the others hidden vectors
-        d_in = data["dim"] if l == len(layers) - 1 else HIDDEN
-        d_out = data["classes"] if l == 0 else HIDDEN
-        flops += 2 * layer["edges"] * d_in + 2 * 2 * layer["dst"] * d_in * d_out
-    compute = 3 * flops / COMPUTE_FLOPS
-    params = sum(2 * (data["dim"] if l == len(layers) - 1 else HIDDEN) * (data["classes"] if l == 0 else HIDDEN)
-                 for l in range(len(layers)))
+    compute = sage_flops(layers, data["dim"], HIDDEN, data["classes"]) / COMPUTE_FLOPS
     slowest = NVLINK_BPS if p <= GPUS_PER_NODE else IB_BPS
-    allreduce = 2 * (p - 1) / p * params * 4 / slowest + 2 * math.log2(p) * ALPHA_S
-    return Step(c, sample, fetch, compute, allreduce, fetch_bytes, sample_bytes)
+    allreduce = (2 * (p - 1) / p * sage_parameters(len(layers), data["dim"], HIDDEN, data["classes"]) * 4 / slowest
+                 + 2 * math.log2(p) * ALPHA_S)
+    return Step(c, sample, fetch, compute, allreduce, fetch_bytes, sample_bytes, overhead)
 
 
-def epoch_times(sizes: dict, data: dict, graph: str) -> list:
+def _layer_dims(l: int, layers: int, dim: int, hidden: int, classes: int) -> tuple:
+    """(d_in, d_out) of block l: blocks[L-1] reads the features, blocks[0] writes the classes."""
+    return (dim if l == layers - 1 else hidden), (classes if l == 0 else hidden)
+
+
+def sage_flops(layers: list, dim: int, hidden: int, classes: int) -> float:
+    """Forward + backward (3x the forward) of a SAGE minibatch: per block, the mean over its edges
+    and two [d_in, d_out] products per dst node."""
+    flops = 0.0
+    for l, layer in enumerate(layers):
+        d_in, d_out = _layer_dims(l, len(layers), dim, hidden, classes)
+        flops += 2 * layer["edges"] * d_in + 2 * 2 * layer["dst"] * d_in * d_out
+    return 3 * flops
+
+
+def sage_parameters(layers: int, dim: int, hidden: int, classes: int) -> int:
+    return sum(2 * d_in * d_out for d_in, d_out in (_layer_dims(l, layers, dim, hidden, classes)
+                                                    for l in range(layers)))
+
+
+def epoch_times(sizes: dict, data: dict, graph: str, overhead: float = STEP_OVERHEAD_S) -> list:
     rows = []
     for p in GPU_COUNTS:
-        step = step_time(sizes, data, p, graph)
+        step = step_time(sizes, data, p, graph, overhead)
         steps = math.ceil(data["batches"] / p)
         rows.append({"gpus": p, "c": step.c, "steps": steps, "epoch_s": steps * step.overlapped(),
                      "epoch_s_synchronous": steps * step.synchronous(), "sample_s": step.sample,
@@ -150,12 +167,12 @@ def epoch_times(sizes: dict, data: dict, graph: str) -> list:
     return rows
 
 
-def plot(results: dict, path: str) -> None:
+def plot(results: dict, path: str, fitted: list = None, overhead: float = STEP_OVERHEAD_S) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(1, 2, figsize=(11, 4))
+    fig, ax = plt.subplots(1, 3 if fitted else 2, figsize=(16.5 if fitted else 11, 4))
     for i, (name, rows) in enumerate(results.items()):
         color = f"C{i}"
         gpus = [r["gpus"] for r in rows]
@@ -168,31 +185,61 @@ def plot(results: dict, path: str) -> None:
     ax[0].set(xlabel="GPUs", ylabel="epoch seconds (model)", title="MODEL: epoch time, graph replicated")
     ax[1].set(xlabel="GPUs", ylabel="parallel efficiency vs 8 GPUs", ylim=(0, 1.1),
               title="MODEL: parallel efficiency")
+    if fitted:
+        plot_fit(ax[2], fitted)
     for a in ax:
         a.grid(True, which="both", alpha=0.3)
         a.legend(fontsize=7)
-    fig.suptitle("graphtier scale-out MODEL (not measured): sizes from graphtier's sampler, rates measured on one "
-                 "H100 machine, NVLink 300 GB/s, InfiniBand 200 Gb/s", fontsize=9)
+    fig.suptitle("graphtier scale-out MODEL (not measured): sizes from graphtier's sampler, GPU rates measured on "
+                 f"one H100 machine, NVLink 300 GB/s, InfiniBand 200 Gb/s, {overhead * 1e3:.1f} ms per step"
+                 + (" (fitted on this machine's Gloo runs, right)" if fitted else ""), fontsize=9)
     fig.tight_layout()
     tmp = path + ".tmp.png"
     fig.savefig(tmp, dpi=110)
     os.replace(tmp, path)
 
 
+def plot_fit(ax, rows: list) -> None:
+    """Epoch seconds on this machine's 1, 2 and 4 Gloo ranks: measured (points) against the fitted
+    stage model (lines), per graph mode and scaling kind."""
+    series = {}
+    for r in rows:
+        if r["kind"] != "fit":
+            for kind in (("weak", "strong") if r["P"] == 1 else (r["kind"],)):
+                series.setdefault((r["graph"], kind), []).append(r)
+    for i, ((graph, kind), points) in enumerate(sorted(series.items())):
+        points.sort(key=lambda r: r["P"])
+        ps = [r["P"] for r in points]
+        ax.plot(ps, [r["epoch_s"] for r in points], "o", color=f"C{i}", label=f"{graph}, {kind}: measured")
+        ax.plot(ps, [r["model_epoch_s"] for r in points], "-", color=f"C{i}", alpha=0.7,
+                label=f"{graph}, {kind}: fitted model")
+    ax.set(xlabel="Gloo ranks on this 2-core machine", ylabel="epoch seconds", xticks=[1, 2, 4],
+           title="measured vs MODEL fitted to the stage times")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description="Extrapolate distributed epoch time (a model).")
-    p.add_argument("--sizes", nargs="+", required=True, help="NAME=sizes.json, NAME in products, papers, protein")
+    p.add_argument("--sizes", nargs="*", default=[], help="NAME=sizes.json, NAME in products, papers, protein")
+    p.add_argument("--fit", help="scaling.py's JSON: fit the stage model to its runs, print it against them, and "
+                                 "take its per-step overhead (t_step) for the extrapolation")
     p.add_argument("--graph", choices=["replicated", "partitioned"], default="replicated")
     p.add_argument("--plot")
     p.add_argument("--json")
     a = p.parse_args(argv)
+    overhead, fitted = STEP_OVERHEAD_S, None
+    if a.fit:
+        import fit
+        with open(a.fit) as f:
+            rates, fitted = fit.fit(json.load(f))
+        print(fit.describe(rates, fitted) + "\n")
+        overhead = rates["t_step"]
     results = {}
     for item in a.sizes:
         name, _, path = item.partition("=")
         if name not in DATASETS:
             p.error(f"--sizes: unknown dataset '{name}' (expected {', '.join(DATASETS)})")
         with open(path) as f:
-            results[name] = epoch_times(json.load(f), DATASETS[name], a.graph)
+            results[name] = epoch_times(json.load(f), DATASETS[name], a.graph, overhead)
     print(f"MODEL (graph {a.graph}): epoch seconds, overlapped / bulk synchronous, c, efficiency vs 8 GPUs")
     print("| dataset | GPUs | c | epoch s | epoch s (sync) | sample ms | fetch ms | compute ms | allreduce ms | efficiency |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -202,7 +249,7 @@ def main(argv=None) -> int:
                   f"{r['sample_s'] * 1e3:.2f} | {r['fetch_s'] * 1e3:.2f} | {r['compute_s'] * 1e3:.2f} | "
                   f"{r['allreduce_s'] * 1e3:.2f} | {r['efficiency']:.2f} |")
     if a.plot:
-        plot(results, a.plot)
+        plot(results, a.plot, fitted, overhead)
     if a.json:
         with open(a.json + ".tmp", "w") as f:
             json.dump(results, f, indent=1)
