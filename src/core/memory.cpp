@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <utility>
+#include <vector>
 
 #include "graphtier/core/device_memory.hpp"
 #include "graphtier/core/error.hpp"
@@ -17,6 +19,84 @@
 #endif
 
 namespace graphtier {
+namespace {
+
+// Host blocks of glibc's mmap size and above, kept when freed for the next allocation that fits
+// them: glibc unmaps such a block on free, and the next minibatch's output (a gather's tensor, a
+// loader batch's features) faults zeroed pages in again. Off until keep_freed_memory() turns it on;
+// holds at most `budget_` bytes, the most recently freed first (docs/benchmarks.md, "Freed memory
+// kept").
+class KeptBlocks {
+ public:
+  static constexpr std::size_t kMinBytes = std::size_t{32} << 20;  // glibc's largest mmap threshold
+  static constexpr std::size_t kGranule = std::size_t{2} << 20;
+
+  void enable(std::size_t budget) {
+    std::lock_guard lock(mutex_);
+    budget_ = budget;
+  }
+
+  /// The bytes to allocate for a request: a large one with 1/8 spare, so that the next minibatch,
+  /// a little larger, fits the block this one frees (pages never touched cost no memory).
+  static std::size_t capacity(std::size_t bytes) {
+    if (bytes < kMinBytes) return bytes;
+    return (bytes + bytes / 8 + kGranule - 1) / kGranule * kGranule;
+  }
+
+  /// The smallest kept block of `bytes` to 1.25 x `bytes` (its capacity in `*held`), or nullptr.
+  void* take(std::size_t bytes, std::size_t* held) {
+    if (bytes < kMinBytes) return nullptr;
+    std::lock_guard lock(mutex_);
+    auto best = blocks_.end();
+    for (auto it = blocks_.begin(); it != blocks_.end(); ++it) {
+      if (it->bytes >= bytes && it->bytes <= bytes + bytes / 4 && (best == blocks_.end() || it->bytes < best->bytes)) {
+        best = it;
+      }
+    }
+    if (best == blocks_.end()) return nullptr;
+    void* p = best->data;
+    *held = best->bytes;
+    kept_ -= best->bytes;
+    blocks_.erase(best);
+    return p;
+  }
+
+  /// Keeps a freed block, evicting the oldest beyond the budget; false: the caller frees it.
+  bool give(void* p, std::size_t bytes) {
+    if (bytes < kMinBytes) return false;
+    std::vector<void*> evicted;
+    {
+      std::lock_guard lock(mutex_);
+      if (bytes > budget_) return false;
+      blocks_.push_back({p, bytes});
+      kept_ += bytes;
+      while (kept_ > budget_) {
+        evicted.push_back(blocks_.front().data);
+        kept_ -= blocks_.front().bytes;
+        blocks_.erase(blocks_.begin());
+      }
+    }
+    for (void* e : evicted) std::free(e);
+    return true;
+  }
+
+ private:
+  struct Block {
+    void* data;
+    std::size_t bytes;
+  };
+  std::mutex mutex_;
+  std::size_t budget_ = 0;
+  std::size_t kept_ = 0;
+  std::vector<Block> blocks_;  // oldest first
+};
+
+KeptBlocks& kept_blocks() {
+  static KeptBlocks* blocks = new KeptBlocks();  // never destroyed: buffers may die after main returns
+  return *blocks;
+}
+
+}  // namespace
 
 int64_t physical_memory_bytes() {
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
@@ -43,8 +123,12 @@ bool keep_freed_memory() {
   }
   constexpr int64_t kMmapThreshold = int64_t{32} << 20;  // glibc's largest (DEFAULT_MMAP_THRESHOLD_MAX)
   const int64_t trim = std::min<int64_t>(int64_t{1} << 30, physical_memory_bytes() / 16);
-  return ::mallopt(M_MMAP_THRESHOLD, static_cast<int>(kMmapThreshold)) == 1 &&
-         ::mallopt(M_TRIM_THRESHOLD, static_cast<int>(trim)) == 1;
+  if (::mallopt(M_MMAP_THRESHOLD, static_cast<int>(kMmapThreshold)) != 1 ||
+      ::mallopt(M_TRIM_THRESHOLD, static_cast<int>(trim)) != 1) {
+    return false;
+  }
+  kept_blocks().enable(static_cast<std::size_t>(physical_memory_bytes() / 16));
+  return true;
 #else
   return false;
 #endif
@@ -102,7 +186,10 @@ Buffer::Buffer(MemoryKind kind, std::size_t bytes, int device) : bytes_(bytes), 
   switch (kind) {
     case MemoryKind::kHost: {
       constexpr std::size_t kAlign = 64;
-      data_ = std::aligned_alloc(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
+      data_ = kept_blocks().take(bytes, &capacity_);
+      if (data_ != nullptr) return;
+      capacity_ = KeptBlocks::capacity((bytes + kAlign - 1) / kAlign * kAlign);
+      data_ = std::aligned_alloc(kAlign, capacity_);
       if (data_ == nullptr) throw std::bad_alloc();
       return;
     }
@@ -123,6 +210,7 @@ Buffer::~Buffer() { release(); }
 Buffer::Buffer(Buffer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
       bytes_(std::exchange(other.bytes_, 0)),
+      capacity_(std::exchange(other.capacity_, 0)),
       kind_(other.kind_),
       device_(other.device_) {}
 
@@ -131,6 +219,7 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
     release();
     data_ = std::exchange(other.data_, nullptr);
     bytes_ = std::exchange(other.bytes_, 0);
+    capacity_ = std::exchange(other.capacity_, 0);
     kind_ = other.kind_;
     device_ = other.device_;
   }
@@ -140,7 +229,9 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
 void Buffer::release() noexcept {
   if (data_ == nullptr) return;
   switch (kind_) {
-    case MemoryKind::kHost: std::free(data_); break;
+    case MemoryKind::kHost:
+      if (!kept_blocks().give(data_, capacity_)) std::free(data_);
+      break;
 #if GRAPHTIER_WITH_CUDA
     case MemoryKind::kPinned: cuda::free_pinned(data_); break;
     case MemoryKind::kDevice: cuda::free_device(data_, device_); break;
@@ -150,6 +241,7 @@ void Buffer::release() noexcept {
   }
   data_ = nullptr;
   bytes_ = 0;
+  capacity_ = 0;
 }
 
 void copy_bytes(void* dst, MemoryKind dst_kind, const void* src, MemoryKind src_kind, std::size_t bytes) {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "graphtier/core/dtype.hpp"
@@ -83,6 +84,36 @@ TEST(Memory, HostBuffersAreAlignedAndPinnedNeedsCuda) {
     EXPECT_THROW(Buffer(MemoryKind::kDevice, 64), Unsupported);
 #endif
   }
+}
+
+TEST(Memory, LargeHostBuffersAreKeptForTheNextThatFits) {
+  if (!keep_freed_memory()) {
+    GTEST_SKIP() << "freed memory is not kept in this process (GRAPHTIER_KEEP_FREED_MEMORY=0, malloc tunables set, "
+                    "a sanitizer's or fuzzing build, or not glibc)";
+  }
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  void* first = nullptr;
+  {
+    Buffer a(MemoryKind::kHost, 40 * kMiB);  // allocated with 1/8 spare: a 46 MiB block
+    first = a.data();
+    std::memset(a.data(), 1, a.size());
+  }
+  void* second = nullptr;
+  {
+    Buffer b(MemoryKind::kHost, 44 * kMiB);  // fits the kept block
+    EXPECT_EQ(b.data(), first);
+    EXPECT_EQ(b.size(), 44 * kMiB);
+    std::memset(b.data(), 2, b.size());
+    Buffer c(MemoryKind::kHost, 44 * kMiB);  // the block is taken: a new one
+    second = c.data();
+    EXPECT_NE(second, first);
+  }
+  // Both blocks are kept now (46 and 50 MiB); neither is used for less than 1/1.25 of its size.
+  Buffer small(MemoryKind::kHost, 33 * kMiB);
+  EXPECT_NE(small.data(), first);
+  EXPECT_NE(small.data(), second);
+  Buffer again(MemoryKind::kHost, 45 * kMiB);  // the smallest that fits: the 46 MiB one
+  EXPECT_EQ(again.data(), first);
 }
 
 TEST(Memory, PinnedAndDeviceBuffersRoundTripEveryDirection) {

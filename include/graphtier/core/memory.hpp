@@ -17,12 +17,14 @@ int64_t physical_memory_bytes();
 
 /// Makes glibc's malloc keep the memory a minibatch frees for the next one instead of handing it
 /// back to the kernel and faulting in zeroed pages again (docs/benchmarks.md, "Freed memory kept":
-/// the typed sampler 1.6x, the Python loader 1.6x): allocations below 32 MiB come from the heap, and
-/// the heap's free top is returned only above min(1 GiB, RAM / 16). The programs call it once at
-/// start (the `graphtier` command, the Python module); a library user decides for their process.
-/// Does nothing where the user chose already (GLIBC_TUNABLES naming glibc.malloc, MALLOC_TRIM_THRESHOLD_
-/// or MALLOC_MMAP_THRESHOLD_ set), with GRAPHTIER_KEEP_FREED_MEMORY=0, or off glibc. Returns
-/// whether it changed the settings.
+/// the typed sampler 1.6x, the Python loader 1.6x): allocations below 32 MiB come from the heap,
+/// the heap's free top is returned only above min(1 GiB, RAM / 16), and host Buffers of 32 MiB and
+/// more (glibc maps and unmaps each) are kept when freed, up to RAM / 16 in all, for the next
+/// Buffer they fit (gathers' outputs: docs/benchmarks.md, "Gathers from Python"). The programs call
+/// it once at start (the `graphtier` command, the Python module); a library user decides for their
+/// process. Does nothing where the user chose already (GLIBC_TUNABLES naming glibc.malloc,
+/// MALLOC_TRIM_THRESHOLD_ or MALLOC_MMAP_THRESHOLD_ set), with GRAPHTIER_KEEP_FREED_MEMORY=0, or
+/// off glibc. Returns whether it changed the settings.
 bool keep_freed_memory();
 
 /// True when this build has the CUDA backends and at least one GPU is visible.
@@ -55,6 +57,7 @@ class Buffer {
 
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
+  std::size_t capacity_ = 0;  // host: the bytes allocated (a kept block's may exceed bytes_)
   MemoryKind kind_ = MemoryKind::kHost;
   int device_ = 0;
 };
