@@ -61,9 +61,26 @@ GRAPHTIER_HD bool hubs_possible(int64_t fanout, bool replace, bool weighted) {
 /// needs its degree alone (unweighted, or fanout 0), not a pass over its weights.
 GRAPHTIER_HD bool count_per_thread(int64_t fanout, bool weighted) { return !weighted || fanout == 0; }
 
-/// Draw i of Floyd's algorithm for node v (f of d, f < d): t in [0, d - f + i].
+/// Draw i of Floyd's algorithm for node v (f of d, f < d) from its bits: t in [0, d - f + i].
+GRAPHTIER_HD int64_t floyd_pick(uint64_t bits, int64_t d, int64_t f, int64_t i) {
+  return static_cast<int64_t>(bounded_u64(bits, static_cast<uint64_t>(d - f + i + 1)));
+}
+
+/// Draw i of Floyd's algorithm for node v: its bits are node_pair_bits' (draws 2p and 2p + 1 share
+/// a Philox call; floyd_draws computes both from one).
 GRAPHTIER_HD int64_t floyd_draw(uint64_t seed, uint64_t layer_stream, int64_t v, int64_t d, int64_t f, int64_t i) {
-  return static_cast<int64_t>(bounded_u64(node_bits(seed, layer_stream, v, i), static_cast<uint64_t>(d - f + i + 1)));
+  return floyd_pick(node_pair_bits(seed, layer_stream, v, i), d, f, i);
+}
+
+/// Draws [i0, i0 + n) of Floyd's algorithm into t (i0 even): floyd_draw's values, a Philox call per
+/// two draws, with no branch between the calls (a host loop runs them back to back).
+GRAPHTIER_HD void floyd_draws(uint64_t seed, uint64_t layer_stream, int64_t v, int64_t d, int64_t f, int64_t i0,
+                              int64_t n, int64_t* t) {
+  for (int64_t k = 0; k < n; k += 2) {
+    const PhiloxBlock b = node_pair_block(seed, layer_stream, v, (i0 + k) >> 1);
+    t[k] = floyd_pick(pair_half(b, 0), d, f, i0 + k);
+    if (k + 1 < n) t[k + 1] = floyd_pick(pair_half(b, 1), d, f, i0 + k + 1);
+  }
 }
 
 /// One step of Floyd's algorithm: kept[0, i) holds the positions kept by draws 0..i-1, sorted;

@@ -121,11 +121,11 @@ TEST(HeteroSampler, GoldenFloydDrawsPerRelationByHand) {
   const uint64_t ls = layer_stream(3, 0);
   ASSERT_EQ(relation_stream(ls, 0), ls);
   ASSERT_NE(relation_stream(ls, 1), ls);
-  const auto t0 = static_cast<int64_t>(bounded_u64(node_bits(o.seed, ls, 0, 0), 2));
-  const auto t1 = static_cast<int64_t>(bounded_u64(node_bits(o.seed, ls, 0, 1), 3));
+  const auto t0 = static_cast<int64_t>(bounded_u64(node_pair_bits(o.seed, ls, 0, 0), 2));
+  const auto t1 = static_cast<int64_t>(bounded_u64(node_pair_bits(o.seed, ls, 0, 1), 3));
   std::set<int64_t> cites = {t0};
   cites.insert(t1 == t0 ? 2 : t1);
-  const auto w = static_cast<int64_t>(bounded_u64(node_bits(o.seed, relation_stream(ls, 1), 0, 0), 2));
+  const auto w = static_cast<int64_t>(bounded_u64(node_pair_bits(o.seed, relation_stream(ls, 1), 0, 0), 2));
   std::vector<int64_t> want(cites.begin(), cites.end());
   want.push_back(3 + w);
   EXPECT_EQ(b.edge_ids, want);

@@ -148,7 +148,7 @@ std::vector<int64_t> reference_draws(const OwnedGraph& g, int64_t v, int64_t beg
   std::set<int64_t> kept;
   for (int64_t i = 0; i < f; ++i) {
     const int64_t j = d - f + i;
-    const auto t = static_cast<int64_t>(bounded_u64(node_bits(seed, ls, v, i), j + 1));
+    const auto t = static_cast<int64_t>(bounded_u64(node_pair_bits(seed, ls, v, i), j + 1));
     kept.insert(kept.count(t) ? j : t);
   }
   for (int64_t t : kept) out.push_back(begin + t);

@@ -4,7 +4,8 @@
 //
 // A minibatch is identified by a 64-bit `stream` (the loader uses epoch << 32 | batch index).
 // Layer l of it draws from layer_stream(stream, l). Within a layer:
-//   - per-node draws: node_bits(seed, layer_stream, node, draw): node < 2^40, draw < 2^24;
+//   - per-node draws: node_bits(seed, layer_stream, node, draw): node < 2^40, draw < 2^24
+//     (Floyd's draws two per call: node_pair_bits);
 //   - per-edge draws: edge_bits(seed, layer_stream, edge): edge = position in the input graph's
 //     indices array, so any thread can draw for any edge without knowing what came before.
 // Typed graphs (graph/hetero_view.hpp) draw relation r's segment of a column from
@@ -36,6 +37,22 @@ GRAPHTIER_HD uint64_t relation_stream(uint64_t layer_stream, int relation) {
 
 GRAPHTIER_HD uint64_t node_bits(uint64_t seed, uint64_t layer_stream, int64_t node, int64_t draw) {
   return philox_u64(seed, layer_stream, (static_cast<uint64_t>(node) << 24) | static_cast<uint64_t>(draw));
+}
+
+/// Draws 2p and 2p + 1 of a node from one Philox call: the block at node_bits' index (node, p),
+/// whose words 0-1 are draw 2p's bits and words 2-3 draw 2p + 1's (Floyd's draws: half the calls).
+GRAPHTIER_HD PhiloxBlock node_pair_block(uint64_t seed, uint64_t layer_stream, int64_t node, int64_t pair) {
+  return philox_block(seed, layer_stream, (static_cast<uint64_t>(node) << 24) | static_cast<uint64_t>(pair));
+}
+
+GRAPHTIER_HD uint64_t pair_half(const PhiloxBlock& b, int64_t draw) {
+  const int w = (draw & 1) == 0 ? 0 : 2;
+  return (static_cast<uint64_t>(b.v[w + 1]) << 32) | b.v[w];
+}
+
+/// Draw `draw` of a node from node_pair_block: what a single draw (a GPU lane) computes.
+GRAPHTIER_HD uint64_t node_pair_bits(uint64_t seed, uint64_t layer_stream, int64_t node, int64_t draw) {
+  return pair_half(node_pair_block(seed, layer_stream, node, draw >> 1), draw);
 }
 
 GRAPHTIER_HD uint64_t edge_bits(uint64_t seed, uint64_t layer_stream, int64_t edge) {

@@ -19,8 +19,14 @@ void draw_uniform_distinct(const DrawContext& ctx, int64_t v, int64_t begin, int
   out.resize(first + static_cast<std::size_t>(ctx.fanout));
   int64_t* kept = out.data() + first;
   const int64_t f = ctx.fanout;
-  for (int64_t i = 0; i < f; ++i) {
-    nbr::floyd_step(kept, i, begin, d - f + i, nbr::floyd_draw(ctx.seed, ctx.layer_stream, v, d, f, i));
+  // The draws first, a run at a time, then the steps: the Philox rounds of a run are independent
+  // straight-line work the core overlaps, where between the steps' branches they ran one by one.
+  constexpr int64_t kRun = 16;  // even: a run starts at an even draw (floyd_draws)
+  int64_t t[kRun];
+  for (int64_t i0 = 0; i0 < f; i0 += kRun) {
+    const int64_t n = std::min(kRun, f - i0);
+    nbr::floyd_draws(ctx.seed, ctx.layer_stream, v, d, f, i0, n, t);
+    for (int64_t k = 0; k < n; ++k) nbr::floyd_step(kept, i0 + k, begin, d - f + i0 + k, t[k]);
   }
 }
 
