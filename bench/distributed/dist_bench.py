@@ -21,7 +21,6 @@ high-degree nodes, whose rows are long.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import subprocess
@@ -31,7 +30,7 @@ import time
 import torch
 
 from graphtier.training import write_json
-from spawn_ranks import spawn_ranks  # this directory (the script's) is on sys.path
+from spawn_ranks import graph_arguments, spawn_ranks  # this directory (the script's) is on sys.path
 
 
 def _run(cmd):
@@ -114,11 +113,7 @@ def summarise(per_rank: list) -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--work", required=True, help="scratch directory (the dataset and partitions)")
-    p.add_argument("--cli", default=os.path.join(os.path.dirname(__file__), "..", "..", "build", "cpu", "graphtier"))
-    p.add_argument("--nodes", default="200K")
-    p.add_argument("--edges", default="4M")
+    p = graph_arguments(__doc__, "200K", "4M")
     p.add_argument("--dim", type=int, default=128)
     p.add_argument("--fanouts", default="10,5")
     p.add_argument("--batch-size", type=int, default=256)

@@ -19,7 +19,6 @@ the ranks and steps), on whatever the machine is doing besides.
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -28,7 +27,7 @@ import time
 import torch
 
 from graphtier.training import write_json
-from spawn_ranks import spawn_ranks  # this directory (the script's) is on sys.path
+from spawn_ranks import graph_arguments, spawn_ranks  # this directory (the script's) is on sys.path
 
 _EDGE_BYTES = 16
 
@@ -99,11 +98,7 @@ def _worker(rank, world, port, part_dir, args, queue):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--work", required=True, help="scratch directory (the graph and its partitions)")
-    p.add_argument("--cli", default=os.path.join(os.path.dirname(__file__), "..", "..", "build", "cpu", "graphtier"))
-    p.add_argument("--nodes", default="200K")
-    p.add_argument("--edges", default="4M")
+    p = graph_arguments(__doc__, "200K", "4M")
     p.add_argument("--fanouts", default="10,5")
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--steps", type=int, default=8)

@@ -19,7 +19,6 @@ wait, compute) and bytes, and per batch size the minibatch sizes (sizes.py) that
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -28,6 +27,7 @@ import sys
 import tempfile
 
 import sizes as minibatch_sizes  # this directory (the script's) is on sys.path
+from spawn_ranks import graph_arguments
 
 from graphtier.training import write_json
 
@@ -106,11 +106,7 @@ def summarise(epochs: list) -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--work", required=True, help="scratch directory (the dataset and its partitions)")
-    p.add_argument("--cli", default=os.path.join(os.path.dirname(__file__), "..", "..", "build", "cpu", "graphtier"))
-    p.add_argument("--nodes", default="2M")
-    p.add_argument("--edges", default="40M")
+    p = graph_arguments(__doc__, "2M", "40M")
     p.add_argument("--dim", type=int, default=128)
     p.add_argument("--train-seeds", type=int, default=65536, help="training nodes: the strong-scaling epoch")
     p.add_argument("--fanouts", default="10,5")
