@@ -129,6 +129,19 @@ GRAPHTIER_HD int floyd_warp_rank(int64_t pick, int f, PickOf pick_of) {
   return rank;
 }
 
+/// Floyd's f <= kWarpFloyd draws of a node at once, from their values t (floyd_draws): the set
+/// floyd_step builds one draw at a time (draw i keeps t_i unless an earlier draw kept it, then
+/// d - f + i), written to out ascending by rank (floyd_warp_rank), begin added. No branch on the
+/// data, where floyd_step's scan mispredicts: the host's path for small fanouts. `picks`: f slots.
+GRAPHTIER_HD void floyd_small(const int64_t* t, int64_t begin, int64_t d, int f, int64_t* picks, int64_t* out) {
+  for (int i = 0; i < f; ++i) {
+    bool kept = false;
+    for (int m = 0; m < i; ++m) kept |= picks[m] == t[i];
+    picks[i] = kept ? d - f + i : t[i];
+  }
+  for (int i = 0; i < f; ++i) out[floyd_warp_rank(picks[i], f, [&](int k) { return picks[k]; })] = begin + picks[i];
+}
+
 /// The Efraimidis-Spirakis key of an edge as ordered bits (positive finite doubles order like
 /// their bit patterns); a weight of zero gets a key above every real one.
 GRAPHTIER_HD uint64_t es_key_bits(uint64_t seed, uint64_t layer_stream, int64_t p, float w) {

@@ -19,8 +19,15 @@ void draw_uniform_distinct(const DrawContext& ctx, int64_t v, int64_t begin, int
   out.resize(first + static_cast<std::size_t>(ctx.fanout));
   int64_t* kept = out.data() + first;
   const int64_t f = ctx.fanout;
-  // The draws first, a run at a time, then the steps: the Philox rounds of a run are independent
-  // straight-line work the core overlaps, where between the steps' branches they ran one by one.
+  // The draws first, then the set: the Philox rounds are independent straight-line work the core
+  // overlaps, where between floyd_step's branches they ran one by one.
+  if (f <= nbr::kWarpFloyd) {
+    int64_t t[nbr::kWarpFloyd];
+    int64_t picks[nbr::kWarpFloyd];
+    nbr::floyd_draws(ctx.seed, ctx.layer_stream, v, d, f, 0, f, t);
+    nbr::floyd_small(t, begin, d, static_cast<int>(f), picks, kept);
+    return;
+  }
   constexpr int64_t kRun = 16;  // even: a run starts at an even draw (floyd_draws)
   int64_t t[kRun];
   for (int64_t i0 = 0; i0 < f; i0 += kRun) {
