@@ -118,19 +118,22 @@ def test_bad_arguments_are_named(cora):
 def test_dgl_graphsage_example_matches_dgls_own_loader(cora):
     """examples/dgl_sage_cora.py: DGL's minibatch GraphSAGE with only its loader import and dataset
     lines changed trains on graphtier's loader as on DGL's own. Five seeds each agree within a point
-    (docs/benchmarks.md, "DGL blocks": 0.781 and 0.781); one seed each here, within the spread of
-    single seeds (0.766-0.799 over seeds 0-4)."""
-    def accuracy(*extra):
-        command = [sys.executable, str(ROOT / "examples" / "dgl_sage_cora.py"), cora, "--epochs", "15", "--seed", "0",
-                   *extra]
+    (docs/benchmarks.md, "DGL blocks": 0.781 and 0.781); here the means of seeds 0-2 within 3
+    points. One seed each is not enough: DGL's own loader is not reproducible across runs of one
+    seed (its threads draw in any order: 0.738 to 0.789 for seed 0), and single seeds spread over
+    3-4 points."""
+    def accuracy(seed, *extra):
+        command = [sys.executable, str(ROOT / "examples" / "dgl_sage_cora.py"), cora, "--epochs", "15", "--seed",
+                   str(seed), *extra]
         run = subprocess.run(command, capture_output=True, text=True, timeout=240,
                              env={**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2")})
         assert run.returncode == 0, run.stderr[-2000:]
         return float(re.search(r"test accuracy (\S+)", run.stdout).group(1))
 
-    ours, theirs = accuracy(), accuracy("--dgl")
-    assert ours >= 0.76, (ours, theirs)
-    assert abs(ours - theirs) <= 0.03, (ours, theirs)
+    ours = [accuracy(seed) for seed in range(3)]
+    theirs = [accuracy(seed, "--dgl") for seed in range(3)]
+    assert sum(ours) / 3 >= 0.76, (ours, theirs)
+    assert abs(sum(ours) / 3 - sum(theirs) / 3) <= 0.03, (ours, theirs)
 
 
 def _dgl_heterograph(ds, path):
