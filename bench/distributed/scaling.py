@@ -36,6 +36,8 @@ sys.path.insert(0, TESTS)
 from dist_launch import describe, launch  # noqa: E402 - the tests' torchrun-like launcher
 
 WORLDS = (1, 2, 4)
+CLASSES = 16  # the generated graph's, and the model's output
+HIDDEN = 128  # the model's hidden channels: what the runs train and model.py's fit counts
 GRAPHS = ("replicated", "partitioned")
 
 
@@ -51,7 +53,7 @@ def prepare(a) -> str:
         nodes = float(a.nodes[:-1]) * scale[a.nodes[-1]] if a.nodes[-1] in scale else float(a.nodes)
         train = a.train_seeds / nodes
         _run([a.cli, "-q", "generate", "-o", graph, "--nodes", a.nodes, "--edges", a.edges, "--feature-dim",
-              str(a.dim), "--classes", "16", "--seed", "11", "--train-fraction", f"{train:.6f}",
+              str(a.dim), "--classes", str(CLASSES), "--seed", "11", "--train-fraction", f"{train:.6f}",
               "--valid-fraction", "0.005", "--test-fraction", "0.005"])
     if not os.path.isdir(ranked):
         _run([a.cli, "-q", "prepare", "-d", graph, "-o", ranked])
@@ -80,7 +82,8 @@ def train(part: str, world: int, batch: int, a) -> dict:
     """The last epoch of one training run on `world` ranks: its record from rank 0's JSON."""
     with tempfile.TemporaryDirectory(prefix="graphtier-scaling-") as tmp:
         out = os.path.join(tmp, "result.json")
-        ranks = launch(world, ["-m", "graphtier.train", part, "--fanouts", a.fanouts, "--batch-size", str(batch),
+        ranks = launch(world, ["-m", "graphtier.train", part, "--fanouts", a.fanouts, "--hidden", str(HIDDEN),
+                               "--batch-size", str(batch),
                                "--epochs", str(a.epochs), "--no-eval", "--quiet", "--json", out], timeout=a.timeout)
         if any(r.returncode != 0 for r in ranks):
             raise RuntimeError(f"training on {part} failed:\n{describe(ranks)}")
@@ -135,7 +138,7 @@ def main(argv=None) -> int:
     fanouts = [int(f) for f in a.fanouts.split(",")]
     batch_sizes = sorted({batch for *_, batch in configs})
     result = {"cores": os.cpu_count(), "fanouts": fanouts, "batch_size": a.batch_size, "dim": a.dim,
-              "hidden": 128, "classes": 16, "dataset": ranked, "runs": [],
+              "hidden": HIDDEN, "classes": CLASSES, "dataset": ranked, "runs": [],
               "sizes": {str(b): {k: v for k, v in minibatch_sizes.measure(ranked, fanouts, b, 20, 0).items()
                                  if k != "per_batch"} for b in batch_sizes}}
     for mode, world, kind, batch in configs:
