@@ -302,11 +302,16 @@ TEST(NeighborSteps, CompactionNumbersNewNodesInFirstAppearanceOrder) {
     EXPECT_EQ(local, (std::vector<int64_t>{1, 2, 0, 2, 3}));
   }
   std::mt19937_64 rng(5);
-  for (int trial = 0; trial < 500; ++trial) {
+  for (int trial = 0; trial < 600; ++trial) {
+    // The host's three maps: ids in a range at most twice their count (its dense table), ids
+    // spread below 2^31 (32-bit hash slots) and ids of up to 2^45 (64-bit slots).
     const int64_t ids = 1 + static_cast<int64_t>(rng() % 300);
+    const int spread = trial % 3;
+    const auto id_of = [&](int64_t k) { return spread == 0 ? k : spread == 1 ? k * 7919 + 1000 : (k << 37) + k; };
     std::vector<int64_t> dst = test::random_seeds(ids, static_cast<int64_t>(rng() % ids) + 1, rng());
+    for (int64_t& x : dst) x = id_of(x);
     std::vector<int64_t> nbrs(rng() % 400);
-    for (int64_t& x : nbrs) x = static_cast<int64_t>(rng() % ids);
+    for (int64_t& x : nbrs) x = id_of(static_cast<int64_t>(rng() % ids));
     std::vector<int64_t> want_src, want_local, src, local;
     cpu::compact_layer(dst, nbrs, want_src, want_local);
     gpu_compact(dst, nbrs, src, local);
