@@ -2,9 +2,9 @@
 `--batch-rows` uniform random ids per call (a new tensor each call, and into one reused `out`
 tensor), and a NeighborLoader's gathers (GraphSAGE [15,10,5] over the training ids, features through
 the same store), with no host tier and a 256 MiB host cache, everything else read from storage at the
-store's queue depth, in rounds alternating with the bare loop of random 4 KiB O_DIRECT reads of the
+store's queue depth, each between two runs of the bare loop of random 4 KiB O_DIRECT reads of the
 same file at the same depth (`feature_bench --only raw`, bench/common/io_rates.hpp), as storage
-reads per second and their ratio. `--load N` keeps N busy processes running beside every round
+reads per second and their ratio to the mean of the two bare runs around it. `--load N` keeps N busy processes running beside every round
 (the raw loop's and the gathers' alike): a fixed CPU load.
 
     python bench/feature/gather_py_bench.py DATASET [--seconds 5] [--rounds 3] [--batch-rows 8192]
@@ -30,6 +30,9 @@ from graphtier.training import write_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CACHE = "256MiB"
+
+
+TRIALS = ("gather", "gather_out", "loader")  # a new tensor per call, into a reused `out`, a loader's
 
 
 def busy(stop):
@@ -99,12 +102,22 @@ def main():
     rounds = []
     try:
         for r in range(args.rounds):
-            row = {"round": r, "raw_iops": raw_iops(args.dataset, store.io_depth, args.seconds)}
-            for name, reuse in (("gather", False), ("gather_out", True)):
-                iops, rows = gather_iops(store, args.batch_rows, args.seconds, generator, reuse)
-                row[name] = {"iops": iops, "rows_per_s": rows, "over_raw": iops / row["raw_iops"]}
-            iops = loader_iops(store, dataset, args.loader_batch, args.seconds)
-            row["loader"] = {"iops": iops, "over_raw": iops / row["raw_iops"]}
+            # Every trial between two bare loops, against their mean: the device's rate drifts
+            # within a round (seconds apart, up to 1.5x on this machine's disk), and a trial taken
+            # after one bare loop alone carried that drift into its ratio.
+            raw = [raw_iops(args.dataset, store.io_depth, args.seconds)]
+            row = {"round": r}
+            for name in TRIALS:
+                if name == "loader":
+                    iops = loader_iops(store, dataset, args.loader_batch, args.seconds)
+                    row[name] = {"iops": iops}
+                else:
+                    iops, rows = gather_iops(store, args.batch_rows, args.seconds, generator, name == "gather_out")
+                    row[name] = {"iops": iops, "rows_per_s": rows}
+                raw.append(raw_iops(args.dataset, store.io_depth, args.seconds))
+                row[name]["raw_iops"] = (raw[-2] + raw[-1]) / 2
+                row[name]["over_raw"] = iops / row[name]["raw_iops"]
+            row["raw_iops"] = raw
             rounds.append(row)
             print(json.dumps(row), flush=True)
     finally:
@@ -113,11 +126,10 @@ def main():
             p.join()
     if args.json:
         write_json(args.json, rounds)
-    med = {name: statistics.median(row[name]["over_raw"] for row in rounds)
-           for name in ("gather", "gather_out", "loader")}
+    med = {name: statistics.median(row[name]["over_raw"] for row in rounds) for name in TRIALS}
     print(f"{os.path.basename(os.path.normpath(args.dataset))}: depth {store.io_depth}, {args.batch_rows} rows per "
           f"call, {args.threads} gather threads, {args.load} busy processes beside, medians of {args.rounds} rounds: "
-          f"raw {statistics.median(row['raw_iops'] for row in rounds) / 1e3:.1f} K IOPS; gather / raw "
+          f"raw {statistics.median(x for row in rounds for x in row['raw_iops']) / 1e3:.1f} K IOPS; gather / raw "
           f"{med['gather']:.2f} (a new tensor per call), {med['gather_out']:.2f} (into `out`), "
           f"{med['loader']:.2f} (a NeighborLoader's gathers)")
 

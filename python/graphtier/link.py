@@ -31,6 +31,7 @@ import torch
 from graphtier import _core
 from graphtier import loader as _loader
 from graphtier._ids import node_ids
+from graphtier.dataset import open_dataset
 from graphtier.store import FeatureStore
 
 _SPLITS = {"train": "train", "val": "valid", "valid": "valid", "test": "test"}
@@ -157,14 +158,13 @@ class LinkNeighborLoader:
     caller takes that batch.
     """
 
-    def __init__(self, dataset: _core.Dataset, fanouts: Sequence[int], batch_size: int = 1, *, edges=None,
+    def __init__(self, dataset: Union[_core.Dataset, str], fanouts: Sequence[int], batch_size: int = 1, *, edges=None,
                  labels=None, negatives: Optional[str] = None, amount: float = 1.0, non_edges: bool = False,
                  exclude_seed_edges: Optional[bool] = None, shuffle: bool = False, drop_last: bool = False,
                  replace: bool = False, seed: int = 0, store: Optional[FeatureStore] = None,
                  device: Union[str, torch.device] = "cpu", time_attr: Optional[str] = None,
                  edge_label_time=None, temporal_strategy: str = "uniform", prefetch: int = 2, **store_options):
-        if not isinstance(dataset, _core.Dataset):
-            raise TypeError(f"dataset: expected a graphtier.Dataset, got {type(dataset).__name__}")
+        dataset = open_dataset(dataset, "dataset")
         if len(dataset.node_types) > 0:
             raise NotImplementedError("LinkNeighborLoader samples homogeneous datasets only")
         if negatives not in (None, "binary", "triplet"):

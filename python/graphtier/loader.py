@@ -19,6 +19,7 @@ import torch
 from graphtier import _core
 from graphtier import options as _options
 from graphtier._ids import node_ids
+from graphtier.dataset import open_dataset
 
 
 class _Csc:
@@ -296,9 +297,10 @@ _STORE_ONLY = tuple(n for n in _options.FeatureStoreOptions.fields if n not in _
 
 
 class _Loader:
-    def __init__(self, dataset: _core.Dataset, sampler: str, fanouts: Sequence[int], batch_size: Optional[int], *,
+    def __init__(self, dataset: Union[_core.Dataset, str], sampler: str, fanouts: Sequence[int], batch_size: Optional[int], *,
                  split: Optional[str], ids, device, store, features: bool, options: Optional[_core.LoaderOptions],
                  kwargs: dict, input_time=None):
+        dataset = open_dataset(dataset, "dataset")
         if (split is None) == (ids is None):
             raise ValueError("give exactly one of split= and ids=")
         if input_time is not None:
@@ -526,7 +528,7 @@ class NeighborLoader(_Loader):
     homogeneous dataset, bulk 0.
     """
 
-    def __init__(self, dataset: _core.Dataset, fanouts: Sequence[int], batch_size: Optional[int] = None, *,
+    def __init__(self, dataset: Union[_core.Dataset, str], fanouts: Sequence[int], batch_size: Optional[int] = None, *,
                  split: Optional[str] = None, ids=None, device="cpu", store=None, features: bool = True,
                  options: Optional[_core.LoaderOptions] = None, input_time=None, **kwargs):
         super().__init__(dataset, "neighbor", fanouts, batch_size, split=split, ids=ids, device=device, store=store,
@@ -547,7 +549,7 @@ class LayerLoader(_Loader):
     LayerSampler's, but with parallel edges merged (weights (A + I)/P row-normalised) and drawn
     otherwise. Striding as NeighborLoader."""
 
-    def __init__(self, dataset: _core.Dataset, layer_sizes: Sequence[int], batch_size: Optional[int] = None, *,
+    def __init__(self, dataset: Union[_core.Dataset, str], layer_sizes: Sequence[int], batch_size: Optional[int] = None, *,
                  method: str = "ladies", split: Optional[str] = None, ids=None, device="cpu", store=None,
                  options: Optional[_core.LoaderOptions] = None, **kwargs):
         if method not in ("ladies", "fastgcn"):

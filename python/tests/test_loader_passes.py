@@ -38,6 +38,17 @@ def test_each_iter_is_a_fresh_pass_and_a_plain_loop_keeps_its_stream(synthetic):
     assert again.position == (3, 0)
 
 
+def test_a_dataset_directory_opens_as_its_dataset_and_anything_else_is_refused(synthetic):
+    from pathlib import Path
+
+    assert _epochs(_loader(synthetic), 1) == _epochs(_loader(graphtier.Dataset(synthetic)), 1)
+    link = graphtier.LinkNeighborLoader(Path(synthetic), [5], batch_size=64, seed=1)
+    assert link.dataset.num_nodes == graphtier.Dataset(synthetic).num_nodes
+    for loader in (_loader, lambda ds: graphtier.LinkNeighborLoader(ds, [5])):
+        with pytest.raises(TypeError, match="dataset: expected a graphtier.Dataset or a dataset directory, got dict"):
+            loader({"x": 1})
+
+
 def test_a_newer_iterator_supersedes_an_older_one(synthetic):
     ds = graphtier.Dataset(synthetic)
     reference = _epochs(_loader(ds), 2)
