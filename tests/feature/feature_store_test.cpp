@@ -556,6 +556,34 @@ TEST_P(FeatureFaultTest, EioNamesTheFileAndOffsetAndLeavesNoCachedRow) {
   EXPECT_EQ(gather(store, good), reference_rows(dir, good));
 }
 
+TEST_P(FeatureFaultTest, AFailedReadWakesTheCopiesWaitingForLaterChunks) {
+  // A gather of many read chunks: its scatter tasks wait for later chunks while the reader fails
+  // in the first; the failure must reach the caller, not leave the copies waiting forever.
+  const Watchdog watchdog(60);
+  ThreadPool pool(2);
+  constexpr int64_t kMany = 6000;  // about three read chunks of 2048 rows
+  const std::string& dir = test::feature_dataset(kMany, 1024, DType::kFloat32, 4096);  // a block per row
+  constexpr int64_t kBad = 123;
+  io::FaultPlan plan;
+  plan.eio_at_offset = kBad * 4096 + 8;
+  io::FaultInjectingDevice faulty(*device_, plan);
+  FeatureStoreOptions options;
+  options.budgets.cpu_buffer = Budget::bytes(0);
+  options.budgets.host_cache = Budget::bytes(0);
+  options.read_device = &faulty;
+  options.io_depth = 8;
+  FeatureStore store(graph::Dataset::open(dir), options, pool);
+  std::vector<int64_t> ids{kBad};
+  for (int64_t v = 0; v < kMany; ++v) {
+    if (v != kBad) ids.push_back(v);
+  }
+  ASSERT_EQ(store.layout().row_stride, 4096);
+  std::vector<std::byte> out(ids.size() * 4096);
+  EXPECT_THROW(store.gather(ids, TensorView::contiguous(out.data(), DType::kFloat32, {kMany, 1024})), IoError);
+  const std::vector<int64_t> good{0, kMany - 1, 4000, 17};
+  EXPECT_EQ(gather(store, good), reference_rows(dir, good));
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, FeatureFaultTest, ::testing::Values(io::IoBackend::kUring, io::IoBackend::kPread),
                          [](const auto& info) { return std::string(io::io_backend_name(info.param)); });
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <mutex>
 #include <utility>
@@ -82,11 +83,15 @@ void HostTiers::plan_staging() {
   });
 }
 
-/// The copies of one planned gather on the store's pool. Round r reads chunk r on one thread
-/// (task 0, handed out first) while the others scatter chunk r - 1; round 0 also copies the host
-/// tier's rows and the cache hits. Reads go in chunks so that the rows of one chunk are scattered
-/// while the next is read; each chunk ends by draining the queue (about one read latency with
-/// fewer reads in flight), so a chunk holds many times the queue depth.
+/// The copies of one planned gather on the store's pool, one job: task 0 (handed out first) reads
+/// the staged rows chunk after chunk, never waiting for a copy, so the device's queue stays full
+/// from the first read to the last; the copy tasks serve the host tier's rows and the cache hits;
+/// the scatter tasks copy the staged rows in stage order, each waiting until the chunks holding
+/// its rows are read. Reads go in chunks so that copies start before the last read; each chunk
+/// ends by draining the queue (about one read latency with fewer reads in flight), so a chunk
+/// holds many times the queue depth. (Rounds of one read and the scatter of the chunk before,
+/// with a barrier between rounds, made the reader wait for the slowest copy of each round: with
+/// the cores busy, the device idled.)
 class HostTiers::CopyRounds {
  public:
   CopyRounds(HostTiers& tiers, std::span<const int64_t> ids, std::byte* out)
@@ -100,40 +105,31 @@ class HostTiers::CopyRounds {
         chunk_rows_(std::max<int64_t>(kMinRowsPerReadChunk, int64_t{32} * tiers.storage_->depth())) {}
 
   void run() {
-    const int64_t num_chunks = (reads_ + chunk_rows_ - 1) / chunk_rows_;
     const int64_t host_tasks = tasks_for(sc_.host_pos.size());
-    const int64_t hit_tasks = tasks_for(sc_.hit_entries.size());
-    for (int64_t round = 0; round <= num_chunks; ++round) {
-      const bool reading = round < num_chunks;
-      const auto [scatter_begin, scatter_end] =
-          round > 0 ? chunk_entries(round - 1) : std::pair<std::ptrdiff_t, std::ptrdiff_t>{0, 0};
-      const int64_t scatter_tasks = tasks_for(static_cast<std::size_t>(scatter_end - scatter_begin));
-      const int64_t copy_tasks = round == 0 ? host_tasks + hit_tasks : 0;
-      const int64_t num_tasks = 1 + copy_tasks + scatter_tasks;
-      if (num_tasks == 1 && !reading) continue;
-      tiers_.pool_.parallel_for(0, num_tasks, 1, [&](int64_t task, int64_t) {
-        if (task == 0) {
-          if (reading) read_chunk(round);
-          return;
-        }
+    const int64_t copy_tasks = host_tasks + tasks_for(sc_.hit_entries.size());
+    const int64_t scatter_tasks = tasks_for(sc_.scatter_order.size());
+    tiers_.pool_.parallel_for(0, 1 + copy_tasks + scatter_tasks, 1, [&](int64_t task, int64_t) {
+      if (task == 0) {
+        read_all();
+        return;
+      }
+      if (task <= copy_tasks) {
         const auto start = Clock::now();
-        double* seconds = nullptr;
-        if (task <= host_tasks && task <= copy_tasks) {
+        if (task <= host_tasks) {
           copy_host_rows(task - 1);
-          seconds = &host_seconds_;
-        } else if (task <= copy_tasks) {
-          copy_hits(task - 1 - host_tasks);
-          seconds = &hit_seconds_;
         } else {
-          const int64_t begin = scatter_begin + (task - 1 - copy_tasks) * rows_per_task_;
-          scatter(begin, std::min<int64_t>(scatter_end, begin + rows_per_task_));
-          seconds = &scatter_seconds_;
+          copy_hits(task - 1 - host_tasks);
         }
-        const double elapsed = seconds_since(start);
-        const std::lock_guard lock(seconds_mutex_);
-        *seconds += elapsed;
-      });
-    }
+        add_seconds(task <= host_tasks ? host_seconds_ : hit_seconds_, start);
+        return;
+      }
+      const auto [begin, end] = task_rows(task - 1 - copy_tasks, sc_.scatter_order.size());
+      // scatter_order is in stage order: its last entry's row is the task's last to be read.
+      if (!wait_read(sc_.stage_row[static_cast<std::size_t>(sc_.scatter_order[end - 1])])) return;
+      const auto start = Clock::now();
+      scatter(begin, end);
+      add_seconds(scatter_seconds_, start);
+    });
   }
 
   const io::IoStats& io() const noexcept { return io_; }
@@ -150,24 +146,43 @@ class HostTiers::CopyRounds {
     return {begin, std::min(size, begin + static_cast<std::size_t>(rows_per_task_))};
   }
 
-  // One thread reads (task 0 of each round): its counters need no lock.
-  void read_chunk(int64_t c) {
-    const int64_t begin = c * chunk_rows_;
-    const int64_t end = std::min(reads_, begin + chunk_rows_);
-    const auto start = Clock::now();
-    io_ += tiers_.storage_->read(
-        std::span<const int64_t>(sc_.read_ids).subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin)),
-        std::span<std::byte>(sc_.staging.get() + static_cast<std::size_t>(begin) * row_bytes_,
-                             static_cast<std::size_t>(end - begin) * row_bytes_));
-    read_seconds_ += seconds_since(start);
+  void add_seconds(double& seconds, Clock::time_point start) {
+    const double elapsed = seconds_since(start);
+    const std::lock_guard lock(seconds_mutex_);
+    seconds += elapsed;
   }
 
-  /// Entries of scatter_order whose staged row lies in chunk c.
-  std::pair<std::ptrdiff_t, std::ptrdiff_t> chunk_entries(int64_t c) const {
-    const auto by_row = [&](int64_t entry, int64_t row) { return sc_.stage_row[static_cast<std::size_t>(entry)] < row; };
-    const auto first = std::lower_bound(sc_.scatter_order.begin(), sc_.scatter_order.end(), c * chunk_rows_, by_row);
-    const auto last = std::lower_bound(first, sc_.scatter_order.end(), (c + 1) * chunk_rows_, by_row);
-    return {first - sc_.scatter_order.begin(), last - sc_.scatter_order.begin()};
+  // One thread reads (task 0): its counters need no lock. A failed read wakes the waiting
+  // scatter tasks before the job reports it.
+  void read_all() {
+    try {
+      for (int64_t begin = 0; begin < reads_; begin += chunk_rows_) {
+        const int64_t end = std::min(reads_, begin + chunk_rows_);
+        const auto start = Clock::now();
+        io_ += tiers_.storage_->read(
+            std::span<const int64_t>(sc_.read_ids).subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin)),
+            std::span<std::byte>(sc_.staging.get() + static_cast<std::size_t>(begin) * row_bytes_,
+                                 static_cast<std::size_t>(end - begin) * row_bytes_));
+        read_seconds_ += seconds_since(start);
+        const std::lock_guard lock(read_mutex_);
+        rows_read_ = end;
+        read_done_.notify_all();
+      }
+    } catch (...) {
+      {
+        const std::lock_guard lock(read_mutex_);
+        read_failed_ = true;
+      }
+      read_done_.notify_all();
+      throw;
+    }
+  }
+
+  /// Waits until staged row `row` is read; false when the reads failed first.
+  bool wait_read(int64_t row) {
+    std::unique_lock lock(read_mutex_);
+    read_done_.wait(lock, [&] { return rows_read_ > row || read_failed_; });
+    return rows_read_ > row;
   }
 
   void copy_host_rows(int64_t task) {
@@ -211,6 +226,10 @@ class HostTiers::CopyRounds {
   double host_seconds_ = 0;
   double hit_seconds_ = 0;
   std::mutex seconds_mutex_;
+  std::mutex read_mutex_;  // guards rows_read_ and read_failed_
+  std::condition_variable read_done_;
+  int64_t rows_read_ = 0;  // staged rows [0, rows_read_) are read
+  bool read_failed_ = false;
 };
 
 void HostTiers::gather(std::span<const int64_t> ids, std::byte* out, GatherStats& stats) {
