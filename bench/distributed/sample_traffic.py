@@ -4,8 +4,9 @@ the layers drawn by the owners of the rows (issue 28) and with whole rows fetche
 P Gloo processes (c = 1: every rank's topology is one block row of P) each sample `--steps`
 minibatches of GraphSAGE (bulk 0, one minibatch per exchange) on a generated power-law graph
 (`graphtier generate`, R-MAT): with owner_draws=False (row fetch), without and with the rows of
-earlier layers kept (the cache), and with the cost model's pick (the owners draw every layer whose
-fanout is >= 1). Per layer, summed over the ranks:
+earlier layers kept, with those and the row cache across calls (`--row-cache` bytes: RowCache), and
+with the cost model's pick (the owners draw every layer whose fanout is >= 1). Per layer, summed
+over the ranks:
   moved          the bytes the ranks received from other ranks in the layer's exchanges
                  (requests and replies; as much is sent as is received)
   sampled        16 bytes (neighbour id and edge id, int64: what a block holds per edge) per
@@ -15,6 +16,7 @@ and moved / sampled, the goal being <= 1.5. Also the seconds per minibatch of sa
 the ranks and steps), on whatever the machine is doing besides.
 
     python bench/distributed/sample_traffic.py --work /tmp/traffic [--nodes 200K --edges 4M --fanouts 10,5]
+        [--row-cache 67108864]
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ from graphtier.training import write_json
 from spawn_ranks import graph_arguments, spawn_ranks  # this directory (the script's) is on sys.path
 
 _EDGE_BYTES = 16
+# (name, owner_draws, forget the rows of earlier layers, row cache across calls)
+VARIANTS = (("rows", False, True, False), ("cached_rows", False, False, False), ("call_cache", False, False, True),
+            ("draws", None, False, False))
+NAMES = tuple(v[0] for v in VARIANTS)
 
 
 def _worker(rank, world, port, part_dir, args, queue):
@@ -41,7 +47,7 @@ def _worker(rank, world, port, part_dir, args, queue):
 
     class LayerCounting(DistSampler):
         """Counts each layer's received bytes (the exchanges of `_layer`); `forget` drops the rows
-        fetched for earlier layers (the row fetch before issue 28)."""
+        fetched for earlier layers (with no row cache: the row fetch before issue 28)."""
 
         forget = False
 
@@ -68,9 +74,9 @@ def _worker(rank, world, port, part_dir, args, queue):
         groups = grid_groups(grid)
         fanouts = [int(f) for f in args["fanouts"].split(",")]
         out = {}
-        for name, owner_draws, forget in (("rows", False, True), ("cached_rows", False, False), ("draws", None, False)):
+        for name, owner_draws, forget, row_cache in VARIANTS:
             sampler = LayerCounting(part, grid, "neighbor", fanouts, args["batch_size"], seed=0, groups=groups,
-                                    owner_draws=owner_draws)
+                                    owner_draws=owner_draws, row_cache=args["row_cache"] if row_cache else 0)
             sampler.forget = forget
             sampler.last_rows, sampler.reuse = None, [0, 0]
             sampler.layer_bytes = [0] * len(fanouts)
@@ -88,7 +94,9 @@ def _worker(rank, world, port, part_dir, args, queue):
                     elsewhere = part.topology_owner_row(dst) != grid.row
                     remote[layer] += int((block.indptr[1:] - block.indptr[:-1])[elsewhere].sum())
             out[name] = {"layer_bytes": sampler.layer_bytes, "remote_edges": remote, "seconds": seconds,
-                         "rows_held_by_the_previous_call": sampler.reuse}
+                         "rows_held_by_the_previous_call": sampler.reuse,
+                         "row_cache": {"hits": sampler.row_cache.hits, "misses": sampler.row_cache.misses,
+                                       "bytes": sampler.row_cache.bytes}}
             dist.barrier()
         dist.destroy_process_group()
         queue.put((rank, out, None))
@@ -102,6 +110,7 @@ def main(argv=None) -> int:
     p.add_argument("--fanouts", default="10,5")
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--steps", type=int, default=8)
+    p.add_argument("--row-cache", type=int, default=64 << 20, help="the row cache's bytes in its column")
     p.add_argument("--json")
     a = p.parse_args(argv)
     os.makedirs(a.work, exist_ok=True)
@@ -109,12 +118,13 @@ def main(argv=None) -> int:
     if not os.path.isdir(data):
         subprocess.run([a.cli, "-q", "generate", "-o", data, "--nodes", a.nodes, "--edges", a.edges, "--no-features",
                         "--classes", "16", "--seed", "7"], check=True)
-    args = {"fanouts": a.fanouts, "batch_size": a.batch_size, "steps": a.steps}
+    args = {"fanouts": a.fanouts, "batch_size": a.batch_size, "steps": a.steps, "row_cache": a.row_cache}
     fanouts = a.fanouts.split(",")
     rows = []
     print("| P | layer (fanout) | sampled edges from other rows, per minibatch | moved / sampled bytes: row fetch "
-          "| row fetch, rows kept across layers | owner draws | row fetch / owner draws |")
-    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+          f"| row fetch, rows kept across layers | and across calls ({a.row_cache >> 20} MiB) | owner draws "
+          "| row fetch / owner draws |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for world in (2, 4):
         part = os.path.join(a.work, f"part-{world}")
         if not os.path.isdir(part):
@@ -123,25 +133,30 @@ def main(argv=None) -> int:
         per_rank = spawn_ranks(_worker, part, world, args, timeout=900)
         batches = sum(len(r["rows"]["seconds"]) for r in per_rank)
         summary = {"P": world, "batches": batches, "per_rank": per_rank}
-        for name in ("rows", "cached_rows", "draws"):
+        for name in NAMES:
             summary[name] = {
                 "layer_bytes": [sum(r[name]["layer_bytes"][l] for r in per_rank) for l in range(len(fanouts))],
                 "remote_edges": [sum(r[name]["remote_edges"][l] for r in per_rank) for l in range(len(fanouts))],
                 "seconds_per_batch": sum(sum(r[name]["seconds"]) for r in per_rank) / batches,
             }
-        edges = [summary[name]["remote_edges"] for name in ("rows", "cached_rows", "draws")]
-        assert edges[0] == edges[1] == edges[2]  # the same minibatches every way
+        edges = [summary[name]["remote_edges"] for name in NAMES]
+        assert all(e == edges[0] for e in edges)  # the same minibatches every way
         for l, f in enumerate(fanouts):
             sampled = _EDGE_BYTES * summary["rows"]["remote_edges"][l]
             before, after = summary["rows"]["layer_bytes"][l], summary["draws"]["layer_bytes"][l]
-            cached = summary["cached_rows"]["layer_bytes"][l]
+            cached, across = summary["cached_rows"]["layer_bytes"][l], summary["call_cache"]["layer_bytes"][l]
             print(f"| {world} | {l} ({f}) | {summary['rows']['remote_edges'][l] / batches:.0f} "
-                  f"| {before / sampled:.2f} | {cached / sampled:.2f} | {after / sampled:.2f} | {before / after:.1f} |")
+                  f"| {before / sampled:.2f} | {cached / sampled:.2f} | {across / sampled:.2f} | {after / sampled:.2f} "
+                  f"| {before / after:.1f} |")
         rows.append(summary)
     for s in rows:
-        ms = {name: f"{s[name]['seconds_per_batch'] * 1e3:.1f}" for name in ("rows", "cached_rows", "draws")}
+        ms = {name: f"{s[name]['seconds_per_batch'] * 1e3:.1f}" for name in NAMES}
         print(f"P={s['P']}: sampling ms per minibatch: row fetch {ms['rows']}, rows kept {ms['cached_rows']}, "
-              f"owner draws {ms['draws']} ({s['batches']} minibatches)")
+              f"and the row cache {ms['call_cache']}, owner draws {ms['draws']} ({s['batches']} minibatches)")
+        cache = [r["call_cache"]["row_cache"] for r in s["per_rank"]]
+        hits, misses = sum(c["hits"] for c in cache), sum(c["misses"] for c in cache)
+        print(f"P={s['P']}: the row cache served {hits} of {hits + misses} rows asked for "
+              f"({hits / max(1, hits + misses):.0%}), holding {max(c['bytes'] for c in cache) / 2**20:.1f} MiB at most")
         reuse = [sum(r["cached_rows"]["rows_held_by_the_previous_call"][i] for r in s["per_rank"]) for i in (0, 1)]
         print(f"P={s['P']}: rows held (row fetch) that the previous call held too: {reuse[0]} of {reuse[1]}")
     if a.json:

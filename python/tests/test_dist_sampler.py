@@ -21,10 +21,13 @@ EPOCH = 1
 # (method, fanouts, replace): -1 (all neighbours) and with replacement included.
 SAMPLERS = [("neighbor", [4, -1], False), ("neighbor", [3, 2], True), ("ladies", [24, 12], False)]
 MODES = ("replicated", "partitioned")
-# (bulk, group, owner_draws): the DistSampler variants, each compared with the loader of the same
-# bulk. None: the cost model's pick per layer (GraphSAGE [4, -1]: the owners draw layer 0, rows are
-# fetched for layer 1); False: rows fetched everywhere; True: the owners draw every GraphSAGE layer.
-VARIANTS = [(0, 1, None), (0, 3, None), (3, 1, None), (0, 1, False), (0, 3, True)]
+# (bulk, group, owner_draws, row_cache): the DistSampler variants, each compared with the loader of
+# the same bulk. None: the cost model's pick per layer (GraphSAGE [4, -1]: the owners draw layer 0,
+# rows are fetched for layer 1); False: rows fetched everywhere; True: the owners draw every GraphSAGE
+# layer. row_cache: the default (all of Cora's rows fit), none, and 3 KiB (a few dozen rows: the
+# cache drops rows and refuses the ids above them).
+VARIANTS = [(0, 1, None, 64 << 20), (0, 3, None, 64 << 20), (3, 1, None, 64 << 20), (0, 1, False, 64 << 20),
+            (0, 3, True, 64 << 20), (0, 1, False, 0), (0, 1, False, 3072), (3, 1, None, 3072)]
 
 
 def _variants(method):
@@ -76,16 +79,19 @@ def _sample_everywhere(rank, world, configs):
             groups[c] = grid_groups(grid)  # collective: the same order on every rank
         part = Partition.open(path, rank)
         for method, fanouts, replace in SAMPLERS:
-            for bulk, group, owner_draws in _variants(method):
+            for variant in _variants(method):
+                bulk, group, owner_draws, row_cache = variant
                 stats = CommStats()
                 sampler = DistSampler(part, grid, method, fanouts, BATCH, SEED, bulk=bulk, replace=replace,
-                                      group=group, groups=groups[c], stats=stats, owner_draws=owner_draws)
+                                      group=group, groups=groups[c], stats=stats, owner_draws=owner_draws,
+                                      row_cache=row_cache)
                 loaded = list(sampler.epoch(EPOCH))
                 # A rank past the epoch's last minibatch gets None, at the last step only.
                 assert all(b is not None for b in loaded[:-1])
                 assert all(b.x is None for b in loaded if b is not None)  # the feature fetch fills x
+                assert sampler.row_cache.bytes <= row_cache
                 batches = [_plain(b) for b in loaded if b is not None]
-                out[(c, mode, method, replace, bulk, group, owner_draws)] = (batches, len(sampler), stats.as_dict())
+                out[(c, mode, method, replace) + variant] = (batches, len(sampler), stats.as_dict())
     return out
 
 
@@ -100,15 +106,15 @@ def test_every_ranks_batch_equals_the_single_process_loaders(cora, partitions, w
         n = len(references[(m, r, 0)])
         steps = -(-n // world)
         for c, mode, _ in configs:
-            for bulk, group, owner_draws in _variants(m):
+            for variant in _variants(m):
+                bulk = variant[0]
                 seen = set()
                 for rank, results in enumerate(per_rank):
-                    batches, length, stats = results[(c, mode, m, r, bulk, group, owner_draws)]
+                    batches, length, stats = results[(c, mode, m, r) + variant]
                     assert length == steps
                     assert [b[1] for b in batches] == list(range(rank, n, world))
                     for b in batches:
-                        assert b == references[(m, r, bulk)][b[1]], (c, mode, m, r, bulk, group, owner_draws, rank,
-                                                                      b[1])
+                        assert b == references[(m, r, bulk)][b[1]], (c, mode, m, r, variant, rank, b[1])
                         seen.add(b[1])
                     # Rows cross the network only when the topology is split over several rows.
                     if mode == "replicated" or world // c == 1:
@@ -117,6 +123,64 @@ def test_every_ranks_batch_equals_the_single_process_loaders(cora, partitions, w
                         assert stats["bytes_received"] > 0
                 # No minibatch left out: the ranks' union is the single-process epoch, 14 of 14.
                 assert seen == set(range(n)) and n == 14
+
+
+def _epochs_bytes(rank, world, path, row_cache):
+    """Bytes this rank received in each of two passes over one epoch (LADIES, rows fetched)."""
+    grid = ProcessGrid(world, 1, rank)
+    stats = CommStats()
+    sampler = DistSampler(Partition.open(path, rank), grid, "ladies", [24, 12], BATCH, SEED, stats=stats,
+                          row_cache=row_cache)
+    received = []
+    for _ in range(2):
+        before = stats.as_dict()["bytes_received"]
+        list(sampler.epoch(EPOCH))
+        received.append(stats.as_dict()["bytes_received"] - before)
+    return received, sampler.row_cache.hits, sampler.row_cache.bytes
+
+
+def test_rows_kept_across_calls_are_not_fetched_again(partitions):
+    path = partitions[(2, 1, "partitioned")]
+    kept = spawn(_epochs_bytes, 2, path, 64 << 20, timeout=60)
+    none = spawn(_epochs_bytes, 2, path, 0, timeout=60)
+    for (with_cache, hits, size), (without, no_hits, no_size) in zip(kept, none):
+        assert without[0] == without[1] and no_hits == 0 and no_size == 0  # every pass fetches the same rows
+        assert with_cache[0] <= without[0]  # the first pass fetches at most what it did without the cache
+        # The second pass asks for rows only (the ids out, nothing back): Cora's remote rows all fit.
+        assert with_cache[1] < with_cache[0] / 4 and hits > 0 and 0 < size <= 64 << 20
+
+
+def test_the_row_cache_holds_the_lowest_ids_that_fit_its_budget(cora):
+    """RowCache against a naive model: after every call's rows, the cache is the longest prefix (by
+    id) of every row offered so far whose bytes fit the budget, each row exact."""
+    from graphtier.distributed import RowCache
+
+    dataset = _core.Dataset(cora)
+    generator = torch.Generator().manual_seed(3)
+    for budget in (0, 500, 4000, 1 << 20):
+        cache = RowCache(budget)
+        offered = set()
+        for _ in range(12):
+            ids = torch.unique(torch.randint(0, dataset.num_nodes, (60,), generator=generator))
+            held, rows = cache.take(ids)
+            assert torch.equal(rows[0], ids[held])
+            fresh = ids[~held]
+            indptr, indices, first_edge = _core.extract_rows(dataset, fresh, 0)
+            cache.keep((fresh, indptr, indices, first_edge))
+            offered.update(fresh.tolist())
+            order = sorted(offered)
+            degree = [int(n) for n in _core.extract_rows(dataset, torch.tensor(order), 0)[0].diff()]
+            size, fit = 0, 0
+            while fit < len(order) and size + 24 + 8 * degree[fit] <= budget:
+                size += 24 + 8 * degree[fit]
+                fit += 1
+            nodes, got_indptr, got_indices, got_first = cache.rows
+            assert nodes.tolist() == order[:fit] and cache.bytes == size <= budget
+            want_indptr, want_indices, want_first = _core.extract_rows(dataset, nodes, 0)
+            assert torch.equal(got_indptr, want_indptr) and torch.equal(got_indices, want_indices)
+            assert torch.equal(got_first, want_first)
+    with pytest.raises(ValueError, match="row_cache must be >= 0 bytes"):
+        DistSampler(None, None, row_cache=-1)
 
 
 def test_replicated_single_rank_runs_without_a_process_group(partitions):

@@ -11,6 +11,6 @@ NCCL on GPUs, launched by torchrun), never a transport of our own.
 from graphtier.distributed.comm import CommStats, alltoallv
 from graphtier.distributed.grid import ProcessGrid, grid_groups
 from graphtier.distributed.partition import Partition
-from graphtier.distributed.sampler import DistSampler
+from graphtier.distributed.sampler import DistSampler, RowCache
 
-__all__ = ["CommStats", "DistSampler", "Partition", "ProcessGrid", "alltoallv", "grid_groups"]
+__all__ = ["CommStats", "DistSampler", "Partition", "ProcessGrid", "RowCache", "alltoallv", "grid_groups"]

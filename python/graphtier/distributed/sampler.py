@@ -25,7 +25,8 @@ drawn from its own stream, so the batches equal NeighborLoader / LayerLoader(bul
     of the frontiers goes out, the owners reply with the rows (degree, global position of the first
     edge, neighbour ids), and the layer is drawn locally on the fetched rows. A row fetched for one
     layer is kept for the later layers of the call (a layer's dst nodes are the next one's first src
-    nodes): only rows not held yet are asked for.
+    nodes), and across calls up to `row_cache` bytes (RowCache: the lowest ids, after `graphtier
+    prepare` the hottest rows): only rows not held yet are asked for.
   Either way the draws depend only on the node, its row and the global position of its first edge,
   so they equal the single-process draws.
 
@@ -44,7 +45,7 @@ batches carry `typed_blocks` (x_dict is filled by DistTypedFeatureFetcher).
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Sequence
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -55,6 +56,113 @@ from graphtier.distributed.partition import Partition
 from graphtier.loader import Batch, Block, TypedBlock
 
 _METHODS = tuple(name for name, m in _core.sampler_methods().items() if m["rows"])  # draws on fetched rows
+
+
+# A set of rows: (nodes ascending and distinct, indptr, neighbour ids, global position of each
+# row's first edge), what _core.extract_rows gives and the layer samplers take.
+Rows = Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]
+
+
+def _empty_rows() -> Rows:
+    empty = torch.empty(0, dtype=torch.int64)
+    return empty, torch.zeros(1, dtype=torch.int64), empty, empty
+
+
+def _find(nodes: torch.Tensor, ids: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Which of `ids` the ascending `nodes` hold (a mask) and where (positions; valid where held)."""
+    at = torch.searchsorted(nodes, ids)
+    held = at < nodes.numel()
+    held[held.clone()] = nodes[at[held]] == ids[held]
+    return held, at
+
+
+def _take(rows: Rows, at: torch.Tensor) -> Rows:
+    """The rows at positions `at`, in that order."""
+    nodes, indptr, indices, first_edge = rows
+    start = indptr[at]
+    degree = indptr[at + 1] - start
+    out = torch.zeros(at.numel() + 1, dtype=torch.int64)
+    torch.cumsum(degree, 0, out=out[1:])
+    edges = torch.repeat_interleave(start - out[:-1], degree) + torch.arange(int(out[-1]), dtype=torch.int64)
+    return nodes[at], out, indices[edges], first_edge[at]
+
+
+def _merge(a: Rows, b: Rows) -> Rows:
+    """Two sets of distinct rows as one, ascending."""
+    if b[0].numel() == 0:
+        return a
+    if a[0].numel() == 0:
+        return b
+    both = (torch.cat([a[0], b[0]]), torch.cat([a[1], b[1][1:] + a[1][-1]]), torch.cat([a[2], b[2]]),
+            torch.cat([a[3], b[3]]))
+    return _take(both, torch.argsort(both[0]))
+
+
+class RowCache:
+    """Rows fetched from other process rows, kept from one sampling call to the next (the
+    row-fetch path: LADIES, bulk, GraphSAGE's fanout -1), up to `budget` bytes: 8 per neighbour id
+    and 24 per row (its id, indptr entry and first edge position). The lowest ids are kept: after
+    `graphtier prepare` numbers nodes by hotness they are the rows most calls ask for, so the cache
+    settles on the hottest remote rows that fit, and rows above the first id that did not fit are
+    never admitted again. New rows gather in a second, smaller set that joins the main one once it
+    holds half as many bytes (each row is copied a few times in all, not once per call).
+    `hits` and `misses` count rows asked for."""
+
+    def __init__(self, budget: int):
+        self.budget = int(budget)
+        self._main = _empty_rows()
+        self._recent = _empty_rows()  # distinct from _main's rows
+        self.limit: Optional[int] = None  # ids >= limit are not kept
+        self.hits = 0
+        self.misses = 0
+
+    @staticmethod
+    def _bytes(rows: Rows) -> int:
+        return 8 * int(rows[2].numel()) + 24 * int(rows[0].numel())
+
+    @property
+    def bytes(self) -> int:
+        return self._bytes(self._main) + self._bytes(self._recent)
+
+    @property
+    def rows(self) -> Rows:
+        """Every row held, ascending."""
+        return _merge(self._main, self._recent)
+
+    def take(self, ids: torch.Tensor) -> Tuple[torch.Tensor, Rows]:
+        """Which of the ascending distinct `ids` are held (a mask), and their rows, ascending."""
+        held = torch.zeros(ids.numel(), dtype=torch.bool)
+        found = _empty_rows()
+        for part in (self._main, self._recent):
+            in_part, at = _find(part[0], ids)
+            held |= in_part
+            found = _merge(found, _take(part, at[in_part]))
+        hits = int(held.sum())
+        self.hits += hits
+        self.misses += int(ids.numel()) - hits
+        return held, found
+
+    def keep(self, fetched: Rows) -> None:
+        """Adds the rows a call fetched (none of them held here), then drops the highest ids until
+        the budget holds."""
+        if self.budget == 0:
+            return
+        if self.limit is not None:
+            fetched = _take(fetched, torch.nonzero(fetched[0] < self.limit).flatten())
+        if fetched[0].numel() == 0:
+            return
+        self._recent = _merge(self._recent, fetched)
+        over = self.bytes > self.budget
+        if not over and 2 * self._bytes(self._recent) < self._bytes(self._main):
+            return
+        rows = _merge(self._main, self._recent)
+        self._recent = _empty_rows()
+        if over:
+            size = 8 * rows[1][1:] + 24 * torch.arange(1, rows[0].numel() + 1, dtype=torch.int64)  # each prefix's
+            fit = int(torch.searchsorted(size, self.budget, right=True))
+            self.limit = int(rows[0][fit]) if self.limit is None else min(self.limit, int(rows[0][fit]))
+            rows = _take(rows, torch.arange(fit, dtype=torch.int64))
+        self._main = rows
 
 
 class DistSampler:
@@ -76,7 +184,9 @@ class DistSampler:
     dataset only) as NeighborLoader's: those relations' fanouts instead of `fanouts`. `owner_draws`
     (graph partitioned): None picks per layer by the cost model of the module docstring, False
     fetches rows everywhere, True asks the owners to draw (GraphSAGE with bulk 0 only). The batches
-    are the same either way.
+    are the same either way. `row_cache` (graph partitioned, row fetch): bytes of fetched rows kept
+    from call to call (RowCache; 0 keeps a call's rows for that call only); the batches are the
+    same for every budget.
 
     Node ids: the seeds are the partition's `split` and every id in the batches is in the
     numbering of the dataset the partition was cut from (after `graphtier prepare`, the prepared
@@ -91,7 +201,7 @@ class DistSampler:
                  split: str = "train", *, replace: bool = False, shuffle: bool = True, drop_last: bool = False,
                  group: int = 1, groups: Optional[GridGroups] = None, stats: Optional[CommStats] = None,
                  comm_device="cpu", relation_fanouts: Optional[Dict[str, Sequence[int]]] = None,
-                 owner_draws: Optional[bool] = None):
+                 owner_draws: Optional[bool] = None, row_cache: int = 64 << 20):
         if method not in _METHODS:
             raise ValueError(f"unknown sampling method '{method}' (expected {' or '.join(_METHODS)})")
         if method == "ladies" and replace:
@@ -111,6 +221,8 @@ class DistSampler:
         if owner_draws and (method != "neighbor" or bulk):
             raise ValueError("owner_draws: the owners draw GraphSAGE's layers with bulk 0 only (LADIES needs whole "
                              "rows, bulk draws on merged matrix rows)")
+        if row_cache < 0:
+            raise ValueError(f"row_cache must be >= 0 bytes, got {row_cache}")
         if (grid.world, grid.replication, grid.rank) != (partition.ranks, partition.replication, partition.rank):
             raise ValueError(f"{partition.rank_path}: the partition is rank {partition.rank} of {partition.ranks} "
                              f"with replication {partition.replication}, the process grid is rank {grid.rank} of "
@@ -144,6 +256,7 @@ class DistSampler:
         self.groups = groups
         if self.partitioned and self.groups is None:
             self.groups = grid_groups(grid)
+        self.row_cache = RowCache(row_cache)
         self._epoch = -1
 
     def _relation_fanouts(self, by_name: Dict[str, Sequence[int]]) -> Dict[int, List[int]]:
@@ -282,21 +395,23 @@ class DistSampler:
                              f"row [{lo}, {hi})")
 
     def _rows(self, wanted: torch.Tensor, held):
-        """The rows of the distinct ids `wanted` (ascending) and of those `held` already (None, or
-        rows an earlier layer of the call fetched): with the graph partitioned, the missing ones are
-        fetched from the process column (collective), else all are read from this rank's whole graph."""
+        """The rows of the distinct ids `wanted` (ascending), in that order: with the graph
+        partitioned, those the row cache or this call (`held`: rows earlier layers fetched, or None)
+        hold already, the others fetched from the process column (collective, and added to
+        `held`); else all read from this rank's whole graph. Returns (the rows, held)."""
         if not self.partitioned:
             indptr, indices, first_edge = _core.extract_rows(self.dataset, wanted, 0)
-            return wanted, indptr, indices, first_edge
-        if held is None:
-            return self._fetch_rows(wanted)
-        missing = wanted[~torch.isin(wanted, held[0])]
-        nodes, indptr, indices, first_edge = self._fetch_rows(missing)
-        return (torch.cat([held[0], nodes]), torch.cat([held[1], indptr[1:] + held[1][-1]]),
-                torch.cat([held[2], indices]), torch.cat([held[3], first_edge]))
+            return (wanted, indptr, indices, first_edge), held
+        held = held if held is not None else _empty_rows()
+        in_cache, cached = self.row_cache.take(wanted)
+        in_call, _ = _find(held[0], wanted)
+        fetched = self._fetch_rows(wanted[~(in_cache | in_call)])
+        held = _merge(held, fetched)
+        return _merge(cached, _take(held, _find(held[0], wanted[~in_cache])[1])), held
 
     def _sample_layers(self, seeds: List[torch.Tensor], streams: List[int]) -> List[List[Block]]:
-        """The blocks of the minibatches `seeds`, layer by layer (`_layer`)."""
+        """The blocks of the minibatches `seeds`, layer by layer (`_layer`); the rows the call
+        fetched go to the row cache at its end."""
         blocks: List[List[Block]] = [[] for _ in seeds]
         dst = list(seeds)
         held = None
@@ -306,19 +421,21 @@ class DistSampler:
                 block = Block.from_dict(d)
                 blocks[i].append(block)
                 dst[i] = block.src_nodes
+        if held is not None and self.partitioned:
+            self.row_cache.keep(held)
         return blocks
 
     def _layer(self, dst: List[torch.Tensor], streams: List[int], layer: int, held):
         """Layer `layer` of the minibatches whose frontiers are `dst`: drawn by the owners, or on the
-        rows of the union of the frontiers (fetched from the process column with the graph
-        partitioned, less those `held` from earlier layers). A collective with the graph
-        partitioned. Returns (one block dict per minibatch, the rows held now)."""
+        rows of the union of the frontiers (`_rows`: fetched from the process column with the graph
+        partitioned, less those held already). A collective with the graph partitioned. Returns (one
+        block dict per minibatch, the rows this call fetched so far)."""
         if self.draws_at_owners(layer):
             return self._draw_at_owners(dst, streams, layer), held
         wanted = torch.unique(torch.cat(dst)) if dst else torch.empty(0, dtype=torch.int64)
-        rows = self._rows(wanted, held)
+        rows, held = self._rows(wanted, held)
         draw = self._draw_bulk if self.bulk else self._draw_each
-        return draw(rows, dst, streams, layer), rows
+        return draw(rows, dst, streams, layer), held
 
     def _draw_at_owners(self, dst: List[torch.Tensor], streams: List[int], layer: int) -> List[dict]:
         """GraphSAGE's layer drawn by the owners: each owner in the process column gets, per
@@ -374,4 +491,4 @@ class DistSampler:
         return [_core.sample_ladies_layer(*rows, d, fanout, self.seed, stream, layer)
                 for d, stream in zip(dst, streams)]
 
-__all__ = ["DistSampler"]
+__all__ = ["DistSampler", "RowCache"]
