@@ -4,7 +4,8 @@
 //   (a) raw:    a bare io_uring loop of random 4 KiB O_DIRECT reads of features.bin at the
 //               store's queue depth (bench/common/io_rates.hpp, as io_bench);
 //   (b) gather: FeatureStore::gather of `--batch-rows` uniform random ids per call.
-// Rounds alternate (a) and (b) so that drift of the disk hits both. Peak RSS (ru_maxrss) shows
+// Rounds alternate (a) and (b), and a last (a) closes them: each (b) is compared with the mean of
+// the two (a) around it, so that drift of the disk hits both alike. Peak RSS (ru_maxrss) shows
 // what the store keeps in memory. Prints one JSON object.
 //
 //   feature_bench --dir DATASET [--cpu 0] [--host-cache 256MiB] [--batch-rows 8192] [--seconds 10]
@@ -12,6 +13,7 @@
 //
 // --only runs one of the two (bench/feature/gather_py_bench.py times the raw loop through it
 // beside its own gathers from Python).
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <iostream>
@@ -116,6 +118,7 @@ int main(int argc, char** argv) {
             gather_rows(store, static_cast<std::size_t>(batch_rows), seconds, 200 + static_cast<uint64_t>(round), stats));
       }
     }
+    if (only.empty()) raw.push_back(raw_uring(file, depth, seconds, 100 + static_cast<uint64_t>(rounds)));
 
     nlohmann::json j;
     j["dir"] = dir;
@@ -145,13 +148,22 @@ int main(int argc, char** argv) {
       j["gather_rows_over_raw_iops"] = gather_mean.rows_per_second / raw_mean.iops;
     }
     nlohmann::json per_round = nlohmann::json::array();
+    std::vector<double> ratios;
     for (int r = 0; r < rounds; ++r) {
       nlohmann::json round;
-      if (!raw.empty()) round["raw_iops"] = raw[r].iops;
+      if (!raw.empty()) round["raw_iops"] = only.empty() ? (raw[r].iops + raw[r + 1].iops) / 2 : raw[r].iops;
       if (!gathered.empty()) round["gather_iops"] = gathered[r].iops;
+      if (only.empty()) {
+        ratios.push_back(gathered[r].iops / round["raw_iops"].get<double>());
+        round["gather_over_raw"] = ratios.back();
+      }
       per_round.push_back(round);
     }
     j["per_round"] = per_round;
+    if (only.empty()) {
+      std::sort(ratios.begin(), ratios.end());
+      j["gather_over_raw_median"] = ratios[ratios.size() / 2];  // of the rounds (the lower middle)
+    }
     j["tiers"] = {{"host", to_json(stats.host)}, {"host_cache", to_json(stats.host_cache)},
                   {"storage", to_json(stats.storage)}, {"cache_fills", stats.cache_fills},
                   {"cache_bypasses", stats.cache_bypasses}};
