@@ -3,9 +3,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
-
 #include "graphtier/cache/cache_policy.hpp"
+#include "graphtier/core/file.hpp"
 
 namespace graphtier::feature {
 
@@ -16,12 +15,12 @@ class HostCache {
 
   cache::CachePolicy& policy() noexcept { return policy_; }
   int64_t num_lines() const noexcept { return policy_.num_slots(); }
-  std::byte* line(int64_t slot) noexcept { return rows_.data() + static_cast<std::size_t>(slot * row_bytes_); }
+  std::byte* line(int64_t slot) noexcept { return rows_.get() + static_cast<std::size_t>(slot * row_bytes_); }
 
  private:
   cache::CachePolicy policy_;
   int64_t row_bytes_;
-  std::vector<std::byte> rows_;
+  DirectIoBuffer rows_;  // aligned for O_DIRECT: a fill of whole blocks is read into its line in place
 };
 
 }  // namespace graphtier::feature

@@ -22,8 +22,8 @@ StorageTier::StorageTier(const std::string& path, const graph::FeatureLayout& la
   }
 }
 
-const io::IoStats& StorageTier::read(std::span<const int64_t> ids, std::span<std::byte> out) {
-  engine_.read_rows(file_, layout_, ids, out, static_cast<std::size_t>(layout_.row_bytes));
+const io::IoStats& StorageTier::read(std::span<const int64_t> ids, std::span<std::byte* const> dsts) {
+  engine_.read_rows(file_, layout_, ids, dsts);
   return engine_.last_batch();
 }
 

@@ -20,8 +20,8 @@ class StorageTier {
   StorageTier(const std::string& path, const graph::FeatureLayout& layout, int64_t num_nodes,
               io::ReadDevice& device, int depth);
 
-  /// Row ids[k] to out[k * row_bytes]; ids already validated. Returns the engine's stats.
-  const io::IoStats& read(std::span<const int64_t> ids, std::span<std::byte> out);
+  /// Row ids[k] to dsts[k] (row_bytes each); ids already validated. Returns the engine's stats.
+  const io::IoStats& read(std::span<const int64_t> ids, std::span<std::byte* const> dsts);
 
   int depth() const noexcept { return engine_.depth(); }
   const io::ReadFile& file() const noexcept { return file_; }

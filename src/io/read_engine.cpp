@@ -81,17 +81,32 @@ void ReadEngine::read(std::span<const ReadRequest> requests) {
 
 void ReadEngine::read_rows(const ReadFile& file, const RowLayout& layout, std::span<const int64_t> ids,
                            std::span<std::byte> out, std::size_t out_row_pitch) {
+  GRAPHTIER_EXPECTS(out_row_pitch >= static_cast<std::size_t>(std::max<int64_t>(layout.row_bytes, 0)), InvalidArgument,
+                    "output row pitch ", out_row_pitch, " is below the row size ", layout.row_bytes);
+  GRAPHTIER_EXPECTS(ids.empty() || out.size() >= (ids.size() - 1) * out_row_pitch + static_cast<std::size_t>(layout.row_bytes),
+                    InvalidArgument, "output of ", out.size(), " bytes cannot hold ", ids.size(), " rows of ",
+                    layout.row_bytes, " bytes at a pitch of ", out_row_pitch);
+  read_rows_to(file, layout, ids, [&](int64_t k) { return out.data() + static_cast<std::size_t>(k) * out_row_pitch; });
+}
+
+void ReadEngine::read_rows(const ReadFile& file, const RowLayout& layout, std::span<const int64_t> ids,
+                           std::span<std::byte* const> dsts) {
+  GRAPHTIER_EXPECTS(dsts.size() == ids.size(), InvalidArgument, dsts.size(), " destinations for ", ids.size(), " rows");
+  for (std::size_t k = 0; k < dsts.size(); ++k) {
+    GRAPHTIER_EXPECTS(dsts[k] != nullptr, InvalidArgument, "row ", k, " has no destination");
+  }
+  read_rows_to(file, layout, ids, [&](int64_t k) { return dsts[static_cast<std::size_t>(k)]; });
+}
+
+template <typename DstOf>
+void ReadEngine::read_rows_to(const ReadFile& file, const RowLayout& layout, std::span<const int64_t> ids,
+                              DstOf dst_of) {
   const int64_t row_bytes = layout.row_bytes;
   GRAPHTIER_EXPECTS(row_bytes >= 1 && static_cast<uint64_t>(row_bytes) <= kMaxRequestBytes / 2, InvalidArgument,
                     file.path(), ": row size must be in [1, ", kMaxRequestBytes / 2, "] bytes, got ", row_bytes);
   GRAPHTIER_EXPECTS(layout.row_stride >= row_bytes && layout.num_rows >= 0, InvalidArgument, file.path(),
                     ": row stride ", layout.row_stride, " is below the row size ", row_bytes,
                     " or the row count is negative (", layout.num_rows, ")");
-  GRAPHTIER_EXPECTS(out_row_pitch >= static_cast<std::size_t>(row_bytes), InvalidArgument,
-                    "output row pitch ", out_row_pitch, " is below the row size ", row_bytes);
-  GRAPHTIER_EXPECTS(ids.empty() || out.size() >= (ids.size() - 1) * out_row_pitch + static_cast<std::size_t>(row_bytes),
-                    InvalidArgument, "output of ", out.size(), " bytes cannot hold ", ids.size(), " rows of ", row_bytes,
-                    " bytes at a pitch of ", out_row_pitch);
   for (std::size_t k = 0; k < ids.size(); ++k) {
     GRAPHTIER_EXPECTS(ids[k] >= 0 && ids[k] < layout.num_rows, OutOfRange, file.path(), ": row id ", ids[k],
                       " at position ", k, " is outside [0, ", layout.num_rows, ")");
@@ -141,7 +156,7 @@ void ReadEngine::read_rows(const ReadFile& file, const RowLayout& layout, std::s
   // whose time is the read rate's bound.
   const auto in_place = [&](const Extent& e) -> std::byte* {
     if (e.end_ref - e.first_ref != 1 || e.length != static_cast<uint64_t>(row_bytes)) return nullptr;
-    std::byte* dst = out.data() + static_cast<std::size_t>(row_refs_[e.first_ref].out_index) * out_row_pitch;
+    std::byte* dst = dst_of(row_refs_[e.first_ref].out_index);
     return !file.direct() || aligned(reinterpret_cast<uintptr_t>(dst), kDirectAlignment) ? dst : nullptr;
   };
   const auto start = [&](std::size_t i, int slot) {
@@ -155,8 +170,8 @@ void ReadEngine::read_rows(const ReadFile& file, const RowLayout& layout, std::s
     if (in_place(e) != nullptr) return;
     const std::byte* block = staging + static_cast<std::size_t>(slot) * slot_bytes;
     for (std::size_t r = e.first_ref; r < e.end_ref; ++r) {
-      std::memcpy(out.data() + static_cast<std::size_t>(row_refs_[r].out_index) * out_row_pitch,
-                  block + (row_refs_[r].offset - e.offset), static_cast<std::size_t>(row_bytes));
+      std::memcpy(dst_of(row_refs_[r].out_index), block + (row_refs_[r].offset - e.offset),
+                  static_cast<std::size_t>(row_bytes));
     }
   };
   last_batch_ = IoStats{};

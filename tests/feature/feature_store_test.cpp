@@ -113,8 +113,10 @@ TEST(FeatureStoreTest, ATableWithGivenTiersServesItsRowsByteExact) {
 TEST(FeatureStoreTest, ByteExactForEveryTierCombinationDtypeAndLayout) {
   const Watchdog watchdog(60);
   ThreadPool pool(2);
+  // 1024 floats at 4096: rows of whole blocks, read in place into cache lines and staging rows.
   for (const LayoutCase lc : {LayoutCase{24, DType::kFloat32, 0}, LayoutCase{40, DType::kFloat16, 512},
-                              LayoutCase{100, DType::kBFloat16, 4096}, LayoutCase{1100, DType::kFloat32, 4096}}) {
+                              LayoutCase{100, DType::kBFloat16, 4096}, LayoutCase{1100, DType::kFloat32, 4096},
+                              LayoutCase{1024, DType::kFloat32, 4096}}) {
     const std::string& dir = test::feature_dataset(kNodes, lc.dim, lc.dtype, lc.alignment);
     for (const Combo& combo : combos()) {
       SCOPED_TRACE(std::string(combo.name) + " " + std::string(dtype_name(lc.dtype)) + " dim " + std::to_string(lc.dim));

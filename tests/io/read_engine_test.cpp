@@ -143,6 +143,41 @@ TEST_P(ReadEngineTest, WholeBlockRowsIntoAnAlignedOutputAreExactAndStayInTheirRo
   }
 }
 
+TEST_P(ReadEngineTest, RowsToTheirOwnDestinationsAreExactInPlaceOrNot) {
+  // Per-row destinations (the host cache's lines, staging rows): aligned ones of whole-block rows
+  // are read in place, misaligned ones through the staging slot; each gets its row and no more.
+  GRAPHTIER_DEVICE_OR_SKIP(device, GetParam());
+  TempDir dir;
+  const RowLayout layout{300, 4096, 4096};
+  const std::string path = write_table(dir, layout, 6);
+  const ReadFile file = ReadFile::open(path);
+  ReadEngine engine(*device);
+  std::vector<int64_t> ids = random_ids(120, layout.num_rows, 4);
+  ids.push_back(ids.front());  // a duplicate: one extent, two destinations
+  const std::size_t slot = 3 * 4096;  // each destination's slot; the rest of it must stay 0x55
+  const DirectIoBuffer buffer = allocate_direct_io_buffer(ids.size() * slot);
+  std::memset(buffer.get(), 0x55, ids.size() * slot);
+  std::vector<std::byte*> dsts(ids.size());
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    // Reversed slots, every third destination 8 bytes past its aligned start.
+    dsts[k] = buffer.get() + (ids.size() - 1 - k) * slot + (k % 3 == 0 ? 8 : 0);
+  }
+  engine.read_rows(file, layout, ids, dsts);
+  const std::vector<std::byte> expected = test::pread_rows(path, 4096, 4096, ids, 4096);
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    ASSERT_EQ(0, std::memcmp(dsts[k], expected.data() + k * 4096, 4096)) << "row " << ids[k] << " at " << k;
+    const std::byte* base = buffer.get() + (ids.size() - 1 - k) * slot;
+    for (const std::byte* b = base; b < base + slot; ++b) {
+      if (b < dsts[k] || b >= dsts[k] + 4096) {
+        ASSERT_EQ(*b, std::byte{0x55}) << "around row " << k;
+      }
+    }
+  }
+  EXPECT_THROW(engine.read_rows(file, layout, ids, std::span<std::byte* const>(dsts).first(3)), InvalidArgument);
+  dsts[5] = nullptr;
+  EXPECT_THROW(engine.read_rows(file, layout, ids, dsts), InvalidArgument);
+}
+
 TEST_P(ReadEngineTest, SmallReadLimitSplitsReadsAndKeepsStraddlingRowsWhole) {
   GRAPHTIER_DEVICE_OR_SKIP(device, GetParam());
   TempDir dir;

@@ -65,6 +65,11 @@ class ReadEngine {
   /// memory of at least (ids.size() - 1) * out_row_pitch + row_bytes bytes.
   void read_rows(const ReadFile& file, const RowLayout& layout, std::span<const int64_t> ids,
                  std::span<std::byte> out, std::size_t out_row_pitch);
+  /// The same with row ids[k] copied to dsts[k] (row_bytes bytes each, none null, none
+  /// overlapping): a destination aligned for the file that a row of whole blocks fills is read
+  /// into in place.
+  void read_rows(const ReadFile& file, const RowLayout& layout, std::span<const int64_t> ids,
+                 std::span<std::byte* const> dsts);
 
   /// The last read()/read_rows() call, and all calls since construction or reset_stats().
   const IoStats& last_batch() const noexcept { return last_batch_; }
@@ -78,6 +83,8 @@ class ReadEngine {
  private:
   struct RowRef;
   struct Extent;
+  template <typename DstOf>
+  void read_rows_to(const ReadFile& file, const RowLayout& layout, std::span<const int64_t> ids, DstOf dst_of);
 
   ReadDevice& device_;
   int depth_;

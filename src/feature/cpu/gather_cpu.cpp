@@ -39,10 +39,11 @@ cache::LookupCounts HostTiers::lookup_cache() {
   return counts;
 }
 
-/// One staged row per fill and per bypass (`read_ids`, `stage_row`), the hits served from a line
-/// (`hit_entries`), and the staged entries in stage order (`scatter_order`), so that the rows of
-/// one read chunk are one range of it. A hit on a line this gather fills is served from the
-/// fill's staged row: the line holds nothing yet while the copy tasks run.
+/// One read per fill and per bypass (`read_ids`, `stage_row`), landing in the fill's cache line
+/// (aligned lines of whole blocks: read in place, so the row is copied once, to the output) or in
+/// a staging row (`read_dst`); the hits served from a line (`hit_entries`), and the read entries in
+/// read order (`scatter_order`), so that the rows of one read chunk are one range of it. A hit on a
+/// line this gather fills is served after the fill's read: the line holds nothing before it.
 void HostTiers::plan_staging() {
   Scratch& sc = scratch_;
   const auto row_bytes = static_cast<std::size_t>(layout_.row_bytes());
@@ -69,9 +70,19 @@ void HostTiers::plan_staging() {
         break;
     }
   }
-  if (sc.staging_bytes < sc.read_ids.size() * row_bytes) {
-    sc.staging = allocate_direct_io_buffer(sc.read_ids.size() * row_bytes);
-    sc.staging_bytes = sc.read_ids.size() * row_bytes;
+  std::size_t bypasses = 0;
+  for (std::size_t i = 0; i < m; ++i) bypasses += sc.kinds[i] == cache::LookupKind::kBypass ? 1 : 0;
+  if (sc.staging_bytes < bypasses * row_bytes) {
+    sc.staging = allocate_direct_io_buffer(bypasses * row_bytes);
+    sc.staging_bytes = bypasses * row_bytes;
+  }
+  sc.read_dst.clear();
+  for (std::size_t i = 0, staged = 0; i < m; ++i) {
+    if (sc.kinds[i] == cache::LookupKind::kFill) {
+      sc.read_dst.push_back(cache_.line(sc.slots[i]));
+    } else if (sc.kinds[i] == cache::LookupKind::kBypass) {
+      sc.read_dst.push_back(sc.staging.get() + staged++ * row_bytes);
+    }
   }
 
   sc.scatter_order.clear();
@@ -159,10 +170,9 @@ class HostTiers::CopyRounds {
       for (int64_t begin = 0; begin < reads_; begin += chunk_rows_) {
         const int64_t end = std::min(reads_, begin + chunk_rows_);
         const auto start = Clock::now();
-        io_ += tiers_.storage_->read(
-            std::span<const int64_t>(sc_.read_ids).subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin)),
-            std::span<std::byte>(sc_.staging.get() + static_cast<std::size_t>(begin) * row_bytes_,
-                                 static_cast<std::size_t>(end - begin) * row_bytes_));
+        const auto b = static_cast<std::size_t>(begin), n = static_cast<std::size_t>(end - begin);
+        io_ += tiers_.storage_->read(std::span<const int64_t>(sc_.read_ids).subspan(b, n),
+                                     std::span<std::byte* const>(sc_.read_dst).subspan(b, n));
         read_seconds_ += seconds_since(start);
         const std::lock_guard lock(read_mutex_);
         rows_read_ = end;
@@ -202,13 +212,12 @@ class HostTiers::CopyRounds {
     }
   }
 
-  /// Staged rows of scatter_order[begin, end) to the output and to the cache lines they fill.
+  /// The read rows of scatter_order[begin, end), from their lines or staging rows, to the output.
   void scatter(int64_t begin, int64_t end) {
     for (auto j = static_cast<std::size_t>(begin); j < static_cast<std::size_t>(end); ++j) {
       const auto i = static_cast<std::size_t>(sc_.scatter_order[j]);
-      const std::byte* row = sc_.staging.get() + static_cast<std::size_t>(sc_.stage_row[i]) * row_bytes_;
-      std::memcpy(out_ + static_cast<std::size_t>(sc_.store_pos[i]) * row_bytes_, row, row_bytes_);
-      if (sc_.kinds[i] == cache::LookupKind::kFill) std::memcpy(tiers_.cache_.line(sc_.slots[i]), row, row_bytes_);
+      std::memcpy(out_ + static_cast<std::size_t>(sc_.store_pos[i]) * row_bytes_,
+                  sc_.read_dst[static_cast<std::size_t>(sc_.stage_row[i])], row_bytes_);
     }
   }
 
