@@ -95,10 +95,10 @@ void HostTiers::plan_staging() {
 }
 
 /// The copies of one planned gather on the store's pool, one job: task 0 (handed out first) reads
-/// the staged rows chunk after chunk, never waiting for a copy, so the device's queue stays full
-/// from the first read to the last; the copy tasks serve the host tier's rows and the cache hits;
-/// the scatter tasks copy the staged rows in stage order, each waiting until the chunks holding
-/// its rows are read. Reads go in chunks so that copies start before the last read; each chunk
+/// the rows chunk after chunk, never waiting for a copy, so the device's queue stays full from the
+/// first read to the last; the copy tasks serve the host tier's rows and the cache hits; the
+/// scatter tasks copy the read rows to the output in read order, each waiting until the chunks
+/// holding its rows are read. Reads go in chunks so that copies start before the last read; each chunk
 /// ends by draining the queue (about one read latency with fewer reads in flight), so a chunk
 /// holds many times the queue depth. (Rounds of one read and the scatter of the chunk before,
 /// with a barrier between rounds, made the reader wait for the slowest copy of each round: with
@@ -135,7 +135,7 @@ class HostTiers::CopyRounds {
         return;
       }
       const auto [begin, end] = task_rows(task - 1 - copy_tasks, sc_.scatter_order.size());
-      // scatter_order is in stage order: its last entry's row is the task's last to be read.
+      // scatter_order is in read order: its last entry's read is the task's last.
       if (!wait_read(sc_.stage_row[static_cast<std::size_t>(sc_.scatter_order[end - 1])])) return;
       const auto start = Clock::now();
       scatter(begin, end);
