@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+
 #include "graphtier/cache/cache_policy.hpp"
 #include "graphtier/core/file.hpp"
 

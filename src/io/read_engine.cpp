@@ -79,9 +79,24 @@ void ReadEngine::read(std::span<const ReadRequest> requests) {
   total_ += last_batch_;
 }
 
+namespace {
+
+/// The checks of a row layout, which come before any of the output's.
+void check_row_layout(const ReadFile& file, const RowLayout& layout) {
+  const int64_t row_bytes = layout.row_bytes;
+  GRAPHTIER_EXPECTS(row_bytes >= 1 && static_cast<uint64_t>(row_bytes) <= kMaxRequestBytes / 2, InvalidArgument,
+                    file.path(), ": row size must be in [1, ", kMaxRequestBytes / 2, "] bytes, got ", row_bytes);
+  GRAPHTIER_EXPECTS(layout.row_stride >= row_bytes && layout.num_rows >= 0, InvalidArgument, file.path(),
+                    ": row stride ", layout.row_stride, " is below the row size ", row_bytes,
+                    " or the row count is negative (", layout.num_rows, ")");
+}
+
+}  // namespace
+
 void ReadEngine::read_rows(const ReadFile& file, const RowLayout& layout, std::span<const int64_t> ids,
                            std::span<std::byte> out, std::size_t out_row_pitch) {
-  GRAPHTIER_EXPECTS(out_row_pitch >= static_cast<std::size_t>(std::max<int64_t>(layout.row_bytes, 0)), InvalidArgument,
+  check_row_layout(file, layout);
+  GRAPHTIER_EXPECTS(out_row_pitch >= static_cast<std::size_t>(layout.row_bytes), InvalidArgument,
                     "output row pitch ", out_row_pitch, " is below the row size ", layout.row_bytes);
   GRAPHTIER_EXPECTS(ids.empty() || out.size() >= (ids.size() - 1) * out_row_pitch + static_cast<std::size_t>(layout.row_bytes),
                     InvalidArgument, "output of ", out.size(), " bytes cannot hold ", ids.size(), " rows of ",
@@ -91,6 +106,7 @@ void ReadEngine::read_rows(const ReadFile& file, const RowLayout& layout, std::s
 
 void ReadEngine::read_rows(const ReadFile& file, const RowLayout& layout, std::span<const int64_t> ids,
                            std::span<std::byte* const> dsts) {
+  check_row_layout(file, layout);
   GRAPHTIER_EXPECTS(dsts.size() == ids.size(), InvalidArgument, dsts.size(), " destinations for ", ids.size(), " rows");
   for (std::size_t k = 0; k < dsts.size(); ++k) {
     GRAPHTIER_EXPECTS(dsts[k] != nullptr, InvalidArgument, "row ", k, " has no destination");
@@ -101,12 +117,7 @@ void ReadEngine::read_rows(const ReadFile& file, const RowLayout& layout, std::s
 template <typename DstOf>
 void ReadEngine::read_rows_to(const ReadFile& file, const RowLayout& layout, std::span<const int64_t> ids,
                               DstOf dst_of) {
-  const int64_t row_bytes = layout.row_bytes;
-  GRAPHTIER_EXPECTS(row_bytes >= 1 && static_cast<uint64_t>(row_bytes) <= kMaxRequestBytes / 2, InvalidArgument,
-                    file.path(), ": row size must be in [1, ", kMaxRequestBytes / 2, "] bytes, got ", row_bytes);
-  GRAPHTIER_EXPECTS(layout.row_stride >= row_bytes && layout.num_rows >= 0, InvalidArgument, file.path(),
-                    ": row stride ", layout.row_stride, " is below the row size ", row_bytes,
-                    " or the row count is negative (", layout.num_rows, ")");
+  const int64_t row_bytes = layout.row_bytes;  // check_row_layout passed
   for (std::size_t k = 0; k < ids.size(); ++k) {
     GRAPHTIER_EXPECTS(ids[k] >= 0 && ids[k] < layout.num_rows, OutOfRange, file.path(), ": row id ", ids[k],
                       " at position ", k, " is outside [0, ", layout.num_rows, ")");

@@ -160,8 +160,8 @@ class RowCache:
         if over:
             size = 8 * rows[1][1:] + 24 * torch.arange(1, rows[0].numel() + 1, dtype=torch.int64)  # each prefix's
             fit = int(torch.searchsorted(size, self.budget, right=True))
-            self.limit = int(rows[0][fit]) if self.limit is None else min(self.limit, int(rows[0][fit]))
-            rows = _take(rows, torch.arange(fit, dtype=torch.int64))
+            self.limit = int(rows[0][fit])  # below any earlier limit: only ids under it were admitted
+            rows = (rows[0][:fit], rows[1][:fit + 1], rows[2][:int(rows[1][fit])], rows[3][:fit])  # the prefix
         self._main = rows
 
 
