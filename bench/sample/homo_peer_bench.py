@@ -13,7 +13,8 @@ users run: `NeighborLoader(..., features=False, sample_threads=THREADS)` iterate
 pool samples a batch per thread, a worker thread hands them over). DGL and GraphBolt run their
 operators in the calling thread with `torch.set_num_threads(THREADS)` (their sampling is parallel
 inside one call: OpenMP / at::parallel_for). Runs in the DGL venv (scripts/setup-dgl.sh); prints
-one JSON line per round and thread count, and a summary line of the median ratios.
+one JSON line per round and thread count (with graphtier's scaling over its first thread count,
+from back-to-back runs of the round), and a summary line of the median ratios.
 """
 
 import argparse
@@ -122,31 +123,49 @@ def main():
     dataset = graphtier.Dataset(args.dataset)
     seeds = seed_batches(dataset, args.batch, args.dataset)
 
+    threads_list = [int(t) for t in args.threads.split(",")]
+    peers = (lambda: Dgl((indptr, indices), fanouts, seeds), lambda: GraphBolt((indptr, indices), fanouts, seeds))
+
+    def run(make, threads):
+        torch.set_num_threads(threads)
+        sampler = make()
+        result = timed(sampler, args.seconds)
+        sampler.close()
+        return sampler.name, result
+
     rows = []
     for r in range(args.rounds):
-        for threads in [int(t) for t in args.threads.split(",")]:
-            torch.set_num_threads(threads)
-            row = {"round": r, "threads": threads}
-            for sampler in (Graphtier(dataset, fanouts, args.batch, threads), Dgl((indptr, indices), fanouts, seeds),
-                            GraphBolt((indptr, indices), fanouts, seeds)):
-                row[sampler.name] = timed(sampler, args.seconds)
-                sampler.close()
+        # The peers at the first thread count, graphtier at every count back to back (its scaling is
+        # their ratio: runs tens of seconds apart met a machine whose speed drifted 1.3x), the peers
+        # at the other counts.
+        order = [(make, threads_list[0]) for make in peers]
+        order += [(lambda t=t: Graphtier(dataset, fanouts, args.batch, t), t) for t in threads_list]
+        order += [(make, t) for t in threads_list[1:] for make in peers]
+        round_rows = {t: {"round": r, "threads": t} for t in threads_list}
+        for make, threads in order:
+            name, result = run(make, threads)
+            round_rows[threads][name] = result
+        base = round_rows[threads_list[0]]["graphtier"]["batches_per_s"]
+        for threads in threads_list:
+            row = round_rows[threads]
             ours = row["graphtier"]
             for peer in ("dgl", "graphbolt"):
                 row[f"vs_{peer}"] = ours["batches_per_s"] / row[peer]["batches_per_s"]
                 row[f"edges_vs_{peer}"] = [a / b for a, b in zip(ours["edges_per_layer"], row[peer]["edges_per_layer"])]
+            row["scaling"] = ours["batches_per_s"] / base  # over graphtier at the first thread count
             rows.append(row)
             print(json.dumps(row), flush=True)
     if args.json:
         write_json(args.json, rows)
     name = os.path.basename(os.path.normpath(args.dataset))
     summary = []
-    for threads in sorted({row["threads"] for row in rows}):
+    for threads in threads_list:
         mine = [row for row in rows if row["threads"] == threads]
         med = {key: statistics.median(row[key] for row in mine) for key in ("vs_dgl", "vs_graphbolt")}
         rate = statistics.median(row["graphtier"]["batches_per_s"] for row in mine)
-        summary.append(f"{threads} thread(s): graphtier {rate:.1f} batches/s, {med['vs_dgl']:.2f}x DGL, "
-                       f"{med['vs_graphbolt']:.2f}x GraphBolt")
+        scaling = statistics.median(row["scaling"] for row in mine)
+        summary.append(f"{threads} thread(s): graphtier {rate:.1f} batches/s ({scaling:.2f}x its {threads_list[0]}), "
+                       f"{med['vs_dgl']:.2f}x DGL, {med['vs_graphbolt']:.2f}x GraphBolt")
     print(f"{name}: {manifest['num_nodes']} nodes, {manifest['num_edges']} edges, fanouts {args.fanouts}, "
           f"batch {args.batch}, medians of {args.rounds} rounds: " + "; ".join(summary))
 

@@ -444,7 +444,9 @@ class _Pass:
         if d is None:
             if self._current():
                 loader._position = (self._epoch + 1, 0)  # also after an empty pass (no batch left)
-            self.close()
+            # Its stages have ended; the sampler goes on with the next epoch's first batches (the
+            # next pass's, unless set_epoch picks another), so it is not stopped here.
+            self._done = True
             raise StopIteration
         batch = _batch_from_dict(d, loader._node_types, loader._relations)
         if loader.device.type != "cpu":

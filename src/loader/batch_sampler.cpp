@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <string>
 
 #include "graphtier/core/device_memory.hpp"
@@ -147,13 +148,14 @@ bool BatchSampler::streams() const noexcept { return !sampler_->bulk() && sample
 
 void BatchSampler::sample_in_order(const std::vector<int64_t>& order, int64_t epoch, std::span<const int64_t> batches,
                                    std::span<const int64_t> times, const Deliver& deliver, int64_t& failed,
-                                   double& busy_seconds) {
+                                   double& busy_seconds, Ahead* then, const std::atomic<bool>* cancel) {
   const int64_t ahead = 2 * static_cast<int64_t>(pool_.size());
+  const auto n = static_cast<int64_t>(batches.size());
   std::mutex mutex;
   std::condition_variable room;  // a slot freed, or the limit lowered
   std::vector<std::optional<SampledBatch>> done(static_cast<std::size_t>(ahead));  // position i in i % ahead
   int64_t next = 0;                                       // the next position to deliver
-  auto limit = static_cast<int64_t>(batches.size());      // positions from here on are not delivered
+  int64_t limit = n;                                      // positions from here on are not delivered
   bool delivering = false;
   // A failure at i still delivers the positions before it (the threads finish those); the first
   // failure's position is the one its rethrown exception belongs to.
@@ -165,7 +167,47 @@ void BatchSampler::sample_in_order(const std::vector<int64_t>& order, int64_t ep
   };
   // Positions are claimed in increasing order (parallel_for's chunks), so position `next` is
   // always being sampled by a thread that does not wait for room: no deadlock.
+  // The next epoch's first batches, positions n .. n + extra - 1 of the loop (no delivery, no
+  // room to wait for): epoch `then->epoch`'s order is made by the first thread that gets there.
+  const int64_t extra = then != nullptr && then->epoch >= 0 ? ahead : 0;
+  std::once_flag prepared;
+  std::vector<std::optional<SampledBatch>> early(static_cast<std::size_t>(extra));
+  std::vector<std::exception_ptr> early_errors(static_cast<std::size_t>(extra));
+  const auto one_early = [&](int64_t j) {
+    {
+      const std::lock_guard lock(mutex);
+      if (limit < n || (cancel != nullptr && cancel->load())) return;
+    }
+    try {
+      std::call_once(prepared, [&] {
+        then->positions = epoch_positions(then->epoch);
+        then->order = epoch_order(then->positions);
+        then->times = epoch_times(then->positions);
+        then->batches = delivered_from(0);
+      });
+    } catch (...) {
+      return;  // then->batches stays short: nothing sampled early
+    }
+    if (j >= static_cast<int64_t>(then->batches.size())) return;
+    const int64_t b = then->batches[static_cast<std::size_t>(j)];
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      if (options_.fault_hook) options_.fault_hook(Stage::kSample, b);
+      early[static_cast<std::size_t>(j)] =
+          sample_one(sample::batch_seeds(then->order, options_.batch_size, b), sample::minibatch_stream(then->epoch, b),
+                     0, then->times.empty() ? then->times : sample::batch_seeds(then->times, options_.batch_size, b));
+    } catch (...) {
+      early_errors[static_cast<std::size_t>(j)] = std::current_exception();
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::lock_guard lock(mutex);
+    then->busy_seconds += seconds;
+  };
   const auto one = [&](int64_t i) {
+    if (i >= n) {
+      one_early(i - n);
+      return;
+    }
     {
       std::unique_lock lock(mutex);
       room.wait(lock, [&] { return i >= limit || i < next + ahead; });
@@ -208,9 +250,17 @@ void BatchSampler::sample_in_order(const std::vector<int64_t>& order, int64_t ep
     }
     delivering = false;
   };
-  pool_.parallel_for(0, static_cast<int64_t>(batches.size()), 1, [&](int64_t lo, int64_t hi) {
+  pool_.parallel_for(0, n + extra, 1, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) one(i);
   });
+  // The early batches' prefix: up to the first one missing (not begun) or failed.
+  for (std::size_t j = 0; j < early.size(); ++j) {
+    if (!early[j]) {
+      then->error = early_errors[j];  // null when it was not sampled
+      break;
+    }
+    then->sampled.push_back(std::move(*early[j]));
+  }
 }
 
 int64_t BatchSampler::group_size() const noexcept { return options_.bulk > 0 ? options_.bulk : pool_.size(); }

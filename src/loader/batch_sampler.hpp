@@ -2,7 +2,9 @@
 // seeds into a MiniBatch, whichever backend the options ask for.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -65,6 +67,15 @@ class BatchSampler {
   /// and GPU streams go in groups through sample()).
   bool streams() const noexcept;
   int pool_size() const noexcept { return pool_.size(); }
+  /// An epoch's first delivered batches, sampled before its pass starts (sample_in_order's `then`).
+  struct Ahead {
+    int64_t epoch = -1;  // -1: none
+    // The epoch's epoch_positions, epoch_order, epoch_times and delivered_from(0).
+    std::vector<int64_t> positions, order, times, batches;
+    std::vector<SampledBatch> sampled;  // sampled[i] is batches[i]
+    std::exception_ptr error;           // batches[sampled.size()] failed with it (or null)
+    double busy_seconds = 0;            // the pool's sampling seconds, all threads
+  };
   /// Receives the batch at position i of sample_in_order's `batches`; false stops the call.
   using Deliver = std::function<bool(int64_t i, SampledBatch&& batch)>;
   /// Samples `batches` on the pool with no barrier between them: each thread takes the next batch
@@ -74,9 +85,13 @@ class BatchSampler {
   /// 37K-node graph. A failing batch (or deliver) stops the call once the batches before it are
   /// delivered: the first failure's exception is rethrown and `failed` names its position. Adds
   /// each thread's sampling seconds to `busy_seconds`.
+  /// `then` (its epoch set): a thread with no batch left samples the first 2 x pool threads
+  /// batches of epoch `then->epoch` into it (as a pass of that epoch would, from batch 0), unless
+  /// the call failed, was stopped or `cancel` is set; the call returns once they are done. A
+  /// failing one ends then->sampled with its error, which that pass rethrows in its place.
   void sample_in_order(const std::vector<int64_t>& order, int64_t epoch, std::span<const int64_t> batches,
                        std::span<const int64_t> times, const Deliver& deliver, int64_t& failed,
-                       double& busy_seconds);
+                       double& busy_seconds, Ahead* then = nullptr, const std::atomic<bool>* cancel = nullptr);
   /// Whether batches come in the device form (options.device_batches with a GPU sampler).
   bool device_batches() const noexcept { return device_batches_; }
   /// Batches worth sampling at once: enough to keep the pool busy (with bulk, one bulk call).

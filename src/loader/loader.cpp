@@ -2,6 +2,7 @@
 #include "graphtier/loader/loader.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <exception>
 #include <mutex>
@@ -18,6 +19,8 @@
 
 namespace graphtier::loader {
 namespace {
+
+constexpr int64_t kMaxEpochs = int64_t{1} << 31;  // epochs are in [0, 2^31)
 
 struct Sampled {
   int64_t index = 0;
@@ -76,6 +79,13 @@ struct Loader::Impl {
   std::unique_ptr<BoundedQueue<LoadedBatch>> ready;
   std::thread sample_thread;
   std::thread gather_thread;
+  // A pass that sampled all its batches samples the next epoch's first ones while its consumer
+  // takes the last (epoch + 1 from batch 0: the next pass unless set_epoch chose another), so the
+  // next pass does not start on an empty pipeline (a 21-batch epoch on 2 threads idled a fifth of
+  // its cores there). Written by the sample thread; read by start() after joining it.
+  BatchSampler::Ahead ahead;
+  std::atomic<bool> cancel_ahead{false};
+  int64_t pass_epoch = -1;  // the running or last pass's epoch
   std::chrono::steady_clock::time_point epoch_start;
   mutable std::mutex stats_mutex;
   EpochStats stats;
@@ -124,7 +134,8 @@ struct Loader::Impl {
     }
   }
 
-  void run_sampler(int64_t epoch, int64_t first);
+  /// `early`: the epoch's first batches, sampled after the previous pass (or none).
+  void run_sampler(int64_t epoch, int64_t first, BatchSampler::Ahead early);
   void run_gather(int64_t epoch);
   void gather_group(int64_t epoch, std::vector<Sampled>& group);
   /// A typed group's per-type features (LoadedBatch::type_x of `loaded`, one per batch of `group`):
@@ -168,7 +179,9 @@ struct Loader::Impl {
     const std::lock_guard lock(stats_mutex);
     stats.window_wait_seconds += seconds;
   }
-  void stop() noexcept;
+  /// Cancels the stages and joins them; `keep_ahead` lets a running sample_ahead finish and keeps
+  /// its batches (for a start() that asks for them), else they are dropped.
+  void stop(bool keep_ahead = false) noexcept;
   /// The epoch's end: the devices this loader allocates on keep no unused pool memory
   /// (trim_device_pool), so that evaluation and the model get it back; the next epoch maps its
   /// working set again once.
@@ -201,14 +214,15 @@ std::exception_ptr stage_error(Stage stage, int64_t epoch, std::span<const int64
 
 }  // namespace
 
-void Loader::Impl::run_sampler(int64_t epoch, int64_t first) {
+void Loader::Impl::run_sampler(int64_t epoch, int64_t first, BatchSampler::Ahead early) {
   std::vector<int64_t> batches;  // outside the try: `indices` views it when a stage fails
   std::span<const int64_t> indices;
   try {
-    const std::vector<int64_t> positions = sampler.epoch_positions(epoch);
-    const std::vector<int64_t> order = sampler.epoch_order(positions);
-    const std::vector<int64_t> times = sampler.epoch_times(positions);
-    batches = sampler.delivered_from(first);
+    const bool resumed = early.epoch == epoch && first == 0;
+    const std::vector<int64_t> positions = resumed ? std::move(early.positions) : sampler.epoch_positions(epoch);
+    const std::vector<int64_t> order = resumed ? std::move(early.order) : sampler.epoch_order(positions);
+    const std::vector<int64_t> times = resumed ? std::move(early.times) : sampler.epoch_times(positions);
+    batches = resumed ? std::move(early.batches) : sampler.delivered_from(first);
     const auto total = static_cast<int64_t>(batches.size());
     // Announced before it enters the window, so the gather never sees an unannounced batch; a push
     // refused by a cancelled queue gives the announcement back at once (and stops the sampling).
@@ -229,18 +243,35 @@ void Loader::Impl::run_sampler(int64_t epoch, int64_t first) {
         const std::lock_guard lock(stats_mutex);
         stats.sample_seconds += busy / sampler.pool_size();
       };
+      // The batches sampled early go first; the pool samples the rest, positions k on.
+      std::size_t k = 0;
+      if (resumed) {
+        busy += early.busy_seconds;
+        for (; k < early.sampled.size() && !cancelled; ++k) cancelled = !deliver(batches[k], std::move(early.sampled[k]));
+      }
+      const std::span<const int64_t> rest = std::span<const int64_t>(batches).subspan(cancelled ? batches.size() : k);
+      BatchSampler::Ahead then;  // the next epoch's first batches, sampled once this pass's are
+      if (epoch + 1 < kMaxEpochs) then.epoch = epoch + 1;
       try {
-        sampler.sample_in_order(order, epoch, batches, times, [&](int64_t i, SampledBatch&& batch) {
-          cancelled = !deliver(batches[static_cast<std::size_t>(i)], std::move(batch));
+        if (!cancelled && early.error != nullptr) {  // batches[k] failed
+          failed = 0;
+          std::rethrow_exception(early.error);
+        }
+        sampler.sample_in_order(order, epoch, rest, times, [&](int64_t i, SampledBatch&& batch) {
+          cancelled = !deliver(rest[static_cast<std::size_t>(i)], std::move(batch));
+          // The pass ends with its last batch, not with the next epoch's early ones.
+          if (!cancelled && i + 1 == static_cast<int64_t>(rest.size())) window->close();
           return !cancelled;
-        }, failed, busy);
+        }, failed, busy, &then, &cancel_ahead);
       } catch (...) {
         account();
-        if (failed >= 0) indices = std::span<const int64_t>(batches.data() + failed, 1);
+        if (failed >= 0) indices = std::span<const int64_t>(rest.data() + failed, 1);
         throw;
       }
       account();
-      if (!cancelled) window->close();
+      if (cancelled) return;
+      window->close();  // (again, or a pass with no batch left to sample)
+      ahead = std::move(then);
       return;
     }
     std::vector<SampledBatch> group;
@@ -490,14 +521,16 @@ void Loader::Impl::run_gather(int64_t epoch) {
   }
 }
 
-void Loader::Impl::stop() noexcept {
+void Loader::Impl::stop(bool keep_ahead) noexcept {
   if (!started) return;
+  cancel_ahead = !keep_ahead;
   window->cancel();
   ready->cancel();
   if (sample_thread.joinable()) sample_thread.join();
   if (gather_thread.joinable()) gather_thread.join();
   // Sampled minibatches nobody will gather release their window pins; gathered ones were consumed.
   for (Sampled& s : window->take_all()) consume(s);
+  if (!keep_ahead) ahead = {};
   started = false;
 }
 
@@ -520,11 +553,15 @@ const LoaderOptions& Loader::options() const noexcept { return impl_->options; }
 
 void Loader::start(int64_t epoch, int64_t first_batch) {
   Impl& s = *impl_;
-  GRAPHTIER_EXPECTS(epoch >= 0 && epoch < (int64_t{1} << 31), InvalidArgument, "epoch must be in [0, 2^31), got ",
+  GRAPHTIER_EXPECTS(epoch >= 0 && epoch < kMaxEpochs, InvalidArgument, "epoch must be in [0, 2^31), got ",
                     epoch);
   GRAPHTIER_EXPECTS(first_batch >= 0 && first_batch <= num_batches(), OutOfRange, "first batch ", first_batch,
                     " is outside [0, ", num_batches(), "]");
-  s.stop();
+  s.stop(/*keep_ahead=*/first_batch == 0 && epoch == s.pass_epoch + 1);
+  BatchSampler::Ahead early = std::move(s.ahead);
+  s.ahead = {};
+  s.cancel_ahead = false;
+  s.pass_epoch = epoch;
   s.window = std::make_unique<BoundedQueue<Sampled>>(static_cast<std::size_t>(std::max(s.options.window, s.options.prefetch)));
   s.ready = std::make_unique<BoundedQueue<LoadedBatch>>(static_cast<std::size_t>(s.options.prefetch));
   {
@@ -534,7 +571,8 @@ void Loader::start(int64_t epoch, int64_t first_batch) {
   }
   s.epoch_start = std::chrono::steady_clock::now();
   s.started = true;
-  s.sample_thread = std::thread([&s, epoch, first_batch] { s.run_sampler(epoch, first_batch); });
+  s.sample_thread = std::thread(
+      [&s, epoch, first_batch, early = std::move(early)]() mutable { s.run_sampler(epoch, first_batch, std::move(early)); });
   s.gather_thread = std::thread([&s, epoch] { s.run_gather(epoch); });
 }
 

@@ -506,6 +506,62 @@ TEST(Loader, ResumeAtABatchContinuesTheSameStream) {
   EXPECT_THROW(loader.start(2, loader.num_batches() + 1), OutOfRange);
 }
 
+TEST(Loader, APassAfterAFullPassIsTheSameWhicheverEpochItAsksFor) {
+  // A pass that sampled all its batches samples the next epoch's first ones: the next pass uses
+  // them when it is that epoch from batch 0 (1, 2, 6, 9), drops them otherwise (5, 8 after 7 was
+  // left early, 3 from batch 4), and every pass is a fresh loader's.
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  ThreadPool pool(2);
+  feature::FeatureStore store(d, store_options("30%", "10%"), pool);
+  for (const int threads : {1, 3}) {
+    SCOPED_TRACE(threads);
+    LoaderOptions o = small_options();
+    o.sample_threads = threads;
+    Loader chained(d, &store, train_ids(d), o);
+    const auto expect_fresh = [&](int64_t epoch, int64_t first, const std::vector<LoadedBatch>& got) {
+      SCOPED_TRACE(epoch);
+      Loader fresh(d, &store, train_ids(d), o);
+      const std::vector<LoadedBatch> want = run_epoch(fresh, epoch, first);
+      ASSERT_EQ(got.size(), want.size());
+      for (std::size_t b = 0; b < got.size(); ++b) expect_same_batch(got[b], want[b]);
+    };
+    for (const int64_t epoch : {0, 1, 2, 5, 6}) expect_fresh(epoch, 0, run_epoch(chained, epoch));
+    chained.start(7);
+    ASSERT_TRUE(chained.next().has_value());
+    for (const int64_t epoch : {8, 9}) expect_fresh(epoch, 0, run_epoch(chained, epoch));
+    expect_fresh(3, 4, run_epoch(chained, 3, 4));
+  }
+}
+
+TEST(Loader, AFailedEarlyBatchFailsItsPassInItsPlace) {
+  // Batch 1's second draw fails: epoch 1's, sampled while epoch 0's pass ends. Epoch 1's pass
+  // delivers batch 0 and then that failure; batch 1 is not drawn again.
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  for (const int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    std::atomic<int> draws{0};
+    LoaderOptions o = small_options();
+    o.sample_threads = threads;
+    o.fault_hook = [&draws](Stage stage, int64_t batch) {
+      if (stage == Stage::kSample && batch == 1 && ++draws == 2) throw std::runtime_error("batch 1's second draw");
+    };
+    Loader loader(d, nullptr, train_ids(d), o);
+    EXPECT_EQ(static_cast<int64_t>(run_epoch(loader, 0).size()), loader.num_batches());
+    loader.start(1);
+    const std::optional<LoadedBatch> first = loader.next();
+    ASSERT_TRUE(first.has_value());
+    EXPECT_EQ(first->index, 0);
+    try {
+      loader.next();
+      FAIL() << "the early batch's failure must reach next()";
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()), "batch 1's second draw");
+    }
+    loader.stop();
+    EXPECT_EQ(draws.load(), 2);
+  }
+}
+
 TEST(Loader, StridedBatchesAreTheUnstridedBatchesOfTheSameIndex) {
   const graph::Dataset d = graph::Dataset::open(dataset_dir());
   ThreadPool pool(2);

@@ -238,11 +238,14 @@ class Loader {
 
   /// Starts the pipeline for `epoch` at batch `first_batch` (0 .. num_batches, a global batch
   /// index: with striding, the first delivered batch >= first_batch), stopping a running one first.
+  /// After a pass that sampled all its batches, (that epoch + 1, 0) starts on the batches its
+  /// threads sampled early (docs/architecture.md, Sampler thread); no need to stop() in between.
   void start(int64_t epoch, int64_t first_batch = 0);
   /// The next minibatch of the running epoch in order; nullopt after its last. Rethrows the first
   /// failure of any stage. Throws InvalidArgument when no epoch was started.
   std::optional<LoadedBatch> next();
-  /// Cancels the running epoch and joins its threads; does nothing when none runs.
+  /// Cancels the running epoch and joins its threads (dropping any batches sampled early); does
+  /// nothing when none runs.
   void stop() noexcept;
   /// Statistics of the running or last epoch.
   EpochStats stats() const;
