@@ -41,7 +41,8 @@ namespace {
 Rate gather_rows(feature::FeatureStore& store, std::size_t batch_rows, double seconds, uint64_t seed,
                  feature::GatherStats& stats) {
   std::vector<int64_t> ids(batch_rows);
-  std::vector<std::byte> out(batch_rows * static_cast<std::size_t>(store.layout().row_bytes()));
+  // A Buffer, as a loader's output (page aligned: the rows no cache keeps are read into it in place).
+  Buffer out(MemoryKind::kHost, batch_rows * static_cast<std::size_t>(store.layout().row_bytes()));
   const TensorView view = TensorView::contiguous(out.data(), store.layout().dtype,
                                                  {static_cast<int64_t>(batch_rows), store.layout().dim});
   const feature::GatherStats before = store.total();

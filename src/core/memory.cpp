@@ -21,6 +21,8 @@
 namespace graphtier {
 namespace {
 
+constexpr std::size_t kPageBytes = 4096;
+
 // Host blocks of glibc's mmap size and above, kept when freed for the next allocation that fits
 // them: glibc unmaps such a block on free, and the next minibatch's output (a gather's tensor, a
 // loader batch's features) faults zeroed pages in again. Off until keep_freed_memory() turns it on;
@@ -185,11 +187,13 @@ Buffer::Buffer(MemoryKind kind, std::size_t bytes, int device) : bytes_(bytes), 
   if (bytes == 0) return;
   switch (kind) {
     case MemoryKind::kHost: {
-      constexpr std::size_t kAlign = 64;
+      // A buffer of a page or more starts on a page: rows of whole blocks are read into it by
+      // O_DIRECT in place (a gather's rows that no cache keeps).
+      const std::size_t align = bytes >= kPageBytes ? kPageBytes : 64;
       data_ = kept_blocks().take(bytes, &capacity_);
       if (data_ != nullptr) return;
-      capacity_ = KeptBlocks::capacity((bytes + kAlign - 1) / kAlign * kAlign);
-      data_ = std::aligned_alloc(kAlign, capacity_);
+      capacity_ = KeptBlocks::capacity((bytes + align - 1) / align * align);
+      data_ = std::aligned_alloc(align, capacity_);
       if (data_ == nullptr) throw std::bad_alloc();
       return;
     }

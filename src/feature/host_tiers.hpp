@@ -75,19 +75,18 @@ class HostTiers {
     std::vector<int64_t> keys;        // their ids
     std::vector<int64_t> slots;
     std::vector<cache::LookupKind> kinds;
-    std::vector<int64_t> stage_row;   // per storage position: its read (in read_ids), or -1 (cache hit)
+    std::vector<int64_t> stage_row;   // per storage position: the read it copies from (in read_ids), or -1
+                                      // (a hit on a line filled before, or a bypass read into the output)
     std::vector<int64_t> hit_entries; // storage positions served from a cache line
     std::vector<int64_t> read_ids;    // one per fill or bypass
-    std::vector<std::byte*> read_dst; // where each read lands: a fill's cache line, a bypass's staging row
+    std::vector<std::byte*> read_dst; // where each read lands: a fill's cache line, a bypass's output row
     std::unordered_map<int64_t, int64_t> staged_slot;  // line filled by this gather -> its read
-    DirectIoBuffer staging{nullptr, &std::free};  // aligned for O_DIRECT: whole-block rows are read into it in place
-    std::size_t staging_bytes = 0;
-    std::vector<int64_t> scatter_order;  // storage positions with a read, by read
+    std::vector<int64_t> scatter_order;  // storage positions copied from a read (fills, hits on them), by read
   };
   class CopyRounds;  // one planned gather's reads and copies (cpu/gather_cpu.cpp)
 
   cache::LookupCounts lookup_cache();
-  void plan_staging();
+  void plan_reads(std::byte* out);
 
   std::string features_path_;
   graph::FeatureLayout layout_;

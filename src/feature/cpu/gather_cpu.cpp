@@ -39,16 +39,19 @@ cache::LookupCounts HostTiers::lookup_cache() {
   return counts;
 }
 
-/// One read per fill and per bypass (`read_ids`, `stage_row`), landing in the fill's cache line
-/// (aligned lines of whole blocks: read in place, so the row is copied once, to the output) or in
-/// a staging row (`read_dst`); the hits served from a line (`hit_entries`), and the read entries in
-/// read order (`scatter_order`), so that the rows of one read chunk are one range of it. A hit on a
-/// line this gather fills is served after the fill's read: the line holds nothing before it.
-void HostTiers::plan_staging() {
+/// One read per fill and per bypass (`read_ids`, `read_dst`): a fill's lands in its cache line
+/// (aligned lines of whole blocks: read in place, so the row is copied once, to the output), a
+/// bypass's in its output row (in place when that is aligned for the file, else the read engine
+/// copies it there: no copy of ours). The hits served from a line (`hit_entries`), and the rows
+/// copied from a read (`stage_row`) in read order (`scatter_order`), so that the rows of one read
+/// chunk are one range of it. A hit on a line this gather fills is served after the fill's read:
+/// the line holds nothing before it.
+void HostTiers::plan_reads(std::byte* out) {
   Scratch& sc = scratch_;
   const auto row_bytes = static_cast<std::size_t>(layout_.row_bytes());
   const std::size_t m = sc.keys.size();
   sc.read_ids.clear();
+  sc.read_dst.clear();
   sc.hit_entries.clear();
   sc.staged_slot.clear();
   sc.stage_row.assign(m, -1);
@@ -56,10 +59,13 @@ void HostTiers::plan_staging() {
     switch (sc.kinds[i]) {
       case cache::LookupKind::kFill:
         sc.staged_slot.emplace(sc.slots[i], static_cast<int64_t>(sc.read_ids.size()));
-        [[fallthrough]];
-      case cache::LookupKind::kBypass:
         sc.stage_row[i] = static_cast<int64_t>(sc.read_ids.size());
         sc.read_ids.push_back(sc.keys[i]);
+        sc.read_dst.push_back(cache_.line(sc.slots[i]));
+        break;
+      case cache::LookupKind::kBypass:
+        sc.read_ids.push_back(sc.keys[i]);
+        sc.read_dst.push_back(out + static_cast<std::size_t>(sc.store_pos[i]) * row_bytes);
         break;
       case cache::LookupKind::kHit:
         if (const auto it = sc.staged_slot.find(sc.slots[i]); it != sc.staged_slot.end()) {
@@ -68,20 +74,6 @@ void HostTiers::plan_staging() {
           sc.hit_entries.push_back(static_cast<int64_t>(i));
         }
         break;
-    }
-  }
-  std::size_t bypasses = 0;
-  for (std::size_t i = 0; i < m; ++i) bypasses += sc.kinds[i] == cache::LookupKind::kBypass ? 1 : 0;
-  if (sc.staging_bytes < bypasses * row_bytes) {
-    sc.staging = allocate_direct_io_buffer(bypasses * row_bytes);
-    sc.staging_bytes = bypasses * row_bytes;
-  }
-  sc.read_dst.clear();
-  for (std::size_t i = 0, staged = 0; i < m; ++i) {
-    if (sc.kinds[i] == cache::LookupKind::kFill) {
-      sc.read_dst.push_back(cache_.line(sc.slots[i]));
-    } else if (sc.kinds[i] == cache::LookupKind::kBypass) {
-      sc.read_dst.push_back(sc.staging.get() + staged++ * row_bytes);
     }
   }
 
@@ -113,7 +105,11 @@ class HostTiers::CopyRounds {
         row_bytes_(static_cast<std::size_t>(tiers.layout_.row_bytes())),
         rows_per_task_(std::max<int64_t>(1, kCopyBytesPerTask / static_cast<int64_t>(row_bytes_))),
         reads_(static_cast<int64_t>(sc_.read_ids.size())),
-        chunk_rows_(std::max<int64_t>(kMinRowsPerReadChunk, int64_t{32} * tiers.storage_->depth())) {}
+        // With no row to copy from a read (every read lands in the output) nothing waits for a
+        // chunk: one read call, whose queue drains once.
+        chunk_rows_(sc_.scatter_order.empty()
+                        ? std::max<int64_t>(1, reads_)
+                        : std::max<int64_t>(kMinRowsPerReadChunk, int64_t{32} * tiers.storage_->depth())) {}
 
   void run() {
     const int64_t host_tasks = tasks_for(sc_.host_pos.size());
@@ -188,7 +184,7 @@ class HostTiers::CopyRounds {
     }
   }
 
-  /// Waits until staged row `row` is read; false when the reads failed first.
+  /// Waits until read `row` (in read_ids) is done; false when the reads failed first.
   bool wait_read(int64_t row) {
     std::unique_lock lock(read_mutex_);
     read_done_.wait(lock, [&] { return rows_read_ > row || read_failed_; });
@@ -212,7 +208,7 @@ class HostTiers::CopyRounds {
     }
   }
 
-  /// The read rows of scatter_order[begin, end), from their lines or staging rows, to the output.
+  /// The rows of scatter_order[begin, end), from the lines their reads filled, to the output.
   void scatter(int64_t begin, int64_t end) {
     for (auto j = static_cast<std::size_t>(begin); j < static_cast<std::size_t>(end); ++j) {
       const auto i = static_cast<std::size_t>(sc_.scatter_order[j]);
@@ -237,7 +233,7 @@ class HostTiers::CopyRounds {
   std::mutex seconds_mutex_;
   std::mutex read_mutex_;  // guards rows_read_ and read_failed_
   std::condition_variable read_done_;
-  int64_t rows_read_ = 0;  // staged rows [0, rows_read_) are read
+  int64_t rows_read_ = 0;  // reads [0, rows_read_) are done
   bool read_failed_ = false;
 };
 
@@ -255,7 +251,7 @@ void HostTiers::gather(std::span<const int64_t> ids, std::byte* out, GatherStats
   for (std::size_t i = 0; i < sc.keys.size(); ++i) sc.keys[i] = ids[static_cast<std::size_t>(sc.store_pos[i])];
   const cache::LookupCounts counts = lookup_cache();
   // From the lookup until every copy is done, a failure (an I/O error, or no memory for the
-  // staging below) must leave no line claiming a row it never received.
+  // plan below) must leave no line claiming a row it never received.
   struct FillGuard {
     HostTiers& tiers;
     bool armed;
@@ -265,7 +261,7 @@ void HostTiers::gather(std::span<const int64_t> ids, std::byte* out, GatherStats
       tiers.cache_.policy().erase_fills(tiers.scratch_.keys, tiers.scratch_.kinds);
     }
   } fill_guard{*this, counts.fills > 0};
-  plan_staging();
+  plan_reads(out);
   CopyRounds rounds(*this, ids, out);
   rounds.run();
   fill_guard.armed = false;
