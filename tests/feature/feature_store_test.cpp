@@ -180,7 +180,8 @@ TEST(FeatureStoreTest, ByteExactForEveryTierCombinationDtypeAndLayout) {
   }
 }
 
-// More staged rows than one read chunk (2048): chunks are read while earlier ones are scattered.
+// More rows than one read chunk (2048): with a cache, chunks are read while the rows of earlier
+// ones are copied from their lines; without, every row is read into the output in one call.
 TEST(FeatureStoreTest, LargeRequestsAreReadInChunksAndStayExact) {
   const Watchdog watchdog(60);
   ThreadPool pool(2);
@@ -578,8 +579,9 @@ TEST_P(FeatureFaultTest, EioNamesTheFileAndOffsetAndLeavesNoCachedRow) {
 }
 
 TEST_P(FeatureFaultTest, AFailedReadWakesTheCopiesWaitingForLaterChunks) {
-  // A gather of many read chunks: its scatter tasks wait for later chunks while the reader fails
-  // in the first; the failure must reach the caller, not leave the copies waiting forever.
+  // A gather of many read chunks (every row a fill of a cache that holds them all, copied to the
+  // output from its line): its scatter tasks wait for later chunks while the reader fails in the
+  // first; the failure must reach the caller, not leave the copies waiting forever.
   const Watchdog watchdog(60);
   ThreadPool pool(2);
   constexpr int64_t kMany = 6000;  // about three read chunks of 2048 rows
@@ -590,10 +592,11 @@ TEST_P(FeatureFaultTest, AFailedReadWakesTheCopiesWaitingForLaterChunks) {
   io::FaultInjectingDevice faulty(*device_, plan);
   FeatureStoreOptions options;
   options.budgets.cpu_buffer = Budget::bytes(0);
-  options.budgets.host_cache = Budget::bytes(0);
+  options.budgets.host_cache = Budget::percent(100);
   options.read_device = &faulty;
   options.io_depth = 8;
   FeatureStore store(graph::Dataset::open(dir), options, pool);
+  ASSERT_GE(store.tiers().host_cache_rows, kMany);
   std::vector<int64_t> ids{kBad};
   for (int64_t v = 0; v < kMany; ++v) {
     if (v != kBad) ids.push_back(v);
