@@ -77,6 +77,26 @@ def test_set_epoch_chooses_the_next_pass_only(synthetic):
     assert list(loader) == [] and loader.position == (1, 0)
 
 
+def test_a_pass_after_a_whole_pass_is_a_fresh_loaders_pass_of_its_epoch(synthetic):
+    # A pass that ran to its end leaves its pipeline sampling the next epoch's first batches: the
+    # next pass (epoch 1, 2) starts on them, a set_epoch to another (5) drops them; the blocks of
+    # every pass are those of a fresh loader started at that epoch.
+    ds = graphtier.Dataset(synthetic)
+
+    def blocks(loader):
+        return [[(blk.src_nodes.tolist(), blk.indptr.tolist(), blk.indices.tolist()) for blk in b.blocks]
+                for b in loader]
+
+    chained = _loader(ds, sample_threads=2)
+    for epoch in (0, 1, 2, 5):
+        if epoch == 5:
+            chained.set_epoch(5)
+        got = blocks(chained)
+        fresh = _loader(ds, sample_threads=2)
+        fresh.set_epoch(epoch)
+        assert got == blocks(fresh), f"epoch {epoch}"
+
+
 def test_a_bool_mask_is_a_mask(synthetic):
     ds = graphtier.Dataset(synthetic)
     train = ds.split("train")
