@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
 #include <numeric>
 #include <optional>
@@ -165,8 +166,6 @@ void BatchSampler::sample_in_order(const std::vector<int64_t>& order, int64_t ep
     limit = std::min(limit, i);
     room.notify_all();
   };
-  // Positions are claimed in increasing order (parallel_for's chunks), so position `next` is
-  // always being sampled by a thread that does not wait for room: no deadlock.
   // The next epoch's first batches, positions n .. n + extra - 1 of the loop (no delivery, no
   // room to wait for): epoch `then->epoch`'s order is made by the first thread that gets there.
   const int64_t extra = then != nullptr && then->epoch >= 0 ? ahead : 0;
@@ -203,6 +202,8 @@ void BatchSampler::sample_in_order(const std::vector<int64_t>& order, int64_t ep
     const std::lock_guard lock(mutex);
     then->busy_seconds += seconds;
   };
+  // Positions are claimed in increasing order (parallel_for's chunks), so position `next` is
+  // always being sampled by a thread that does not wait for room: no deadlock.
   const auto one = [&](int64_t i) {
     if (i >= n) {
       one_early(i - n);

@@ -81,8 +81,8 @@ struct Loader::Impl {
   std::thread gather_thread;
   // A pass that sampled all its batches samples the next epoch's first ones while its consumer
   // takes the last (epoch + 1 from batch 0: the next pass unless set_epoch chose another), so the
-  // next pass does not start on an empty pipeline (a 21-batch epoch on 2 threads idled a fifth of
-  // its cores there). Written by the sample thread; read by start() after joining it.
+  // next pass does not start on an empty pipeline (the odd last batch and the restart idled 4-8%
+  // of two cores on a 21-batch epoch). Written by the sample thread; read by start() after joining it.
   BatchSampler::Ahead ahead;
   std::atomic<bool> cancel_ahead{false};
   int64_t pass_epoch = -1;  // the running or last pass's epoch
@@ -179,8 +179,8 @@ struct Loader::Impl {
     const std::lock_guard lock(stats_mutex);
     stats.window_wait_seconds += seconds;
   }
-  /// Cancels the stages and joins them; `keep_ahead` lets a running sample_ahead finish and keeps
-  /// its batches (for a start() that asks for them), else they are dropped.
+  /// Cancels the stages and joins them; `keep_ahead` lets the next epoch's early batches finish
+  /// and keeps them (for a start() of that epoch from batch 0), else they are dropped.
   void stop(bool keep_ahead = false) noexcept;
   /// The epoch's end: the devices this loader allocates on keep no unused pool memory
   /// (trim_device_pool), so that evaluation and the model get it back; the next epoch maps its
@@ -253,7 +253,7 @@ void Loader::Impl::run_sampler(int64_t epoch, int64_t first, BatchSampler::Ahead
       BatchSampler::Ahead then;  // the next epoch's first batches, sampled once this pass's are
       if (epoch + 1 < kMaxEpochs) then.epoch = epoch + 1;
       try {
-        if (!cancelled && early.error != nullptr) {  // batches[k] failed
+        if (resumed && !cancelled && early.error != nullptr) {  // batches[k] failed
           failed = 0;
           std::rethrow_exception(early.error);
         }
