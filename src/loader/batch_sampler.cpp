@@ -170,6 +170,7 @@ void BatchSampler::sample_in_order(const std::vector<int64_t>& order, int64_t ep
   // room to wait for): epoch `then->epoch`'s order is made by the first thread that gets there.
   const int64_t extra = then != nullptr && then->epoch >= 0 ? ahead : 0;
   std::once_flag prepared;
+  bool planned = false;  // set by the call_once that made then's order
   std::vector<std::optional<SampledBatch>> early(static_cast<std::size_t>(extra));
   std::vector<std::exception_ptr> early_errors(static_cast<std::size_t>(extra));
   const auto one_early = [&](int64_t j) {
@@ -183,6 +184,7 @@ void BatchSampler::sample_in_order(const std::vector<int64_t>& order, int64_t ep
         then->order = epoch_order(then->positions);
         then->times = epoch_times(then->positions);
         then->batches = delivered_from(0);
+        planned = true;
       });
     } catch (...) {
       return;  // then->batches stays short: nothing sampled early
@@ -254,6 +256,10 @@ void BatchSampler::sample_in_order(const std::vector<int64_t>& order, int64_t ep
   pool_.parallel_for(0, n + extra, 1, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) one(i);
   });
+  if (then != nullptr && !planned) {
+    *then = Ahead{};  // no order was made (stopped, or it failed): nothing for the next pass
+    return;
+  }
   // The early batches' prefix: up to the first one missing (not begun) or failed.
   for (std::size_t j = 0; j < early.size(); ++j) {
     if (!early[j]) {
