@@ -193,10 +193,7 @@ void BatchSampler::sample_in_order(const std::vector<int64_t>& order, int64_t ep
     const int64_t b = then->batches[static_cast<std::size_t>(j)];
     const auto t0 = std::chrono::steady_clock::now();
     try {
-      if (options_.fault_hook) options_.fault_hook(Stage::kSample, b);
-      early[static_cast<std::size_t>(j)] =
-          sample_one(sample::batch_seeds(then->order, options_.batch_size, b), sample::minibatch_stream(then->epoch, b),
-                     0, then->times.empty() ? then->times : sample::batch_seeds(then->times, options_.batch_size, b));
+      early[static_cast<std::size_t>(j)] = sample_batch(then->order, then->epoch, b, 0, then->times);
     } catch (...) {
       early_errors[static_cast<std::size_t>(j)] = std::current_exception();
     }
@@ -219,10 +216,7 @@ void BatchSampler::sample_in_order(const std::vector<int64_t>& order, int64_t ep
     SampledBatch batch;
     const auto t0 = std::chrono::steady_clock::now();
     try {
-      const int64_t b = batches[static_cast<std::size_t>(i)];
-      if (options_.fault_hook) options_.fault_hook(Stage::kSample, b);
-      batch = sample_one(sample::batch_seeds(order, options_.batch_size, b), sample::minibatch_stream(epoch, b), 0,
-                         times.empty() ? times : sample::batch_seeds(times, options_.batch_size, b));
+      batch = sample_batch(order, epoch, batches[static_cast<std::size_t>(i)], 0, times);
     } catch (...) {
       fail_at(i);
       throw;
@@ -338,6 +332,13 @@ void BatchSampler::sample_bulk_device(std::span<const std::span<const int64_t>> 
   for (std::size_t i = 0; i < sampled.size(); ++i) finish_device(out[i], std::move(sampled[i]), s);
 }
 
+SampledBatch BatchSampler::sample_batch(const std::vector<int64_t>& order, int64_t epoch, int64_t b, int64_t slot,
+                                        std::span<const int64_t> times) {
+  if (options_.fault_hook) options_.fault_hook(Stage::kSample, b);
+  return sample_one(sample::batch_seeds(order, options_.batch_size, b), sample::minibatch_stream(epoch, b), slot,
+                    times.empty() ? times : sample::batch_seeds(times, options_.batch_size, b));
+}
+
 SampledBatch BatchSampler::sample_one(std::span<const int64_t> seeds, uint64_t stream, int64_t slot,
                                       std::span<const int64_t> seed_times) {
   if (device_batches_) return sample_device(seeds, stream, slot);
@@ -395,11 +396,7 @@ void BatchSampler::sample(const std::vector<int64_t>& order, int64_t epoch, std:
   out.resize(static_cast<std::size_t>(n));
   const auto run = [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) {
-      const int64_t b = batches[static_cast<std::size_t>(i)];
-      if (options_.fault_hook) options_.fault_hook(Stage::kSample, b);
-      out[static_cast<std::size_t>(i)] =
-          sample_one(sample::batch_seeds(order, options_.batch_size, b), sample::minibatch_stream(epoch, b), i,
-                     times.empty() ? times : sample::batch_seeds(times, options_.batch_size, b));
+      out[static_cast<std::size_t>(i)] = sample_batch(order, epoch, batches[static_cast<std::size_t>(i)], i, times);
     }
   };
   if (n == 1) {

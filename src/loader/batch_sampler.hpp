@@ -101,6 +101,10 @@ class BatchSampler {
   /// `slot`: the batch's place in its group, which picks its CUDA stream.
   SampledBatch sample_one(std::span<const int64_t> seeds, uint64_t stream, int64_t slot,
                           std::span<const int64_t> seed_times);
+  /// Batch b of `epoch` with that epoch's `order` and `times` (epoch_order, epoch_times), after
+  /// the fault hook: sample_one on its seeds and stream.
+  SampledBatch sample_batch(const std::vector<int64_t>& order, int64_t epoch, int64_t b, int64_t slot,
+                            std::span<const int64_t> times);
   /// Temporal sampling's time order and the ids' times, from the options and `input_time`.
   void setup_temporal(const graph::Dataset& dataset, std::vector<int64_t> input_time);
   SampledBatch sample_device(std::span<const int64_t> seeds, uint64_t stream, int64_t slot);
