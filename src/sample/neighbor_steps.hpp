@@ -104,7 +104,8 @@ GRAPHTIER_HD void floyd_step(int64_t* kept, int64_t i, int64_t begin, int64_t j,
 /// t (t = d - f + k, k < lane), or -1.
 GRAPHTIER_HD int floyd_warp_ref(int64_t t, int lane, int64_t d, int f) {
   const int64_t k = t - (d - f);
-  return k >= 0 && k < lane ? static_cast<int>(k) : -1;
+  const bool earlier = (k >= 0) & (k < lane);  // not &&: no branch on the data
+  return earlier ? static_cast<int>(k) : -1;
 }
 
 /// The collision rule of the warp Floyd: draw i keeps j_i instead of t_i iff t_i is kept already,
@@ -116,7 +117,9 @@ GRAPHTIER_HD uint32_t floyd_warp_collisions(uint32_t repeated, int f, RefOf ref_
   uint32_t collided = 0;
   for (int i = 0; i < f; ++i) {
     const int r = ref_of(i);
-    if (((repeated >> i) & 1u) != 0 || (r >= 0 && ((collided >> r) & 1u) != 0)) collided |= 1u << i;
+    // No branch on the data (the host's loop mispredicted them): bit r of `collided` when r >= 0.
+    const uint32_t via_ref = (collided >> (r & 31)) & static_cast<uint32_t>(r >= 0);
+    collided |= (((repeated >> i) | via_ref) & 1u) << i;
   }
   return collided;
 }

@@ -39,10 +39,15 @@ GRAPHTIER_HD uint64_t node_bits(uint64_t seed, uint64_t layer_stream, int64_t no
   return philox_u64(seed, layer_stream, (static_cast<uint64_t>(node) << 24) | static_cast<uint64_t>(draw));
 }
 
-/// Draws 2p and 2p + 1 of a node from one Philox call: the block at node_bits' index (node, p),
+/// The Philox index of a node's draws 2p and 2p + 1 (node_bits' index of (node, p)).
+GRAPHTIER_HD uint64_t node_pair_index(int64_t node, int64_t pair) {
+  return (static_cast<uint64_t>(node) << 24) | static_cast<uint64_t>(pair);
+}
+
+/// Draws 2p and 2p + 1 of a node from one Philox call: the block at node_pair_index(node, p),
 /// whose words 0-1 are draw 2p's bits and words 2-3 draw 2p + 1's (Floyd's draws: half the calls).
 GRAPHTIER_HD PhiloxBlock node_pair_block(uint64_t seed, uint64_t layer_stream, int64_t node, int64_t pair) {
-  return philox_block(seed, layer_stream, (static_cast<uint64_t>(node) << 24) | static_cast<uint64_t>(pair));
+  return philox_block(seed, layer_stream, node_pair_index(node, pair));
 }
 
 GRAPHTIER_HD uint64_t pair_half(const PhiloxBlock& b, int64_t draw) {

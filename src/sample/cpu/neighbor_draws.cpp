@@ -6,6 +6,7 @@
 
 #include "graphtier/core/rng.hpp"
 #include "graphtier/sample/random.hpp"
+#include "cpu/lanes.hpp"
 #include "hetero_steps.hpp"
 #include "neighbor_steps.hpp"
 
@@ -108,6 +109,50 @@ void draw_neighbours(const DrawContext& ctx, int64_t v, int64_t begin, int64_t e
     draw_uniform_repeated(ctx, v, begin, d, out);
   } else {
     draw_uniform_distinct(ctx, v, begin, d, out);
+  }
+}
+
+bool floyd_groups(const DrawContext& ctx) {
+  return ctx.weights.empty() && !ctx.replace && ctx.fanout > 0 && ctx.fanout <= nbr::kWarpFloyd;
+}
+
+void draw_floyd_group(const DrawContext& ctx, std::span<const NodeColumn> columns, std::vector<int64_t>& out,
+                      int64_t* counts) {
+  const int64_t f = ctx.fanout;
+  const int64_t pairs = (f + 1) / 2;
+  uint64_t index[kFloydGroup * (nbr::kWarpFloyd / 2)];
+  uint64_t bits[kFloydGroup * nbr::kWarpFloyd];
+  int64_t calls = 0;
+  int64_t total = 0;
+  for (std::size_t k = 0; k < columns.size(); ++k) {
+    const NodeColumn& c = columns[k];
+    counts[k] = std::min(f, c.degree);
+    total += counts[k];
+    if (f >= c.degree) continue;
+    for (int64_t p = 0; p < pairs; ++p) index[calls++] = node_pair_index(c.node, p);
+  }
+  if (calls > 0) philox_pair_draws(ctx.seed, ctx.layer_stream, index, calls, bits);
+  // Every value first, then the sets: the sets' vector loads find the values in the cache, not
+  // in flight from a store just made.
+  int64_t t[kFloydGroup][nbr::kWarpFloyd];
+  const uint64_t* node_bits = bits;
+  for (std::size_t k = 0; k < columns.size(); ++k) {
+    const int64_t d = columns[k].degree;
+    if (f >= d) continue;
+    for (int64_t i = 0; i < f; ++i) t[k][i] = nbr::floyd_pick(node_bits[i], d, f, i);
+    node_bits += 2 * pairs;
+  }
+  std::size_t at = out.size();
+  out.resize(at + static_cast<std::size_t>(total));
+  for (std::size_t k = 0; k < columns.size(); ++k) {
+    const NodeColumn& c = columns[k];
+    int64_t* kept = out.data() + at;
+    at += static_cast<std::size_t>(counts[k]);
+    if (f >= c.degree) {
+      for (int64_t p = 0; p < c.degree; ++p) kept[p] = c.first + p;
+    } else {
+      floyd_small_lanes(t[k], c.first, c.degree, static_cast<int>(f), kept);
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 #include "cpu/neighbor_sampler_cpu.hpp"
 
+#include <algorithm>
 #include <variant>
 #include <vector>
 
@@ -31,9 +32,23 @@ LayerDraws draw_layer(const Rows& rows, std::span<const int64_t> dst, const Draw
     std::vector<int64_t> positions;
     std::vector<uint8_t> types;
   };
+  const bool groups = relations.empty() && floyd_groups(ctx);
   const auto draw_range = [&](int64_t lo, int64_t hi, Part& out) {
     std::vector<double> scratch;
     if (ctx.fanout > 0 && relations.empty()) out.positions.reserve(static_cast<std::size_t>((hi - lo) * ctx.fanout));
+    if (groups) {
+      NodeColumn columns[kFloydGroup];
+      for (int64_t g = lo; g < hi; g += kFloydGroup) {
+        const int64_t end = std::min(hi, g + kFloydGroup);
+        for (int64_t i = g; i < end; ++i) {
+          if (i + kRowLookahead < hi) rows.prefetch(dst[i + kRowLookahead]);
+          const auto row = rows.row(dst[i]);
+          columns[i - g] = {dst[i], row.first, row.degree};
+        }
+        draw_floyd_group(ctx, {columns, static_cast<std::size_t>(end - g)}, out.positions, &draws.indptr[g + 1]);
+      }
+      return;
+    }
     for (int64_t i = lo; i < hi; ++i) {
       if (i + kRowLookahead < hi) rows.prefetch(dst[i + kRowLookahead]);
       const int64_t v = dst[i];
