@@ -9,7 +9,6 @@
 #include <immintrin.h>
 
 #include <cstdint>
-#include <limits>
 
 #include "cpu/lanes_isa.hpp"
 #include "cpu/lanes_x86.hpp"
@@ -43,9 +42,12 @@ struct Avx512 {
   static uint32_t less_bits(V a, V b) { return _mm512_cmplt_epi64_mask(a, b); }
 };
 
+/// Above every pick that fits in 32-bit lanes: what the lanes past f hold when ranks are counted.
+constexpr int32_t kAbovePicks = 0x7FFFFFFF;
+
 // Up to 16 values below 2^31 (a fanout of at most 16 on a column of fewer than 2^31 edges: the
 // usual case) go in one vector of 32-bit lanes, the lanes past f set to `pad`.
-bool fits_32_bit_lanes(int f, int64_t d) { return f <= 16 && d <= std::numeric_limits<int32_t>::max(); }
+bool fits_32_bit_lanes(int f, int64_t d) { return f <= 16 && d <= kAbovePicks; }
 
 __m512i lanes_32(const int64_t* values, int f, int32_t pad) {
   const __m256i low = _mm512_cvtepi64_epi32(Avx512::load_first(values, f));
@@ -57,7 +59,7 @@ __m512i lanes_32(const int64_t* values, int f, int32_t pad) {
 // Conflict detection gives each lane the earlier lanes that equal it, in one instruction.
 uint32_t repeats_avx512(const int64_t* t, int f, int64_t d) {
   if (!fits_32_bit_lanes(f, d)) return repeats<Avx512>(t, f, d);
-  const __m512i conflicts = _mm512_conflict_epi32(lanes_32(t, f, std::numeric_limits<int32_t>::max()));  // lanes past f are later: no effect
+  const __m512i conflicts = _mm512_conflict_epi32(lanes_32(t, f, 0));  // lanes past f are later: no effect
   return _mm512_test_epi32_mask(conflicts, conflicts) & ((1u << f) - 1);
 }
 
@@ -66,7 +68,7 @@ void place_avx512(const int64_t* t, uint32_t collided, int f, int64_t d, int64_t
   // The picks in lanes: t, or d - f + i where draw i collided; the lanes past f are below no pick.
   const __m512i j = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int32_t>(d - f)),
                                      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-  const __m512i picks = _mm512_mask_mov_epi32(lanes_32(t, f, std::numeric_limits<int32_t>::max()),
+  const __m512i picks = _mm512_mask_mov_epi32(lanes_32(t, f, kAbovePicks),
                                               static_cast<__mmask16>(collided), j);
   for (int i = 0; i < f; ++i) {
     const __m512i pick = _mm512_permutexvar_epi32(_mm512_set1_epi32(i), picks);

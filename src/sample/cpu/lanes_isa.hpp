@@ -16,10 +16,13 @@ struct LaneOps {
   void (*place)(const int64_t* t, uint32_t collided, int f, int64_t d, int64_t begin, int64_t* out);
 };
 
-/// Floyd's pick i from its value and the collided draws (LaneOps::place).
+namespace {
+/// Floyd's pick i from its value and the collided draws (LaneOps::place). Internal to each file
+/// that includes it: one of them is compiled for wider lanes than the rest of the program.
 inline int64_t floyd_pick_of(const int64_t* t, uint32_t collided, int i, int f, int64_t d) {
   return ((collided >> i) & 1u) != 0 ? d - f + i : t[i];
 }
+}  // namespace
 
 /// One value at a time (cpu/lanes.cpp): what runs on a CPU without the lanes below.
 LaneOps lane_ops_scalar();

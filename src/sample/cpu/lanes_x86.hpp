@@ -2,10 +2,12 @@
 // set each (cpu/lanes_avx512.cpp with -mavx512f, cpu/lanes_avx2.cpp with -mavx2): an `Isa` names
 // the lanes' type and operations on 64-bit lanes. Everything here is internal to the file that
 // includes it: nothing with external linkage is compiled for wider lanes than the rest of the
-// program may run, so these files include no other header of the project.
+// program may run, so these files include no other header of the project but cpu/lanes_isa.hpp.
 #pragma once
 
 #include <cstdint>
+
+#include "cpu/lanes_isa.hpp"
 
 namespace graphtier::sample::cpu {
 namespace {
@@ -93,7 +95,7 @@ template <typename Isa>
 void place(const int64_t* t, uint32_t collided, int f, int64_t d, int64_t begin, int64_t* out) {
   constexpr int kLanes = Isa::kLanes;
   int64_t picks[kMaxFloyd];
-  for (int i = 0; i < f; ++i) picks[i] = ((collided >> i) & 1u) != 0 ? d - f + i : t[i];
+  for (int i = 0; i < f; ++i) picks[i] = floyd_pick_of(t, collided, i, f, d);
   typename Isa::V pv[kMaxFloyd / kLanes];
   const int vectors = load_values<Isa>(picks, f, pv);
   const uint64_t valid = (uint64_t{1} << f) - 1;  // the zero lanes past f count for nothing
