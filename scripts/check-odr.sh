@@ -30,4 +30,17 @@ if [ -n "$clashes" ]; then
   done <<<"$clashes"
   exit 1
 fi
+# A file compiled for one instruction set (src/sample/cpu/lanes_avx*.cpp, with -mavx512f or -mavx2)
+# must define no weak symbol at all: the linker could keep its copy, wider instructions inside, for
+# callers on a CPU without them.
+wide=$(grep '/lanes_avx[^/]*\.o$' <<<"$objects" || true)
+if [ -n "$wide" ]; then
+  # shellcheck disable=SC2086
+  weak=$(nm -C --defined-only -A $wide 2>/dev/null | awk '$(NF - 1) == "W" || $(NF - 1) == "V"' || true)
+  if [ -n "$weak" ]; then
+    echo "check-odr: weak symbols in a file compiled for one instruction set:" >&2
+    echo "$weak" >&2
+    exit 1
+  fi
+fi
 echo "check-odr: $(grep -c . <<<"$table" || true) weak symbols of namespace graphtier in $(wc -w <<<"$objects") objects, each with one definition"

@@ -34,4 +34,13 @@ grep -q 'Scratch<long>::~Scratch()' <<<"$out" || { echo "FAIL: the clash is not 
 
 write b 'std::free(p);'
 "$script" "$work/build" >/dev/null || { echo "FAIL: one definition in two objects was reported"; exit 1; }
-echo "check-odr.sh: finds the clash, passes the agreeing pair"
+# A file compiled for one instruction set (lanes_avx*.cpp) may define no weak symbol at all.
+mkdir -p "$objects/src/sample/cpu"
+printf 'namespace graphtier { inline int widened(int x) { return x + 1; } }\nint use_wide(int y) { return graphtier::widened(y); }\n' \
+  >"$work/wide.cpp"
+g++ -std=c++20 -O0 -fPIC -c "$work/wide.cpp" -o "$objects/src/sample/cpu/lanes_avx2.cpp.o"
+if out=$("$script" "$work/build" 2>&1); then
+  echo "FAIL: a weak symbol in an instruction set's file passed:"; echo "$out"; exit 1
+fi
+grep -q 'graphtier::widened(int)' <<<"$out" || { echo "FAIL: the weak symbol is not named:"; echo "$out"; exit 1; }
+echo "check-odr.sh: finds the clash, passes the agreeing pair, refuses weak symbols in an instruction set's file"
