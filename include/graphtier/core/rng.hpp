@@ -32,17 +32,23 @@ GRAPHTIER_HD uint32_t mulhilo32(uint32_t a, uint32_t b, uint32_t* hi) {
 }
 }  // namespace detail
 
+/// Philox4x32-10's constants: the round multipliers, the key's increments per round (also the
+/// host's vector lanes', src/sample/cpu/lanes_x86.hpp).
+namespace philox {
+inline constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
+inline constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
+inline constexpr int kRounds = 10;
+}  // namespace philox
+
 /// Philox4x32 with 10 rounds on counter (c0..c3) and key (k0, k1).
 GRAPHTIER_HD PhiloxBlock philox4x32_10(PhiloxBlock ctr, uint32_t k0, uint32_t k1) {
-  constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
-  constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
-  for (int round = 0; round < 10; ++round) {
+  for (int round = 0; round < philox::kRounds; ++round) {
     uint32_t hi0, hi1;
-    const uint32_t lo0 = detail::mulhilo32(kM0, ctr.v[0], &hi0);
-    const uint32_t lo1 = detail::mulhilo32(kM1, ctr.v[2], &hi1);
+    const uint32_t lo0 = detail::mulhilo32(philox::kM0, ctr.v[0], &hi0);
+    const uint32_t lo1 = detail::mulhilo32(philox::kM1, ctr.v[2], &hi1);
     ctr = PhiloxBlock{{hi1 ^ ctr.v[1] ^ k0, lo1, hi0 ^ ctr.v[3] ^ k1, lo0}};
-    k0 += kW0;
-    k1 += kW1;
+    k0 += philox::kW0;
+    k1 += philox::kW1;
   }
   return ctr;
 }

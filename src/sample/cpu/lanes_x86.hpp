@@ -1,18 +1,21 @@
 // cpu/lanes_isa.hpp's operations written once for the files that compile them for one instruction
 // set each (cpu/lanes_avx512.cpp with -mavx512f, cpu/lanes_avx2.cpp with -mavx2): an `Isa` names
 // the lanes' type and operations on 64-bit lanes. Everything here is internal to the file that
-// includes it: nothing with external linkage is compiled for wider lanes than the rest of the
-// program may run, so these files include no other header of the project but cpu/lanes_isa.hpp.
+// includes it: nothing with external linkage may be compiled for wider lanes than the rest of the
+// program runs, so these files take only constants from the project's other headers (their inline
+// functions would be emitted there as weak symbols, which scripts/check-odr.sh refuses).
 #pragma once
 
 #include <cstdint>
 
 #include "cpu/lanes_isa.hpp"
+#include "graphtier/core/rng.hpp"
+#include "neighbor_steps.hpp"
 
 namespace graphtier::sample::cpu {
 namespace {
 
-inline constexpr int kMaxFloyd = 32;  // nbr::kWarpFloyd
+inline constexpr int kMaxFloyd = nbr::kWarpFloyd;
 
 // Philox4x32-10 (core/rng.hpp) with one call per 64-bit lane: word w of the calls in vector w,
 // the 32-bit word in a lane's low half (the multiply reads only that half, so the high halves may
@@ -32,9 +35,9 @@ void philox_vectors(uint64_t seed, uint64_t stream, const uint64_t* index, uint6
     w2[u] = s0;
     w3[u] = s1;
   }
-  const V m0 = Isa::set1(0xD2511F53u), m1 = Isa::set1(0xCD9E8D57u);
+  const V m0 = Isa::set1(philox::kM0), m1 = Isa::set1(philox::kM1);
   auto k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
-  for (int round = 0; round < 10; ++round) {
+  for (int round = 0; round < philox::kRounds; ++round) {
     const V key0 = Isa::set1(k0), key1 = Isa::set1(k1);
     for (int u = 0; u < Unroll; ++u) {
       const V p0 = Isa::mul32(m0, w0[u]);
@@ -44,8 +47,8 @@ void philox_vectors(uint64_t seed, uint64_t stream, const uint64_t* index, uint6
       w1[u] = p1;
       w3[u] = p0;
     }
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
+    k0 += philox::kW0;
+    k1 += philox::kW1;
   }
   for (int u = 0; u < Unroll; ++u) {
     Isa::store_pairs(Isa::pack(w0[u], w1[u]), Isa::pack(w2[u], w3[u]), draws + 2 * u * kLanes);
