@@ -37,7 +37,9 @@ from graphtier.link import LinkBatch, LinkNeighborLoader
 from graphtier.loader import Batch, Block, LayerLoader, NeighborLoader
 from graphtier.options import Budget, FeatureStoreOptions, LoaderOptions
 from graphtier.store import FeatureStore, TypedFeatureStore
+from graphtier.threads import divide_threads
 
 __all__ = ["Batch", "Block", "Budget", "Dataset", "FeatureStore", "FeatureStoreOptions", "LayerLoader", "LinkBatch",
-           "LinkNeighborLoader", "LoaderOptions", "NeighborLoader", "TypedFeatureStore", "cuda_available"]
+           "LinkNeighborLoader", "LoaderOptions", "NeighborLoader", "TypedFeatureStore", "cuda_available",
+           "divide_threads"]
 __version__ = "0.1.0"

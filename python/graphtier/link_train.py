@@ -34,10 +34,10 @@ import torch.nn.functional as F
 from torch import nn
 
 import graphtier
-from graphtier import link
+from graphtier import link, threads
 from graphtier.distributed import failure
 from graphtier.models import GCN, GraphSAGE
-from graphtier.training import model_features, threads, write_json
+from graphtier.training import model_features, write_json
 
 # The evaluation loaders' epoch: their own stream, apart from every training epoch's.
 EVAL_EPOCH = 1 << 30

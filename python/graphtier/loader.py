@@ -18,6 +18,7 @@ import torch
 
 from graphtier import _core
 from graphtier import options as _options
+from graphtier import threads
 from graphtier._ids import node_ids
 from graphtier.dataset import open_dataset
 
@@ -313,6 +314,8 @@ class _Loader:
             raise TypeError(f"store: expected a graphtier.FeatureStore, TypedFeatureStore or FeatureStoreOptions, "
                             f"got {type(store).__name__}")
         o, store_options, store_named = _options.route(kwargs, options, None if shared else store, fixed=_FIXED)
+        if not o.gpu_sampling:  # GPU sampling's threads drive streams: the engine keeps its 4
+            o.sample_threads = threads.engine_threads(o.sample_threads)
         conflicting = sorted(store_named & set(_STORE_ONLY)) if shared else []
         if conflicting:
             raise ValueError(f"store= is a FeatureStore with its own tiers: drop {'=, '.join(conflicting)}= "

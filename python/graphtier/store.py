@@ -9,17 +9,20 @@ from typing import Optional
 
 from graphtier import _core
 from graphtier import options as _options
+from graphtier import threads as _threads
 from graphtier._dtypes import torch_dtype
 from graphtier._ids import node_ids
 
 class FeatureStore(_core.FeatureStore):
     """The feature store of `dataset` (a graphtier.Dataset, used as opened, or the path of one),
     its tiers as `options` (a graphtier.FeatureStoreOptions) says, with keyword options overriding
-    its fields; `threads` gather threads (0: all cores). The store keeps no reference to the
+    its fields; `threads` gather threads (0: the engine's share of graphtier.divide_threads()
+    when the script asked for one, else all cores). The store keeps no reference to the
     Dataset. `gather` takes ids in the dataset's own (prepared) numbering."""
 
     def __init__(self, dataset, options: Optional[_core.FeatureStoreOptions] = None, *, threads: int = 0, **kwargs):
-        super().__init__(dataset, options=_options.store_options(kwargs, options), threads=threads)
+        super().__init__(dataset, options=_options.store_options(kwargs, options),
+                         threads=_threads.engine_threads(threads))
 
     def gather(self, ids, memory: str = "host", out: Optional[torch.Tensor] = None) -> torch.Tensor:
         """X[ids] as a new [len(ids), dim] tensor, byte for byte, in host, pinned or device memory
@@ -65,7 +68,8 @@ class TypedFeatureStore(_core.TypedFeatureStore):
     the dataset take it as `store=`, so that several share its tiers."""
 
     def __init__(self, dataset, options: Optional[_core.FeatureStoreOptions] = None, *, threads: int = 0, **kwargs):
-        super().__init__(dataset, options=_options.store_options(kwargs, options), threads=threads)
+        super().__init__(dataset, options=_options.store_options(kwargs, options),
+                         threads=_threads.engine_threads(threads))
         self.node_types = list(dataset.node_types)
 
     def gather(self, node_type: str, ids) -> torch.Tensor:

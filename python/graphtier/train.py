@@ -35,7 +35,7 @@ from graphtier.training import (batch_seed, dataset_identity, evaluate, load_che
                                 load_model_state, make_model, mapped_type_tables, model_features, save_checkpoint,
                                 train_step, write_json)
 from graphtier.training.model import RELATIONAL_MODELS
-from graphtier.training import threads
+from graphtier import threads
 from graphtier.training.report import best_figures, final_line, not_evaluated, validation_figure
 
 

@@ -156,7 +156,8 @@ void bind_loader_options(nb::module_& m) {
       .field("max_merge", &LoaderOptions::max_merge, "The most minibatches one merged gather serves.")
       .field("prefetch", &LoaderOptions::prefetch, "Ready minibatches queued ahead of training.")
       .field("sample_threads", &LoaderOptions::sample_threads,
-             "Sampling threads, also the gather threads of a store the loader makes (0: all cores; 4 with gpu_sampling).")
+             "Sampling threads, also the gather threads of a store the loader makes (0: all cores, or the engine's share "
+             "of graphtier.divide_threads(); 4 with gpu_sampling).")
       .field(
           "output", [](const LoaderOptions& o) { return std::string(memory_name(o.output)); },
           [](LoaderOptions& o, const std::string& text) { o.output = parse_output(text); },

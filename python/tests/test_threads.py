@@ -1,11 +1,13 @@
-"""The division of the cores between graphtier's engine and PyTorch (graphtier.training.threads):
+"""The division of the cores between graphtier's engine and PyTorch (graphtier.threads):
 the rule, its overrides, and PyTorch's and OpenBLAS's threads set within a job and restored after."""
 
 import argparse
 
+import pytest
 import torch
 
-from graphtier.training import threads
+import graphtier
+from graphtier import threads
 
 
 def test_the_rule_halves_the_cores_and_every_share_has_a_thread():
@@ -46,3 +48,33 @@ def test_a_job_sets_pytorch_and_openblas_threads_and_restores_them():
         assert torch.get_num_threads() == want
         assert [lib.openblas_get_num_threads() for lib in blas] == [want] * len(blas)
     assert (torch.get_num_threads(), [lib.openblas_get_num_threads() for lib in blas]) == before
+
+
+def test_a_script_divides_the_cores_for_the_loaders_and_stores_made_after_it(cora, monkeypatch, capsys):
+    blas = threads.openblas_libraries()
+    before = torch.get_num_threads(), [lib.openblas_get_num_threads() for lib in blas]
+    monkeypatch.setattr(threads, "available_cores", lambda: 6)
+    monkeypatch.setattr(threads, "_script_division", None)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    make = lambda **kw: graphtier.NeighborLoader(cora, [5], 8, split="train", features=False, **kw)  # noqa: E731
+    try:
+        assert make().options.sample_threads == 0  # no division asked for: the engine's default
+        division = graphtier.divide_threads()
+        assert (division.engine, division.torch) == (3, 3)
+        assert capsys.readouterr().out == \
+            "threads: engine 3 (rule: half the cores), PyTorch 3 (rule: the other cores), 6 cores\n"
+        assert torch.get_num_threads() == 3
+        assert [lib.openblas_get_num_threads() for lib in blas] == [3] * len(blas)
+        assert make().options.sample_threads == 3
+        assert make(sample_threads=1).options.sample_threads == 1  # an explicit count wins
+        assert (threads.engine_threads(0), threads.engine_threads(5)) == (3, 5)  # a store's threads=
+        division = graphtier.divide_threads(2, 1, quiet=True)
+        assert (division.engine, division.torch, division.engine_source) == (2, 1, "--threads")
+        assert capsys.readouterr().out == ""
+        assert make().options.sample_threads == 2 and torch.get_num_threads() == 1
+        with pytest.raises(ValueError, match="must be >= 0"):
+            graphtier.divide_threads(-1)
+    finally:
+        torch.set_num_threads(before[0])
+        for lib, count in zip(blas, before[1]):
+            lib.openblas_set_num_threads(count)

@@ -118,7 +118,7 @@ def test_no_eval_prints_and_records_no_validation_or_test_figure(synthetic, tmp_
     args.remove("--quiet")
     result = train.run(train.parse_args(args))
     lines = capsys.readouterr().out.splitlines()
-    # The run's header: how the cores were divided (graphtier.training.threads).
+    # The run's header: how the cores were divided (graphtier.threads).
     assert lines[0].startswith("threads: engine 2 (--threads), PyTorch "), lines
     assert result["threads"]["engine"] == 2 and result["threads"]["torch"] >= 1
     lines = lines[1:]

@@ -49,7 +49,7 @@ from graphtier.distributed.partition import Partition, rank_dir_name
 from graphtier.training import (batch_seed, dataset_identity, evaluate, idle_step, load_checkpoint,
                                 load_model_state, make_model, model_features, one_line, save_checkpoint, train_step,
                                 write_json)
-from graphtier.training import threads
+from graphtier import threads
 from graphtier.training.model import RELATIONAL_MODELS
 from graphtier.training.report import best_figures, final_line, not_evaluated, validation_figure
 
@@ -178,7 +178,7 @@ def run(args, prog: str, job=None, check=None) -> dict:
     failure.check_ranks(store, rank, world, record, error)  # raises on every rank (exit 2), no collective yet
     stale = max(2.0, min(10.0, args.dist_timeout / 3))
     watchdog = failure.Watchdog(failure.store_client(args.dist_timeout), rank, world, prog, stale_after=stale).start()
-    # The rank's share of the cores, divided by graphtier.training.threads' rule: the fetcher's
+    # The rank's share of the cores, divided by graphtier.threads' rule: the fetcher's
     # gather pool takes the engine's part (--threads as the jobs read it), PyTorch the rest; the
     # result records it (the epoch lines stay one per epoch).
     division = threads.of_rank_arguments(args)

@@ -12,6 +12,8 @@ The rule, over the cores this process may run on (its CPU affinity):
             1 per rank), else max(1, cores - engine)        (intra-op threads, and OpenBLAS's pool)
 Only the engine's pools follow `engine`; its pipeline stage threads mostly wait on queues. A
 distributed rank divides its share, the cores over the ranks on its machine (of_rank_arguments).
+A script of the user's own asks for the same division with `graphtier.divide_threads()` (opt-in,
+as DGL's enable_cpu_affinity is: a loader made alone changes no global setting of PyTorch's).
 
 The BLAS pool is the one that hurt. Debian's PyTorch runs its matrix products on OpenBLAS's
 pthread build, whose pool (one thread per core, spinning between calls) torch.set_num_threads does
@@ -26,7 +28,7 @@ import contextlib
 import ctypes
 import os
 from dataclasses import dataclass
-from typing import Iterator, List
+from typing import Iterator, List, Optional
 
 import torch
 
@@ -76,7 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The overrides of the rule as a job's options: --threads (the engine's) and --torch-threads."""
     parser.add_argument("--threads", type=int, default=0,
                         help="threads of the sampling pool and of the gather pool (0: half the cores, "
-                             "graphtier.training.threads)")
+                             "graphtier.threads)")
     parser.add_argument("--torch-threads", type=int, default=0,
                         help="PyTorch's intra-op threads of a single-process run (0: OMP_NUM_THREADS if set, else "
                              "the cores the engine leaves)")
@@ -114,19 +116,64 @@ def openblas_libraries() -> List[ctypes.CDLL]:
     return out
 
 
+def _set_torch_threads(count: int) -> List[tuple]:
+    """PyTorch's intra-op threads and every OpenBLAS pool set to `count`; what they were, for
+    _restore."""
+    before = [(None, torch.get_num_threads())] + [(lib, lib.openblas_get_num_threads()) for lib in openblas_libraries()]
+    torch.set_num_threads(count)
+    for lib, _ in before[1:]:
+        lib.openblas_set_num_threads(count)
+    return before
+
+
+def _restore(before: List[tuple]) -> None:
+    for lib, count in before:
+        if lib is None:
+            torch.set_num_threads(count)
+        else:
+            lib.openblas_set_num_threads(count)
+
+
 @contextlib.contextmanager
 def torch_threads(division: ThreadDivision) -> Iterator[None]:
     """PyTorch's intra-op threads and OpenBLAS's pool set to the division's within the block,
     restored after it (a job run in-process, e.g. by the tests, leaves the caller's settings as it
     found them)."""
-    before = torch.get_num_threads()
-    blas = [(lib, lib.openblas_get_num_threads()) for lib in openblas_libraries()]
-    torch.set_num_threads(division.torch)
-    for lib, _ in blas:
-        lib.openblas_set_num_threads(division.torch)
+    before = _set_torch_threads(division.torch)
     try:
         yield
     finally:
-        torch.set_num_threads(before)
-        for lib, threads in blas:
-            lib.openblas_set_num_threads(threads)
+        _restore(before)
+
+
+# The division a script asked for (divide_threads), which the loaders and stores made after it take.
+_script_division: Optional[ThreadDivision] = None
+
+
+def divide_threads(threads: int = 0, torch_threads: int = 0, *, quiet: bool = False) -> ThreadDivision:
+    """Divides this process's cores between graphtier's engine and PyTorch, for a training script
+    of the user's own, by the rule `python -m graphtier.train` follows (graphtier.threads): PyTorch's
+    intra-op threads and OpenBLAS's pool take the PyTorch share from now on, and the loaders and
+    feature stores made afterwards without a thread count (`sample_threads=0`, `threads=0`) take
+    the engine's. `threads` / `torch_threads` > 0 override the shares (OMP_NUM_THREADS, when set,
+    is PyTorch's otherwise). Prints the division (unless `quiet`) and returns it; call it once,
+    before the loaders, e.g. at the top of the script."""
+    global _script_division
+    if threads < 0 or torch_threads < 0:
+        raise ValueError(f"divide_threads: threads={threads} and torch_threads={torch_threads} must be >= 0 "
+                         f"(0: the rule's share)")
+    division = divide(available_cores(), threads, torch_threads)
+    _set_torch_threads(division.torch)
+    _script_division = division
+    if not quiet:
+        print(division, flush=True)
+    return division
+
+
+def engine_threads(requested: int) -> int:
+    """The threads of a loader's sampling pool or a store's gather pool that asked for `requested`
+    (0: its default): `requested` when > 0, else the engine share of divide_threads' division when a
+    script asked for one, else 0 (the engine's default: every core)."""
+    if requested > 0 or _script_division is None:
+        return requested
+    return _script_division.engine
