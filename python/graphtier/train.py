@@ -29,13 +29,12 @@ from typing import List, Optional
 import torch
 
 import graphtier
-from graphtier import options, plots
+from graphtier import options, plots, threads
 from graphtier.distributed import failure
 from graphtier.training import (batch_seed, dataset_identity, evaluate, load_checkpoint, load_feature_table,
                                 load_model_state, make_model, mapped_type_tables, model_features, save_checkpoint,
                                 train_step, write_json)
 from graphtier.training.model import RELATIONAL_MODELS
-from graphtier import threads
 from graphtier.training.report import best_figures, final_line, not_evaluated, validation_figure
 
 

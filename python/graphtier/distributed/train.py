@@ -39,7 +39,7 @@ import torch.distributed as dist
 
 import graphtier
 from graphtier import _core
-from graphtier import options, plots
+from graphtier import options, plots, threads
 from graphtier.distributed import failure
 from graphtier.distributed.comm import CommStats
 from graphtier.distributed.features import DistFeatureFetcher, DistTypedFeatureFetcher
@@ -49,7 +49,6 @@ from graphtier.distributed.partition import Partition, rank_dir_name
 from graphtier.training import (batch_seed, dataset_identity, evaluate, idle_step, load_checkpoint,
                                 load_model_state, make_model, model_features, one_line, save_checkpoint, train_step,
                                 write_json)
-from graphtier import threads
 from graphtier.training.model import RELATIONAL_MODELS
 from graphtier.training.report import best_figures, final_line, not_evaluated, validation_figure
 
