@@ -135,7 +135,8 @@ GRAPHTIER_HD int floyd_warp_rank(int64_t pick, int f, PickOf pick_of) {
 /// Floyd's f <= kWarpFloyd draws of a node at once, from their values t (floyd_draws): the set
 /// floyd_step builds one draw at a time (draw i keeps t_i unless an earlier draw kept it, then
 /// d - f + i), written to out ascending by rank (floyd_warp_rank), begin added. No branch on the
-/// data, where floyd_step's scan mispredicts: the host's path for small fanouts. `picks`: f slots.
+/// data, where floyd_step's scan mispredicts: the host's one-node path for small fanouts (its grouped
+/// path computes the same set on vector lanes, cpu/lanes.hpp). `picks`: f slots.
 GRAPHTIER_HD void floyd_small(const int64_t* t, int64_t begin, int64_t d, int f, int64_t* picks, int64_t* out) {
   for (int i = 0; i < f; ++i) {
     bool kept = false;
