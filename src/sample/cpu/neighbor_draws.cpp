@@ -126,7 +126,7 @@ void draw_floyd_group(const DrawContext& ctx, std::span<const NodeColumn> column
   int64_t total = 0;
   for (std::size_t k = 0; k < columns.size(); ++k) {
     const NodeColumn& c = columns[k];
-    counts[k] = std::min(f, c.degree);
+    counts[k] = nbr::sample_count(f, false, false, c.degree, c.degree);  // f, or the whole column
     total += counts[k];
     if (f >= c.degree) continue;
     for (int64_t p = 0; p < pairs; ++p) index[calls++] = node_pair_index(c.node, p);

@@ -37,7 +37,7 @@ struct NodeColumn {
 
 /// draw_neighbours for up to kFloydGroup nodes in a row when floyd_groups(ctx): every Floyd draw of
 /// the group comes from one sweep of the Philox calls over the CPU's vector lanes
-/// (cpu/philox_lanes.hpp), the same bits node_pair_bits gives. counts[k]: what column k appended.
+/// (cpu/lanes.hpp), the same bits node_pair_bits gives. counts[k]: what column k appended.
 void draw_floyd_group(const DrawContext& ctx, std::span<const NodeColumn> columns, std::vector<int64_t>& out,
                       int64_t* counts);
 
