@@ -5,6 +5,7 @@
 #include <liburing.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -35,20 +36,30 @@ struct Rate {
   double rows_per_second = 0;
 };
 
-/// The raw limit: a bare liburing loop keeping `depth` random 4 KiB reads in flight.
-inline Rate raw_uring(const io::ReadFile& file, int depth, double seconds, uint64_t seed) {
+/// The raw limit: a bare liburing loop keeping `depth` random 4 KiB reads in flight, each into its
+/// slot's block; with `area_bytes` above depth blocks, each read lands in a block drawn at random
+/// from an area of that size (touched once before the loop), as a cache's fills land in its lines.
+inline Rate raw_uring(const io::ReadFile& file, int depth, double seconds, uint64_t seed, std::size_t area_bytes = 0) {
   io_uring ring{};
   if (const int rc = io_uring_queue_init(static_cast<unsigned>(depth), &ring, 0); rc < 0) {
     throw Unsupported(detail::concat("io_uring_queue_init failed: ", std::strerror(-rc)));
   }
   const uint64_t blocks = file.size() / kBlock;
-  const DirectIoBuffer buffers = allocate_direct_io_buffer(static_cast<std::size_t>(depth) * kBlock);
+  const std::size_t area_blocks = std::max<std::size_t>(static_cast<std::size_t>(depth), area_bytes / kBlock);
+  const DirectIoBuffer buffers = allocate_direct_io_buffer(area_blocks * kBlock);
+  std::memset(buffers.get(), 0, area_blocks * kBlock);
   std::vector<Clock::time_point> submitted(static_cast<std::size_t>(depth));
   uint64_t draw = 0;
   const auto submit = [&](int slot, Clock::time_point now) {
     io_uring_sqe* sqe = io_uring_get_sqe(&ring);
     const uint64_t block = bounded_u64(philox_u64(seed, 0, draw++), blocks);
-    io_uring_prep_read(sqe, file.fd(), buffers.get() + static_cast<std::size_t>(slot) * kBlock, kBlock, block * kBlock);
+    // Distinct destinations for the reads in flight: slot s takes blocks s, s + depth, ...
+    const std::size_t line = area_blocks == static_cast<std::size_t>(depth)
+                                 ? static_cast<std::size_t>(slot)
+                                 : static_cast<std::size_t>(slot) +
+                                       static_cast<std::size_t>(depth) *
+                                           bounded_u64(philox_u64(seed, 1, draw), area_blocks / static_cast<std::size_t>(depth));
+    io_uring_prep_read(sqe, file.fd(), buffers.get() + line * kBlock, kBlock, block * kBlock);
     io_uring_sqe_set_data64(sqe, static_cast<uint64_t>(slot));
     submitted[static_cast<std::size_t>(slot)] = now;
   };

@@ -10,9 +10,11 @@
 //
 //   feature_bench --dir DATASET [--cpu 0] [--host-cache 256MiB] [--batch-rows 8192] [--seconds 10]
 //                 [--rounds 2] [--depth 0] [--threads 2] [--backend auto] [--only raw|gather]
+//                 [--raw-area 0]
 //
 // --only runs one of the two (bench/feature/gather_py_bench.py times the raw loop through it
-// beside its own gathers from Python).
+// beside its own gathers from Python). --raw-area lands the raw loop's reads in blocks drawn from
+// an area of that size (e.g. the host cache's), not in one block per read in flight.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -81,6 +83,7 @@ int main(int argc, char** argv) {
   int rounds = 2;
   int threads = 2;
   std::string only;  // "raw", "gather" or empty: both
+  int64_t raw_area = 0;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string arg = argv[i];
@@ -96,6 +99,7 @@ int main(int argc, char** argv) {
       else if (arg == "--threads") threads = std::stoi(value);
       else if (arg == "--backend") options.io_backend = io::parse_io_backend(value);
       else if (arg == "--only") only = value;
+      else if (arg == "--raw-area") raw_area = parse_bytes(value);
       else GRAPHTIER_EXPECTS(false, InvalidArgument, "unknown option ", arg);
     }
     GRAPHTIER_EXPECTS(!dir.empty(), InvalidArgument, "--dir is required");
@@ -113,13 +117,13 @@ int main(int argc, char** argv) {
     std::vector<Rate> raw, gathered;
     feature::GatherStats stats;
     for (int round = 0; round < rounds; ++round) {
-      if (only != "gather") raw.push_back(raw_uring(file, depth, seconds, 100 + static_cast<uint64_t>(round)));
+      if (only != "gather") raw.push_back(raw_uring(file, depth, seconds, 100 + static_cast<uint64_t>(round), static_cast<std::size_t>(raw_area)));
       if (only != "raw") {
         gathered.push_back(
             gather_rows(store, static_cast<std::size_t>(batch_rows), seconds, 200 + static_cast<uint64_t>(round), stats));
       }
     }
-    if (only.empty()) raw.push_back(raw_uring(file, depth, seconds, 100 + static_cast<uint64_t>(rounds)));
+    if (only.empty()) raw.push_back(raw_uring(file, depth, seconds, 100 + static_cast<uint64_t>(rounds), static_cast<std::size_t>(raw_area)));
 
     nlohmann::json j;
     j["dir"] = dir;

@@ -4,7 +4,8 @@ tensor), and a NeighborLoader's gathers (GraphSAGE [15,10,5] over the training i
 the same store), with no host tier and a 256 MiB host cache, everything else read from storage at the
 store's queue depth, each between two runs of the bare loop of random 4 KiB O_DIRECT reads of the
 same file at the same depth (`feature_bench --only raw`, bench/common/io_rates.hpp), as storage
-reads per second and their ratio to the mean of the two bare runs around it. `--load N` keeps N busy processes running beside every round
+reads per second and their ratio to the mean of the two bare runs around it (for the loader also
+`reading`, the share of the time the store's reading thread was in a read call). `--load N` keeps N busy processes running beside every round
 (the raw loop's and the gathers' alike): a fixed CPU load.
 
     python bench/feature/gather_py_bench.py DATASET [--seconds 5] [--rounds 3] [--batch-rows 8192]
@@ -64,16 +65,18 @@ def gather_iops(store, batch_rows, seconds, generator, reuse):
 
 def loader_iops(store, dataset, batch, seconds):
     """Storage reads per second of the store while a NeighborLoader (GraphSAGE [15,10,5], `batch`
-    training seeds) iterates over it, its features gathered through the loader's pipeline."""
+    training seeds) iterates over it, its features gathered through the loader's pipeline, and the
+    share of the time the store's reading thread was in a read call (the device's queue held reads)."""
     loader = graphtier.NeighborLoader(dataset, [15, 10, 5], batch, split="train", store=store, seed=0)
-    before = store.stats()["io"]["reads"]
+    before = store.stats()["io"]
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
         for _ in loader:
             if time.perf_counter() - start >= seconds:
                 break
     elapsed = time.perf_counter() - start
-    return (store.stats()["io"]["reads"] - before) / elapsed
+    after = store.stats()["io"]
+    return (after["reads"] - before["reads"]) / elapsed, (after["seconds"] - before["seconds"]) / elapsed
 
 
 def main():
@@ -109,8 +112,8 @@ def main():
             row = {"round": r}
             for name in TRIALS:
                 if name == "loader":
-                    iops = loader_iops(store, dataset, args.loader_batch, args.seconds)
-                    row[name] = {"iops": iops}
+                    iops, reading = loader_iops(store, dataset, args.loader_batch, args.seconds)
+                    row[name] = {"iops": iops, "reading": reading}
                 else:
                     iops, rows = gather_iops(store, args.batch_rows, args.seconds, generator, name == "gather_out")
                     row[name] = {"iops": iops, "rows_per_s": rows}
@@ -131,7 +134,8 @@ def main():
           f"call, {args.threads} gather threads, {args.load} busy processes beside, medians of {args.rounds} rounds: "
           f"raw {statistics.median(x for row in rounds for x in row['raw_iops']) / 1e3:.1f} K IOPS; gather / raw "
           f"{med['gather']:.2f} (a new tensor per call), {med['gather_out']:.2f} (into `out`), "
-          f"{med['loader']:.2f} (a NeighborLoader's gathers)")
+          f"{med['loader']:.2f} (a NeighborLoader's gathers, reading "
+          f"{statistics.median(row['loader']['reading'] for row in rounds):.3f} of the time)")
 
 
 if __name__ == "__main__":

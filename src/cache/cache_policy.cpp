@@ -83,12 +83,15 @@ int64_t CachePolicy::take_slot() {
   return victim;
 }
 
-LookupCounts CachePolicy::lookup(std::span<const int64_t> keys, std::span<int64_t> slots, std::span<LookupKind> kinds) {
+LookupCounts CachePolicy::lookup(std::span<const int64_t> keys, std::span<int64_t> slots, std::span<LookupKind> kinds,
+                                 bool continues) {
   GRAPHTIER_EXPECTS(slots.size() == keys.size() && kinds.size() == keys.size(), InvalidArgument,
                     "lookup of ", keys.size(), " keys needs as many slots and kinds, got ", slots.size(), " and ",
                     kinds.size());
-  ++stamp_;
-  used_unpinned_ = 0;
+  if (!continues) {
+    ++stamp_;
+    used_unpinned_ = 0;
+  }
   LookupCounts counts;
   for (std::size_t k = 0; k < keys.size(); ++k) {
     const int64_t key = keys[k];

@@ -2,6 +2,7 @@
 // where the output lives and whether GPU tiers exist.
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <span>
 
 #include "feature_store_impl.hpp"
@@ -33,7 +34,7 @@ void check_ids(std::span<const int64_t> ids, int64_t num_nodes) {
 }
 
 GatherStats FeatureStore::gather(std::span<const int64_t> ids, TensorView out, const DeviceIds& device_ids,
-                                 const CudaStream* output_after) {
+                                 const CudaStream* output_after, const std::function<void()>& after_lookup) {
   Impl& s = *impl_;
   const auto n = static_cast<int64_t>(ids.size());
   const graph::FeatureLayout& layout = s.host->layout();
@@ -59,20 +60,24 @@ GatherStats FeatureStore::gather(std::span<const int64_t> ids, TensorView out, c
   const std::lock_guard lock(s.gather_mutex);
   const auto start = std::chrono::steady_clock::now();
   GatherStats stats;
+  bool host_only = false;  // the host tiers call after_lookup themselves
   if (n > 0) {
 #if GRAPHTIER_WITH_CUDA
     if (on_gpu) {
       GRAPHTIER_EXPECTS(s.gpu != nullptr, Unsupported, "gather into device memory needs a GPU (none is visible)");
       cuda::gather(*s.gpu, *s.host, ids, out, stats, device_ids, output_after);
     } else {
-      s.host->gather(ids, static_cast<std::byte*>(out.data), stats);
+      host_only = true;
+      s.host->gather(ids, static_cast<std::byte*>(out.data), stats, after_lookup);
     }
 #else
     GRAPHTIER_EXPECTS(out.memory != MemoryKind::kDevice, Unsupported,
                       "gather into device memory needs a CUDA build (this one is CPU-only)");
-    s.host->gather(ids, static_cast<std::byte*>(out.data), stats);
+    host_only = true;
+    s.host->gather(ids, static_cast<std::byte*>(out.data), stats, after_lookup);
 #endif
   }
+  if (!host_only && after_lookup) after_lookup();
   stats.rows = n;
   stats.seconds = seconds_since(start);
   const std::lock_guard stats_lock(s.stats_mutex);

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -59,8 +60,11 @@ class HostTiers {
   /// out[k * row_bytes] = row ids[k], for ids the caller has checked, from the host rows, the
   /// host cache and storage (cpu/gather_cpu.cpp). Adds to `stats`. The caller serialises gathers
   /// (the store's gather lock): one gather at a time owns the scratch and the cache lines it
-  /// fills. On a failure no cache line claims a row it never received.
-  void gather(std::span<const int64_t> ids, std::byte* out, GatherStats& stats);
+  /// fills. On a failure no cache line claims a row it never received. `after_lookup`, if set, is
+  /// called once the host cache has looked every id up, on a thread of the pool while the reads
+  /// may still be in flight (FeatureStore::gather); not when the gather fails before that.
+  void gather(std::span<const int64_t> ids, std::byte* out, GatherStats& stats,
+              const std::function<void()>& after_lookup = {});
 
   /// Announces (+1) or consumes (-1) `ids` in the host cache's policy (the ids it does not cover
   /// are skipped). Returns the seconds it waited for the policy's lock, which a gather holds only
@@ -77,16 +81,23 @@ class HostTiers {
     std::vector<cache::LookupKind> kinds;
     std::vector<int64_t> stage_row;   // per storage position: the read it copies from (in read_ids), or -1
                                       // (a hit on a line filled before, or a bypass read into the output)
+    // The three lists below are sized to the keys and filled part after part (PlannedPart).
     std::vector<int64_t> hit_entries; // storage positions served from a cache line
     std::vector<int64_t> read_ids;    // one per fill or bypass
     std::vector<std::byte*> read_dst; // where each read lands: a fill's cache line, a bypass's output row
     std::unordered_map<int64_t, int64_t> staged_slot;  // line filled by this gather -> its read
     std::vector<int64_t> scatter_order;  // storage positions copied from a read (fills, hits on them), by read
   };
-  class CopyRounds;  // one planned gather's reads and copies (cpu/gather_cpu.cpp)
+  /// Where a planned part of the keys ends in the lists it appends to.
+  struct PlannedPart {
+    int64_t reads = 0;    // read_ids, read_dst
+    int64_t hits = 0;     // hit_entries
+    int64_t scatter = 0;  // scatter_order
+  };
+  class CopyRounds;  // one gather's lookup, reads and copies (cpu/gather_cpu.cpp)
 
-  cache::LookupCounts lookup_cache();
-  void plan_reads(std::byte* out);
+  PlannedPart plan_part(int64_t part, int64_t begin, int64_t end, std::byte* out, cache::LookupCounts& counts,
+                        const PlannedPart& before);
 
   std::string features_path_;
   graph::FeatureLayout layout_;

@@ -386,10 +386,14 @@ void Loader::Impl::gather_group(int64_t epoch, std::vector<Sampled>& group) {
     }
     // A stream-ordered output is ready for the store's streams after the output stream's work.
     const CudaStream output_after = output_stream ? output_stream->get() : CudaStream{};
+    // The group's announcements go back once the store has looked its ids up, while its reads are
+    // in flight: given back after the gather, the policy's bookkeeping (~3 ms of a 130 ms gather)
+    // left the device idle. A gather that fails first leaves them to run_gather's failure path.
     const feature::GatherStats done = store->gather(
         ids, TensorView::contiguous(output.buffer.get(), layout.dtype, {rows, layout.dim}, options.output, options.device),
-        device_ids, output_stream ? &output_after : nullptr);
-    for (Sampled& s : group) consume(s);
+        device_ids, output_stream ? &output_after : nullptr, [&] {
+          for (Sampled& s : group) consume(s);
+        });
     if (accumulator) accumulator->record(ids, done);
     const std::lock_guard lock(stats_mutex);
     stats.gather_seconds += seconds_since(t0);

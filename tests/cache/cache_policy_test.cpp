@@ -75,6 +75,28 @@ TEST(CachePolicyTest, ALookupNeverEvictsALineItUses) {
   }
 }
 
+TEST(CachePolicyTest, ALookupInPartsKeepsEveryPartsLines) {
+  for (const Eviction e : {Eviction::kClock, Eviction::kRandom}) {
+    CachePolicy policy(3, e, 5);
+    lookup(policy, {1, 2});
+    // A part that continues the lookup: 3 takes the free line; 4 and 5 find every line in use by
+    // the lookup's parts and bypass, and 1 still hits its line from the first part.
+    std::vector<int64_t> keys{3, 4, 5, 1};
+    std::vector<int64_t> slots(keys.size());
+    std::vector<LookupKind> kinds(keys.size());
+    const LookupCounts part = policy.lookup(keys, slots, kinds, /*continues=*/true);
+    EXPECT_EQ(part.fills, 1) << eviction_name(e);
+    EXPECT_EQ(part.bypasses, 2);
+    EXPECT_EQ(part.hits, 1);
+    EXPECT_EQ(policy.find(1), slots[3]);
+    EXPECT_NE(policy.find(2), -1);
+    // A new lookup may evict them again.
+    const Result r = lookup(policy, {4});
+    EXPECT_EQ(r.kinds[0], LookupKind::kFill);
+    EXPECT_EQ(policy.size(), 3);
+  }
+}
+
 TEST(CachePolicyTest, ZeroSlotsBypassEverything) {
   CachePolicy policy(0, Eviction::kClock);
   const Result r = lookup(policy, {1, 1, 2});

@@ -506,6 +506,58 @@ TEST(FeatureStoreTest, ConcurrentGathersAnnouncesAndConsumesOnATinyCache) {
   EXPECT_GT(gathers.load(), 30);
 }
 
+// after_lookup runs once per gather, after the cache has looked up every part of the ids: a
+// batch that gives its own announcements back there still finds the lines they pinned. A cache of
+// 3000 lines holds rows 0..2999, pinned by the batch's announcement; the batch asks for 3000 new
+// rows first (parts 0 and 1 of its lookup), then for those 3000. Consumed after the whole lookup,
+// the new rows bypass and the old ones hit; consumed before (or after the first part), the new
+// rows would evict the old ones, which would then miss.
+TEST(FeatureStoreTest, AfterLookupRunsOnceWithEveryPartLookedUp) {
+  const Watchdog watchdog(60);
+  ThreadPool pool(2);
+  constexpr int64_t kLines = 3000;
+  const std::string& dir = test::feature_dataset(8000, 8, DType::kFloat32, 0);
+  const auto row_bytes = static_cast<int64_t>(8 * sizeof(float));
+  FeatureStoreOptions options;
+  options.budgets.cpu_buffer = Budget::bytes(0);
+  options.budgets.host_cache = Budget::bytes(kLines * row_bytes);
+  options.io_depth = 8;
+  FeatureStore store(graph::Dataset::open(dir), options, pool);
+  ASSERT_EQ(store.tiers().host_cache_rows, kLines);
+  std::vector<int64_t> old_rows(kLines), batch;
+  for (int64_t v = 0; v < kLines; ++v) old_rows[static_cast<std::size_t>(v)] = v;
+  for (int64_t v = 5000; v < 5000 + kLines; ++v) batch.push_back(v);
+  batch.insert(batch.end(), old_rows.begin(), old_rows.end());
+  ASSERT_EQ(gather(store, old_rows), reference_rows(dir, old_rows));  // fills every line
+  store.window(batch, FeatureStore::kAnnounce);
+  int calls = 0;
+  std::vector<std::byte> out(batch.size() * static_cast<std::size_t>(row_bytes));
+  const GatherStats s = store.gather(batch,
+                                     TensorView::contiguous(out.data(), DType::kFloat32,
+                                                            {static_cast<int64_t>(batch.size()), 8}),
+                                     {}, nullptr, [&] {
+                                       ++calls;
+                                       store.window(batch, FeatureStore::kConsume);
+                                     });
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(out, reference_rows(dir, batch));
+  EXPECT_EQ(s.host_cache.rows, kLines);
+  EXPECT_EQ(s.cache_bypasses, kLines);
+  EXPECT_EQ(s.cache_fills, 0);
+  // Given back: the next batch's new rows may take those lines.
+  const std::vector<int64_t> next(batch.begin(), batch.begin() + kLines);
+  ASSERT_EQ(gather(store, next), reference_rows(dir, next));
+  EXPECT_EQ(store.last_gather().cache_fills, kLines);
+  // Called for a gather of no ids, not for one refused before its lookup.
+  store.gather({}, TensorView::contiguous(out.data(), DType::kFloat32, {0, 8}), {}, nullptr, [&] { ++calls; });
+  EXPECT_EQ(calls, 2);
+  const std::vector<int64_t> bad{1, 8000};
+  EXPECT_THROW(store.gather(bad, TensorView::contiguous(out.data(), DType::kFloat32, {2, 8}), {}, nullptr,
+                            [&] { ++calls; }),
+               OutOfRange);
+  EXPECT_EQ(calls, 2);
+}
+
 class FeatureFaultTest : public ::testing::TestWithParam<io::IoBackend> {
  protected:
   void SetUp() override {
@@ -603,7 +655,11 @@ TEST_P(FeatureFaultTest, AFailedReadWakesTheCopiesWaitingForLaterChunks) {
   }
   ASSERT_EQ(store.layout().row_stride, 4096);
   std::vector<std::byte> out(ids.size() * 4096);
-  EXPECT_THROW(store.gather(ids, TensorView::contiguous(out.data(), DType::kFloat32, {kMany, 1024})), IoError);
+  int after_lookup = 0;
+  EXPECT_THROW(store.gather(ids, TensorView::contiguous(out.data(), DType::kFloat32, {kMany, 1024}), {}, nullptr,
+                            [&] { ++after_lookup; }),
+               IoError);
+  EXPECT_EQ(after_lookup, 1) << "the lookup was done before the read failed";
   const std::vector<int64_t> good{0, kMany - 1, 4000, 17};
   EXPECT_EQ(gather(store, good), reference_rows(dir, good));
 }

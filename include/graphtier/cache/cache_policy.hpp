@@ -59,11 +59,13 @@ class CachePolicy {
   int64_t size() const noexcept { return static_cast<int64_t>(key_slot_.size()); }
 
   /// For every keys[k] (any non-negative id, repeats allowed) writes slots[k] and kinds[k]. A key
-  /// repeated within one call is given one fill and then hits on the same slot. Lines used by this
-  /// call are not evicted by it, so every slot returned stays valid until the next lookup: the
-  /// caller fills the kFill slots and then reads the kHit ones. slots and kinds must have
-  /// keys.size() elements (InvalidArgument).
-  LookupCounts lookup(std::span<const int64_t> keys, std::span<int64_t> slots, std::span<LookupKind> kinds);
+  /// repeated within one lookup is given one fill and then hits on the same slot. Lines used by
+  /// the lookup are not evicted by it, so every slot returned stays valid until the next lookup:
+  /// the caller fills the kFill slots and then reads the kHit ones. A call with `continues` goes on
+  /// with the previous call's lookup (its keys in parts, the lines of every part kept), else it
+  /// starts a new one. slots and kinds must have keys.size() elements (InvalidArgument).
+  LookupCounts lookup(std::span<const int64_t> keys, std::span<int64_t> slots, std::span<LookupKind> kinds,
+                      bool continues = false);
 
   /// The slot holding `key`, or -1; changes nothing (no reference bit).
   int64_t find(int64_t key) const;

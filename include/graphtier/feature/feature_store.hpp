@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -141,8 +142,14 @@ class FeatureStore {
   /// `output_after`, optional, for a device output: the output's memory is ready only after the
   /// work queued on that stream so far (a stream-ordered allocation, the waits for its previous
   /// owner's consumers); the tiers' streams wait for it on the device, the host does not.
+  ///
+  /// `after_lookup`, optional: called once, when the caches have looked every id up, so that the
+  /// caller's work on them (the loader gives the window's announcements of the gathered ids back)
+  /// runs while the host's reads are in flight, not after them; on a thread of `pool`. A gather
+  /// through the GPU tiers, or of no ids, calls it when done. Not called when the gather fails
+  /// before its lookups are done.
   GatherStats gather(std::span<const int64_t> ids, TensorView out, const DeviceIds& device_ids = {},
-                     const CudaStream* output_after = nullptr);
+                     const CudaStream* output_after = nullptr, const std::function<void()>& after_lookup = {});
 
   /// Window buffering for the dynamic caches: the ids of one minibatch sampled ahead (delta
   /// kAnnounce: each distinct id gains one announced use) or just gathered (kConsume: loses one,
