@@ -182,21 +182,25 @@ TEST(FeatureStoreTest, ByteExactForEveryTierCombinationDtypeAndLayout) {
 
 // More rows than one read chunk (2048): with a cache, chunks are read while the rows of earlier
 // ones are copied from their lines; without, every row is read into the output in one call.
+// Many parts of a lookup (7000 ids, parts of 2048), repeats across them (hits on lines an earlier
+// part fills), and pools of one thread (the job's tasks in order), two and three.
 TEST(FeatureStoreTest, LargeRequestsAreReadInChunksAndStayExact) {
   const Watchdog watchdog(60);
-  ThreadPool pool(2);
   const std::string& dir = test::feature_dataset(kNodes, 40, DType::kFloat16, 512);
-  for (const Combo& combo : combos()) {
-    SCOPED_TRACE(combo.name);
-    FeatureStoreOptions options;
-    options.budgets.cpu_buffer = combo.cpu;
-    options.budgets.host_cache = combo.host_cache;
-    options.io_depth = 8;
-    FeatureStore store(graph::Dataset::open(dir), options, pool);
-    for (uint64_t batch = 0; batch < 2; ++batch) {
-      const std::vector<int64_t> ids = uniform_ids(7000, kNodes, 40 + batch);
-      ASSERT_EQ(gather(store, ids), reference_rows(dir, ids));
-      expect_tier_rows_add_up(store.last_gather(), ids.size());
+  for (const int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    for (const Combo& combo : combos()) {
+      SCOPED_TRACE(std::string(combo.name) + ", threads " + std::to_string(threads));
+      FeatureStoreOptions options;
+      options.budgets.cpu_buffer = combo.cpu;
+      options.budgets.host_cache = combo.host_cache;
+      options.io_depth = 8;
+      FeatureStore store(graph::Dataset::open(dir), options, pool);
+      for (uint64_t batch = 0; batch < 2; ++batch) {
+        const std::vector<int64_t> ids = uniform_ids(7000, kNodes, 40 + batch);
+        ASSERT_EQ(gather(store, ids), reference_rows(dir, ids));
+        expect_tier_rows_add_up(store.last_gather(), ids.size());
+      }
     }
   }
 }
