@@ -93,6 +93,13 @@ NpyArray NpyArray::open(SourcePtr source) {
   return NpyArray(std::move(source), std::move(header));
 }
 
+int64_t NpyArray::dim(int axis) const {
+  if (axis < 0 || axis >= ndim()) {
+    throw FormatError(name(), concat("has shape ", header_.shape_string(), ", which has no axis ", axis));
+  }
+  return header_.shape[static_cast<std::size_t>(axis)];
+}
+
 NpyArray NpyArray::raw(SourcePtr source, NpyType type, std::vector<int64_t> shape) {
   NpyHeader header;
   header.type = type;

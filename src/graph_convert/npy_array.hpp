@@ -25,7 +25,9 @@ class NpyArray {
   const std::string& name() const noexcept { return source_->name(); }
   const ByteSource& source() const noexcept { return *source_; }
   int ndim() const noexcept { return static_cast<int>(header_.shape.size()); }
-  int64_t dim(int axis) const { return header_.shape.at(static_cast<std::size_t>(axis)); }
+  /// The size of axis `axis`; FormatError naming the array when it has no such axis (a 0-d array
+  /// where a column was expected).
+  int64_t dim(int axis) const;
 
   /// A stream of the elements in storage order, starting at element `first`.
   NpyReader reader(int64_t first = 0) const;

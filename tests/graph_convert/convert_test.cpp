@@ -1056,6 +1056,18 @@ TEST_F(ConvertTest, IgbNpyLayout) {
   EXPECT_EQ(to_vector(p.split(Split::kTest)), (std::vector<int64_t>{3}));
 }
 
+// A label file that is a 0-d array (a scalar, found by the igb fuzzer) is refused naming the file
+// and its shape, not an out-of-range error from its missing axis.
+TEST_F(ConvertTest, IgbLabelsOfNoAxisAreRefusedNamingTheFile) {
+  const std::string processed = write_igb(path("igb"), "experimental", true);
+  write_npy_file(processed + "/paper/node_label_19.npy", NpyType::kFloat32, {}, std::vector<float>{3});
+  IgbInput in;
+  in.root = path("igb");
+  in.size = "experimental";
+  const std::string what = error_of([&] { convert_igb(in, out(), {}, pool_); });
+  expect_mentions(what, {processed + "/paper/node_label_19.npy", "()", "no axis 0"});
+}
+
 /// large and full store features and labels as header-less float32 (np.memmap); large without
 /// files of its own reads the first rows of full's.
 TEST_F(ConvertTest, IgbRawFloat32Files) {
