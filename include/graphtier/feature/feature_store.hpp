@@ -147,7 +147,8 @@ class FeatureStore {
   /// caller's work on them (the loader gives the window's announcements of the gathered ids back)
   /// runs while the host's reads are in flight, not after them; on a thread of `pool`. A gather
   /// through the GPU tiers, or of no ids, calls it when done. Not called when the gather fails
-  /// before its lookups are done.
+  /// before its lookups are done. It may call window(), not gather() (whose lock the gather holds)
+  /// nor anything that runs on `pool` (ThreadPool is not reentrant).
   GatherStats gather(std::span<const int64_t> ids, TensorView out, const DeviceIds& device_ids = {},
                      const CudaStream* output_after = nullptr, const std::function<void()>& after_lookup = {});
 
