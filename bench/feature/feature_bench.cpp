@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
   int rounds = 2;
   int threads = 2;
   std::string only;  // "raw", "gather" or empty: both
-  int64_t raw_area = 0;
+  std::size_t raw_area = 0;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string arg = argv[i];
@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
       else if (arg == "--threads") threads = std::stoi(value);
       else if (arg == "--backend") options.io_backend = io::parse_io_backend(value);
       else if (arg == "--only") only = value;
-      else if (arg == "--raw-area") raw_area = parse_bytes(value);
+      else if (arg == "--raw-area") raw_area = static_cast<std::size_t>(parse_bytes(value));
       else GRAPHTIER_EXPECTS(false, InvalidArgument, "unknown option ", arg);
     }
     GRAPHTIER_EXPECTS(!dir.empty(), InvalidArgument, "--dir is required");
@@ -117,13 +117,13 @@ int main(int argc, char** argv) {
     std::vector<Rate> raw, gathered;
     feature::GatherStats stats;
     for (int round = 0; round < rounds; ++round) {
-      if (only != "gather") raw.push_back(raw_uring(file, depth, seconds, 100 + static_cast<uint64_t>(round), static_cast<std::size_t>(raw_area)));
+      if (only != "gather") raw.push_back(raw_uring(file, depth, seconds, 100 + static_cast<uint64_t>(round), raw_area));
       if (only != "raw") {
         gathered.push_back(
             gather_rows(store, static_cast<std::size_t>(batch_rows), seconds, 200 + static_cast<uint64_t>(round), stats));
       }
     }
-    if (only.empty()) raw.push_back(raw_uring(file, depth, seconds, 100 + static_cast<uint64_t>(rounds), static_cast<std::size_t>(raw_area)));
+    if (only.empty()) raw.push_back(raw_uring(file, depth, seconds, 100 + static_cast<uint64_t>(rounds), raw_area));
 
     nlohmann::json j;
     j["dir"] = dir;

@@ -96,7 +96,7 @@ class HostTiers {
   };
   class CopyRounds;  // one gather's lookup, reads and copies (cpu/gather_cpu.cpp)
 
-  PlannedPart plan_part(int64_t part, int64_t begin, int64_t end, std::byte* out, cache::LookupCounts& counts,
+  PlannedPart plan_part(int64_t begin, int64_t end, std::byte* out, cache::LookupCounts& counts,
                         const PlannedPart& before);
 
   std::string features_path_;

@@ -26,8 +26,8 @@ constexpr int64_t kKeysPerLookup = 2048;
 
 }  // namespace
 
-/// Plans the storage keys [begin, end) of the gather after the host cache's lookup of them, the
-/// part `part` of the gather's one lookup (continued across parts, so that no part evicts a line
+/// Plans the storage keys [begin, end) of the gather after the host cache's lookup of them, a
+/// part of the gather's one lookup (continued after the first part, so that no part evicts a line
 /// an earlier one uses): one read per fill and per bypass (`read_ids`, `read_dst`), appended: a
 /// fill's lands in its cache line (aligned lines of whole blocks: read in place, so the row is
 /// copied once, to the output), a bypass's in its output row (in place when that is aligned for
@@ -35,8 +35,8 @@ constexpr int64_t kKeysPerLookup = 2048;
 /// (`hit_entries`), and the rows copied from a read (`stage_row`) in read order (`scatter_order`),
 /// so that the rows of one read chunk are one range of it. A hit on a line this gather fills is
 /// served after the fill's read: the line holds nothing before it. Returns the part's end marks.
-HostTiers::PlannedPart HostTiers::plan_part(int64_t part, int64_t begin, int64_t end, std::byte* out,
-                                            cache::LookupCounts& counts, const PlannedPart& before) {
+HostTiers::PlannedPart HostTiers::plan_part(int64_t begin, int64_t end, std::byte* out, cache::LookupCounts& counts,
+                                            const PlannedPart& before) {
   Scratch& sc = scratch_;
   const auto row_bytes = static_cast<std::size_t>(layout_.row_bytes());
   const auto b = static_cast<std::size_t>(begin), n = static_cast<std::size_t>(end - begin);
@@ -46,7 +46,7 @@ HostTiers::PlannedPart HostTiers::plan_part(int64_t part, int64_t begin, int64_t
     const std::lock_guard lock(policy_mutex_);
     const cache::LookupCounts c = cache_.policy().lookup(std::span<const int64_t>(sc.keys).subspan(b, n),
                                                          std::span<int64_t>(sc.slots).subspan(b, n),
-                                                         std::span<cache::LookupKind>(sc.kinds).subspan(b, n), part > 0);
+                                                         std::span<cache::LookupKind>(sc.kinds).subspan(b, n), begin > 0);
     counts.hits += c.hits;
     counts.fills += c.fills;
     counts.bypasses += c.bypasses;
@@ -107,14 +107,11 @@ class HostTiers::CopyRounds {
         row_bytes_(static_cast<std::size_t>(tiers.layout_.row_bytes())),
         rows_per_task_(std::max<int64_t>(1, kCopyBytesPerTask / static_cast<int64_t>(row_bytes_))),
         keys_(static_cast<int64_t>(sc_.keys.size())),
-        // Without a cache every key is a bypass read into the output: one part, and one read call
-        // whose queue drains once (nothing waits for a chunk).
+        // Without a cache every key is a bypass read into the output: one part.
         keys_per_part_(tiers.cache_.num_lines() > 0 ? kKeysPerLookup : std::max<int64_t>(1, keys_)),
         parts_((keys_ + keys_per_part_ - 1) / keys_per_part_),
         tasks_per_part_((std::min(keys_, keys_per_part_) + rows_per_task_ - 1) / rows_per_task_),
-        chunk_rows_(tiers.cache_.num_lines() > 0
-                        ? std::max<int64_t>(kMinRowsPerReadChunk, int64_t{32} * tiers.storage_->depth())
-                        : std::max<int64_t>(1, keys_)),
+        chunk_rows_(std::max<int64_t>(kMinRowsPerReadChunk, int64_t{32} * tiers.storage_->depth())),
         planned_(static_cast<std::size_t>(parts_)) {}
 
   void run() {
@@ -181,7 +178,7 @@ class HostTiers::CopyRounds {
       PlannedPart marks;
       for (int64_t part = 0; part < parts_; ++part) {
         const int64_t begin = part * keys_per_part_;
-        marks = tiers_.plan_part(part, begin, std::min(keys_, begin + keys_per_part_), out_, counts_, marks);
+        marks = tiers_.plan_part(begin, std::min(keys_, begin + keys_per_part_), out_, counts_, marks);
         {
           const std::lock_guard lock(progress_mutex_);
           planned_[static_cast<std::size_t>(part)] = marks;
@@ -202,14 +199,18 @@ class HostTiers::CopyRounds {
       int64_t done = 0;
       for (;;) {
         int64_t planned = 0;
+        bool nothing_waits = false;  // every part planned, and no row copied from a read
         {
           std::unique_lock lock(progress_mutex_);
           progress_.wait(lock, [&] { return failed_ || parts_planned_ == parts_ || planned_reads() > done; });
           if (failed_) return;  // the planner's error is the job's
           planned = planned_reads();
           if (planned == done) return;  // every part planned and read
+          nothing_waits = parts_planned_ == parts_ && planned_.back().scatter == 0;
         }
-        const int64_t end = std::min(planned, done + chunk_rows_);
+        // Every read lands where it is used (no cache, or every line pinned): one read call, whose
+        // queue drains once.
+        const int64_t end = nothing_waits ? planned : std::min(planned, done + chunk_rows_);
         const auto start = Clock::now();
         const auto b = static_cast<std::size_t>(done), n = static_cast<std::size_t>(end - done);
         io_ += tiers_.storage_->read(std::span<const int64_t>(sc_.read_ids).subspan(b, n),
