@@ -2,7 +2,8 @@
 the layers drawn by the owners of the rows (issue 28) and with whole rows fetched (before).
 
 P Gloo processes (c = 1: every rank's topology is one block row of P) each sample `--steps`
-minibatches of GraphSAGE (bulk 0, one minibatch per exchange) on a generated power-law graph
+minibatches of GraphSAGE (bulk 0, one minibatch per exchange; `--bulk k`: the bulk matrix sampler,
+k minibatches per exchange) on a generated power-law graph
 (`graphtier generate`, R-MAT): with owner_draws=False (row fetch), without and with the rows of
 earlier layers kept, with those and the row cache across calls (`--row-cache` bytes: RowCache), and
 with the cost model's pick (the owners draw every layer whose fanout is >= 1). Per layer, summed
@@ -16,7 +17,7 @@ and moved / sampled, the goal being <= 1.5. Also the seconds per minibatch of sa
 the ranks and steps), on whatever the machine is doing besides.
 
     python bench/distributed/sample_traffic.py --work /tmp/traffic [--nodes 200K --edges 4M --fanouts 10,5]
-        [--row-cache 67108864]
+        [--row-cache 67108864] [--bulk 4]
 """
 
 from __future__ import annotations
@@ -75,8 +76,9 @@ def _worker(rank, world, port, part_dir, args, queue):
         fanouts = [int(f) for f in args["fanouts"].split(",")]
         out = {}
         for name, owner_draws, forget, row_cache in VARIANTS:
-            sampler = LayerCounting(part, grid, "neighbor", fanouts, args["batch_size"], seed=0, groups=groups,
-                                    owner_draws=owner_draws, row_cache=args["row_cache"] if row_cache else 0)
+            sampler = LayerCounting(part, grid, "neighbor", fanouts, args["batch_size"], seed=0, bulk=args["bulk"],
+                                    groups=groups, owner_draws=owner_draws,
+                                    row_cache=args["row_cache"] if row_cache else 0)
             sampler.forget = forget
             sampler.last_rows, sampler.reuse = None, [0, 0]
             sampler.layer_bytes = [0] * len(fanouts)
@@ -111,6 +113,8 @@ def main(argv=None) -> int:
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--steps", type=int, default=8)
     p.add_argument("--row-cache", type=int, default=64 << 20, help="the row cache's bytes in its column")
+    p.add_argument("--bulk", type=int, default=0, help="minibatches per call of the bulk matrix sampler (0: one "
+                   "at a time)")
     p.add_argument("--json")
     a = p.parse_args(argv)
     os.makedirs(a.work, exist_ok=True)
@@ -118,7 +122,8 @@ def main(argv=None) -> int:
     if not os.path.isdir(data):
         subprocess.run([a.cli, "-q", "generate", "-o", data, "--nodes", a.nodes, "--edges", a.edges, "--no-features",
                         "--classes", "16", "--seed", "7"], check=True)
-    args = {"fanouts": a.fanouts, "batch_size": a.batch_size, "steps": a.steps, "row_cache": a.row_cache}
+    args = {"fanouts": a.fanouts, "batch_size": a.batch_size, "steps": a.steps, "row_cache": a.row_cache,
+            "bulk": a.bulk}
     fanouts = a.fanouts.split(",")
     rows = []
     print("| P | layer (fanout) | sampled edges from other rows, per minibatch | moved / sampled bytes: row fetch "

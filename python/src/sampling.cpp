@@ -253,7 +253,7 @@ void bind_sampling(nb::module_& m) {
   m.def(
       "draw_rows",
       [](const DatasetHandle& dataset, const IdArray& nodes, const IdArray& segment_sizes, const IdArray& streams,
-         int layer, int64_t fanout, bool replace, uint64_t seed, int64_t edge_offset) {
+         int layer, int64_t fanout, bool replace, uint64_t seed, int64_t edge_offset, bool bulk) {
         const std::vector<int64_t> n = to_vector(nodes), sizes = to_vector(segment_sizes);
         std::vector<uint64_t> layer_streams;
         for (int64_t k = 0; k < static_cast<int64_t>(streams.shape(0)); ++k) {
@@ -262,18 +262,20 @@ void bind_sampling(nb::module_& m) {
         sample::RowDraws draws;
         {
           nb::gil_scoped_release release;
-          draws = sample::draw_rows(graph::CscView::of(*dataset.dataset), edge_offset, n, sizes, layer_streams, fanout,
-                                    replace, seed);
+          const auto draw = bulk ? sample::draw_bulk_rows : sample::draw_rows;
+          draws = draw(graph::CscView::of(*dataset.dataset), edge_offset, n, sizes, layer_streams, fanout, replace, seed,
+                       nullptr);
         }
         return nb::make_tuple(owned_tensor(std::move(draws.counts)), owned_tensor(std::move(draws.neighbors)),
                               owned_tensor(std::move(draws.edge_ids)));
       },
       nb::arg("dataset"), nb::arg("nodes").noconvert(), nb::arg("segment_sizes").noconvert(),
       nb::arg("streams").noconvert(), nb::arg("layer"), nb::arg("fanout"), nb::arg("replace"), nb::arg("seed"),
-      nb::arg("edge_offset"),
-      "GraphSAGE's layer drawn by the owner of the rows (graphtier/sample/row_sampling.hpp, draw_rows): "
-      "segment s = the next segment_sizes[s] nodes, drawn from layer `layer` of minibatch stream streams[s] "
-      "(its uint64 bits as int64). Returns (counts [n], neighbours, edge ids), int64.");
+      nb::arg("edge_offset"), nb::kw_only(), nb::arg("bulk") = false,
+      "GraphSAGE's layer drawn by the owner of the rows (graphtier/sample/row_sampling.hpp, draw_rows; with "
+      "bulk=True draw_bulk_rows, the bulk matrix sampler's draws): segment s = the next segment_sizes[s] nodes, "
+      "drawn from layer `layer` of minibatch stream streams[s] (its uint64 bits as int64). Returns (counts [n], "
+      "neighbours, edge ids), int64.");
   m.def(
       "neighbor_blocks_of_draws",
       [](const std::vector<IdArray>& dsts, const IdArray& request_nodes, const IdArray& request_batches,

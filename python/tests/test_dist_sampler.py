@@ -24,10 +24,11 @@ MODES = ("replicated", "partitioned")
 # (bulk, group, owner_draws, row_cache): the DistSampler variants, each compared with the loader of
 # the same bulk. None: the cost model's pick per layer (GraphSAGE [4, -1]: the owners draw layer 0,
 # rows are fetched for layer 1); False: rows fetched everywhere; True: the owners draw every GraphSAGE
-# layer. row_cache: the default (all of Cora's rows fit), none, and 3 KiB (a few dozen rows: the
+# layer (bulk 3: the bulk matrix sampler's draws, made by the owners). row_cache: the default (all of Cora's rows fit), none, and 3 KiB (a few dozen rows: the
 # cache drops rows and refuses the ids above them).
 VARIANTS = [(0, 1, None, 64 << 20), (0, 3, None, 64 << 20), (3, 1, None, 64 << 20), (0, 1, False, 64 << 20),
-            (0, 3, True, 64 << 20), (0, 1, False, 0), (0, 1, False, 3072), (3, 1, None, 3072)]
+            (0, 3, True, 64 << 20), (0, 1, False, 0), (0, 1, False, 3072), (3, 1, None, 3072), (3, 1, True, 64 << 20),
+            (3, 1, False, 3072)]
 
 
 def _variants(method):
@@ -203,9 +204,9 @@ def test_replicated_single_rank_runs_without_a_process_group(partitions):
         DistSampler(part, grid, "ladies", [-1], BATCH, bulk=2)
     with pytest.raises(ValueError, match="process grid is rank 0 of 2"):
         DistSampler(part, ProcessGrid(2, 1, 0), "neighbor", [2], BATCH)
-    for method, bulk in (("ladies", 0), ("neighbor", 2)):
-        with pytest.raises(ValueError, match="owner_draws: the owners draw GraphSAGE's layers with bulk 0 only"):
-            DistSampler(part, grid, method, [2], BATCH, bulk=bulk, owner_draws=True)
+    for bulk in (0, 2):
+        with pytest.raises(ValueError, match="owner_draws: the owners draw GraphSAGE's layers only"):
+            DistSampler(part, grid, "ladies", [2], BATCH, bulk=bulk, owner_draws=True)
 
 
 def test_the_cost_model_picks_owner_draws_for_graphsage_fanouts_and_rows_otherwise(partitions):
@@ -217,7 +218,7 @@ def test_the_cost_model_picks_owner_draws_for_graphsage_fanouts_and_rows_otherwi
     assert picks(method="neighbor", fanouts=[4, -1]) == [True, False]  # -1: the whole row is the sample
     assert picks(method="neighbor", fanouts=[4, -1], owner_draws=True) == [True, True]
     assert picks(method="neighbor", fanouts=[4, 3], owner_draws=False) == [False, False]
-    assert picks(method="neighbor", fanouts=[4, 3], bulk=2) == [False, False]  # bulk draws on merged matrix rows
+    assert picks(method="neighbor", fanouts=[4, -1], bulk=2) == [True, False]  # bulk: the same rule
     assert picks(method="ladies", fanouts=[4, 3]) == [False, False]  # column weights need whole rows
     replicated = Partition.open(partitions[(1, 1, "replicated")], 0)
     assert not DistSampler(replicated, grid, "neighbor", [4, 3], owner_draws=True).draws_at_owners(0)
@@ -252,8 +253,20 @@ def test_layer_on_fetched_rows_rejects_a_dst_without_its_row(cora):
     with pytest.raises(ValueError, match="dst node 8 of batch 0 has no draws"):
         _core.neighbor_blocks_of_draws([torch.tensor([8])], nodes, torch.tensor([0, 0, 0]), counts, neighbors,
                                        edge_ids)
+    # bulk=True: the bulk matrix sampler's draws, which assemble into sample_bulk_layer's blocks.
+    dsts = [torch.tensor([7, 3]), torch.tensor([11])]
+    counts, neighbors, edge_ids = _core.draw_rows(dataset, nodes, torch.tensor([2, 1]), torch.tensor([5, 6]), 0, 1,
+                                                  False, 0, 0, bulk=True)
+    got = _core.neighbor_blocks_of_draws(dsts, nodes, torch.tensor([0, 0, 1]), counts, neighbors, edge_ids)
+    want = _core.sample_bulk_layer(nodes, indptr, indices, first_edge, dsts, [5, 6], "neighbor", [1], False, 0, 0)
+    for g, w in zip(got, want):
+        assert g["num_dst"] == w["num_dst"]
+        for key in ("src_nodes", "indptr", "indices", "edge_ids"):
+            assert torch.equal(g[key], w[key]), key
     with pytest.raises(ValueError, match="the segments hold 2 requests, 3 nodes"):
         _core.draw_rows(dataset, nodes, torch.tensor([2]), torch.tensor([5]), 0, 2, False, 0, 0)
+    with pytest.raises(ValueError, match="draw_bulk_rows: the segments hold 2 requests, 3 nodes"):
+        _core.draw_rows(dataset, nodes, torch.tensor([2]), torch.tensor([5]), 0, 2, False, 0, 0, bulk=True)
     with pytest.raises(IndexError, match="outside"):
         _core.draw_rows(dataset, torch.tensor([dataset.num_nodes]), torch.tensor([1]), torch.tensor([5]), 0, 2,
                         False, 0, 0)

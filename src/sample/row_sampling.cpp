@@ -4,6 +4,7 @@
 #include "graphtier/sample/row_sampling.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <variant>
 
 #include "graphtier/core/error.hpp"
@@ -91,6 +92,28 @@ void check_draw_count(int64_t count, const char* what) {
                     ": expected -1 (all), 0, or a count below 2^24");
 }
 
+/// draw_rows' and draw_bulk_rows' checks of the requests (`what` names the function).
+void check_draw_requests(const graph::CscView& csc, int64_t edge_offset, std::span<const int64_t> nodes,
+                         std::span<const int64_t> segment_sizes, std::span<const uint64_t> layer_streams,
+                         int64_t fanout, const char* what) {
+  csc.check_shape(what);
+  check_draw_count(fanout, "fanout");
+  GRAPHTIER_EXPECTS(edge_offset >= 0, InvalidArgument, what, ": edge_offset is ", edge_offset, ", expected >= 0");
+  GRAPHTIER_EXPECTS(segment_sizes.size() == layer_streams.size(), InvalidArgument, what, ": ", segment_sizes.size(),
+                    " segments, ", layer_streams.size(), " streams (one per segment)");
+  int64_t total = 0;
+  for (const int64_t size : segment_sizes) {
+    GRAPHTIER_EXPECTS(size >= 0, InvalidArgument, what, ": a segment of ", size, " requests");
+    total += size;
+  }
+  GRAPHTIER_EXPECTS(total == static_cast<int64_t>(nodes.size()), InvalidArgument, what, ": the segments hold ", total,
+                    " requests, ", nodes.size(), " nodes were given");
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    GRAPHTIER_EXPECTS(nodes[k] >= 0 && nodes[k] < csc.num_nodes(), OutOfRange, what, ": node ", nodes[k],
+                      " (request ", k, ") is outside [0, ", csc.num_nodes(), ")");
+  }
+}
+
 }  // namespace
 
 Block sample_neighbor_layer(const NeighborRows& rows, std::span<const int64_t> dst, int64_t fanout, bool replace,
@@ -105,22 +128,7 @@ Block sample_neighbor_layer(const NeighborRows& rows, std::span<const int64_t> d
 RowDraws draw_rows(const graph::CscView& csc, int64_t edge_offset, std::span<const int64_t> nodes,
                    std::span<const int64_t> segment_sizes, std::span<const uint64_t> layer_streams, int64_t fanout,
                    bool replace, uint64_t seed, ThreadPool* pool) {
-  csc.check_shape("draw_rows graph");
-  check_draw_count(fanout, "fanout");
-  GRAPHTIER_EXPECTS(edge_offset >= 0, InvalidArgument, "draw_rows: edge_offset is ", edge_offset, ", expected >= 0");
-  GRAPHTIER_EXPECTS(segment_sizes.size() == layer_streams.size(), InvalidArgument, "draw_rows: ",
-                    segment_sizes.size(), " segments, ", layer_streams.size(), " streams (one per segment)");
-  int64_t total = 0;
-  for (const int64_t size : segment_sizes) {
-    GRAPHTIER_EXPECTS(size >= 0, InvalidArgument, "draw_rows: a segment of ", size, " requests");
-    total += size;
-  }
-  GRAPHTIER_EXPECTS(total == static_cast<int64_t>(nodes.size()), InvalidArgument, "draw_rows: the segments hold ",
-                    total, " requests, ", nodes.size(), " nodes were given");
-  for (std::size_t k = 0; k < nodes.size(); ++k) {
-    GRAPHTIER_EXPECTS(nodes[k] >= 0 && nodes[k] < csc.num_nodes(), OutOfRange, "draw_rows: node ", nodes[k],
-                      " (request ", k, ") is outside [0, ", csc.num_nodes(), ")");
-  }
+  check_draw_requests(csc, edge_offset, nodes, segment_sizes, layer_streams, fanout, "draw_rows");
   RowDraws out;
   out.counts.reserve(nodes.size());
   int64_t first = 0;
@@ -134,6 +142,37 @@ RowDraws draw_rows(const graph::CscView& csc, int64_t edge_offset, std::span<con
     out.neighbors.insert(out.neighbors.end(), draws.ids.begin(), draws.ids.end());
     out.edge_ids.insert(out.edge_ids.end(), draws.positions.begin(), draws.positions.end());
   }
+  return out;
+}
+
+RowDraws draw_bulk_rows(const graph::CscView& csc, int64_t edge_offset, std::span<const int64_t> nodes,
+                        std::span<const int64_t> segment_sizes, std::span<const uint64_t> layer_streams,
+                        int64_t fanout, bool replace, uint64_t seed, ThreadPool* pool) {
+  check_draw_requests(csc, edge_offset, nodes, segment_sizes, layer_streams, fanout, "draw_bulk_rows");
+  // The matrices of the distinct nodes asked for, as sample_bulk_layer builds them from the rows
+  // a requester fetches: the same merged entries and first positions, so the same draws.
+  std::vector<int64_t> distinct(nodes.begin(), nodes.end());
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  const NeighborRows rows = extract_rows(csc, distinct, edge_offset);
+  BulkMatrices m = build_bulk_matrices(rows, csc.num_nodes(), BulkAlgorithm::kGraphSage, pool);
+  cpu::add_row_units(m, rows.indptr, pool);
+
+  bulk::StackedFrontier frontier;
+  frontier.nodes.assign(nodes.begin(), nodes.end());
+  frontier.offsets.assign(segment_sizes.size() + 1, 0);
+  std::partial_sum(segment_sizes.begin(), segment_sizes.end(), frontier.offsets.begin() + 1);
+  frontier.layer_streams.assign(layer_streams.begin(), layer_streams.end());
+  frontier.matrix_rows.resize(nodes.size());
+  for (std::size_t r = 0; r < nodes.size(); ++r) {
+    frontier.matrix_rows[r] = std::lower_bound(distinct.begin(), distinct.end(), nodes[r]) - distinct.begin();
+  }
+  bulk::StackedDraws draws = cpu::graphsage_layer(m, frontier, fanout, replace, seed, /*edge_ids=*/true, pool);
+  RowDraws out;
+  out.counts.resize(nodes.size());
+  for (std::size_t r = 0; r < nodes.size(); ++r) out.counts[r] = draws.indptr[r + 1] - draws.indptr[r];
+  out.neighbors = std::move(draws.nodes);
+  out.edge_ids = std::move(draws.edge_ids);
   return out;
 }
 

@@ -142,11 +142,12 @@ TEST(RowSampling, NeighborLayersOnFetchedRowsEqualNeighborSampler) {
   }
 }
 
-/// One layer of k batches drawn by the owners (draw_rows on each block row, the requests of every
-/// batch sent to their owner in shuffled order, batch by batch) and assembled by the requester.
+/// One layer of k batches drawn by the owners (draw_rows, or draw_bulk_rows with `bulk`, on each
+/// block row, the requests of every batch sent to their owner in shuffled order, batch by batch)
+/// and assembled by the requester.
 std::vector<Block> owner_drawn_layer(const BlockRows& blocks, const std::vector<std::vector<int64_t>>& dsts,
                                      const std::vector<uint64_t>& layer_streams, int64_t fanout, bool replace,
-                                     uint64_t seed, uint64_t shuffle_seed, ThreadPool* pool) {
+                                     uint64_t seed, uint64_t shuffle_seed, ThreadPool* pool, bool bulk = false) {
   std::mt19937_64 rng(shuffle_seed);
   std::vector<int64_t> req_nodes, req_batches;
   RowDraws all;
@@ -163,8 +164,9 @@ std::vector<Block> owner_drawn_layer(const BlockRows& blocks, const std::vector<
       req_batches.insert(req_batches.end(), mine.size(), static_cast<int64_t>(b));
     }
     req_nodes.insert(req_nodes.end(), nodes.begin(), nodes.end());
-    const RowDraws d = draw_rows(blocks.csc(o), blocks.edge_offsets[o], nodes, sizes, layer_streams, fanout, replace,
-                                 seed, pool);
+    const auto draw = bulk ? draw_bulk_rows : draw_rows;
+    const RowDraws d = draw(blocks.csc(o), blocks.edge_offsets[o], nodes, sizes, layer_streams, fanout, replace, seed,
+                            pool);
     all.counts.insert(all.counts.end(), d.counts.begin(), d.counts.end());
     all.neighbors.insert(all.neighbors.end(), d.neighbors.begin(), d.neighbors.end());
     all.edge_ids.insert(all.edge_ids.end(), d.edge_ids.begin(), d.edge_ids.end());
@@ -336,6 +338,74 @@ TEST(RowSampling, BulkLayersOnFetchedRowsEqualBulkSampler) {
     const std::vector<MiniBatch> alone = bulk_on_fetched_rows(blocks, {seeds[1]}, {streams[1]}, o, nullptr);
     test::expect_same_minibatch(alone[0], want[1]);
   }
+}
+
+TEST(RowSampling, BulkGraphSageLayersDrawnByOwnersEqualBulkSampler) {
+  const OwnedGraph g = random_graph(kNodes, 15);
+  const BlockRows blocks(g, {0, 150, 151, 420, kNodes});
+  ThreadPool pool(3);
+  for (const bool replace : {false, true}) {
+    for (const auto& fanouts : std::vector<std::vector<int64_t>>{{5, 3}, {-1, 2, 0}, {0, 4}, {25, 25}}) {
+      BulkSamplerOptions o;
+      o.fanouts = fanouts;
+      o.replace = replace;
+      o.seed = 42;
+      const BulkSampler sampler(g.sample_graph(), o, &pool);
+      // Three batches of epoch 2, not consecutive, one of 300 seeds; batches share nodes, so one
+      // owner gets one node's requests in several segments.
+      std::vector<std::vector<int64_t>> dsts;
+      std::vector<uint64_t> streams;
+      for (const int64_t b : {1, 5, 9}) {
+        dsts.push_back(b == 5 ? seeds_of(2, 0, 300) : seeds_of(2, b, 37));
+        streams.push_back(minibatch_stream(2, b));
+      }
+      const std::vector<std::span<const int64_t>> spans(dsts.begin(), dsts.end());
+      const std::vector<MiniBatch> want = sampler.sample(spans, streams, &pool);
+      std::vector<MiniBatch> got(dsts.size());
+      for (std::size_t k = 0; k < dsts.size(); ++k) got[k].seeds = dsts[k];
+      for (std::size_t l = 0; l < fanouts.size(); ++l) {
+        std::vector<uint64_t> layer_streams;
+        for (const uint64_t s : streams) layer_streams.push_back(layer_stream(s, static_cast<int>(l)));
+        std::vector<Block> layer = owner_drawn_layer(blocks, dsts, layer_streams, fanouts[l], replace, o.seed, 3 + l,
+                                                     l % 2 ? &pool : nullptr, /*bulk=*/true);
+        for (std::size_t k = 0; k < dsts.size(); ++k) {
+          dsts[k] = layer[k].src_nodes;
+          got[k].blocks.push_back(std::move(layer[k]));
+        }
+      }
+      for (std::size_t k = 0; k < got.size(); ++k) {
+        SCOPED_TRACE("replace " + std::to_string(replace) + " batch " + std::to_string(k) + " fanouts[0] " +
+                     std::to_string(fanouts[0]));
+        test::expect_same_minibatch(got[k], want[k]);
+      }
+    }
+  }
+  // The bulk draws are not NeighborSampler's: the owners must draw by the bulk rule.
+  const std::vector<std::vector<int64_t>> dsts{seeds_of(2, 1, 37)};
+  const std::vector<uint64_t> one{layer_stream(minibatch_stream(2, 1), 0)};
+  EXPECT_NE(owner_drawn_layer(blocks, dsts, one, 5, false, 42, 3, nullptr, true)[0].indices,
+            owner_drawn_layer(blocks, dsts, one, 5, false, 42, 3, nullptr, false)[0].indices);
+}
+
+TEST(RowSampling, BulkOwnerDrawsRejectBadRequests) {
+  const OwnedGraph g = random_graph(kNodes, 13);
+  const BlockRows blocks(g, {0, 300, kNodes});
+  const std::vector<int64_t> nodes{1, 2, 3};
+  const std::vector<uint64_t> one{7}, two{7, 8};
+  const std::vector<int64_t> all{3};
+  EXPECT_THROW(draw_bulk_rows(blocks.csc(0), 0, nodes, all, two, 2, false, 1), InvalidArgument);
+  EXPECT_THROW(draw_bulk_rows(blocks.csc(0), 0, nodes, std::vector<int64_t>{2}, one, 2, false, 1), InvalidArgument);
+  EXPECT_THROW(draw_bulk_rows(blocks.csc(0), 0, std::vector<int64_t>{1, 2, kNodes}, all, one, 2, false, 1),
+               OutOfRange);
+  EXPECT_THROW(draw_bulk_rows(blocks.csc(0), 0, nodes, all, one, -2, false, 1), InvalidArgument);
+  EXPECT_THROW(draw_bulk_rows(blocks.csc(0), -1, nodes, all, one, 2, false, 1), InvalidArgument);
+  // A node asked for twice in one segment is drawn twice alike (its requests share the row).
+  const RowDraws d = draw_bulk_rows(blocks.csc(0), 0, std::vector<int64_t>{4, 4}, std::vector<int64_t>{2}, one, 3,
+                                    false, 1);
+  ASSERT_EQ(d.counts.size(), 2u);
+  EXPECT_EQ(d.counts[0], d.counts[1]);
+  const auto half = static_cast<std::ptrdiff_t>(d.counts[0]);
+  EXPECT_TRUE(std::equal(d.neighbors.begin(), d.neighbors.begin() + half, d.neighbors.begin() + half));
 }
 
 TEST(RowSampling, BulkLayerRejectsMissingRowsAndBadInput) {

@@ -60,10 +60,21 @@ RowDraws draw_rows(const graph::CscView& csc, int64_t edge_offset, std::span<con
                    std::span<const int64_t> segment_sizes, std::span<const uint64_t> layer_streams, int64_t fanout,
                    bool replace, uint64_t seed, ThreadPool* pool = nullptr);
 
+/// draw_rows for the bulk matrix GraphSAGE sampler (BulkSampler, bulk_sampler.hpp): the picks of
+/// row (b, v) of Q * A, v's distinct in-neighbours weighted by multiplicity, drawn from the
+/// segment's layer stream with key v, each with the global first CSC position of its edges, in the
+/// order BulkSampler emits them; requests of one node in several segments share its extracted row.
+/// neighbor_blocks_of_draws assembles them into the blocks of sample_bulk_layer (the bulk
+/// compaction is the same). Throws as draw_rows.
+RowDraws draw_bulk_rows(const graph::CscView& csc, int64_t edge_offset, std::span<const int64_t> nodes,
+                        std::span<const int64_t> segment_sizes, std::span<const uint64_t> layer_streams,
+                        int64_t fanout, bool replace, uint64_t seed, ThreadPool* pool = nullptr);
+
 /// The requester's side: the GraphSAGE blocks of k batches (batch b's dst nodes dsts_per_batch[b],
 /// distinct) from the owners' draws, request i being node request_nodes[i] of batch
 /// request_batches[i], its picks draws.counts[i] entries of draws (the requests in any order).
-/// Bit-identical to sample_neighbor_layer on the batch's rows (the same compaction). Throws
+/// Bit-identical to sample_neighbor_layer on the batch's rows (the same compaction), or, from
+/// draw_bulk_rows' picks, to sample_bulk_layer's blocks. Throws
 /// InvalidArgument for a dst node without a request or a request made twice, or shapes that
 /// disagree.
 std::vector<Block> neighbor_blocks_of_draws(std::span<const std::span<const int64_t>> dsts_per_batch,

@@ -17,11 +17,12 @@ drawn from its own stream, so the batches equal NeighborLoader / LayerLoader(bul
 - Graph partitioned (1.5D): a rank's graph/ holds only the in-edges of its block row. Per layer, the
   frontiers of the rank's next k minibatches (k = `bulk`, or `group` with bulk 0) go to the owners
   of those rows in its process column (ids out, all-to-allv), in one of two ways:
-  owner draws (GraphSAGE, bulk 0): each owner draws the layer for every (node, minibatch) it is
-    asked for, with the minibatch's stream, and replies with the picks only (their count, neighbour
-    ids and global edge ids); the requester assembles the blocks from them (_core.draw_rows,
-    _core.neighbor_blocks_of_draws);
-  row fetch (LADIES, whose column weights need whole rows; bulk; GraphSAGE's fanout -1): the union
+  owner draws (GraphSAGE, one at a time or bulk): each owner draws the layer for every (node,
+    minibatch) it is asked for, with the minibatch's stream, by the sampler's rule (NeighborSampler's,
+    or the bulk matrix sampler's on the node's merged row), and replies with the picks only (their
+    count, neighbour ids and global edge ids); the requester assembles the blocks from them
+    (_core.draw_rows, _core.neighbor_blocks_of_draws: both samplers compact alike);
+  row fetch (LADIES, whose column weights need whole rows; GraphSAGE's fanout -1): the union
     of the frontiers goes out, the owners reply with the rows (degree, global position of the first
     edge, neighbour ids), and the layer is drawn locally on the fetched rows. A row fetched for one
     layer is kept for the later layers of the call (a layer's dst nodes are the next one's first src
@@ -32,7 +33,8 @@ drawn from its own stream, so the batches equal NeighborLoader / LayerLoader(bul
 
   The cost model that picks the way (per layer; d a row's degree, f the fanout, 8-byte words):
   owner draws move 16 + 16 min(f, d) bytes per (node, minibatch) asked (the id out; the count, and
-  a neighbour id and an edge id per pick back), row fetch 32 + 8 d per distinct row not held yet
+  a neighbour id and an edge id per pick back; bulk: d counts distinct neighbours), row fetch
+  32 + 8 d per distinct row not held yet
   (the id out; degree, first position and d neighbour ids back). With f >= 1 the picks are at most
   f while power-law frontiers reach long rows (d >> f), so the owners draw; with f = -1 the sample
   is the whole row (16 + 16 d > 32 + 8 d for d > 2), so rows are fetched. `owner_draws` overrides
@@ -100,7 +102,7 @@ def _merge(a: Rows, b: Rows) -> Rows:
 
 class RowCache:
     """Rows fetched from other process rows, kept from one sampling call to the next (the
-    row-fetch path: LADIES, bulk, GraphSAGE's fanout -1), up to `budget` bytes: 8 per neighbour id
+    row-fetch path: LADIES, GraphSAGE's fanout -1), up to `budget` bytes: 8 per neighbour id
     and 24 per row (its id, indptr entry and first edge position). The lowest ids are kept: after
     `graphtier prepare` numbers nodes by hotness they are the rows most calls ask for, so the cache
     settles on the hottest remote rows that fit, and rows above the first id that did not fit are
@@ -183,7 +185,7 @@ class DistSampler:
     Gloo, the rank's GPU for NCCL). `relation_fanouts` ({"src:rel:dst": fanout per layer}, a typed
     dataset only) as NeighborLoader's: those relations' fanouts instead of `fanouts`. `owner_draws`
     (graph partitioned): None picks per layer by the cost model of the module docstring, False
-    fetches rows everywhere, True asks the owners to draw (GraphSAGE with bulk 0 only). The batches
+    fetches rows everywhere, True asks the owners to draw (GraphSAGE only). The batches
     are the same either way. `row_cache` (graph partitioned, row fetch): bytes of fetched rows kept
     from call to call (RowCache; 0 keeps a call's rows for that call only); the batches are the
     same for every budget.
@@ -218,9 +220,9 @@ class DistSampler:
             raise ValueError("group applies to bulk 0 only (bulk k fetches the rows of its k minibatches at once)")
         if bulk and method == "ladies" and min(fanouts) < 0:
             raise ValueError(f"fanouts {list(fanouts)}: bulk LADIES takes layer sizes >= 0")
-        if owner_draws and (method != "neighbor" or bulk):
-            raise ValueError("owner_draws: the owners draw GraphSAGE's layers with bulk 0 only (LADIES needs whole "
-                             "rows, bulk draws on merged matrix rows)")
+        if owner_draws and method != "neighbor":
+            raise ValueError("owner_draws: the owners draw GraphSAGE's layers only (LADIES' column weights need "
+                             "whole rows)")
         if row_cache < 0:
             raise ValueError(f"row_cache must be >= 0 bytes, got {row_cache}")
         if (grid.world, grid.replication, grid.rank) != (partition.ranks, partition.replication, partition.rank):
@@ -340,7 +342,7 @@ class DistSampler:
     def draws_at_owners(self, layer: int) -> bool:
         """Whether layer `layer` is drawn by the owners of the rows (the cost model of the module
         docstring, or `owner_draws`), else drawn here on fetched rows."""
-        if not self.partitioned or self.bulk or self.method != "neighbor" or self.owner_draws is False:
+        if not self.partitioned or self.method != "neighbor" or self.owner_draws is False:
             return False
         return bool(self.owner_draws) or self.fanouts[layer] >= 0
 
@@ -440,8 +442,9 @@ class DistSampler:
     def _draw_at_owners(self, dst: List[torch.Tensor], streams: List[int], layer: int) -> List[dict]:
         """GraphSAGE's layer drawn by the owners: each owner in the process column gets, per
         minibatch, the frontier nodes of its block row and the minibatch's stream, draws them as
-        this rank would on their rows (_core.draw_rows), and replies with the picks; the blocks are
-        assembled here (_core.neighbor_blocks_of_draws). Collective over the column."""
+        this rank would on their rows (_core.draw_rows; bulk: the bulk matrix sampler's draws), and
+        replies with the picks; the blocks are assembled here (_core.neighbor_blocks_of_draws).
+        Collective over the column."""
         group = self.groups.column
         rows, k = self.grid.rows, len(dst)
         nodes = torch.cat(dst) if dst else torch.empty(0, dtype=torch.int64)
@@ -465,7 +468,7 @@ class DistSampler:
             counts, neighbors, edge_ids = _core.draw_rows(self.dataset, part.contiguous(), msg[1:1 + m].contiguous(),
                                                           msg[1 + m:1 + 2 * m].contiguous(), layer,
                                                           self.fanouts[layer], self.replace, self.seed,
-                                                          self.partition.edge_offset)
+                                                          self.partition.edge_offset, bulk=bool(self.bulk))
             replies.append(torch.cat([counts, neighbors, edge_ids]))
         got = [t.cpu() for t in alltoallv(replies, group, self.stats, self.comm_device)]
         counts, neighbors, edge_ids = [], [], []
