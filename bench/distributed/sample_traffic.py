@@ -17,7 +17,7 @@ and moved / sampled, the goal being <= 1.5. Also the seconds per minibatch of sa
 the ranks and steps), on whatever the machine is doing besides.
 
     python bench/distributed/sample_traffic.py --work /tmp/traffic [--nodes 200K --edges 4M --fanouts 10,5]
-        [--row-cache 67108864] [--bulk 4]
+        [--row-cache 67108864] [--bulk 4] [--method ladies --fanouts 512,512]
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def _worker(rank, world, port, part_dir, args, queue):
         fanouts = [int(f) for f in args["fanouts"].split(",")]
         out = {}
         for name, owner_draws, forget, row_cache in VARIANTS:
-            sampler = LayerCounting(part, grid, "neighbor", fanouts, args["batch_size"], seed=0, bulk=args["bulk"],
+            sampler = LayerCounting(part, grid, args["method"], fanouts, args["batch_size"], seed=0, bulk=args["bulk"],
                                     groups=groups, owner_draws=owner_draws,
                                     row_cache=args["row_cache"] if row_cache else 0)
             sampler.forget = forget
@@ -115,6 +115,8 @@ def main(argv=None) -> int:
     p.add_argument("--row-cache", type=int, default=64 << 20, help="the row cache's bytes in its column")
     p.add_argument("--bulk", type=int, default=0, help="minibatches per call of the bulk matrix sampler (0: one "
                    "at a time)")
+    p.add_argument("--method", default="neighbor", choices=("neighbor", "ladies"),
+                   help="ladies: every variant fetches rows (the owners draw GraphSAGE only)")
     p.add_argument("--json")
     a = p.parse_args(argv)
     os.makedirs(a.work, exist_ok=True)
@@ -123,7 +125,7 @@ def main(argv=None) -> int:
         subprocess.run([a.cli, "-q", "generate", "-o", data, "--nodes", a.nodes, "--edges", a.edges, "--no-features",
                         "--classes", "16", "--seed", "7"], check=True)
     args = {"fanouts": a.fanouts, "batch_size": a.batch_size, "steps": a.steps, "row_cache": a.row_cache,
-            "bulk": a.bulk}
+            "bulk": a.bulk, "method": a.method}
     fanouts = a.fanouts.split(",")
     rows = []
     print("| P | layer (fanout) | sampled edges from other rows, per minibatch | moved / sampled bytes: row fetch "
