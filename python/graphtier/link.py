@@ -38,8 +38,8 @@ _SPLITS = {"train": "train", "val": "valid", "valid": "valid", "test": "test"}
 
 #: LinkNeighborLoader's `time_attr` values (the dataset's node_time.bin or edge_time.bin) and
 #: `temporal_strategy` values (include/graphtier/sample/temporal.hpp), for front ends to offer.
-TIME_ATTRS = ("node_time", "edge_time")
-TEMPORAL_STRATEGIES = ("uniform", "last")
+TIME_ATTRS = tuple(_core.temporal_names()["time_attrs"])
+TEMPORAL_STRATEGIES = tuple(_core.temporal_names()["strategies"])
 
 
 def link_split(dataset: _core.Dataset) -> Optional[dict]:

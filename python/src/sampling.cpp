@@ -20,6 +20,7 @@
 #include "graphtier/sample/random.hpp"
 #include "graphtier/sample/row_sampling.hpp"
 #include "graphtier/sample/sampler.hpp"
+#include "graphtier/sample/temporal.hpp"
 
 namespace graphtier::python {
 namespace {
@@ -155,6 +156,21 @@ void bind_sampling(nb::module_& m) {
       "{name: {\"replace\", \"bulk\", \"rows\"}} for every sampling method, in the engine's order: "
       "whether it draws with replacement on request, has a bulk matrix sampler, and draws a layer from "
       "fetched neighbour rows (the distributed sampler's methods).");
+  m.def(
+      "temporal_names",
+      [] {
+        const auto names = [](const auto& list) {
+          nb::list out;
+          for (const std::string_view name : list) out.append(nb::str(name.data(), name.size()));
+          return out;
+        };
+        nb::dict out;
+        out["time_attrs"] = names(sample::kTimeAttrNames);
+        out["strategies"] = names(sample::kTemporalStrategyNames);
+        return out;
+      },
+      "{\"time_attrs\": [...], \"strategies\": [...]}: the values of PyG's time_attr and temporal_strategy the "
+      "temporal samplers take (graphtier/sample/temporal.hpp), in the engine's order.");
   m.def(
       "shuffled_ids",
       [](const IdArray& ids, uint64_t seed, uint64_t epoch) {

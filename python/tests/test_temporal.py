@@ -153,6 +153,10 @@ def test_errors_name_the_problem(golden, cora):
         graphtier.NeighborLoader(ds, [2], 2, ids=[0, 5], time_attr="node_time", temporal_strategy="recent")
     with pytest.raises(ValueError, match="has no node times"):
         graphtier.NeighborLoader(graphtier.Dataset(cora), [2], 8, split="train", time_attr="node_time")
+    # The names front ends offer (graphtier.link's, from the engine) are the ones the loader takes.
+    assert "node_time" in graphtier.link.TIME_ATTRS and len(graphtier.link.TEMPORAL_STRATEGIES) == 2
+    for strategy in graphtier.link.TEMPORAL_STRATEGIES:
+        graphtier.NeighborLoader(ds, [2], 2, ids=[0, 5], time_attr="node_time", temporal_strategy=strategy)
 
 
 def test_uniform_keeps_every_edge_before_its_tree(synthetic, tmp_path):

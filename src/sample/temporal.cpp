@@ -12,13 +12,15 @@
 namespace graphtier::sample {
 
 std::string_view temporal_strategy_name(TemporalStrategy s) noexcept {
-  return s == TemporalStrategy::kLast ? "last" : "uniform";
+  return kTemporalStrategyNames[static_cast<std::size_t>(s)];
 }
 
 TemporalStrategy parse_temporal_strategy(std::string_view text) {
-  if (text == "uniform") return TemporalStrategy::kUniform;
-  if (text == "last") return TemporalStrategy::kLast;
-  throw InvalidArgument("unknown temporal strategy '" + detail::printable(text) + "' (expected uniform or last)");
+  for (std::size_t k = 0; k < kTemporalStrategyNames.size(); ++k) {
+    if (text == kTemporalStrategyNames[k]) return static_cast<TemporalStrategy>(k);
+  }
+  throw InvalidArgument(detail::concat("unknown temporal strategy '", detail::printable(text), "' (expected ",
+                                       kTemporalStrategyNames[0], " or ", kTemporalStrategyNames[1], ")"));
 }
 
 TemporalIndex TemporalIndex::build(const graph::CscView& csc, std::span<const int64_t> times, TimeSource source,
@@ -65,10 +67,11 @@ TemporalIndex TemporalIndex::build(const graph::CscView& csc, std::span<const in
 }
 
 TimeSource time_source(const graph::Dataset& dataset, std::string_view time_attr) {
-  GRAPHTIER_EXPECTS(time_attr == "node_time" || time_attr == "edge_time", InvalidArgument, "time_attr '",
-                    detail::printable(time_attr),
-                    "': expected \"node_time\" or \"edge_time\" (the dataset's node_time.bin or edge_time.bin)");
-  const bool edge = time_attr == "edge_time";
+  const auto [node_name, edge_name] = kTimeAttrNames;
+  GRAPHTIER_EXPECTS(time_attr == node_name || time_attr == edge_name, InvalidArgument, "time_attr '",
+                    detail::printable(time_attr), "': expected \"", node_name, "\" or \"", edge_name,
+                    "\" (the dataset's ", node_name, ".bin or ", edge_name, ".bin)");
+  const bool edge = time_attr == edge_name;
   GRAPHTIER_EXPECTS(edge ? dataset.has_edge_time() : dataset.has_node_time(), InvalidArgument, "time_attr '",
                     time_attr, "': dataset ", dataset.dir(), " has no ", edge ? "edge" : "node", " times (", time_attr,
                     ".bin)");

@@ -443,6 +443,11 @@ TEST(TemporalSampler, RefusesWhatItCannotSample) {
   EXPECT_EQ(parse_temporal_strategy("last"), TemporalStrategy::kLast);
   EXPECT_EQ(temporal_strategy_name(TemporalStrategy::kUniform), "uniform");
   EXPECT_THROW(parse_temporal_strategy("recent"), InvalidArgument);
+  // The listed names are the ones parsed, each to its own strategy, in the enum's order.
+  for (std::size_t k = 0; k < kTemporalStrategyNames.size(); ++k) {
+    EXPECT_EQ(parse_temporal_strategy(kTemporalStrategyNames[k]), static_cast<TemporalStrategy>(k));
+    EXPECT_EQ(temporal_strategy_name(static_cast<TemporalStrategy>(k)), kTemporalStrategyNames[k]);
+  }
 }
 
 }  // namespace

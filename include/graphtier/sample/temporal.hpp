@@ -18,6 +18,7 @@
 //     draw independently, and a batch does not depend on the pool or the backend.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -32,6 +33,10 @@ namespace graphtier::sample {
 
 enum class TemporalStrategy : uint8_t { kUniform, kLast };
 
+/// PyG's temporal_strategy values, in TemporalStrategy's order: the one list of them (the
+/// binding's `temporal_names()` gives it to Python and its command-line choices).
+inline constexpr std::array<std::string_view, 2> kTemporalStrategyNames{"uniform", "last"};
+
 /// "uniform" or "last" (PyG's temporal_strategy values).
 std::string_view temporal_strategy_name(TemporalStrategy s) noexcept;
 /// Parses temporal_strategy_name's output; throws InvalidArgument naming the choices otherwise.
@@ -39,6 +44,10 @@ TemporalStrategy parse_temporal_strategy(std::string_view text);
 
 /// Where a CSC entry's time comes from.
 enum class TimeSource : uint8_t { kNode, kEdge };
+
+/// PyG's time_attr values, in TimeSource's order (the dataset arrays node_time.bin and
+/// edge_time.bin): the one list of them, as kTemporalStrategyNames.
+inline constexpr std::array<std::string_view, 2> kTimeAttrNames{"node_time", "edge_time"};
 
 /// Each column's entries in time order. Built once per graph (a loader builds it when it starts):
 /// O(E log degree) time and 16 bytes an edge of host memory, beside the CSC, which it leaves as it
