@@ -175,6 +175,27 @@ std::vector<Block> owner_drawn_layer(const BlockRows& blocks, const std::vector<
   return neighbor_blocks_of_draws(spans, req_nodes, req_batches, all, true);
 }
 
+/// The minibatches of `seeds` (batch k drawn from minibatch stream streams[k]) with every layer
+/// drawn by the owners (owner_drawn_layer, the pool on odd layers), as the samplers would.
+std::vector<MiniBatch> owner_drawn_batches(const BlockRows& blocks, const std::vector<std::vector<int64_t>>& seeds,
+                                           const std::vector<uint64_t>& streams, const std::vector<int64_t>& fanouts,
+                                           bool replace, uint64_t seed, ThreadPool* pool, bool bulk) {
+  std::vector<MiniBatch> got(seeds.size());
+  std::vector<std::vector<int64_t>> dsts = seeds;
+  for (std::size_t k = 0; k < seeds.size(); ++k) got[k].seeds = seeds[k];
+  for (std::size_t l = 0; l < fanouts.size(); ++l) {
+    std::vector<uint64_t> layer_streams;
+    for (const uint64_t s : streams) layer_streams.push_back(layer_stream(s, static_cast<int>(l)));
+    std::vector<Block> layer = owner_drawn_layer(blocks, dsts, layer_streams, fanouts[l], replace, seed, 7 + l,
+                                                 l % 2 ? pool : nullptr, bulk);
+    for (std::size_t k = 0; k < seeds.size(); ++k) {
+      dsts[k] = layer[k].src_nodes;
+      got[k].blocks.push_back(std::move(layer[k]));
+    }
+  }
+  return got;
+}
+
 TEST(RowSampling, NeighborLayersDrawnByOwnersEqualNeighborSampler) {
   const OwnedGraph g = random_graph(kNodes, 13);
   const BlockRows blocks(g, {0, 150, 151, 420, kNodes});
@@ -188,24 +209,16 @@ TEST(RowSampling, NeighborLayersDrawnByOwnersEqualNeighborSampler) {
       const NeighborSampler sampler(g.sample_graph(), o);
       // Three batches per exchange, one of 300 seeds (parallel parts); batches share nodes.
       const std::vector<int64_t> ids{0, 1, 5};
-      std::vector<MiniBatch> want, got(ids.size());
-      std::vector<std::vector<int64_t>> dsts;
-      for (std::size_t k = 0; k < ids.size(); ++k) {
-        const std::vector<int64_t> seeds = ids[k] == 5 ? seeds_of(2, 1, 300) : seeds_of(2, ids[k], 37);
-        want.push_back(sampler.sample(seeds, minibatch_stream(2, ids[k]), &pool));
-        got[k].seeds = seeds;
-        dsts.push_back(seeds);
+      std::vector<MiniBatch> want;
+      std::vector<std::vector<int64_t>> seeds;
+      std::vector<uint64_t> streams;
+      for (const int64_t b : ids) {
+        seeds.push_back(b == 5 ? seeds_of(2, 1, 300) : seeds_of(2, b, 37));
+        streams.push_back(minibatch_stream(2, b));
+        want.push_back(sampler.sample(seeds.back(), streams.back(), &pool));
       }
-      for (std::size_t l = 0; l < fanouts.size(); ++l) {
-        std::vector<uint64_t> streams;
-        for (const int64_t b : ids) streams.push_back(layer_stream(minibatch_stream(2, b), static_cast<int>(l)));
-        std::vector<Block> layer = owner_drawn_layer(blocks, dsts, streams, fanouts[l], replace, o.seed, 7 + l,
-                                                     l % 2 ? &pool : nullptr);
-        for (std::size_t k = 0; k < ids.size(); ++k) {
-          dsts[k] = layer[k].src_nodes;
-          got[k].blocks.push_back(std::move(layer[k]));
-        }
-      }
+      const std::vector<MiniBatch> got = owner_drawn_batches(blocks, seeds, streams, fanouts, replace, o.seed, &pool,
+                                                             /*bulk=*/false);
       for (std::size_t k = 0; k < ids.size(); ++k) {
         SCOPED_TRACE("replace " + std::to_string(replace) + " batch " + std::to_string(ids[k]) + " fanouts[0] " +
                      std::to_string(fanouts[0]));
@@ -353,26 +366,16 @@ TEST(RowSampling, BulkGraphSageLayersDrawnByOwnersEqualBulkSampler) {
       const BulkSampler sampler(g.sample_graph(), o, &pool);
       // Three batches of epoch 2, not consecutive, one of 300 seeds; batches share nodes, so one
       // owner gets one node's requests in several segments.
-      std::vector<std::vector<int64_t>> dsts;
+      std::vector<std::vector<int64_t>> seeds;
       std::vector<uint64_t> streams;
       for (const int64_t b : {1, 5, 9}) {
-        dsts.push_back(b == 5 ? seeds_of(2, 0, 300) : seeds_of(2, b, 37));
+        seeds.push_back(b == 5 ? seeds_of(2, 0, 300) : seeds_of(2, b, 37));
         streams.push_back(minibatch_stream(2, b));
       }
-      const std::vector<std::span<const int64_t>> spans(dsts.begin(), dsts.end());
+      const std::vector<std::span<const int64_t>> spans(seeds.begin(), seeds.end());
       const std::vector<MiniBatch> want = sampler.sample(spans, streams, &pool);
-      std::vector<MiniBatch> got(dsts.size());
-      for (std::size_t k = 0; k < dsts.size(); ++k) got[k].seeds = dsts[k];
-      for (std::size_t l = 0; l < fanouts.size(); ++l) {
-        std::vector<uint64_t> layer_streams;
-        for (const uint64_t s : streams) layer_streams.push_back(layer_stream(s, static_cast<int>(l)));
-        std::vector<Block> layer = owner_drawn_layer(blocks, dsts, layer_streams, fanouts[l], replace, o.seed, 3 + l,
-                                                     l % 2 ? &pool : nullptr, /*bulk=*/true);
-        for (std::size_t k = 0; k < dsts.size(); ++k) {
-          dsts[k] = layer[k].src_nodes;
-          got[k].blocks.push_back(std::move(layer[k]));
-        }
-      }
+      const std::vector<MiniBatch> got = owner_drawn_batches(blocks, seeds, streams, fanouts, replace, o.seed, &pool,
+                                                             /*bulk=*/true);
       for (std::size_t k = 0; k < got.size(); ++k) {
         SCOPED_TRACE("replace " + std::to_string(replace) + " batch " + std::to_string(k) + " fanouts[0] " +
                      std::to_string(fanouts[0]));
