@@ -176,9 +176,9 @@ class DistSampler:
     as the loaders' (the same values give the loader's batches). `bulk` as the loaders': 0 (the
     default) samples one minibatch at a time, k >= 1 samples k minibatches per call with the bulk
     matrix samplers (the batches of NeighborLoader / LayerLoader with bulk=k, for every k >= 1);
-    with the graph partitioned, each layer's rows of the k minibatches are fetched in one exchange.
-    `group` (bulk 0 only): with the graph partitioned, the rows of `group` minibatches are fetched in
-    one exchange per layer (fewer, larger messages; the batches are the same for every group).
+    with the graph partitioned, each layer of the k minibatches is one exchange (draws or rows).
+    `group` (bulk 0 only): with the graph partitioned, the layers of `group` minibatches are one
+    exchange each (fewer, larger messages; the batches are the same for every group).
     `groups`: this rank's grid groups when the caller made them already (grid_groups is
     collective); else the constructor makes them, on every rank, when the graph is partitioned.
     `stats` counts the bytes exchanged; `comm_device` is where they cross (the backend's: the CPU for
@@ -217,7 +217,7 @@ class DistSampler:
         if group < 1:
             raise ValueError(f"group must be >= 1, got {group}")
         if bulk and group != 1:
-            raise ValueError("group applies to bulk 0 only (bulk k fetches the rows of its k minibatches at once)")
+            raise ValueError("group applies to bulk 0 only (bulk k exchanges the layers of its k minibatches at once)")
         if bulk and method == "ladies" and min(fanouts) < 0:
             raise ValueError(f"fanouts {list(fanouts)}: bulk LADIES takes layer sizes >= 0")
         if owner_draws and method != "neighbor":
