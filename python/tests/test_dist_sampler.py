@@ -24,8 +24,9 @@ MODES = ("replicated", "partitioned")
 # (bulk, group, owner_draws, row_cache): the DistSampler variants, each compared with the loader of
 # the same bulk. None: the cost model's pick per layer (GraphSAGE [4, -1]: the owners draw layer 0,
 # rows are fetched for layer 1); False: rows fetched everywhere; True: the owners draw every GraphSAGE
-# layer (bulk 3: the bulk matrix sampler's draws, made by the owners). row_cache: the default (all of Cora's rows fit), none, and 3 KiB (a few dozen rows: the
-# cache drops rows and refuses the ids above them).
+# layer (bulk 3: the bulk matrix sampler's draws, made by the owners). row_cache: the default (all of
+# Cora's rows fit), none, and 3 KiB (a few dozen rows: the cache drops rows and refuses the ids above
+# them).
 VARIANTS = [(0, 1, None, 64 << 20), (0, 3, None, 64 << 20), (3, 1, None, 64 << 20), (0, 1, False, 64 << 20),
             (0, 3, True, 64 << 20), (0, 1, False, 0), (0, 1, False, 3072), (3, 1, None, 3072), (3, 1, True, 64 << 20),
             (3, 1, False, 3072)]

@@ -34,8 +34,8 @@ drawn from its own stream, so the batches equal NeighborLoader / LayerLoader(bul
   The cost model that picks the way (per layer; d a row's degree, f the fanout, 8-byte words):
   owner draws move 16 + 16 min(f, d) bytes per (node, minibatch) asked (the id out; the count, and
   a neighbour id and an edge id per pick back; bulk: d counts distinct neighbours), row fetch
-  32 + 8 d per distinct row not held yet
-  (the id out; degree, first position and d neighbour ids back). With f >= 1 the picks are at most
+  32 + 8 d per distinct row not held yet (the id out; degree, first position and d neighbour ids
+  back). With f >= 1 the picks are at most
   f while power-law frontiers reach long rows (d >> f), so the owners draw; with f = -1 the sample
   is the whole row (16 + 16 d > 32 + 8 d for d > 2), so rows are fetched. `owner_draws` overrides
   the choice (False: row fetch everywhere, as before issue 28).
