@@ -13,7 +13,11 @@ over the ranks:
   sampled        16 bytes (neighbour id and edge id, int64: what a block holds per edge) per
                  sampled edge whose dst node's row lies in another process row (the part of
                  the blocks that must cross)
-and moved / sampled, the goal being <= 1.5. Also the seconds per minibatch of sampling (mean over
+  packed         those edges packed as the owners' draws cross (_core.pack_draws, per minibatch
+                 and layer: the smallest form of the sample the exchanges use; LADIES' blocks
+                 have no edge ids: their neighbour ids packed as rows)
+and moved / sampled, the goal being <= 1.5, and moved / packed. Requests and replies cross packed
+(graphtier/sample/row_wire.hpp; before 2026-12-02 as int64). Also the seconds per minibatch of sampling (mean over
 the ranks and steps), on whatever the machine is doing besides.
 
     python bench/distributed/sample_traffic.py --work /tmp/traffic [--nodes 200K --edges 4M --fanouts 10,5]
@@ -29,6 +33,7 @@ import time
 
 import torch
 
+from graphtier import _core
 from graphtier.training import write_json
 from spawn_ranks import graph_arguments, spawn_ranks  # this directory (the script's) is on sys.path
 
@@ -83,6 +88,7 @@ def _worker(rank, world, port, part_dir, args, queue):
             sampler.last_rows, sampler.reuse = None, [0, 0]
             sampler.layer_bytes = [0] * len(fanouts)
             remote = [0] * len(fanouts)
+            packed = [0] * len(fanouts)
             seconds = []
             it = sampler.epoch(0, 0, min(args["steps"], sampler.steps))
             while True:
@@ -94,8 +100,18 @@ def _worker(rank, world, port, part_dir, args, queue):
                 for layer, block in enumerate(batch.blocks):
                     dst = block.src_nodes[:block.num_dst]
                     elsewhere = part.topology_owner_row(dst) != grid.row
-                    remote[layer] += int((block.indptr[1:] - block.indptr[:-1])[elsewhere].sum())
-            out[name] = {"layer_bytes": sampler.layer_bytes, "remote_edges": remote, "seconds": seconds,
+                    degree = block.indptr[1:] - block.indptr[:-1]
+                    remote[layer] += int(degree[elsewhere].sum())
+                    crossing = torch.repeat_interleave(elsewhere, degree)
+                    counts, neighbours = degree[elsewhere].contiguous(), block.src_nodes[block.indices[crossing]]
+                    if block.edge_ids is not None:
+                        message = _core.pack_draws(counts, neighbours, block.edge_ids[crossing].contiguous())
+                    else:  # LADIES: no edge ids, the neighbours as rows (a first edge of 0 each)
+                        indptr = torch.cat([torch.zeros(1, dtype=torch.int64), torch.cumsum(counts, 0)])
+                        message = _core.pack_rows(indptr, neighbours, torch.zeros_like(counts))
+                    packed[layer] += message.numel()
+            out[name] = {"layer_bytes": sampler.layer_bytes, "remote_edges": remote, "packed_sample": packed,
+                         "seconds": seconds,
                          "rows_held_by_the_previous_call": sampler.reuse,
                          "row_cache": {"hits": sampler.row_cache.hits, "misses": sampler.row_cache.misses,
                                        "bytes": sampler.row_cache.bytes}}
@@ -130,8 +146,8 @@ def main(argv=None) -> int:
     rows = []
     print("| P | layer (fanout) | sampled edges from other rows, per minibatch | moved / sampled bytes: row fetch "
           f"| row fetch, rows kept across layers | and across calls ({a.row_cache >> 20} MiB) | owner draws "
-          "| row fetch / owner draws |")
-    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "| row fetch / owner draws | best / packed sample |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for world in (2, 4):
         part = os.path.join(a.work, f"part-{world}")
         if not os.path.isdir(part):
@@ -144,6 +160,7 @@ def main(argv=None) -> int:
             summary[name] = {
                 "layer_bytes": [sum(r[name]["layer_bytes"][l] for r in per_rank) for l in range(len(fanouts))],
                 "remote_edges": [sum(r[name]["remote_edges"][l] for r in per_rank) for l in range(len(fanouts))],
+                "packed_sample": [sum(r[name]["packed_sample"][l] for r in per_rank) for l in range(len(fanouts))],
                 "seconds_per_batch": sum(sum(r[name]["seconds"]) for r in per_rank) / batches,
             }
         edges = [summary[name]["remote_edges"] for name in NAMES]
@@ -154,7 +171,7 @@ def main(argv=None) -> int:
             cached, across = summary["cached_rows"]["layer_bytes"][l], summary["call_cache"]["layer_bytes"][l]
             print(f"| {world} | {l} ({f}) | {summary['rows']['remote_edges'][l] / batches:.0f} "
                   f"| {before / sampled:.2f} | {cached / sampled:.2f} | {across / sampled:.2f} | {after / sampled:.2f} "
-                  f"| {before / after:.1f} |")
+                  f"| {before / after:.1f} | {min(before, cached, across, after) / summary['rows']['packed_sample'][l]:.2f} |")
         rows.append(summary)
     for s in rows:
         ms = {name: f"{s[name]['seconds_per_batch'] * 1e3:.1f}" for name in NAMES}

@@ -78,6 +78,9 @@ inline TorchArray torch_view(const TensorView& view, nb::handle owner) {
 /// would truncate float ids, so the Python layer checks and converts them (python/graphtier/_ids.py).
 using IdArray = nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
+/// A 1-D byte argument (a packed message, graphtier/sample/row_wire.hpp).
+using ByteArray = nb::ndarray<const uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
 inline std::vector<int64_t> to_vector(const IdArray& ids) {
   return {ids.data(), ids.data() + ids.shape(0)};
 }

@@ -19,6 +19,7 @@
 #include "graphtier/sample/hetero_block.hpp"
 #include "graphtier/sample/random.hpp"
 #include "graphtier/sample/row_sampling.hpp"
+#include "graphtier/sample/row_wire.hpp"
 #include "graphtier/sample/sampler.hpp"
 #include "graphtier/sample/temporal.hpp"
 
@@ -292,6 +293,73 @@ void bind_sampling(nb::module_& m) {
       "bulk=True draw_bulk_rows, the bulk matrix sampler's draws): segment s = the next segment_sizes[s] nodes, "
       "drawn from layer `layer` of minibatch stream streams[s] (its uint64 bits as int64). Returns (counts [n], "
       "neighbours, edge ids), int64.");
+  m.def(
+      "pack_ids",
+      [](const IdArray& ids) {
+        const std::vector<int64_t> v = to_vector(ids);
+        return owned_tensor(sample::pack_ids(v));
+      },
+      nb::arg("ids").noconvert(),
+      "Ids (a request to an owner) as they cross (graphtier/sample/row_wire.hpp): a uint8 tensor.");
+  m.def(
+      "unpack_ids", [](const ByteArray& message) { return owned_tensor(sample::unpack_ids({message.data(), message.shape(0)})); },
+      nb::arg("message").noconvert(),
+      "The int64 ids of a pack_ids message; ValueError naming the byte for a malformed message.");
+  m.def(
+      "pack_rows",
+      [](const IdArray& indptr, const IdArray& indices, const IdArray& first_edge) {
+        const sample::NeighborRows rows{{}, to_vector(indptr), to_vector(indices), to_vector(first_edge)};
+        std::vector<uint8_t> message;
+        {
+          nb::gil_scoped_release release;
+          message = sample::pack_rows(rows);
+        }
+        return owned_tensor(std::move(message));
+      },
+      nb::arg("indptr").noconvert(), nb::arg("indices").noconvert(), nb::arg("first_edge").noconvert(),
+      "extract_rows' rows as they cross to the requester (graphtier/sample/row_wire.hpp): a uint8 tensor.");
+  m.def(
+      "unpack_rows",
+      [](const ByteArray& message, const IdArray& nodes) {
+        const std::vector<int64_t> n = to_vector(nodes);
+        sample::NeighborRows rows;
+        {
+          nb::gil_scoped_release release;
+          rows = sample::unpack_rows({message.data(), message.shape(0)}, n);
+        }
+        return nb::make_tuple(owned_tensor(std::move(rows.indptr)), owned_tensor(std::move(rows.indices)),
+                              owned_tensor(std::move(rows.first_edge)));
+      },
+      nb::arg("message").noconvert(), nb::arg("nodes").noconvert(),
+      "The rows of `nodes` (the ids asked for, in order) from a pack_rows message: (indptr, indices, first_edge), "
+      "int64; ValueError naming the byte for a malformed message.");
+  m.def(
+      "pack_draws",
+      [](const IdArray& counts, const IdArray& neighbors, const IdArray& edge_ids) {
+        const sample::RowDraws draws{to_vector(counts), to_vector(neighbors), to_vector(edge_ids)};
+        std::vector<uint8_t> message;
+        {
+          nb::gil_scoped_release release;
+          message = sample::pack_draws(draws);
+        }
+        return owned_tensor(std::move(message));
+      },
+      nb::arg("counts").noconvert(), nb::arg("neighbors").noconvert(), nb::arg("edge_ids").noconvert(),
+      "draw_rows' picks as they cross to the requester (graphtier/sample/row_wire.hpp): a uint8 tensor.");
+  m.def(
+      "unpack_draws",
+      [](const ByteArray& message, int64_t requests) {
+        sample::RowDraws draws;
+        {
+          nb::gil_scoped_release release;
+          draws = sample::unpack_draws({message.data(), message.shape(0)}, requests);
+        }
+        return nb::make_tuple(owned_tensor(std::move(draws.counts)), owned_tensor(std::move(draws.neighbors)),
+                              owned_tensor(std::move(draws.edge_ids)));
+      },
+      nb::arg("message").noconvert(), nb::arg("requests"),
+      "The draws of `requests` requests from a pack_draws message: (counts, neighbours, edge ids), int64; "
+      "ValueError naming the byte for a malformed message.");
   m.def(
       "neighbor_blocks_of_draws",
       [](const std::vector<IdArray>& dsts, const IdArray& request_nodes, const IdArray& request_batches,

@@ -275,3 +275,26 @@ def test_layer_on_fetched_rows_rejects_a_dst_without_its_row(cora):
                                      [0, 1], "ladies", [2], False, 0, 0)
     assert len(blocks) == 2 and set(blocks[0]) == set(block)
     assert blocks[0]["weights"] is not None and blocks[1]["num_dst"] == 1
+
+
+def test_requests_rows_and_draws_cross_packed_and_unpack_to_what_was_sent(cora):
+    dataset = _core.Dataset(cora)
+    nodes = torch.arange(0, dataset.num_nodes, 7)
+    ids = _core.unpack_ids(_core.pack_ids(nodes))
+    assert torch.equal(ids, nodes)
+    rows = _core.extract_rows(dataset, nodes, 0)
+    message = _core.pack_rows(*rows)
+    assert message.dtype == torch.uint8
+    # Cora's ids, degrees and first-edge steps in at most 2 bytes each, not 8.
+    assert message.numel() <= 2 * rows[1].numel() + 4 * nodes.numel()
+    for got, want in zip(_core.unpack_rows(message, nodes), rows):
+        assert torch.equal(got, want)
+    draws = _core.draw_rows(dataset, nodes, torch.tensor([nodes.numel()]), torch.tensor([5]), 0, 3, False, 0, 0)
+    for got, want in zip(_core.unpack_draws(_core.pack_draws(*draws), nodes.numel()), draws):
+        assert torch.equal(got, want)
+    with pytest.raises(ValueError, match="packed rows: the message ends inside a value"):
+        _core.unpack_rows(message[:-1].clone(), nodes)
+    with pytest.raises(ValueError, match="packed draws: the message goes on past its last record"):
+        _core.unpack_draws(torch.cat([_core.pack_draws(*draws), torch.zeros(1, dtype=torch.uint8)]), nodes.numel())
+    with pytest.raises(ValueError, match="packing ids: entry 1 is -4"):
+        _core.pack_ids(torch.tensor([3, -4]))

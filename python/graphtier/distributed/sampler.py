@@ -29,15 +29,18 @@ drawn from its own stream, so the batches equal NeighborLoader / LayerLoader(bul
     nodes), and across calls up to `row_cache` bytes (RowCache: the lowest ids, after `graphtier
     prepare` the hottest rows): only rows not held yet are asked for.
   Either way the draws depend only on the node, its row and the global position of its first edge,
-  so they equal the single-process draws.
+  so they equal the single-process draws. Requests and replies cross packed (_core.pack_ids,
+  pack_rows, pack_draws; graphtier/sample/row_wire.hpp): each id, count and position as a varint
+  of its delta from the one before (or, where cheaper, of itself: hot ids are small after
+  `graphtier prepare`): an id below 2^21 in 1-3 bytes instead of 8.
 
-  The cost model that picks the way (per layer; d a row's degree, f the fanout, 8-byte words):
-  owner draws move 16 + 16 min(f, d) bytes per (node, minibatch) asked (the id out; the count, and
-  a neighbour id and an edge id per pick back; bulk: d counts distinct neighbours), row fetch
-  32 + 8 d per distinct row not held yet (the id out; degree, first position and d neighbour ids
-  back). With f >= 1 the picks are at most
-  f while power-law frontiers reach long rows (d >> f), so the owners draw; with f = -1 the sample
-  is the whole row (16 + 16 d > 32 + 8 d for d > 2), so rows are fetched. `owner_draws` overrides
+  The cost model that picks the way (per layer; d a row's degree, f the fanout, v the bytes of a
+  packed id or position): owner draws move about v + v + 2 v min(f, d) bytes per (node,
+  minibatch) asked (the id out; the count, and a neighbour id and an edge id per pick back; bulk:
+  d counts distinct neighbours), row fetch about v + 2 v + v d per distinct row not held yet (the
+  id out; degree, first position and d neighbour ids back). With f >= 1 the picks are at most f
+  while power-law frontiers reach long rows (d >> f), so the owners draw; with f = -1 the sample is
+  the whole row (2 v + 2 v d > 3 v + v d for d > 1), so rows are fetched. `owner_draws` overrides
   the choice (False: row fetch everywhere, as before issue 28).
 
 A typed dataset (graph replicated, GraphSAGE's method, bulk 0) is sampled per relation as
@@ -366,27 +369,34 @@ class DistSampler:
 
     def _fetch_rows(self, wanted: torch.Tensor):
         """The rows of the distinct ids `wanted` (ascending) from their owners in this rank's process
-        column: (nodes, indptr, indices, first_edge). Collective over the column."""
+        column: (nodes, indptr, indices, first_edge). Collective over the column; the ids and the
+        rows cross packed (_core.pack_ids, _core.pack_rows)."""
         group = self.groups.column
         rows = self.grid.rows
         owner = self.partition.topology_owner_row(wanted)
         counts = torch.bincount(owner, minlength=rows).tolist()
         requests = list(torch.split(wanted, counts))  # ascending ids: each owner's are contiguous
         # Tensors cross on the backend's device (CUDA for NCCL) and are used on the host.
-        asked = [t.cpu() for t in alltoallv(requests, group, self.stats, self.comm_device)]
-        heads, edges = [], []
-        for member, part in enumerate(asked):  # two members may ask for one row: one extract each
+        asked = alltoallv([_core.pack_ids(r) for r in requests], group, self.stats, self.comm_device)
+        replies = []
+        for member, message in enumerate(asked):  # two members may ask for one row: one extract each
+            part = self._unpacked(member, _core.unpack_ids, message)
             self._check_asked(member, part)
-            indptr, indices, first_edge = _core.extract_rows(self.dataset, part.contiguous(),
-                                                             self.partition.edge_offset)
-            heads.append(torch.stack([indptr[1:] - indptr[:-1], first_edge], dim=1))
-            edges.append(indices)
-        got_heads = torch.cat([t.cpu() for t in alltoallv(heads, group, self.stats, self.comm_device)])
-        got_edges = torch.cat([t.cpu() for t in alltoallv(edges, group, self.stats, self.comm_device)])
-        nodes = torch.cat(requests)
-        got_indptr = torch.zeros(nodes.numel() + 1, dtype=torch.int64)
-        got_indptr[1:] = torch.cumsum(got_heads[:, 0], dim=0)
-        return nodes, got_indptr, got_edges.contiguous(), got_heads[:, 1].contiguous()
+            replies.append(_core.pack_rows(*_core.extract_rows(self.dataset, part, self.partition.edge_offset)))
+        got = [self._unpacked(member, _core.unpack_rows, message, r)
+               for member, (message, r) in enumerate(zip(alltoallv(replies, group, self.stats, self.comm_device),
+                                                         requests))]
+        indptr = torch.zeros(wanted.numel() + 1, dtype=torch.int64)
+        indptr[1:] = torch.cumsum(torch.cat([p[0][1:] - p[0][:-1] for p in got]), dim=0)
+        return torch.cat(requests), indptr, torch.cat([p[1] for p in got]), torch.cat([p[2] for p in got])
+
+    def _unpacked(self, member: int, unpack, message: torch.Tensor, *args):
+        """unpack(message, *args) of what process row `member` sent (bytes, on the host), its error
+        naming the sender."""
+        try:
+            return unpack(message.cpu().contiguous(), *args)
+        except ValueError as e:
+            raise ValueError(f"rank {self.grid.rank}: the message from process row {member}: {e}") from None
 
     def _check_asked(self, member: int, part: torch.Tensor) -> None:
         """Process row `member` asked this rank for the rows `part`: they must be of its block row."""
@@ -456,30 +466,24 @@ class DistSampler:
         sizes = torch.bincount(owner * k + batch_of, minlength=rows * k).view(rows, k)
         # A stream is a uint64: it crosses as its bits in an int64.
         bits = torch.tensor([s - (1 << 64) if s >= 1 << 63 else s for s in streams], dtype=torch.int64)
-        header = torch.tensor([k], dtype=torch.int64)
-        requests = [torch.cat([header, sizes[o], bits, part])
+        # The minibatch count, the segment sizes and the streams as int64 bytes, then the nodes packed.
+        requests = [torch.cat([torch.cat([torch.tensor([k]), sizes[o], bits]).view(torch.uint8), _core.pack_ids(part)])
                     for o, part in enumerate(torch.split(nodes, per_owner.tolist()))]
         replies = []
         for member, msg in enumerate(alltoallv(requests, group, self.stats, self.comm_device)):
-            msg = msg.cpu()
-            m = int(msg[0])
-            part = msg[1 + 2 * m:]
+            msg = msg.cpu().clone()  # its own storage: the int64 head is viewed at offset 0
+            m = int(msg[:8].view(torch.int64)[0])
+            head = msg[:8 * (1 + 2 * m)].view(torch.int64)
+            part = self._unpacked(member, _core.unpack_ids, msg[8 * (1 + 2 * m):])
             self._check_asked(member, part)
-            counts, neighbors, edge_ids = _core.draw_rows(self.dataset, part.contiguous(), msg[1:1 + m].contiguous(),
-                                                          msg[1 + m:1 + 2 * m].contiguous(), layer,
-                                                          self.fanouts[layer], self.replace, self.seed,
-                                                          self.partition.edge_offset, bulk=bool(self.bulk))
-            replies.append(torch.cat([counts, neighbors, edge_ids]))
-        got = [t.cpu() for t in alltoallv(replies, group, self.stats, self.comm_device)]
-        counts, neighbors, edge_ids = [], [], []
-        for n, reply in zip(per_owner.tolist(), got):
-            c = reply[:n]
-            e = int(c.sum())
-            counts.append(c)
-            neighbors.append(reply[n:n + e])
-            edge_ids.append(reply[n + e:n + 2 * e])
-        return _core.neighbor_blocks_of_draws(dst, nodes, batch_of, torch.cat(counts), torch.cat(neighbors),
-                                              torch.cat(edge_ids))
+            draws = _core.draw_rows(self.dataset, part, head[1:1 + m].contiguous(), head[1 + m:].contiguous(), layer,
+                                    self.fanouts[layer], self.replace, self.seed, self.partition.edge_offset,
+                                    bulk=bool(self.bulk))
+            replies.append(_core.pack_draws(*draws))
+        got = [self._unpacked(member, _core.unpack_draws, reply, n)
+               for member, (reply, n) in enumerate(zip(alltoallv(replies, group, self.stats, self.comm_device),
+                                                       per_owner.tolist()))]
+        return _core.neighbor_blocks_of_draws(dst, nodes, batch_of, *(torch.cat([g[i] for g in got]) for i in range(3)))
 
     def _draw_bulk(self, rows, dst: List[torch.Tensor], streams: List[int], layer: int) -> List[dict]:
         """The bulk matrix samplers' layer (BulkSampler with one stream per batch)."""
