@@ -160,6 +160,14 @@ for i, (field, value) in enumerate([("ranks", 2 ** 63 - 1), ("replication", 2 **
     put("partition_manifest", f"wrong-{i}-{field}.json", json.dumps(m))
 put("partition_manifest", "truncated.json", json.dumps(partition)[:150])
 
+# row_wire: byte 0 the reader (0 ids, 1 rows, 2 draws), byte 1 the count, then a message packed by
+# hand as tests/sample/row_wire_test.cpp's golden cases are.
+put("row_wire", "ids.bin", bytes([0, 0, 0x06, 0x0A, 0x02, 0xF8, 0x01]))
+put("row_wire", "rows.bin", bytes([1, 3, 0x05, 0x04, 0x0A, 0x06, 0x02, 0x00, 0x00, 0x07, 0x04, 0x64, 0x01, 0x64]))
+put("row_wire", "draws.bin", bytes([2, 3, 0x03, 0x04, 0x06, 0x0C, 0x14, 0x04, 0x00, 0x02, 0x0E, 0x0F]))
+put("row_wire", "rows-wide.bin", bytes([1, 1, 0x01, 0x03, 0x00] + [0xFF] * 8 + [0x7F]))  # a plain id of 2^63 - 1
+put("row_wire", "rows-overlong.bin", bytes([1, 1] + [0x80] * 11))
+
 # --- npy headers and arrays -------------------------------------------------------------------
 arrays = {
     "features-f4": citeseer_x, "labels-i8": cora_labels, "mask-b1": cora_labels > 3,

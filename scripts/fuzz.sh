@@ -25,7 +25,7 @@ elif [[ "${1:-}" =~ ^[0-9]+$ ]]; then
   seconds="$1"
   shift
 fi
-all=(manifest npy_header npy_array zip gzip edge_list ogb igb partition_manifest checkpoint)
+all=(manifest npy_header npy_array zip gzip edge_list ogb igb partition_manifest row_wire checkpoint)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
 

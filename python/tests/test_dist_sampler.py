@@ -2,8 +2,8 @@
 loader's minibatch b, field by field, for P in {1, 2, 4} Gloo processes, replication c in {1, 2},
 the graph replicated or partitioned into block rows, GraphSAGE and LADIES: the one-at-a-time samplers
 (bulk 0, 1 or 3 minibatches per exchange; GraphSAGE's layers drawn by the owners of the rows, on
-fetched rows, or as the cost model picks) against the loader with bulk 0, and the bulk matrix
-samplers (bulk 3) against the loader with bulk 3."""
+fetched rows, or as the cost model picks; the messages packed or as int64) against the loader with
+bulk 0, and the bulk matrix samplers (bulk 3) against the loader with bulk 3."""
 
 import pytest
 import torch
@@ -21,15 +21,16 @@ EPOCH = 1
 # (method, fanouts, replace): -1 (all neighbours) and with replacement included.
 SAMPLERS = [("neighbor", [4, -1], False), ("neighbor", [3, 2], True), ("ladies", [24, 12], False)]
 MODES = ("replicated", "partitioned")
-# (bulk, group, owner_draws, row_cache): the DistSampler variants, each compared with the loader of
-# the same bulk. None: the cost model's pick per layer (GraphSAGE [4, -1]: the owners draw layer 0,
-# rows are fetched for layer 1); False: rows fetched everywhere; True: the owners draw every GraphSAGE
-# layer (bulk 3: the bulk matrix sampler's draws, made by the owners). row_cache: the default (all of
-# Cora's rows fit), none, and 3 KiB (a few dozen rows: the cache drops rows and refuses the ids above
-# them).
-VARIANTS = [(0, 1, None, 64 << 20), (0, 3, None, 64 << 20), (3, 1, None, 64 << 20), (0, 1, False, 64 << 20),
-            (0, 3, True, 64 << 20), (0, 1, False, 0), (0, 1, False, 3072), (3, 1, None, 3072), (3, 1, True, 64 << 20),
-            (3, 1, False, 3072)]
+# (bulk, group, owner_draws, row_cache, packed): the DistSampler variants, each compared with the
+# loader of the same bulk. None: the cost model's pick per layer (GraphSAGE [4, -1]: the owners draw
+# layer 0, rows are fetched for layer 1); False: rows fetched everywhere; True: the owners draw every
+# GraphSAGE layer (bulk 3: the bulk matrix sampler's draws, made by the owners). row_cache: the
+# default (all of Cora's rows fit), none, and 3 KiB (a few dozen rows: the cache drops rows and
+# refuses the ids above them). packed: False (int64, the default), True (varints).
+VARIANTS = [(0, 1, None, 64 << 20, False), (0, 3, None, 64 << 20, False), (3, 1, None, 64 << 20, False),
+            (0, 1, False, 64 << 20, False), (0, 3, True, 64 << 20, False), (0, 1, False, 0, False),
+            (0, 1, False, 3072, False), (3, 1, None, 3072, False), (3, 1, True, 64 << 20, False),
+            (3, 1, False, 3072, False), (0, 3, None, 64 << 20, True), (3, 1, None, 3072, True)]
 
 
 def _variants(method):
@@ -82,11 +83,12 @@ def _sample_everywhere(rank, world, configs):
         part = Partition.open(path, rank)
         for method, fanouts, replace in SAMPLERS:
             for variant in _variants(method):
-                bulk, group, owner_draws, row_cache = variant
+                bulk, group, owner_draws, row_cache, packed = variant
                 stats = CommStats()
                 sampler = DistSampler(part, grid, method, fanouts, BATCH, SEED, bulk=bulk, replace=replace,
                                       group=group, groups=groups[c], stats=stats, owner_draws=owner_draws,
-                                      row_cache=row_cache)
+                                      row_cache=row_cache, packed=packed)
+                assert sampler.wire.packed == packed
                 loaded = list(sampler.epoch(EPOCH))
                 # A rank past the epoch's last minibatch gets None, at the last step only.
                 assert all(b is not None for b in loaded[:-1])
@@ -125,6 +127,11 @@ def test_every_ranks_batch_equals_the_single_process_loaders(cora, partitions, w
                         assert stats["bytes_received"] > 0
                 # No minibatch left out: the ranks' union is the single-process epoch, 14 of 14.
                 assert seen == set(range(n)) and n == 14
+            if mode == "partitioned" and world // c > 1:  # packed messages are the smaller
+                for rank, results in enumerate(per_rank):
+                    received = [results[(c, mode, m, r, 0, 3, None, 64 << 20, packed)][2]["bytes_received"]
+                                for packed in (True, False)]
+                    assert 0 < received[0] < received[1] / 2, (c, m, rank, received)
 
 
 def _epochs_bytes(rank, world, path, row_cache):

@@ -29,15 +29,17 @@ drawn from its own stream, so the batches equal NeighborLoader / LayerLoader(bul
     nodes), and across calls up to `row_cache` bytes (RowCache: the lowest ids, after `graphtier
     prepare` the hottest rows): only rows not held yet are asked for.
   Either way the draws depend only on the node, its row and the global position of its first edge,
-  so they equal the single-process draws. Requests and replies cross packed (_core.pack_ids,
-  pack_rows, pack_draws; graphtier/sample/row_wire.hpp): each id, count and position as a varint
-  of its delta from the one before (or, where cheaper, of itself: hot ids are small after
-  `graphtier prepare`): an id below 2^21 in 1-3 bytes instead of 8.
+  so they equal the single-process draws. Requests and replies cross as int64 (8 bytes a value), or
+  with `packed` as varints (graphtier.distributed.wire, graphtier/sample/row_wire.hpp): each id,
+  count and position a varint of its delta (or, where cheaper, of itself: hot ids are small after
+  `graphtier prepare`), an id below 2^21 in 1-3 bytes, 3.5-4.5x fewer bytes in all for 10-20 ns of
+  CPU a value on each side, which pays on links slower than about 1-2 Gb/s per rank
+  (docs/benchmarks.md).
 
   The cost model that picks the way (per layer; d a row's degree, f the fanout, v the bytes of a
-  packed id or position): owner draws move about v + v + 2 v min(f, d) bytes per (node,
-  minibatch) asked (the id out; the count, and a neighbour id and an edge id per pick back; bulk:
-  d counts distinct neighbours), row fetch about v + 2 v + v d per distinct row not held yet (the
+  value on the wire: 8 as int64, 1-3 packed): owner draws move about 2 v + 2 v min(f, d) bytes per
+  (node, minibatch) asked (the id out; the count, and a neighbour id and an edge id per pick back;
+  bulk: d counts distinct neighbours), row fetch about 3 v + v d per distinct row not held yet (the
   id out; degree, first position and d neighbour ids back). With f >= 1 the picks are at most f
   while power-law frontiers reach long rows (d >> f), so the owners draw; with f = -1 the sample is
   the whole row (2 v + 2 v d > 3 v + v d for d > 1), so rows are fetched. `owner_draws` overrides
@@ -58,6 +60,7 @@ from graphtier import _core
 from graphtier.distributed.comm import CommStats, alltoallv
 from graphtier.distributed.grid import GridGroups, ProcessGrid, grid_groups
 from graphtier.distributed.partition import Partition
+from graphtier.distributed.wire import Wire
 from graphtier.loader import Batch, Block, TypedBlock
 
 _METHODS = tuple(name for name, m in _core.sampler_methods().items() if m["rows"])  # draws on fetched rows
@@ -191,7 +194,9 @@ class DistSampler:
     fetches rows everywhere, True asks the owners to draw (GraphSAGE only). The batches
     are the same either way. `row_cache` (graph partitioned, row fetch): bytes of fetched rows kept
     from call to call (RowCache; 0 keeps a call's rows for that call only); the batches are the
-    same for every budget.
+    same for every budget. `packed` (graph partitioned): the requests and replies cross packed
+    (varints, graphtier.distributed.wire: fewer bytes for more CPU, for slow links) instead of as
+    int64. The batches are the same either way.
 
     Node ids: the seeds are the partition's `split` and every id in the batches is in the
     numbering of the dataset the partition was cut from (after `graphtier prepare`, the prepared
@@ -206,7 +211,7 @@ class DistSampler:
                  split: str = "train", *, replace: bool = False, shuffle: bool = True, drop_last: bool = False,
                  group: int = 1, groups: Optional[GridGroups] = None, stats: Optional[CommStats] = None,
                  comm_device="cpu", relation_fanouts: Optional[Dict[str, Sequence[int]]] = None,
-                 owner_draws: Optional[bool] = None, row_cache: int = 64 << 20):
+                 owner_draws: Optional[bool] = None, row_cache: int = 64 << 20, packed: bool = False):
         if method not in _METHODS:
             raise ValueError(f"unknown sampling method '{method}' (expected {' or '.join(_METHODS)})")
         if method == "ladies" and replace:
@@ -257,6 +262,7 @@ class DistSampler:
         self.node_types = list(self.dataset.node_types)  # empty: homogeneous
         self.relation_fanouts = self._relation_fanouts(relation_fanouts or {})
         self.comm_device = torch.device(comm_device)
+        self.wire = Wire(packed)
         self.stats = stats if stats is not None else CommStats()
         self.groups = groups
         if self.partitioned and self.groups is None:
@@ -369,32 +375,31 @@ class DistSampler:
 
     def _fetch_rows(self, wanted: torch.Tensor):
         """The rows of the distinct ids `wanted` (ascending) from their owners in this rank's process
-        column: (nodes, indptr, indices, first_edge). Collective over the column; the ids and the
-        rows cross packed (_core.pack_ids, _core.pack_rows)."""
+        column: (nodes, indptr, indices, first_edge). Collective over the column: the ids out, the
+        rows back (self.wire)."""
         group = self.groups.column
-        rows = self.grid.rows
         owner = self.partition.topology_owner_row(wanted)
-        counts = torch.bincount(owner, minlength=rows).tolist()
+        counts = torch.bincount(owner, minlength=self.grid.rows).tolist()
         requests = list(torch.split(wanted, counts))  # ascending ids: each owner's are contiguous
         # Tensors cross on the backend's device (CUDA for NCCL) and are used on the host.
-        asked = alltoallv([_core.pack_ids(r) for r in requests], group, self.stats, self.comm_device)
+        asked = alltoallv([self.wire.ids(r) for r in requests], group, self.stats, self.comm_device)
         replies = []
         for member, message in enumerate(asked):  # two members may ask for one row: one extract each
-            part = self._unpacked(member, _core.unpack_ids, message)
+            part = self._read(member, self.wire.read_ids, message)
             self._check_asked(member, part)
-            replies.append(_core.pack_rows(*_core.extract_rows(self.dataset, part, self.partition.edge_offset)))
-        got = [self._unpacked(member, _core.unpack_rows, message, r)
+            replies.append(self.wire.rows(*_core.extract_rows(self.dataset, part, self.partition.edge_offset)))
+        got = [self._read(member, self.wire.read_rows, message, r)
                for member, (message, r) in enumerate(zip(alltoallv(replies, group, self.stats, self.comm_device),
                                                          requests))]
         indptr = torch.zeros(wanted.numel() + 1, dtype=torch.int64)
         indptr[1:] = torch.cumsum(torch.cat([p[0][1:] - p[0][:-1] for p in got]), dim=0)
         return torch.cat(requests), indptr, torch.cat([p[1] for p in got]), torch.cat([p[2] for p in got])
 
-    def _unpacked(self, member: int, unpack, message: torch.Tensor, *args):
-        """unpack(message, *args) of what process row `member` sent (bytes, on the host), its error
-        naming the sender."""
+    def _read(self, member: int, read, message: torch.Tensor, *args):
+        """read(message, *args) of what process row `member` sent (on the host), its error naming the
+        sender."""
         try:
-            return unpack(message.cpu().contiguous(), *args)
+            return read(message.cpu().contiguous(), *args)
         except ValueError as e:
             raise ValueError(f"rank {self.grid.rank}: the message from process row {member}: {e}") from None
 
@@ -466,21 +471,18 @@ class DistSampler:
         sizes = torch.bincount(owner * k + batch_of, minlength=rows * k).view(rows, k)
         # A stream is a uint64: it crosses as its bits in an int64.
         bits = torch.tensor([s - (1 << 64) if s >= 1 << 63 else s for s in streams], dtype=torch.int64)
-        # The minibatch count, the segment sizes and the streams as int64 bytes, then the nodes packed.
-        requests = [torch.cat([torch.cat([torch.tensor([k]), sizes[o], bits]).view(torch.uint8), _core.pack_ids(part)])
+        requests = [self.wire.request(torch.cat([torch.tensor([k]), sizes[o], bits]), part)
                     for o, part in enumerate(torch.split(nodes, per_owner.tolist()))]
         replies = []
-        for member, msg in enumerate(alltoallv(requests, group, self.stats, self.comm_device)):
-            msg = msg.cpu().clone()  # its own storage: the int64 head is viewed at offset 0
-            m = int(msg[:8].view(torch.int64)[0])
-            head = msg[:8 * (1 + 2 * m)].view(torch.int64)
-            part = self._unpacked(member, _core.unpack_ids, msg[8 * (1 + 2 * m):])
+        for member, message in enumerate(alltoallv(requests, group, self.stats, self.comm_device)):
+            head, part = self._read(member, self.wire.read_request, message)
+            m = int(head[0])
             self._check_asked(member, part)
             draws = _core.draw_rows(self.dataset, part, head[1:1 + m].contiguous(), head[1 + m:].contiguous(), layer,
                                     self.fanouts[layer], self.replace, self.seed, self.partition.edge_offset,
                                     bulk=bool(self.bulk))
-            replies.append(_core.pack_draws(*draws))
-        got = [self._unpacked(member, _core.unpack_draws, reply, n)
+            replies.append(self.wire.draws(*draws))
+        got = [self._read(member, self.wire.read_draws, reply, n)
                for member, (reply, n) in enumerate(zip(alltoallv(replies, group, self.stats, self.comm_device),
                                                        per_owner.tolist()))]
         return _core.neighbor_blocks_of_draws(dst, nodes, batch_of, *(torch.cat([g[i] for g in got]) for i in range(3)))
