@@ -74,6 +74,7 @@ def _accumulated_reference(source: str, ranks: int, *extra: str):
 
 
 @pytest.mark.parametrize("graph,extra", [("replicated", []), ("partitioned", []), ("partitioned", ["--bulk", "2"]),
+                                         ("partitioned", ["--packed-messages"]),
                                          ("replicated", ["--model", "ladies", "--fanouts", "64,64"])])
 def test_loss_curve_equals_one_process_accumulating_two_minibatches(synthetic, partition2, tmp_path, graph, extra):
     part = partition2 if graph == "replicated" else _partition(synthetic, tmp_path / "p2", graph)

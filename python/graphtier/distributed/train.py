@@ -80,7 +80,8 @@ def _rank_sampler(args, partition, grid, groups, split: str, train: bool, stats,
     method = args.model if args.model in _core.sampler_methods() else "neighbor"  # sage, mlp, r*: GraphSAGE's
     return DistSampler(partition, grid, method, args.fanout_list, args.batch_size if train else args.eval_batch_size,
                        args.seed, split=split, bulk=args.bulk, shuffle=train, groups=groups, stats=stats,
-                       comm_device=comm_device, relation_fanouts=getattr(args, "relation_fanouts", None))
+                       comm_device=comm_device, relation_fanouts=getattr(args, "relation_fanouts", None),
+                       packed=args.packed_messages)
 
 
 def _features(x, normalize: bool):
