@@ -17,12 +17,12 @@ over the ranks:
                  and layer: the smallest form of the sample the exchanges use; LADIES' blocks
                  have no edge ids: their neighbour ids packed as rows)
 and moved / sampled, the goal being <= 1.5, and moved / packed. Requests and replies cross packed
-(DistSampler(packed=True), graphtier/sample/row_wire.hpp), or with `--int64` as int64 tensors
-(the default). Also the seconds per minibatch of sampling (mean over the ranks and steps), on
+(DistSampler(packed=True), graphtier/sample/row_wire.hpp), or with `--plain` plain (the
+sampler's default: node ids as int32, positions as int64; as int64 everywhere before 2026-12-02). Also the seconds per minibatch of sampling (mean over the ranks and steps), on
 whatever the machine is doing besides.
 
     python bench/distributed/sample_traffic.py --work /tmp/traffic [--nodes 200K --edges 4M --fanouts 10,5]
-        [--row-cache 67108864] [--bulk 4] [--method ladies --fanouts 512,512] [--int64]
+        [--row-cache 67108864] [--bulk 4] [--method ladies --fanouts 512,512] [--plain]
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def _worker(rank, world, port, part_dir, args, queue):
         for name, owner_draws, forget, row_cache in VARIANTS:
             sampler = LayerCounting(part, grid, args["method"], fanouts, args["batch_size"], seed=0, bulk=args["bulk"],
                                     groups=groups, owner_draws=owner_draws,
-                                    row_cache=args["row_cache"] if row_cache else 0, packed=not args["int64"])
+                                    row_cache=args["row_cache"] if row_cache else 0, packed=not args["plain"])
             sampler.forget = forget
             sampler.last_rows, sampler.reuse = None, [0, 0]
             sampler.layer_bytes = [0] * len(fanouts)
@@ -134,8 +134,8 @@ def main(argv=None) -> int:
                    "at a time)")
     p.add_argument("--method", default="neighbor", choices=("neighbor", "ladies"),
                    help="ladies: every variant fetches rows (the owners draw GraphSAGE only)")
-    p.add_argument("--int64", action="store_true", help="messages as int64 tensors (DistSampler's default), "
-                   "not packed (packed=True)")
+    p.add_argument("--plain", action="store_true", help="plain messages (DistSampler's default: int32 node ids, "
+                   "int64 positions), not packed (packed=True)")
     p.add_argument("--json")
     a = p.parse_args(argv)
     os.makedirs(a.work, exist_ok=True)
@@ -144,7 +144,7 @@ def main(argv=None) -> int:
         subprocess.run([a.cli, "-q", "generate", "-o", data, "--nodes", a.nodes, "--edges", a.edges, "--no-features",
                         "--classes", "16", "--seed", "7"], check=True)
     args = {"fanouts": a.fanouts, "batch_size": a.batch_size, "steps": a.steps, "row_cache": a.row_cache,
-            "bulk": a.bulk, "method": a.method, "int64": a.int64}
+            "bulk": a.bulk, "method": a.method, "plain": a.plain}
     fanouts = a.fanouts.split(",")
     rows = []
     print("| P | layer (fanout) | sampled edges from other rows, per minibatch | moved / sampled bytes: row fetch "

@@ -80,8 +80,8 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
                         "then x_cpu.index_select(0, input_nodes).to(device) in the training loop (features in RAM; "
                         "a typed dataset's per-type tables memory-mapped)")
     p.add_argument("--packed-messages", action="store_true",
-                   help="a partitioned graph's distributed sampling: requests and replies packed as varints (3.5-4.5x "
-                   "fewer bytes for 10-20 ns of CPU a value: for links slower than ~1.5 Gb/s per rank)")
+                   help="a partitioned graph's distributed sampling: requests and replies packed as varints (2-3x "
+                   "fewer bytes for 10-20 ns of CPU a value: for links slower than ~0.5-1 Gb/s per rank)")
     p.add_argument("--no-eval", action="store_true", help="skip validation and test (timing runs)")
     p.add_argument("--deterministic", action="store_true",
                    help="deterministic PyTorch kernels (on a GPU the aggregation's index_add otherwise sums "

@@ -2,7 +2,7 @@
 loader's minibatch b, field by field, for P in {1, 2, 4} Gloo processes, replication c in {1, 2},
 the graph replicated or partitioned into block rows, GraphSAGE and LADIES: the one-at-a-time samplers
 (bulk 0, 1 or 3 minibatches per exchange; GraphSAGE's layers drawn by the owners of the rows, on
-fetched rows, or as the cost model picks; the messages packed or as int64) against the loader with
+fetched rows, or as the cost model picks; the messages packed or plain) against the loader with
 bulk 0, and the bulk matrix samplers (bulk 3) against the loader with bulk 3."""
 
 import pytest
@@ -26,7 +26,7 @@ MODES = ("replicated", "partitioned")
 # layer 0, rows are fetched for layer 1); False: rows fetched everywhere; True: the owners draw every
 # GraphSAGE layer (bulk 3: the bulk matrix sampler's draws, made by the owners). row_cache: the
 # default (all of Cora's rows fit), none, and 3 KiB (a few dozen rows: the cache drops rows and
-# refuses the ids above them). packed: False (int64, the default), True (varints).
+# refuses the ids above them). packed: False (plain: int32 ids, the default), True (varints).
 VARIANTS = [(0, 1, None, 64 << 20, False), (0, 3, None, 64 << 20, False), (3, 1, None, 64 << 20, False),
             (0, 1, False, 64 << 20, False), (0, 3, True, 64 << 20, False), (0, 1, False, 0, False),
             (0, 1, False, 3072, False), (3, 1, None, 3072, False), (3, 1, True, 64 << 20, False),
@@ -305,3 +305,37 @@ def test_requests_rows_and_draws_cross_packed_and_unpack_to_what_was_sent(cora):
         _core.unpack_draws(torch.cat([_core.pack_draws(*draws), torch.zeros(1, dtype=torch.uint8)]), nodes.numel())
     with pytest.raises(ValueError, match="packing ids: entry 1 is -4"):
         _core.pack_ids(torch.tensor([3, -4]))
+
+
+@pytest.mark.parametrize("packed,num_nodes", [(True, 2708), (False, 2708), (False, (1 << 31) + 1)])
+def test_every_wire_gives_back_what_was_sent_and_refuses_a_message_of_the_wrong_size(cora, packed, num_nodes):
+    from graphtier.distributed.wire import Wire
+
+    wire = Wire(packed, num_nodes)
+    assert wire.id_dtype == (torch.int64 if num_nodes > 1 << 31 else torch.int32)
+    dataset = _core.Dataset(cora)
+    nodes = torch.arange(3, dataset.num_nodes, 11)
+    assert torch.equal(wire.read_ids(wire.ids(nodes)), nodes)
+    head = torch.tensor([2, 40, nodes.numel() - 40, 5, -7])  # k = 2, sizes, streams' bits
+    got_head, got_nodes = wire.read_request(wire.request(head, nodes))
+    assert torch.equal(got_head, head) and torch.equal(got_nodes, nodes)
+    rows = _core.extract_rows(dataset, nodes, 0)
+    message = wire.rows(*rows)
+    for got, want in zip(wire.read_rows(message, nodes), rows):
+        assert torch.equal(got, want)
+    draws = _core.draw_rows(dataset, nodes, torch.tensor([nodes.numel()]), torch.tensor([5]), 0, 3, False, 0, 0)
+    for got, want in zip(wire.read_draws(wire.draws(*draws), nodes.numel()), draws):
+        assert torch.equal(got, want)
+    # Plain: a degree and a first edge (int64) per row, an id (int32, or int64 on 2^31 nodes and more)
+    # per neighbour; packed: under half of it all as int64.
+    if packed:
+        assert message.numel() < 4 * (rows[1].numel() + 2 * nodes.numel())
+    else:
+        id_bytes = torch.empty(0, dtype=wire.id_dtype).element_size()  # torch 1.13: no dtype.itemsize
+        assert message.numel() == 16 * nodes.numel() + id_bytes * rows[1].numel()
+    with pytest.raises(ValueError):
+        wire.read_rows(message[:-1], nodes)
+    with pytest.raises(ValueError):
+        wire.read_draws(torch.cat([wire.draws(*draws), torch.zeros(1, dtype=torch.uint8)]), nodes.numel())
+    with pytest.raises(ValueError):
+        wire.read_request(torch.zeros(3, dtype=torch.uint8))

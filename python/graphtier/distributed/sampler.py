@@ -29,15 +29,15 @@ drawn from its own stream, so the batches equal NeighborLoader / LayerLoader(bul
     nodes), and across calls up to `row_cache` bytes (RowCache: the lowest ids, after `graphtier
     prepare` the hottest rows): only rows not held yet are asked for.
   Either way the draws depend only on the node, its row and the global position of its first edge,
-  so they equal the single-process draws. Requests and replies cross as int64 (8 bytes a value), or
-  with `packed` as varints (graphtier.distributed.wire, graphtier/sample/row_wire.hpp): each id,
-  count and position a varint of its delta (or, where cheaper, of itself: hot ids are small after
-  `graphtier prepare`), an id below 2^21 in 1-3 bytes, 3.5-4.5x fewer bytes in all for 10-20 ns of
-  CPU a value on each side, which pays on links slower than about 1-2 Gb/s per rank
-  (docs/benchmarks.md).
+  so they equal the single-process draws. Requests and replies cross plain (node ids as int32 on
+  graphs of fewer than 2^31 nodes, the rest as int64), or with `packed` as varints
+  (graphtier.distributed.wire, graphtier/sample/row_wire.hpp): each id, count and position a varint
+  of its delta (or, where cheaper, of itself: hot ids are small after `graphtier prepare`), an id
+  below 2^21 in 1-3 bytes, 2-3x fewer bytes than plain for 10-20 ns of CPU a value on each
+  side, which pays on links slower than about 0.5-1 Gb/s per rank (docs/benchmarks.md).
 
   The cost model that picks the way (per layer; d a row's degree, f the fanout, v the bytes of a
-  value on the wire: 8 as int64, 1-3 packed): owner draws move about 2 v + 2 v min(f, d) bytes per
+  value on the wire: 4 or 8 plain, 1-3 packed): owner draws move about 2 v + 2 v min(f, d) bytes per
   (node, minibatch) asked (the id out; the count, and a neighbour id and an edge id per pick back;
   bulk: d counts distinct neighbours), row fetch about 3 v + v d per distinct row not held yet (the
   id out; degree, first position and d neighbour ids back). With f >= 1 the picks are at most f
@@ -195,8 +195,8 @@ class DistSampler:
     are the same either way. `row_cache` (graph partitioned, row fetch): bytes of fetched rows kept
     from call to call (RowCache; 0 keeps a call's rows for that call only); the batches are the
     same for every budget. `packed` (graph partitioned): the requests and replies cross packed
-    (varints, graphtier.distributed.wire: fewer bytes for more CPU, for slow links) instead of as
-    int64. The batches are the same either way.
+    (varints, graphtier.distributed.wire: fewer bytes for more CPU, for slow links) instead of
+    plain (int32 node ids, int64 positions). The batches are the same either way.
 
     Node ids: the seeds are the partition's `split` and every id in the batches is in the
     numbering of the dataset the partition was cut from (after `graphtier prepare`, the prepared
@@ -262,7 +262,7 @@ class DistSampler:
         self.node_types = list(self.dataset.node_types)  # empty: homogeneous
         self.relation_fanouts = self._relation_fanouts(relation_fanouts or {})
         self.comm_device = torch.device(comm_device)
-        self.wire = Wire(packed)
+        self.wire = Wire(packed, partition.num_nodes)
         self.stats = stats if stats is not None else CommStats()
         self.groups = groups
         if self.partitioned and self.groups is None:
