@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every fuzz target (fuzz/README.md) for SECONDS each, one after the other, and prints one
+# Runs every fuzz target (fuzz/README.md) for SECONDS each, one per core at a time, and prints one
 # table: target, execs, exec/s, coverage (libFuzzer's cov and ft), corpus, crashes. Exit status 1
 # if any target crashed, hung (-timeout=10) or allocated too much (-rss_limit_mb=2048); the input
 # that did it is kept where the message says.
@@ -39,30 +39,53 @@ python_mode=atheris
 .venv/bin/python -c "import atheris" 2>/dev/null || python_mode=mutate
 
 work="${GRAPHTIER_FUZZ_WORK:-build/fuzz-work}"
-rows=()
-failed=()
 for t in "${targets[@]}"; do
-  dir="$work/$t"
+  [ "$t" = checkpoint ] || [ -x "build/fuzz/fuzz/${t}_fuzz" ] || { echo "fuzz: unknown target $t" >&2; exit 2; }
+done
+
+# One target: a fresh scratch corpus, the fuzzer's log, its exit status in $dir/rc.
+run_target() {
+  local t="$1" dir="$work/$1" rc=0 mode=()
   rm -rf "$dir"
   mkdir -p "$dir/corpus" "$dir/crashes"
   cp fuzz/corpus/"$t"/* "$dir/corpus/"
-  echo "fuzz: $t ($([ -n "$runs" ] && echo "$runs runs" || echo "${seconds} s"))" >&2
-  rc=0
   if [ "$t" = checkpoint ]; then
-    mode=()
     [ "$python_mode" = mutate ] && mode=(--mutate)
     .venv/bin/python fuzz/checkpoint_fuzz.py "${mode[@]}" "$dir/corpus" "${flags[@]}" \
       -artifact_prefix="$dir/crashes/" >"$dir/log" 2>&1 || rc=$?
   else
-    [ -x "build/fuzz/fuzz/${t}_fuzz" ] || { echo "fuzz: unknown target $t" >&2; exit 2; }
     "build/fuzz/fuzz/${t}_fuzz" "${flags[@]}" -artifact_prefix="$dir/crashes/" "$dir/corpus" >"$dir/log" 2>&1 || rc=$?
   fi
+  echo "$rc" >"$dir/rc"
+}
+
+# The targets run side by side, one per core ($GRAPHTIER_FUZZ_JOBS, default nproc): each fuzzer is
+# one single-threaded process, so the cores' worth of them take the time of one.
+jobs="${GRAPHTIER_FUZZ_JOBS:-$(nproc)}"
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz: GRAPHTIER_FUZZ_JOBS=$jobs is not a positive count" >&2; exit 2; }
+running=0
+for t in "${targets[@]}"; do
+  if ((running >= jobs)); then
+    wait -n
+    running=$((running - 1))
+  fi
+  echo "fuzz: $t ($([ -n "$runs" ] && echo "$runs runs" || echo "${seconds} s"))" >&2
+  run_target "$t" &
+  running=$((running + 1))
+done
+wait
+
+rows=()
+failed=()
+for t in "${targets[@]}"; do
+  dir="$work/$t"
+  rc=$(cat "$dir/rc" 2>/dev/null || echo "no status")
   stat() { sed -n "s/^stat::$1: *\([0-9]*\).*/\1/p" "$dir/log" | tail -1; }
   # The last status line: "#N  DONE cov: C ft: F corp: K/SIZE ...".
   status=$(grep -E '^#[0-9]+.*cov: ' "$dir/log" | tail -1 || true)
   field() { sed -n "s/.* $1: \([^ ]*\).*/\1/p" <<<"$status"; }
   crashes=$(find "$dir/crashes" -type f | wc -l)
-  if ((rc != 0 || crashes != 0)); then
+  if [ "$rc" != 0 ] || ((crashes != 0)); then
     failed+=("$t: exit $rc; input kept in $dir/crashes/ ($(ls "$dir/crashes" | tr '\n' ' ')), log $dir/log")
     ((crashes)) || crashes=1
   fi

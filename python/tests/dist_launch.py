@@ -11,7 +11,19 @@ import time
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
+from graphtier import threads
 from graphtier.distributed.comm import free_port
+
+# Each rank's PyTorch intra-op threads (OMP_NUM_THREADS, as torchrun sets it). A one-process
+# reference that is to match a rank's floats runs under as_a_rank(): a matrix product or a sum
+# split over another number of threads adds in another order (2e-7 apart on a loss, enough to swap
+# two near-tied scores in an AUC).
+RANK_TORCH_THREADS = 1
+
+
+def as_a_rank():
+    """A context in which this process's PyTorch (and OpenBLAS) threads are a rank's."""
+    return threads.torch_threads(threads.divide(1, 1, RANK_TORCH_THREADS, environ={}))
 
 
 @dataclass
@@ -36,7 +48,7 @@ def launch(world: int, argv: Sequence[str], timeout: float, env: Optional[Dict[s
     for rank in range(world):
         e = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank),
                  LOCAL_WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                 OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+                 OMP_NUM_THREADS=str(RANK_TORCH_THREADS), PYTHONUNBUFFERED="1")
         e.update(env or {})
         # Files, not pipes: a process never blocks on output nobody reads while the others run.
         files = tuple(open(os.path.join(scratch.name, f"{rank}.{kind}"), "w+") for kind in ("out", "err"))
