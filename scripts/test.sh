@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: the CPU build (one build for the package, the tests and the
 # benchmarks), the C++ package's example, the same tests again under AddressSanitizer and
-# UndefinedBehaviorSanitizer, every fuzz target for 60 s, the Python suite on PyTorch 1.13 and 2.x,
+# UndefinedBehaviorSanitizer, every fuzz target for 30 s, the Python suite on PyTorch 1.13 and 2.x,
 # graphtier.dgl's tests against DGL, then the GPU bundle (compiled whenever nvcc is present; its GPU
 # tests skip visibly on a machine without a GPU, and the device call is rehearsed on it) and the
 # Debug CUDA build (compiled only).
@@ -56,10 +56,10 @@ cmake --build --preset sanitize -j "$jobs"
 stage "C++ tests (sanitizers)"
 ctest --preset sanitize -j "$jobs"
 
-# Every fuzz target (fuzz/README.md: one per reader of outside bytes) for 60 s on its seed corpus,
+# Every fuzz target (fuzz/README.md: one per reader of outside bytes) for 30 s on its seed corpus,
 # built with clang, libFuzzer, ASan and UBSan: any crash, hang or huge allocation fails CI.
 stage "fuzzing"
-scripts/fuzz.sh 60
+scripts/fuzz.sh 30
 
 # The Python package's tests (the package was installed above; they use the graphtier command built
 # there to make their datasets).
@@ -100,10 +100,12 @@ if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   scripts/gpu-bundle.sh --jobs "$jobs"
   stage "gpu-check rehearsal"
   OUT=build/gpu-check-rehearsal GPU_CHECK_PYTHON=.venv/bin/python scripts/gpu-check.sh
-  # Compiled and linked, not run: at -O0 nothing is inlined, so every inline and template function
-  # is emitted as a symbol of its own. A missing instantiation or definition shows as an undefined
-  # reference; two different definitions of one name, which the linker merges without a word, show
-  # in check-odr.sh as one symbol with two sizes.
+  # The modules and the graphtier command (which links every module), compiled and linked, not run:
+  # at -O0 nothing is inlined, so every inline and template function is emitted as a symbol of its
+  # own. A missing instantiation or definition shows as an undefined reference; two different
+  # definitions of one name, which the linker merges without a word, show in check-odr.sh (which
+  # reads the modules' objects) as one symbol with two sizes. The tests' binaries are linked with
+  # CUDA in the bundle's build above.
   stage "CUDA Debug build and check-odr"
   cmake --preset cuda-debug >/dev/null
   cmake --build --preset cuda-debug -j "$jobs"
