@@ -16,7 +16,7 @@ case "${1:-}" in
   --quick) quick=1 ;;
   *) echo "test.sh: unknown option '$1' (expected nothing or --quick)" >&2; exit 2 ;;
 esac
-# Each stage's start, as minutes since this script began, so that a slow CI log says where the time went.
+# Each stage's start, as minutes since this script began: a slow CI log says where the time went.
 stage() { printf 'test.sh: [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
 stage setup
 scripts/setup.sh
