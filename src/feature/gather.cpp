@@ -49,9 +49,9 @@ GatherStats FeatureStore::gather(std::span<const int64_t> ids, TensorView out, c
 #if GRAPHTIER_WITH_CUDA
   const bool gpu_rows = s.tiers.ranges.gpu_end > 0 || s.tiers.gpu_cache_rows > 0;
   const bool on_gpu = out.memory == MemoryKind::kDevice || gpu_rows;
-  // Ids the GPU tiers read on their own device are checked there as they are routed: the host
-  // makes no pass over them (gpu_tiers.hpp).
-  if (!(on_gpu && s.gpu != nullptr && cuda::checks_ids_on_device(*s.gpu, device_ids))) check_ids(ids, num_nodes);
+  // The GPU tiers check every id on their device as they route it, whether the caller handed the
+  // ids there or the tiers upload them: the host makes no pass over them (gpu_tiers.hpp).
+  if (!(on_gpu && s.gpu != nullptr)) check_ids(ids, num_nodes);
 #else
   (void)device_ids;
   (void)output_after;

@@ -160,45 +160,51 @@ TEST(FeatureStoreGpuTest, IdsAlreadyOnTheDeviceGatherTheSameRows) {
   }
 }
 
-// Device ids are checked on the device, as they are routed (the host makes no pass over them): a
-// bad id reads nothing, takes no line, and the gather throws OutOfRange naming it and its
-// position; the store then gathers as before. Both routings: on the device before the serve
-// kernel (a pinned tier split with the CPU) and in the serve kernel (nothing staged).
-TEST(FeatureStoreGpuTest, BadIdsOnTheDeviceAreRefusedAndLeaveTheStoreExact) {
+// Every id the GPU tiers gather is checked on the device as it is routed, whether the caller hands
+// the ids there or the tiers upload them (the host makes no pass over them): a bad id reads nothing,
+// takes no line, and the gather throws OutOfRange naming it and its position; the store then gathers
+// as before. Both routings: on the device before the serve kernel (a pinned tier split with the
+// CPU) and in the serve kernel (nothing staged).
+TEST(FeatureStoreGpuTest, BadIdsAreRefusedOnTheDeviceAndLeaveTheStoreExact) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the device's id check not checked";
   const test::Watchdog watchdog(120);
   ThreadPool pool(2);
   const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
   for (const PinnedPath path : {PinnedPath::kCpuCopy, PinnedPath::kZeroCopy}) {
-    SCOPED_TRACE(path == PinnedPath::kZeroCopy ? "routed in the serve kernel" : "routed before it");
-    const FeatureStoreOptions options = every_tier(path);
-    FeatureStore store(graph::Dataset::open(dir), options, pool);
-    const int64_t bads[] = {-1, kNodes, int64_t{1} << 40, std::numeric_limits<int64_t>::min()};
-    for (std::size_t j = 0; j < std::size(bads); ++j) {
-      std::vector<int64_t> ids = test::uniform_ids(3000, kNodes, 140 + j);
-      const std::size_t at = 700 * j + 11;
-      ids[at] = bads[j];
-      Buffer on_device(MemoryKind::kDevice, ids.size() * sizeof(int64_t));
-      copy_bytes(on_device.data(), MemoryKind::kDevice, ids.data(), MemoryKind::kHost, ids.size() * sizeof(int64_t));
-      const int64_t rows_before = store.total().rows;
-      try {
-        gather_device(store, ids, DeviceIds{static_cast<const int64_t*>(on_device.data()), 0});
-        FAIL() << "id " << bads[j] << " was accepted";
-      } catch (const OutOfRange& e) {
-        const std::string what = e.what();
-        EXPECT_NE(what.find("feature id " + std::to_string(bads[j]) + " at position " + std::to_string(at)),
-                  std::string::npos)
-            << what;
+    for (const bool from_host : {false, true}) {
+      SCOPED_TRACE(path == PinnedPath::kZeroCopy ? "routed in the serve kernel" : "routed before it");
+      SCOPED_TRACE(from_host ? "ids uploaded by the tiers" : "ids handed on the device");
+      const FeatureStoreOptions options = every_tier(path);
+      FeatureStore store(graph::Dataset::open(dir), options, pool);
+      const int64_t bads[] = {-1, kNodes, int64_t{1} << 40, std::numeric_limits<int64_t>::min()};
+      for (std::size_t j = 0; j < std::size(bads); ++j) {
+        std::vector<int64_t> ids = test::uniform_ids(3000, kNodes, 140 + j);
+        const std::size_t at = 700 * j + 11;
+        ids[at] = bads[j];
+        Buffer on_device(MemoryKind::kDevice, ids.size() * sizeof(int64_t));
+        const auto gather_ids = [&] {
+          if (from_host) return gather_device(store, ids);
+          copy_bytes(on_device.data(), MemoryKind::kDevice, ids.data(), MemoryKind::kHost,
+                     ids.size() * sizeof(int64_t));
+          return gather_device(store, ids, DeviceIds{static_cast<const int64_t*>(on_device.data()), 0});
+        };
+        const int64_t rows_before = store.total().rows;
+        try {
+          gather_ids();
+          FAIL() << "id " << bads[j] << " was accepted";
+        } catch (const OutOfRange& e) {
+          const std::string what = e.what();
+          EXPECT_NE(what.find("feature id " + std::to_string(bads[j]) + " at position " + std::to_string(at)),
+                    std::string::npos)
+              << what;
+        }
+        EXPECT_EQ(store.total().rows, rows_before) << "a refused gather was counted";
+        // The same ids without the bad one: every row exact, the cache intact.
+        ids[at] = 5;
+        ASSERT_EQ(gather_ids(), test::reference_rows(dir, ids)) << "after id " << bads[j];
       }
-      EXPECT_EQ(store.total().rows, rows_before) << "a refused gather was counted";
-      // The same ids without the bad one, from the device: every row exact, the cache intact.
-      ids[at] = 5;
-      copy_bytes(on_device.data(), MemoryKind::kDevice, ids.data(), MemoryKind::kHost, ids.size() * sizeof(int64_t));
-      ASSERT_EQ(gather_device(store, ids, DeviceIds{static_cast<const int64_t*>(on_device.data()), 0}),
-                test::reference_rows(dir, ids))
-          << "after id " << bads[j];
+      EXPECT_GT(store.total().gpu_cache.rows, 0) << "the cache served nothing";
     }
-    EXPECT_GT(store.total().gpu_cache.rows, 0) << "the cache served nothing";
   }
 }
 

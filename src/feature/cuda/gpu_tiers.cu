@@ -392,10 +392,6 @@ void add_device_stats(GpuTiers& t, const CacheCounters& c, bool cached, GatherSt
 
 const PinnedPaths& pinned_paths(const GpuTiers& t) { return t.paths; }
 
-bool checks_ids_on_device(const GpuTiers& t, const DeviceIds& device_ids) {
-  return device_ids.data != nullptr && device_ids.device == t.device;
-}
-
 void gather(GpuTiers& t, HostTiers& host_tiers, std::span<const int64_t> ids, TensorView out, GatherStats& stats,
             const DeviceIds& device_ids, const CudaStream* output_after) {
   const int64_t n = static_cast<int64_t>(ids.size());
@@ -440,7 +436,7 @@ void gather(GpuTiers& t, HostTiers& host_tiers, std::span<const int64_t> ids, Te
   }
   GRAPHTIER_CUDA_CHECK(cudaMemsetAsync(counters, 0, offsetof(CacheCounters, tombstones), t.stream));
   GRAPHTIER_CUDA_CHECK(cudaEventRecord(t.events[kStart], t.stream));
-  const bool ids_on_device = checks_ids_on_device(t, device_ids);
+  const bool ids_on_device = device_ids.data != nullptr && device_ids.device == t.device;
   const int64_t* ids_dev = device_ids.data;
   if (!ids_on_device) {
     const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(int64_t);
@@ -527,7 +523,7 @@ void gather(GpuTiers& t, HostTiers& host_tiers, std::span<const int64_t> ids, Te
   std::memcpy(&c, t.counters_host.data(), sizeof(c));
   t.tombstones = c.tombstones;
   if (c.invalid_ids > 0) {
-    // Ids checked on the device: the host copy names the first bad one.
+    // Ids checked on the device (none on the host before): the host copy names the first bad one.
     check_ids(ids, host_tiers.num_nodes());
     throw DeviceError(detail::concat("the device found ", c.invalid_ids, " ids outside [0, ", host_tiers.num_nodes(),
                                      ") that the host copy of the ids does not hold: the two copies differ"));

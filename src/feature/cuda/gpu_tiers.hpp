@@ -46,19 +46,15 @@ double window(GpuTiers& tiers, std::span<const int64_t> ids, int32_t delta);
 /// batched cache update. Host waits (docs/architecture.md, "GPU budgets"): one stream
 /// synchronisation at the end; one event wait for the staged positions when the store can stage
 /// rows; one for the missed positions with a GPU cache and storage rows. Adds to `stats`. The
-/// calling thread's current device is left as it was. With `device_ids` on the tiers' device the
-/// host makes no pass over the ids (it reads ids[k] only at the positions it stages): the device
-/// checks them as it routes them, an id outside [0, num_nodes) is read from nowhere, staged never
-/// and probed never, and the gather throws OutOfRange naming the first one once the device is
-/// done (`out` then unspecified, no cache line given to it). Otherwise the caller has checked
-/// them (FeatureStore::gather) and they are copied once into pinned memory for the upload. With
-/// `output_after`, the tiers' streams wait on the device for the work queued on it so far before
-/// they write the output.
+/// calling thread's current device is left as it was. The host makes no pass over the ids (it reads
+/// ids[k] only at the positions it stages, and copies them once into pinned memory for the upload
+/// unless `device_ids` holds them on the tiers' device): the device checks every id as it routes
+/// it, an id outside [0, num_nodes) is read from nowhere, staged never and probed never, and the
+/// gather throws OutOfRange naming the first one once the device is done (`out` then unspecified,
+/// no cache line given to it). With `output_after`, the tiers' streams wait on the device for the
+/// work queued on it so far before they write the output.
 /// `host` serves the rows the CPU stages (its pinned rows' CPU half, storage rows the cache missed).
 void gather(GpuTiers& tiers, HostTiers& host, std::span<const int64_t> ids, TensorView out, GatherStats& stats,
             const DeviceIds& device_ids, const CudaStream* output_after);
-
-/// Whether gather reads `device_ids` on the tiers' device, and so checks them there.
-bool checks_ids_on_device(const GpuTiers& tiers, const DeviceIds& device_ids);
 
 }  // namespace graphtier::feature::cuda
