@@ -1,6 +1,7 @@
 """The CUDA paths of the package, against the CPU paths on the same data. They need a GPU and a
 package built with GRAPHTIER_CUDA=ON (scripts/gpu-check.sh python); elsewhere they skip visibly."""
 
+import json
 import warnings
 
 import pytest
@@ -228,3 +229,32 @@ def test_typed_loader_on_cuda_equals_the_cpu_loader(tmp_path):
                 assert x.is_cuda and torch.equal(a.x_dict[t], x.cpu()), (epoch, a.index, t)
     features = gpu.stats()["features"]
     assert features["gpu_hot"]["rows"] > 0 and features["gpu_cache"]["rows"] > 0, features
+
+
+def test_distributed_training_on_nccl_follows_the_gloo_run(synthetic, tmp_path):
+    """The distributed job on the GPU (python -m graphtier.train PARTITION --device cuda): DDP, the
+    sampling exchanges of the partitioned graph and the feature fetch all on NCCL, the fetched rows
+    gathered into device memory and crossing on the GPU. One rank (NCCL takes one GPU per rank, and
+    a lease has one), so every exchange is the rank's own; its minibatches are the Gloo run's on the
+    CPU, and its losses equal theirs to the float sums' order (CPU against GPU kernels)."""
+    from conftest import run_cli
+    from dist_launch import describe, launch
+    partition = str(tmp_path / "p1")
+    run_cli("partition", "-d", synthetic, "-o", partition, "--ranks", "1", "--replication", "1", "--graph",
+            "partitioned")
+    common = ["-m", "graphtier.train", partition, "--epochs", "2", "--batch-size", "64", "--fanouts", "5,5",
+              "--hidden", "16", "--threads", "1", "--seed", "7", "--no-eval"]
+    runs = {}
+    for device in ("cpu", "cuda"):
+        out = tmp_path / f"{device}.json"
+        ranks = launch(1, [*common, "--device", device, "--deterministic", "--json", str(out)], timeout=120)
+        assert ranks[0].returncode == 0, describe(ranks)
+        runs[device] = json.loads(out.read_text())
+    gloo, nccl = runs["cpu"], runs["cuda"]
+    assert [b for b, _ in nccl["batch_losses"]] == [b for b, _ in gloo["batch_losses"]]
+    assert [loss for _, loss in nccl["batch_losses"]] == pytest.approx([loss for _, loss in gloo["batch_losses"]],
+                                                                       rel=1e-3)
+    for a, b in zip(gloo["epochs"], nccl["epochs"]):
+        fetched = [{k: e["ranks"][0]["fetch"][k] for k in ("gathers", "rows", "local_rows")} for e in (a, b)]
+        assert fetched[0] == fetched[1] and fetched[1]["rows"] > 0, fetched
+        assert b["ranks"][0]["sample_exchange"]["exchanges"] == a["ranks"][0]["sample_exchange"]["exchanges"] > 0
