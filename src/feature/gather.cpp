@@ -1,5 +1,5 @@
-// The front door of FeatureStore::gather: validates the output and every id, then dispatches on
-// where the output lives and whether GPU tiers exist.
+// The front door of FeatureStore::gather: validates the output and every id (or leaves the ids to
+// the GPU tiers' device), then dispatches on where the output lives and whether GPU tiers exist.
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -50,7 +50,7 @@ GatherStats FeatureStore::gather(std::span<const int64_t> ids, TensorView out, c
   const bool gpu_rows = s.tiers.ranges.gpu_end > 0 || s.tiers.gpu_cache_rows > 0;
   const bool on_gpu = out.memory == MemoryKind::kDevice || gpu_rows;
   // The GPU tiers check every id on their device as they route it, whether the caller handed the
-  // ids there or the tiers upload them: the host makes no pass over them (gpu_tiers.hpp).
+  // ids there or the tiers upload them: no pass of the host's over them (gpu_tiers.hpp).
   if (!(on_gpu && s.gpu != nullptr)) check_ids(ids, num_nodes);
 #else
   (void)device_ids;

@@ -129,9 +129,11 @@ class FeatureStore {
 
   /// out[k] = X[ids[k]] byte for byte. `out` is a contiguous [ids.size(), dim] tensor of the
   /// table's dtype in host or pinned memory, or device memory in CUDA builds. ids may repeat and
-  /// come in any order; every id is checked before anything is read (OutOfRange naming the first
-  /// bad one). A read failure throws IoError naming features.bin and the offset; `out` is then
-  /// unspecified but no cache line keeps a partial row. Returns what the tiers did for this call
+  /// come in any order; every id is checked (OutOfRange naming the first bad one): by the host
+  /// before anything is read, or, in a gather through the GPU tiers, by the device as it routes
+  /// the ids (a bad one is read from nowhere and given no cache line; `out` is then unspecified).
+  /// A read failure throws IoError naming features.bin and the offset; `out` is then unspecified
+  /// but no cache line keeps a partial row. Returns what the tiers did for this call
   /// (what last_gather() returns until the next gather).
   ///
   /// `device_ids`, optional: the same ids already in device memory (a GPU-sampled minibatch's

@@ -70,8 +70,8 @@ class LowPriorityStream {
 // synchronisation at the end (the output is complete when gather returns); one event wait for the
 // staged positions only when the store can stage rows (a pinned tier whose split table leaves rows
 // to the CPU, or storage rows without a GPU cache); one for the missed positions only when a GPU
-// cache exists and the store has storage rows. The host makes no pass over the ids: the device
-// routes them (gather_route.cuh) and hands down only the positions the host must stage. No
+// cache exists and the store has storage rows. The host checks no id: the device routes them
+// (gather_route.cuh), checking each, and hands down only the positions the host must stage. No
 // allocation in steady state: every buffer below grows geometrically and is kept, device scratch
 // comes from the stream-ordered pool.
 struct GpuTiers {

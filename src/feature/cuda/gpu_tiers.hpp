@@ -46,12 +46,12 @@ double window(GpuTiers& tiers, std::span<const int64_t> ids, int32_t delta);
 /// batched cache update. Host waits (docs/architecture.md, "GPU budgets"): one stream
 /// synchronisation at the end; one event wait for the staged positions when the store can stage
 /// rows; one for the missed positions with a GPU cache and storage rows. Adds to `stats`. The
-/// calling thread's current device is left as it was. The host makes no pass over the ids (it reads
-/// ids[k] only at the positions it stages, and copies them once into pinned memory for the upload
-/// unless `device_ids` holds them on the tiers' device): the device checks every id as it routes
-/// it, an id outside [0, num_nodes) is read from nowhere, staged never and probed never, and the
-/// gather throws OutOfRange naming the first one once the device is done (`out` then unspecified,
-/// no cache line given to it). With `output_after`, the tiers' streams wait on the device for the
+/// calling thread's current device is left as it was. The host checks no id: it copies them once
+/// into pinned memory for the upload (none when `device_ids` holds them on the tiers' device) and
+/// reads ids[k] only at the positions it stages. The device checks every id as it routes it: an
+/// id outside [0, num_nodes) is read from nowhere, staged never and probed never, and the gather
+/// throws OutOfRange naming the first one once the device is done (`out` then unspecified, no
+/// cache line given to it). With `output_after`, the tiers' streams wait on the device for the
 /// work queued on it so far before they write the output.
 /// `host` serves the rows the CPU stages (its pinned rows' CPU half, storage rows the cache missed).
 void gather(GpuTiers& tiers, HostTiers& host, std::span<const int64_t> ids, TensorView out, GatherStats& stats,
