@@ -242,8 +242,9 @@ def test_distributed_training_on_nccl_follows_the_gloo_run(synthetic, tmp_path):
     partition = str(tmp_path / "p1")
     run_cli("partition", "-d", synthetic, "-o", partition, "--ranks", "1", "--replication", "1", "--graph",
             "partitioned")
+    # No dropout: its masks come from the CPU's generator in one run and the GPU's in the other.
     common = ["-m", "graphtier.train", partition, "--epochs", "2", "--batch-size", "64", "--fanouts", "5,5",
-              "--hidden", "16", "--threads", "1", "--seed", "7", "--no-eval"]
+              "--hidden", "16", "--threads", "1", "--seed", "7", "--dropout", "0", "--no-eval"]
     runs = {}
     for device in ("cpu", "cuda"):
         out = tmp_path / f"{device}.json"
@@ -252,8 +253,8 @@ def test_distributed_training_on_nccl_follows_the_gloo_run(synthetic, tmp_path):
         runs[device] = json.loads(out.read_text())
     gloo, nccl = runs["cpu"], runs["cuda"]
     assert [b for b, _ in nccl["batch_losses"]] == [b for b, _ in gloo["batch_losses"]]
-    assert [loss for _, loss in nccl["batch_losses"]] == pytest.approx([loss for _, loss in gloo["batch_losses"]],
-                                                                       rel=1e-3)
+    torch.testing.assert_close(torch.tensor([loss for _, loss in nccl["batch_losses"]]),
+                               torch.tensor([loss for _, loss in gloo["batch_losses"]]), rtol=1e-3, atol=1e-4)
     for a, b in zip(gloo["epochs"], nccl["epochs"]):
         fetched = [{k: e["ranks"][0]["fetch"][k] for k in ("gathers", "rows", "local_rows")} for e in (a, b)]
         assert fetched[0] == fetched[1] and fetched[1]["rows"] > 0, fetched
