@@ -161,9 +161,9 @@ TEST(FeatureStoreGpuTest, IdsAlreadyOnTheDeviceGatherTheSameRows) {
 }
 
 // Every id the GPU tiers gather is checked on the device as it is routed, whether the caller hands
-// the ids there or the tiers upload them (the host makes no pass over them): a bad id reads nothing,
-// takes no line, and the gather throws OutOfRange naming it and its position; the store then gathers
-// as before. Both routings: on the device before the serve kernel (a pinned tier split with the
+// the ids there or the tiers upload them (the host checks none first): a bad id reads nothing,
+// takes no line, and the gather throws OutOfRange naming it and its position; the store then
+// gathers as before. Both routings: on the device before the serve kernel (a pinned tier split with the
 // CPU) and in the serve kernel (nothing staged).
 TEST(FeatureStoreGpuTest, BadIdsAreRefusedOnTheDeviceAndLeaveTheStoreExact) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the device's id check not checked";
