@@ -8,13 +8,19 @@
 #   scripts/fuzz.sh --runs N [TARGET...]      # N executions per target instead (the long run)
 #
 # Configures and builds the fuzz preset first (clang, build/fuzz/; nothing to do when it is up to
-# date). Each target runs on a fresh scratch copy of fuzz/corpus/<target>/ under
-# build/fuzz-work/<target>/ (corpus/, crashes/, log; $GRAPHTIER_FUZZ_WORK moves it): fuzz/corpus
-# is never written. The Python target (checkpoint) runs under atheris (scripts/setup.sh --fuzz
+# date). Each target runs on a fresh scratch copy of its committed seeds (fuzz/corpus/<target>/) and
+# of the corpus kept from earlier runs on this machine, under build/fuzz-work/<target>/ (corpus/,
+# crashes/, log; $GRAPHTIER_FUZZ_WORK moves it): fuzz/corpus is never written. The kept corpus lives
+# outside the clone ($GRAPHTIER_FUZZ_CORPUS, default ~/.cache/graphtier/fuzz-corpus/<target>/): after
+# a timed run that found nothing wrong, libFuzzer merges the scratch corpus into it (-merge=1: the
+# inputs that add coverage), so each CI run goes on from where the last one on this machine stopped
+# and a short run per target reaches the depth of a long one. The Python target (checkpoint) runs under atheris (scripts/setup.sh --fuzz
 # installs it into .venv), or, where atheris cannot be installed, under the seeded mutation loop
 # of fuzz/checkpoint_fuzz.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/compiler-cache.sh
+source scripts/compiler-cache.sh
 
 seconds=60
 runs=""
@@ -39,24 +45,37 @@ python_mode=atheris
 .venv/bin/python -c "import atheris" 2>/dev/null || python_mode=mutate
 
 work="${GRAPHTIER_FUZZ_WORK:-build/fuzz-work}"
+kept_root="${GRAPHTIER_FUZZ_CORPUS:-$HOME/.cache/graphtier/fuzz-corpus}"
 for t in "${targets[@]}"; do
   [ "$t" = checkpoint ] || [ -x "build/fuzz/fuzz/${t}_fuzz" ] || { echo "fuzz: unknown target $t" >&2; exit 2; }
 done
 
-# One target: a fresh scratch corpus, the fuzzer's log, its exit status in $dir/rc.
+# One target: a fresh scratch corpus (the seeds and the kept corpus), the fuzzer's log, its exit
+# status in $dir/rc; then the scratch corpus merged into the kept one.
 run_target() {
-  local t="$1" dir="$work/$1" rc=0 mode=()
+  local t="$1" dir="$work/$1" kept="$kept_root/$1" rc=0 mode=() fuzzer
   rm -rf "$dir"
-  mkdir -p "$dir/corpus" "$dir/crashes"
+  mkdir -p "$dir/corpus" "$dir/crashes" "$kept"
   cp fuzz/corpus/"$t"/* "$dir/corpus/"
+  cp -r "$kept/." "$dir/corpus/"
   if [ "$t" = checkpoint ]; then
+    fuzzer=(.venv/bin/python fuzz/checkpoint_fuzz.py)
     [ "$python_mode" = mutate ] && mode=(--mutate)
-    .venv/bin/python fuzz/checkpoint_fuzz.py "${mode[@]}" "$dir/corpus" "${flags[@]}" \
-      -artifact_prefix="$dir/crashes/" >"$dir/log" 2>&1 || rc=$?
   else
-    "build/fuzz/fuzz/${t}_fuzz" "${flags[@]}" -artifact_prefix="$dir/crashes/" "$dir/corpus" >"$dir/log" 2>&1 || rc=$?
+    fuzzer=("build/fuzz/fuzz/${t}_fuzz")
   fi
+  "${fuzzer[@]}" "${mode[@]}" "$dir/corpus" "${flags[@]}" -artifact_prefix="$dir/crashes/" >"$dir/log" 2>&1 || rc=$?
   echo "$rc" >"$dir/rc"
+  # The mutation loop has no coverage to merge by; a run that failed keeps its evidence in $dir only.
+  if [ "$rc" = 0 ] && [ -z "$runs" ] && [ "${mode[*]}" != --mutate ]; then
+    rm -rf "$kept.new" && mkdir -p "$kept.new"
+    if "${fuzzer[@]}" -merge=1 -rss_limit_mb=2048 -timeout=10 "$kept.new" "$dir/corpus" >"$dir/merge.log" 2>&1; then
+      rm -rf "$kept" && mv "$kept.new" "$kept"
+    else
+      echo "fuzz: $t: merging into $kept failed ($dir/merge.log); the kept corpus is unchanged" >&2
+      rm -rf "$kept.new"
+    fi
+  fi
 }
 
 # The targets run side by side, one per core ($GRAPHTIER_FUZZ_JOBS, default nproc): each fuzzer is

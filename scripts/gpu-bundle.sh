@@ -2,10 +2,13 @@
 # Builds, on this CPU machine, everything the GPU machine's one call runs, into .bundle/ (ignored by
 # git, at most 60 MiB): a GPU lease is too short to spend compiling (README, "With a GPU").
 #   build    the gpu-bundle preset: Release for sm_90, liburing, xxHash, the CUDA runtime and
-#            libstdc++ static, no build-tree paths baked in: the binaries need the driver alone
-#   test     its whole ctest suite here (the CUDA build's test run: CPU tests pass, GPU tests skip
-#            visibly); the tests that skipped are the GPU tests, listed in gpu-tests.txt as one
-#            gtest filter per binary
+#            libstdc++ static, no build-tree paths baked in: the binaries need the driver alone.
+#            Only what the bundle carries: the engine's libraries, the graphtier command, the test
+#            binaries that hold GPU tests (target gpu_tests: the modules with CUDA code,
+#            tests/CMakeLists.txt) and the two GPU benches
+#   test     those binaries' tests here (ctest label `gpu`: CPU tests pass, GPU tests skip visibly);
+#            the tests that skipped are the GPU tests, listed in gpu-tests.txt as one gtest filter
+#            per binary
 #   bundle   bin/ (the test binaries that hold GPU tests and the GPU benches, stripped; the graphtier
 #            command, debug information dropped, symbols kept), lib/ (the engine's static libraries and the static CUDA runtime, from which
 #            python/bundle builds graphtier._core against the device's own Python), nanobind/,
@@ -15,19 +18,22 @@
 # The bundle is written to .bundle.tmp and renamed, so a failed run leaves the previous one whole.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/compiler-cache.sh
+source scripts/compiler-cache.sh
 jobs=$(nproc)
 [ "${1:-}" = "--jobs" ] && jobs=$2
 export PATH="$PATH:/usr/local/cuda/bin"
 build=build/gpu-bundle
 limit_mib=60
 
+benches=(feature_cuda_bench layer_sampler_bench)
 cmake --preset gpu-bundle >/dev/null
-cmake --build --preset gpu-bundle -j "$jobs"
+cmake --build --preset gpu-bundle -j "$jobs" --target graphtier gpu_tests "${benches[@]}"
 
-# The CUDA build's tests, every one, with a JUnit report: what skipped here (no GPU) is what the
-# device runs.
-ctest --preset gpu-bundle -j "$jobs" --output-junit gpu-bundle-junit.xml
-ctest --preset gpu-bundle --show-only=json-v1 >"$build/tests.json"
+# The GPU test binaries' tests, with a JUnit report: what skipped here (no GPU) is what the device
+# runs.
+ctest --preset gpu-bundle -L gpu -j "$jobs" --output-junit gpu-bundle-junit.xml
+ctest --preset gpu-bundle -L gpu --show-only=json-v1 >"$build/tests.json"
 
 rm -rf .bundle.tmp && mkdir -p .bundle.tmp/bin .bundle.tmp/lib
 python3 - "$build" .bundle.tmp <<'EOF'
@@ -57,8 +63,7 @@ EOF
 # live in the fatbins, which strip leaves whole), and they are a quarter of each binary (6 MiB of
 # the budget; the GPU temporal sampler took the bundle to 61 MiB with them).
 strip --strip-debug -o .bundle.tmp/bin/graphtier "$build/graphtier"
-for t in $(cut -d' ' -f1 .bundle.tmp/gpu-tests.txt | sed "s|^|tests/|") bench/feature_cuda_bench \
-         bench/layer_sampler_bench; do
+for t in $(cut -d' ' -f1 .bundle.tmp/gpu-tests.txt | sed "s|^|tests/|") "${benches[@]/#/bench/}"; do
   strip --strip-all -o ".bundle.tmp/bin/$(basename "$t")" "$build/$t"
 done
 for a in "$build"/libgraphtier_*.a; do

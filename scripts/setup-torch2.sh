@@ -15,12 +15,12 @@ if [ ! -x "$venv/bin/python" ]; then
   mkdir -p "$(dirname "$venv")"
   /usr/bin/python3 -m venv "$venv"
 fi
-check='import torch, torch_geometric, numpy, scipy, pytest, scikit_build_core, nanobind, matplotlib
+check='import torch, torch_geometric, numpy, scipy, pytest, xdist, scikit_build_core, nanobind, matplotlib
 assert int(torch.__version__.split(".")[0]) >= 2, torch.__version__'
 if ! "$venv/bin/python" -c "$check" 2>/dev/null; then
   echo "setup-torch2: installing torch 2.x, torch_geometric and the test tools into $venv (several GB, once)" >&2
   "$venv/bin/python" -m pip install -q --upgrade pip
-  "$venv/bin/python" -m pip install -q "torch>=2" torch_geometric numpy scipy pytest scikit-build-core nanobind matplotlib
+  "$venv/bin/python" -m pip install -q "torch>=2" torch_geometric numpy scipy pytest pytest-xdist scikit-build-core nanobind matplotlib
   "$venv/bin/python" -c "$check"
 fi
 echo "$venv"

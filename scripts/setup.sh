@@ -7,7 +7,7 @@
 # also installs atheris, the fuzzer of the Python target, into .venv (scripts/fuzz.sh asks for it).
 set -euo pipefail
 
-debs=(cmake ninja-build g++ libgtest-dev libcli11-dev nlohmann-json3-dev
+debs=(cmake ninja-build ccache g++ libgtest-dev libcli11-dev nlohmann-json3-dev
       libxxhash-dev zlib1g-dev liburing-dev python3 python3-pip
       python3-venv python3-torch python3-pytest libopenblas0-pthread clang)
 missing=()
@@ -27,13 +27,25 @@ if ! python3 -c "import numpy, scipy" 2>/dev/null; then
 fi
 
 cd "$(dirname "$0")/.."
-if [ ! -x .venv/bin/python ]; then
-  echo "setup: creating .venv (Debian's python3 and PyTorch)" >&2
-  /usr/bin/python3 -m venv --system-site-packages .venv
+# .venv is a link to a venv outside the clone ($GRAPHTIER_VENV, default ~/.cache/graphtier/venv,
+# beside the torch 2.x and DGL venvs), so a fresh clone (CI's) finds it made; a .venv that is a
+# directory of its own (an older checkout's) is used as it is.
+if [ ! -d .venv ] || [ -L .venv ]; then
+  venv="${GRAPHTIER_VENV:-$HOME/.cache/graphtier/venv}"
+  if [ ! -x "$venv/bin/python" ]; then
+    echo "setup: creating $venv (Debian's python3 and PyTorch)" >&2
+    mkdir -p "$(dirname "$venv")"
+    /usr/bin/python3 -m venv --system-site-packages "$venv"
+  fi
+  ln -sfn "$venv" .venv
 fi
 if ! .venv/bin/python -c "import nanobind, scikit_build_core" 2>/dev/null; then
   echo "setup: installing nanobind and scikit-build-core into .venv" >&2
   .venv/bin/python -m pip install -q nanobind scikit-build-core
+fi
+if ! .venv/bin/python -c "import xdist" 2>/dev/null; then
+  echo "setup: installing pytest-xdist into .venv (scripts/test.sh runs the suite on two workers)" >&2
+  .venv/bin/python -m pip install -q "pytest-xdist<3.7"
 fi
 if ! .venv/bin/python -c "import matplotlib" 2>/dev/null; then
   echo "setup: installing matplotlib into .venv (train --plot, scripts/plots.py)" >&2

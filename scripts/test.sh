@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every test: the CPU build (one build for the package, the tests and the
-# benchmarks), the C++ package's example, the same tests again under AddressSanitizer and
-# UndefinedBehaviorSanitizer, every fuzz target for 30 s, the Python suite on PyTorch 1.13 and 2.x,
-# graphtier.dgl's tests against DGL, then the GPU bundle (compiled whenever nvcc is present; its GPU
+# Sets up, builds and runs every test, the quick gate first (a broken change fails in minutes): the
+# CPU build (one build for the package, the tests and the benchmarks), its C++ tests and the Python
+# suite on PyTorch 1.13; then the C++ package's example, the same C++ tests again under
+# AddressSanitizer and UndefinedBehaviorSanitizer, every fuzz target, the Python suite on PyTorch
+# 2.x, graphtier.dgl's tests against DGL, the GPU bundle (compiled whenever nvcc is present; its GPU
 # tests skip visibly on a machine without a GPU, and the device call is rehearsed on it) and the
-# Debug CUDA build (compiled only).
+# Debug CUDA build (compiled only) with the one-definition check.
 #   scripts/test.sh            everything above (CI: .ci/run)
-#   scripts/test.sh --quick    day-to-day: the CPU build's C++ tests and the Python suite on PyTorch
-#                              1.13 only (no example, sanitizers, fuzzing, PyTorch 2.x or CUDA builds)
+#   scripts/test.sh --quick    day-to-day: the quick gate alone (no example, sanitizers, fuzzing,
+#                              PyTorch 2.x or CUDA builds)
+# Every compile goes through a compiler cache outside the clone (scripts/compiler-cache.sh), and the
+# Python suites run on two pytest-xdist workers, one PyTorch thread each (python/tests/conftest.py
+# keeps the multi-process tests on one of them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=0
@@ -20,7 +24,15 @@ esac
 stage() { printf 'test.sh: [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
 stage setup
 scripts/setup.sh
+# shellcheck source=scripts/compiler-cache.sh
+source scripts/compiler-cache.sh
+command -v ccache >/dev/null && [ -n "${CCACHE_DIR:-}" ] && ccache --zero-stats >/dev/null
 jobs=$(nproc)
+pytest_args=(-q -rs -n 2 --dist loadgroup)  # -rs: skipped tests say why
+# The Python suite on PYTHON, on two workers of one PyTorch thread each, its slowest 12 tests listed.
+python_suite() {
+  OMP_NUM_THREADS=1 "$1" -m pytest "${pytest_args[@]}" --durations=12 python/tests
+}
 
 # One build for the C++ tests, the benchmarks and the Python package (pip install . in build/cpu,
 # scripts/install-package.sh): the package's tests use the graphtier command built here.
@@ -30,9 +42,11 @@ scripts/install-package.sh
 cmake --build --preset cpu -j "$jobs"
 stage "C++ tests (CPU build)"
 ctest --preset cpu -j "$jobs"
+# The Python package's tests (the package was installed above; they use the graphtier command built
+# there to make their datasets).
+stage "Python tests (PyTorch 1.13)"
+python_suite .venv/bin/python
 if ((quick)); then
-  stage "Python tests (PyTorch 1.13)"
-  .venv/bin/python -m pytest -q -rs python/tests
   echo "test.sh --quick: passed (the full run adds the example, sanitizers, fuzzing, PyTorch 2.x and CUDA)"
   exit 0
 fi
@@ -53,18 +67,15 @@ build/example/minibatch build/example/graph 64 10 5
 stage "sanitizer build"
 cmake --preset sanitize >/dev/null
 cmake --build --preset sanitize -j "$jobs"
-stage "C++ tests (sanitizers)"
+stage "C++ tests (sanitizers), check-odr"
 ctest --preset sanitize -j "$jobs"
+scripts/check-odr.sh build/sanitize
 
-# Every fuzz target (fuzz/README.md: one per reader of outside bytes) for 30 s on its seed corpus,
-# built with clang, libFuzzer, ASan and UBSan: any crash, hang or huge allocation fails CI.
+# Every fuzz target (fuzz/README.md: one per reader of outside bytes) for 15 s, over its seeds and the
+# corpus earlier runs on this machine kept (merged back after the run), built with clang, libFuzzer,
+# ASan and UBSan: any crash, hang or huge allocation fails CI.
 stage "fuzzing"
-scripts/fuzz.sh 30
-
-# The Python package's tests (the package was installed above; they use the graphtier command built
-# there to make their datasets).
-stage "Python tests (PyTorch 1.13)"
-.venv/bin/python -m pytest -q -rs --durations=12 python/tests  # -rs: skipped tests say why; the slowest 12 listed
+scripts/fuzz.sh 15
 
 # The same suite on a current PyTorch 2.x with torch_geometric from PyPI, where the PyG-compatible
 # loader's tests run, in a venv kept outside the clone (scripts/setup-torch2.sh: several GB, once per
@@ -77,7 +88,7 @@ rm -rf build/wheel
 scripts/install-package.sh --wheel build/wheel
 "$torch2/bin/python" -m pip install -q --no-deps --force-reinstall build/wheel/graphtier-*.whl
 stage "Python tests (PyTorch 2.x)"
-"$torch2/bin/python" -m pytest -q -rs --durations=12 python/tests
+python_suite "$torch2/bin/python"
 
 # graphtier.dgl against real DGL (scripts/setup-dgl.sh: PyTorch 2.2 and DGL 2.1 from PyPI, once per
 # machine) with the same wheel; the other suites skip these tests visibly. Where DGL cannot be
@@ -100,12 +111,12 @@ if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   scripts/gpu-bundle.sh --jobs "$jobs"
   stage "gpu-check rehearsal"
   OUT=build/gpu-check-rehearsal GPU_CHECK_PYTHON=.venv/bin/python scripts/gpu-check.sh
-  # The modules and the graphtier command (which links every module), compiled and linked, not run:
-  # at -O0 nothing is inlined, so every inline and template function is emitted as a symbol of its
-  # own. A missing instantiation or definition shows as an undefined reference; two different
-  # definitions of one name, which the linker merges without a word, show in check-odr.sh (which
-  # reads the modules' objects) as one symbol with two sizes. The tests' binaries are linked with
-  # CUDA in the bundle's build above.
+  # The modules that hold CUDA code, compiled at -O0 (not linked: the bundle above links them, and
+  # the sanitizer build links every module at -O0): at -O0 nothing is inlined, so every inline and
+  # template function is emitted as a symbol of its own, and two different definitions of one name,
+  # which the linker merges without a word, show in check-odr.sh (which reads the modules' objects) as
+  # one symbol with two sizes. The other modules' objects were read the same way in the sanitizer
+  # build (Debug).
   stage "CUDA Debug build and check-odr"
   cmake --preset cuda-debug >/dev/null
   cmake --build --preset cuda-debug -j "$jobs"
@@ -113,4 +124,5 @@ if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
 else
   echo "test.sh: nvcc not found, CUDA build skipped" >&2
 fi
+command -v ccache >/dev/null && [ -n "${CCACHE_DIR:-}" ] && ccache --show-stats | grep -E "Hits|Misses" >&2
 stage "passed"

@@ -60,8 +60,10 @@ static std::string path_from_env(const char* variable, const char* built_in) {
   return value != nullptr && *value != '\0' ? value : built_in;
 }
 
+std::string cli_path() { return path_from_env("GRAPHTIER_TEST_CLI", GRAPHTIER_CLI); }
+
 CommandResult run_cli(const std::vector<std::string>& args) {
-  std::string line = "'" + path_from_env("GRAPHTIER_TEST_CLI", GRAPHTIER_CLI) + "'";
+  std::string line = "'" + cli_path() + "'";
   for (const auto& a : args) line += " '" + a + "'";
   return run_shell(line);
 }

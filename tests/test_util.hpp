@@ -26,6 +26,10 @@ struct CommandResult {
   std::string err;
 };
 
+/// Path of the built `graphtier` binary (the build tree's, or $GRAPHTIER_TEST_CLI where the bundle
+/// runs the tests from a copy of the tree elsewhere).
+std::string cli_path();
+
 /// Runs the built `graphtier` binary with `args` (no shell quoting: args must not contain quotes).
 CommandResult run_cli(const std::vector<std::string>& args);
 

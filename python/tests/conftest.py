@@ -14,6 +14,21 @@ ROOT = Path(__file__).resolve().parents[2]
 DATASETS = ROOT / "datasets"  # embedded in the repository (datasets/README.md)
 
 
+# The files whose tests start processes of one torch.distributed job (Gloo ranks, torchrun's
+# environment): under pytest-xdist (scripts/test.sh runs the suite on two workers) they all run on one
+# worker, one after another (--dist loadgroup), so two jobs never share the machine's two cores
+# (their collective timeouts, and the failure tests' timings, assume a job has them).
+MULTIPROCESS_FILES = ("test_dist_", "test_gpu")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if item.path.name.startswith(MULTIPROCESS_FILES):
+            item.add_marker(pytest.mark.xdist_group("multiprocess"))
+
+
 def cli() -> str:
     path = os.environ.get("GRAPHTIER_CLI", str(ROOT / "build" / "cpu" / "graphtier"))
     if not os.path.exists(path):

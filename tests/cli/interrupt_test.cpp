@@ -14,7 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string cli() { return "'" GRAPHTIER_CLI "'"; }
+std::string cli() { return "'" + test::cli_path() + "'"; }
 
 /// Entries of `dir` other than the named ones: anything half-written would show up here.
 std::vector<std::string> extra_entries(const std::string& dir, const std::vector<std::string>& expected) {

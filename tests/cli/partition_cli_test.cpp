@@ -16,7 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string cli() { return "'" GRAPHTIER_CLI "'"; }
+std::string cli() { return "'" + test::cli_path() + "'"; }
 
 class PartitionCliTest : public ::testing::Test {
  protected:

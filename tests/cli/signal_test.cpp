@@ -44,7 +44,7 @@ class CliProcess {
   CliProcess(const std::vector<std::string>& args, const std::vector<std::string>& env, const std::string& err_path,
              bool ignore_hangup = false)
       : err_path_(err_path) {
-    std::vector<std::string> arg_strings{GRAPHTIER_CLI};
+    std::vector<std::string> arg_strings{test::cli_path()};
     arg_strings.insert(arg_strings.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& a : arg_strings) argv.push_back(a.data());
@@ -284,7 +284,7 @@ TEST_F(SignalTest, TrainHandsTheSignalsToItsInterpreter) {
   const std::string stub = work_ + "/python";
   test::write_file(stub, "#!/bin/sh\nexec grep SigBlk /proc/self/status\n");
   fs::permissions(stub, fs::perms::owner_all);
-  const auto r = test::run_shell("GRAPHTIER_PYTHON='" + stub + "' '" GRAPHTIER_CLI "' train dataset");
+  const auto r = test::run_shell("GRAPHTIER_PYTHON='" + stub + "' '" + test::cli_path() + "' train dataset");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto colon = r.out.find(':');
   ASSERT_NE(colon, std::string::npos) << r.out;
