@@ -14,7 +14,8 @@
 # outside the clone ($GRAPHTIER_FUZZ_CORPUS, default ~/.cache/graphtier/fuzz-corpus/<target>/): after
 # a timed run that found nothing wrong, libFuzzer merges the scratch corpus into it (-merge=1: the
 # inputs that add coverage), so each CI run goes on from where the last one on this machine stopped
-# and a short run per target reaches the depth of a long one. The Python target (checkpoint) runs under atheris (scripts/setup.sh --fuzz
+# and a short run per target reaches the depth of a long one (native targets; the Python target
+# starts from its seeds every time). The Python target (checkpoint) runs under atheris (scripts/setup.sh --fuzz
 # installs it into .venv), or, where atheris cannot be installed, under the seeded mutation loop
 # of fuzz/checkpoint_fuzz.py.
 set -euo pipefail
@@ -66,8 +67,10 @@ run_target() {
   fi
   "${fuzzer[@]}" "${mode[@]}" "$dir/corpus" "${flags[@]}" -artifact_prefix="$dir/crashes/" >"$dir/log" 2>&1 || rc=$?
   echo "$rc" >"$dir/rc"
-  # The mutation loop has no coverage to merge by; a run that failed keeps its evidence in $dir only.
-  if [ "$rc" = 0 ] && [ -z "$runs" ] && [ "${mode[*]}" != --mutate ]; then
+  # Only the native targets keep a corpus: libFuzzer's merge re-executes the fuzzer's argv[0], which
+  # for the Python target is a script that needs its venv's interpreter. A run that failed keeps
+  # its evidence in $dir only.
+  if [ "$rc" = 0 ] && [ -z "$runs" ] && [ "$t" != checkpoint ]; then
     rm -rf "$kept.new" && mkdir -p "$kept.new"
     if "${fuzzer[@]}" -merge=1 -rss_limit_mb=2048 -timeout=10 "$kept.new" "$dir/corpus" >"$dir/merge.log" 2>&1; then
       rm -rf "$kept" && mv "$kept.new" "$kept"

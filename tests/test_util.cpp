@@ -62,8 +62,10 @@ static std::string path_from_env(const char* variable, const char* built_in) {
 
 std::string cli_path() { return path_from_env("GRAPHTIER_TEST_CLI", GRAPHTIER_CLI); }
 
+std::string cli_command() { return "'" + cli_path() + "'"; }
+
 CommandResult run_cli(const std::vector<std::string>& args) {
-  std::string line = "'" + cli_path() + "'";
+  std::string line = cli_command();
   for (const auto& a : args) line += " '" + a + "'";
   return run_shell(line);
 }

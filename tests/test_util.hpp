@@ -30,6 +30,9 @@ struct CommandResult {
 /// runs the tests from a copy of the tree elsewhere).
 std::string cli_path();
 
+/// cli_path() quoted for a shell command line.
+std::string cli_command();
+
 /// Runs the built `graphtier` binary with `args` (no shell quoting: args must not contain quotes).
 CommandResult run_cli(const std::vector<std::string>& args);
 

@@ -16,8 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string cli() { return "'" + test::cli_path() + "'"; }
-
 class PartitionCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -135,7 +133,7 @@ TEST_F(PartitionCliTest, InterruptedPartitionLeavesNothing) {
   const std::string args = " -q -j 1 partition -d " + dir_ / "g" + " -o " + dir_ / "out" + " --ranks 4 --replication 2";
   for (const std::string point : {"partition.rank_written", "partition.staged"}) {
     const std::string env = "GRAPHTIER_TEST_PARK_AT=" + point + " GRAPHTIER_TEST_PARK_MARKER='" + marker + "' ";
-    const auto r = test::run_shell(env + cli() + args + " & pid=$!; i=0; while [ ! -e '" + marker +
+    const auto r = test::run_shell(env + test::cli_command() + args + " & pid=$!; i=0; while [ ! -e '" + marker +
                                    "' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done; kill -TERM $pid; wait $pid");
     EXPECT_EQ(r.exit_code, 128 + 15) << point << "\n" << r.err;
     EXPECT_NE(r.err.find("parked at " + point), std::string::npos) << r.err;
@@ -145,12 +143,12 @@ TEST_F(PartitionCliTest, InterruptedPartitionLeavesNothing) {
   }
   const std::string env = "GRAPHTIER_TEST_PARK_AT=partition.staged GRAPHTIER_TEST_PARK_MARKER='" + marker + "' ";
   // SIGKILL leaves the temporary, which the next partition of the same output sweeps.
-  auto r = test::run_shell(env + cli() + args + " & pid=$!; i=0; while [ ! -e '" + marker +
+  auto r = test::run_shell(env + test::cli_command() + args + " & pid=$!; i=0; while [ ! -e '" + marker +
                            "' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done; kill -KILL $pid; wait $pid");
   EXPECT_EQ(r.exit_code, 128 + 9) << r.err;
   fs::remove(marker);
   EXPECT_EQ(entries().size(), 2u);  // g and the dead writer's .out.tmp-*
-  ASSERT_EQ(test::run_shell(cli() + args).exit_code, 0);
+  ASSERT_EQ(test::run_shell(test::cli_command() + args).exit_code, 0);
   EXPECT_EQ(entries(), (std::vector<std::string>{"g", "out"}));
 }
 

@@ -14,12 +14,12 @@ namespace graphtier {
 namespace {
 
 // In-neighbours: 0 <- {1, 2, 3}, 1 <- {0, 4}, 2 <- {4}, 3 <- {}, 4 <- {0}.
-constexpr const char* kEdges = "1 0\n2 0\n3 0\n0 1\n4 1\n4 2\n0 4\n";
+constexpr const char* kSampleEdges = "1 0\n2 0\n3 0\n0 1\n4 1\n4 2\n0 4\n";
 
 class SampleCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    test::write_file(dir_ / "e.txt", kEdges);
+    test::write_file(dir_ / "e.txt", kSampleEdges);
     const auto r = test::run_cli({"-q", "convert", "edge-list", dir_ / "e.txt", "-o", dir_ / "g"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }

@@ -161,7 +161,7 @@ std::vector<std::string> temporaries(const std::string& dir) {
   return found;
 }
 
-std::vector<std::string> generate_args(const std::string& out, const std::string& nodes, const std::string& edges) {
+std::vector<std::string> generate_argv(const std::string& out, const std::string& nodes, const std::string& edges) {
   return {"-q", "generate", "--out", out, "--nodes", nodes, "--edges", edges, "--feature-dim", "64",
           "--classes", "4", "--seed", "3"};
 }
@@ -169,7 +169,7 @@ std::vector<std::string> generate_args(const std::string& out, const std::string
 class SignalTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto r = test::run_cli(generate_args(tmp_ / "small", "2000", "20000"));
+    const auto r = test::run_cli(generate_argv(tmp_ / "small", "2000", "20000"));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     fs::create_directory(work_);
   }
@@ -201,7 +201,7 @@ class SignalTest : public ::testing::Test {
 
 TEST_F(SignalTest, TerminatedGenerateLeavesNothing) {
   const std::string out = tmp_ / "fresh";
-  const Outcome o = interrupt_when_parked(generate_args(out, "20000", "200000"), "generate.nodes_written", SIGTERM);
+  const Outcome o = interrupt_when_parked(generate_argv(out, "20000", "200000"), "generate.nodes_written", SIGTERM);
   expect_clean_exit(o, SIGTERM, out);
   EXPECT_FALSE(fs::exists(out));
   EXPECT_EQ(temporaries(tmp_.path()), std::vector<std::string>{});
@@ -213,7 +213,7 @@ TEST_F(SignalTest, InterruptedOverwriteKeepsThePreviousDataset) {
   // In the middle of writing, and with the new dataset complete but not yet swapped in.
   for (const char* point : {"generate.nodes_written", "dataset_writer.staged"}) {
     SCOPED_TRACE(point);
-    auto args = generate_args(out, "20000", "200000");
+    auto args = generate_argv(out, "20000", "200000");
     args.push_back("--overwrite");
     const Outcome o = interrupt_when_parked(args, point, SIGINT);
     expect_clean_exit(o, SIGINT, out);
@@ -227,7 +227,7 @@ TEST_F(SignalTest, TerminatedAfterTheSwapKeepsTheNewDataset) {
   // The new dataset is in place and the old one beside it is being removed: the cleanup removes
   // the old one and must not claim that nothing was written.
   const std::string out = tmp_ / "small";
-  auto args = generate_args(out, "3000", "30000");
+  auto args = generate_argv(out, "3000", "30000");
   args.push_back("--overwrite");
   const Outcome o = interrupt_when_parked(args, "dataset_writer.swapped", SIGTERM);
   EXPECT_TRUE(o.exited) << o.err;
@@ -243,7 +243,7 @@ TEST_F(SignalTest, AnIgnoredHangupStaysIgnored) {
   // Started under nohup: SIGHUP changes nothing, SIGTERM still cleans up.
   const std::string out = tmp_ / "fresh";
   const std::string marker = work_ + "/parked";
-  CliProcess p(generate_args(out, "20000", "200000"),
+  CliProcess p(generate_argv(out, "20000", "200000"),
                {"GRAPHTIER_TEST_PARK_AT=generate.nodes_written", "GRAPHTIER_TEST_PARK_MARKER=" + marker}, work_ + "/err",
                /*ignore_hangup=*/true);
   ASSERT_TRUE(wait_for_file(marker, p)) << test::read_file(work_ + "/err");
@@ -359,7 +359,7 @@ TEST_F(PlanetoidSignalTest, KilledParentTakesTheChildAlong) {
   EXPECT_TRUE(gone_within(child, 10s)) << "the python child outlived its parent";
   if (alive(child)) ::kill(child, SIGKILL);
   // The scratch of a killed run stays until the next writer of the same output sweeps it.
-  ASSERT_EQ(test::run_cli(generate_args(out(), "1000", "10000")).exit_code, 0);
+  ASSERT_EQ(test::run_cli(generate_argv(out(), "1000", "10000")).exit_code, 0);
   EXPECT_EQ(temporaries(tmp_.path()), std::vector<std::string>{});
 }
 

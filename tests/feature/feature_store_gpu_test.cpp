@@ -27,7 +27,7 @@
 namespace graphtier::feature {
 namespace {
 
-constexpr int64_t kNodes = 1200;
+constexpr int64_t kGpuNodes = 1200;
 
 std::vector<std::byte> gather_device(FeatureStore& store, std::span<const int64_t> ids, const DeviceIds& device_ids = {}) {
   const auto bytes = ids.size() * static_cast<std::size_t>(store.layout().row_bytes());
@@ -85,7 +85,7 @@ TEST(FeatureStoreGpuTest, EveryTierAndPathIsByteExact) {
   // stride, 50 B bf16 packed rows (byte path), 4400 B rows at an 8 KiB stride.
   for (const Case c : {Case{24, DType::kFloat32, 0}, Case{40, DType::kFloat16, 512}, Case{25, DType::kBFloat16, 0},
                        Case{1100, DType::kFloat32, 4096}}) {
-    const std::string& dir = test::feature_dataset(kNodes, c.dim, c.dtype, c.alignment);
+    const std::string& dir = test::feature_dataset(kGpuNodes, c.dim, c.dtype, c.alignment);
     for (const PinnedPath path : {PinnedPath::kMeasured, PinnedPath::kZeroCopy, PinnedPath::kCpuCopy}) {
       SCOPED_TRACE("dim " + std::to_string(c.dim) + " path " + std::to_string(static_cast<int>(path)));
       FeatureStoreOptions options;
@@ -97,7 +97,7 @@ TEST(FeatureStoreGpuTest, EveryTierAndPathIsByteExact) {
       options.io_depth = 8;
       FeatureStore store(graph::Dataset::open(dir), options, pool);
       for (uint64_t b = 0; b < 4; ++b) {
-        const std::vector<int64_t> ids = test::uniform_ids(3000, kNodes, 60 + b);
+        const std::vector<int64_t> ids = test::uniform_ids(3000, kGpuNodes, 60 + b);
         ASSERT_EQ(gather_device(store, ids), test::reference_rows(dir, ids)) << "batch " << b;
         const GatherStats s = store.last_gather();
         EXPECT_GT(s.gpu_hot.rows, 0);
@@ -136,14 +136,14 @@ TEST(FeatureStoreGpuTest, IdsAlreadyOnTheDeviceGatherTheSameRows) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: gathers from device ids not checked";
   const test::Watchdog watchdog(120);
   ThreadPool pool(2);
-  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  const std::string& dir = test::feature_dataset(kGpuNodes, 24, DType::kFloat32, 0);
   for (const PinnedPath path : {PinnedPath::kZeroCopy, PinnedPath::kCpuCopy}) {
     SCOPED_TRACE(path == PinnedPath::kZeroCopy ? "zero-copy" : "CPU copy");
     const FeatureStoreOptions options = every_tier(path);
     FeatureStore from_host(graph::Dataset::open(dir), options, pool);
     FeatureStore from_device(graph::Dataset::open(dir), options, pool);
     for (uint64_t b = 0; b < 4; ++b) {
-      const std::vector<int64_t> ids = test::uniform_ids(3000, kNodes, 90 + b);
+      const std::vector<int64_t> ids = test::uniform_ids(3000, kGpuNodes, 90 + b);
       Buffer on_device(MemoryKind::kDevice, ids.size() * sizeof(int64_t));
       copy_bytes(on_device.data(), MemoryKind::kDevice, ids.data(), MemoryKind::kHost, ids.size() * sizeof(int64_t));
       const std::vector<std::byte> rows =
@@ -169,16 +169,16 @@ TEST(FeatureStoreGpuTest, BadIdsAreRefusedOnTheDeviceAndLeaveTheStoreExact) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the device's id check not checked";
   const test::Watchdog watchdog(120);
   ThreadPool pool(2);
-  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  const std::string& dir = test::feature_dataset(kGpuNodes, 24, DType::kFloat32, 0);
   for (const PinnedPath path : {PinnedPath::kCpuCopy, PinnedPath::kZeroCopy}) {
     for (const bool from_host : {false, true}) {
       SCOPED_TRACE(path == PinnedPath::kZeroCopy ? "routed in the serve kernel" : "routed before it");
       SCOPED_TRACE(from_host ? "ids uploaded by the tiers" : "ids handed on the device");
       const FeatureStoreOptions options = every_tier(path);
       FeatureStore store(graph::Dataset::open(dir), options, pool);
-      const int64_t bads[] = {-1, kNodes, int64_t{1} << 40, std::numeric_limits<int64_t>::min()};
+      const int64_t bads[] = {-1, kGpuNodes, int64_t{1} << 40, std::numeric_limits<int64_t>::min()};
       for (std::size_t j = 0; j < std::size(bads); ++j) {
-        std::vector<int64_t> ids = test::uniform_ids(3000, kNodes, 140 + j);
+        std::vector<int64_t> ids = test::uniform_ids(3000, kGpuNodes, 140 + j);
         const std::size_t at = 700 * j + 11;
         ids[at] = bads[j];
         Buffer on_device(MemoryKind::kDevice, ids.size() * sizeof(int64_t));
@@ -211,7 +211,7 @@ TEST(FeatureStoreGpuTest, BadIdsAreRefusedOnTheDeviceAndLeaveTheStoreExact) {
 TEST(FeatureStoreGpuTest, WindowPinsGpuCacheLines) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU cache window not checked";
   ThreadPool pool(2);
-  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  const std::string& dir = test::feature_dataset(kGpuNodes, 24, DType::kFloat32, 0);
   FeatureStoreOptions options;
   options.budgets.gpu_cache = Budget::bytes(32 * 96);
   options.io_depth = 8;
@@ -220,8 +220,8 @@ TEST(FeatureStoreGpuTest, WindowPinsGpuCacheLines) {
   store.window(next, FeatureStore::kAnnounce);
   gather_device(store, next);
   for (uint64_t b = 0; b < 10; ++b) {
-    std::vector<int64_t> ids = test::uniform_ids(64, kNodes, 80 + b);
-    for (int64_t& id : ids) id = 100 + id % (kNodes - 100);
+    std::vector<int64_t> ids = test::uniform_ids(64, kGpuNodes, 80 + b);
+    for (int64_t& id : ids) id = 100 + id % (kGpuNodes - 100);
     gather_device(store, ids);
   }
   EXPECT_EQ(gather_device(store, next), test::reference_rows(dir, next));
@@ -233,14 +233,14 @@ TEST(FeatureStoreGpuTest, CacheCountsMatchTheHostModelOverAWindow) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the device cache's counts against the host model not checked";
   const test::Watchdog watchdog(120);
   ThreadPool pool(2);
-  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  const std::string& dir = test::feature_dataset(kGpuNodes, 24, DType::kFloat32, 0);
   constexpr int64_t kLines = 48;
   // Storage rows (the probe route, with the host reading only misses) and pinned rows read by
   // zero-copy (misses served inside the serve kernel).
   for (const bool pinned : {false, true}) {
     SCOPED_TRACE(pinned ? "pinned tier, zero-copy" : "storage tier");
     FeatureStoreOptions options;
-    options.budgets.gpu_hot = Budget::bytes(100 * 96);  // ids [0, 100) hot: the cache serves [100, kNodes)
+    options.budgets.gpu_hot = Budget::bytes(100 * 96);  // ids [0, 100) hot: the cache serves [100, kGpuNodes)
     options.budgets.gpu_cache = Budget::bytes(kLines * 96);
     options.budgets.cpu_buffer = pinned ? Budget::percent(100) : Budget::bytes(0);
     options.pinned_path = PinnedPath::kZeroCopy;
@@ -252,7 +252,7 @@ TEST(FeatureStoreGpuTest, CacheCountsMatchTheHostModelOverAWindow) {
     for (uint64_t g = 0; g < 40; ++g) {
       // Skewed to a few hundred ids so that lines are hit, evicted and pinned.
       std::vector<int64_t> ids = test::uniform_ids(40 + g % 5 * 30, 300, 900 + g);
-      if (g % 4 == 0) ids.push_back(kNodes - 1);
+      if (g % 4 == 0) ids.push_back(kGpuNodes - 1);
       ASSERT_NO_FATAL_FAILURE(windowed_step(store, model, dir, window, std::move(ids), g));
     }
   }
@@ -297,7 +297,7 @@ TEST(FeatureStoreGpuTest, StoreAndGatherLeaveTheCallersCurrentDeviceAsItWas) {
   ASSERT_EQ(cudaGetDeviceCount(&devices), cudaSuccess);
   if (devices < 2) GTEST_SKIP() << "needs two GPUs (the store's tiers on one, the caller on the other); has " << devices;
   ThreadPool pool(2);
-  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  const std::string& dir = test::feature_dataset(kGpuNodes, 24, DType::kFloat32, 0);
   FeatureStoreOptions options;
   options.budgets.gpu_hot = Budget::percent(10);
   options.budgets.gpu_cache = Budget::percent(10);
@@ -311,7 +311,7 @@ TEST(FeatureStoreGpuTest, StoreAndGatherLeaveTheCallersCurrentDeviceAsItWas) {
   int current = -1;
   ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
   EXPECT_EQ(current, 0) << "after the store was made";
-  const std::vector<int64_t> ids = test::uniform_ids(500, kNodes, 77);
+  const std::vector<int64_t> ids = test::uniform_ids(500, kGpuNodes, 77);
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   std::vector<std::byte> host(ids.size() * 96);
   store.window(ids, FeatureStore::kAnnounce);
@@ -327,7 +327,7 @@ TEST(FeatureStoreGpuTest, OutputIsCompleteForAnotherStreamWhenGatherReturns) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: output consumed on another stream not checked";
 #if GRAPHTIER_WITH_CUDA
   ThreadPool pool(2);
-  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  const std::string& dir = test::feature_dataset(kGpuNodes, 24, DType::kFloat32, 0);
   FeatureStoreOptions options;
   options.budgets.gpu_hot = Budget::percent(10);
   options.budgets.gpu_cache = Budget::percent(10);
@@ -339,7 +339,7 @@ TEST(FeatureStoreGpuTest, OutputIsCompleteForAnotherStreamWhenGatherReturns) {
   ASSERT_EQ(cudaStreamCreateWithFlags(&producer, cudaStreamNonBlocking), cudaSuccess);
   ASSERT_EQ(cudaStreamCreateWithFlags(&consumer, cudaStreamNonBlocking), cudaSuccess);
   for (uint64_t b = 0; b < 4; ++b) {
-    const std::vector<int64_t> ids = test::uniform_ids(4000, kNodes, 700 + b);
+    const std::vector<int64_t> ids = test::uniform_ids(4000, kGpuNodes, 700 + b);
     const auto bytes = ids.size() * 96;
     // The output is allocated and dirtied on the caller's own non-default stream, which it
     // finishes before the gather (the caller's part of the contract).
@@ -366,7 +366,7 @@ TEST(FeatureStoreGpuTest, WindowChangesFromAnotherThreadKeepGathersExact) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: announce/consume racing gathers not checked";
   const test::Watchdog watchdog(120);
   ThreadPool pool(2);
-  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  const std::string& dir = test::feature_dataset(kGpuNodes, 24, DType::kFloat32, 0);
   FeatureStoreOptions options;
   options.budgets.gpu_hot = Budget::percent(5);
   options.budgets.gpu_cache = Budget::bytes(64 * 96);
@@ -379,7 +379,7 @@ TEST(FeatureStoreGpuTest, WindowChangesFromAnotherThreadKeepGathersExact) {
   // so that the device copy of the ids is replaced while earlier window kernels may be queued.
   std::thread sampler([&] {
     for (uint64_t b = 0; !stop.load(); ++b) {
-      const std::vector<int64_t> ids = test::uniform_ids(50 * (1 + b % 400), kNodes, 5000 + b);
+      const std::vector<int64_t> ids = test::uniform_ids(50 * (1 + b % 400), kGpuNodes, 5000 + b);
       store.window(ids, FeatureStore::kAnnounce);
       store.window(ids, FeatureStore::kConsume);
     }
@@ -395,9 +395,9 @@ TEST(FeatureStoreGpuTest, WindowChangesFromAnotherThreadKeepGathersExact) {
   // Every announce was consumed, so no line may stay pinned: 64 new distinct ids at a time, every
   // one of them gets a line (a leaked reuse count on a held key would make one bypass).
   const int64_t gpu_end = store.tiers().ranges.gpu_end;
-  for (int64_t begin = gpu_end; begin < kNodes; begin += 64) {
+  for (int64_t begin = gpu_end; begin < kGpuNodes; begin += 64) {
     std::vector<int64_t> ids;
-    for (int64_t id = begin; id < std::min(kNodes, begin + 64); ++id) ids.push_back(id);
+    for (int64_t id = begin; id < std::min(kGpuNodes, begin + 64); ++id) ids.push_back(id);
     ASSERT_EQ(gather_device(store, ids), test::reference_rows(dir, ids)) << "ids from " << begin;
     EXPECT_EQ(store.last_gather().cache_bypasses, 0) << "ids from " << begin;
   }
@@ -468,7 +468,7 @@ TEST(FeatureStoreGpuTest, DeviceRoutedGathersAreExactForEveryLayoutPathAndIdSour
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: device-routed gathers not checked";
   const test::Watchdog watchdog(120);
   ThreadPool pool(2);
-  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  const std::string& dir = test::feature_dataset(kGpuNodes, 24, DType::kFloat32, 0);
   struct Layout {
     const char* name;
     int gpu_hot, gpu_cache, cpu, host_cache;  // percents
@@ -490,8 +490,8 @@ TEST(FeatureStoreGpuTest, DeviceRoutedGathersAreExactForEveryLayoutPathAndIdSour
       const TierRanges& r = store.tiers().ranges;
       for (uint64_t b = 0; b < 3; ++b) {
         // A single row, then full batches.
-        const std::vector<int64_t> ids = b == 0 ? std::vector<int64_t>{kNodes - 1 - static_cast<int64_t>(l.gpu_hot)}
-                                                : test::uniform_ids(2500, kNodes, 300 + b);
+        const std::vector<int64_t> ids = b == 0 ? std::vector<int64_t>{kGpuNodes - 1 - static_cast<int64_t>(l.gpu_hot)}
+                                                : test::uniform_ids(2500, kGpuNodes, 300 + b);
         const std::vector<std::byte> want = test::reference_rows(dir, ids);
         const auto n = static_cast<int64_t>(ids.size());
         const auto hot = std::count_if(ids.begin(), ids.end(), [&](int64_t id) { return id < r.gpu_end; });
@@ -529,12 +529,12 @@ TEST(FeatureStoreGpuTest, StorageRowsThatAllHitNeedNoReadsAndNoFills) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: all-hit gathers of storage rows not checked";
   const test::Watchdog watchdog(60);
   ThreadPool pool(2);
-  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  const std::string& dir = test::feature_dataset(kGpuNodes, 24, DType::kFloat32, 0);
   FeatureStoreOptions options;
   options.budgets.gpu_cache = Budget::percent(100);
   options.io_depth = 8;
   FeatureStore store(graph::Dataset::open(dir), options, pool);
-  std::vector<int64_t> ids = test::uniform_ids(2000, kNodes / 2, 41);
+  std::vector<int64_t> ids = test::uniform_ids(2000, kGpuNodes / 2, 41);
   ASSERT_EQ(gather_device(store, ids), test::reference_rows(dir, ids));
   GatherStats s = store.last_gather();
   EXPECT_GT(s.cache_fills, 0);
@@ -547,7 +547,7 @@ TEST(FeatureStoreGpuTest, StorageRowsThatAllHitNeedNoReadsAndNoFills) {
   EXPECT_EQ(s.io.reads, 0);
   // Half seen, half new (ids from the upper half of the table were never gathered).
   std::vector<int64_t> mixed(ids.begin(), ids.begin() + 500);
-  for (int64_t k = 0; k < 500; ++k) mixed.push_back(kNodes / 2 + k);
+  for (int64_t k = 0; k < 500; ++k) mixed.push_back(kGpuNodes / 2 + k);
   ASSERT_EQ(gather_device(store, mixed), test::reference_rows(dir, mixed));
   s = store.last_gather();
   EXPECT_EQ(s.gpu_cache.rows, 500);
@@ -564,7 +564,7 @@ TEST(FeatureStoreGpuTest, OutputAfterOrdersTheGatherBehindTheOutputStream) {
 #if GRAPHTIER_WITH_CUDA
   const test::Watchdog watchdog(60);
   ThreadPool pool(2);
-  const std::string& dir = test::feature_dataset(kNodes, 24, DType::kFloat32, 0);
+  const std::string& dir = test::feature_dataset(kGpuNodes, 24, DType::kFloat32, 0);
   FeatureStoreOptions options;
   options.budgets.gpu_hot = Budget::percent(20);
   options.budgets.gpu_cache = Budget::percent(10);
@@ -578,7 +578,7 @@ TEST(FeatureStoreGpuTest, OutputAfterOrdersTheGatherBehindTheOutputStream) {
   void* slow = nullptr;
   ASSERT_EQ(cudaMalloc(&slow, slow_bytes), cudaSuccess);
   for (uint64_t b = 0; b < 3; ++b) {
-    const std::vector<int64_t> ids = test::uniform_ids(3000, kNodes, 810 + b);
+    const std::vector<int64_t> ids = test::uniform_ids(3000, kGpuNodes, 810 + b);
     const auto bytes = ids.size() * 96;
     void* out = nullptr;
     ASSERT_EQ(cudaMallocAsync(&out, bytes, producer), cudaSuccess);

@@ -9,15 +9,15 @@
 namespace graphtier::feature {
 namespace {
 
-constexpr double kMiB = 1 << 20;
+constexpr double kOneMiB = 1 << 20;
 
 // The floor's 128 B figures (docs/architecture.md, Performance floor): zero-copy 400M rows/s within
 // 256 MiB, 32M rows/s over 16 GiB; the CPU gather + copy 20 GB/s = 156M rows/s.
 PinnedPaths floor_128b() {
   PinnedPaths p;
-  p.near_span_bytes = 256 * kMiB;
+  p.near_span_bytes = 256 * kOneMiB;
   p.near_zero_copy_rows_per_second = 400e6;
-  p.tier_bytes = 16 * 1024 * kMiB;
+  p.tier_bytes = 16 * 1024 * kOneMiB;
   p.zero_copy_rows_per_second = 32e6;
   p.cpu_copy_rows_per_second = 156e6;
   return p;
@@ -25,15 +25,15 @@ PinnedPaths floor_128b() {
 
 TEST(PinnedSplitTest, RateFollowsTheSpanBetweenTheCalibratedPoints) {
   const PinnedPaths p = floor_128b();
-  EXPECT_DOUBLE_EQ(zero_copy_rate(p, 1 * kMiB), 400e6);
-  EXPECT_DOUBLE_EQ(zero_copy_rate(p, 256 * kMiB), 400e6);
-  EXPECT_DOUBLE_EQ(zero_copy_rate(p, 16 * 1024 * kMiB), 32e6);
-  EXPECT_DOUBLE_EQ(zero_copy_rate(p, 64 * 1024 * kMiB), 32e6);
+  EXPECT_DOUBLE_EQ(zero_copy_rate(p, 1 * kOneMiB), 400e6);
+  EXPECT_DOUBLE_EQ(zero_copy_rate(p, 256 * kOneMiB), 400e6);
+  EXPECT_DOUBLE_EQ(zero_copy_rate(p, 16 * 1024 * kOneMiB), 32e6);
+  EXPECT_DOUBLE_EQ(zero_copy_rate(p, 64 * 1024 * kOneMiB), 32e6);
   // 2 GiB is half-way on log(span) from 256 MiB to 16 GiB: the geometric mean of the two rates.
-  EXPECT_NEAR(zero_copy_rate(p, 2048 * kMiB), std::sqrt(400e6 * 32e6), 1e3);
+  EXPECT_NEAR(zero_copy_rate(p, 2048 * kOneMiB), std::sqrt(400e6 * 32e6), 1e3);
   // Monotone in the span.
   double previous = 1e30;
-  for (double span = 128 * kMiB; span < 32 * 1024 * kMiB; span *= 1.5) {
+  for (double span = 128 * kOneMiB; span < 32 * 1024 * kOneMiB; span *= 1.5) {
     const double r = zero_copy_rate(p, span);
     EXPECT_LE(r, previous);
     previous = r;
@@ -78,26 +78,26 @@ TEST(PinnedSplitTest, ALinkBothPathsCrossCapsWhatTheCpuIsGiven) {
 
 TEST(PinnedSplitTest, NarrowRequestsGoToZeroCopyWideOnesMostlyToTheCpu) {
   const PinnedPaths p = floor_128b();
-  EXPECT_NEAR(zero_copy_fraction(p, 100 * kMiB), 400.0 / 556.0, 1e-12);
-  EXPECT_NEAR(zero_copy_fraction(p, 16 * 1024 * kMiB), 32.0 / 188.0, 1e-12);
-  EXPECT_GT(zero_copy_fraction(p, 512 * kMiB), zero_copy_fraction(p, 4096 * kMiB));
+  EXPECT_NEAR(zero_copy_fraction(p, 100 * kOneMiB), 400.0 / 556.0, 1e-12);
+  EXPECT_NEAR(zero_copy_fraction(p, 16 * 1024 * kOneMiB), 32.0 / 188.0, 1e-12);
+  EXPECT_GT(zero_copy_fraction(p, 512 * kOneMiB), zero_copy_fraction(p, 4096 * kOneMiB));
   // One span measured (the tier is no wider than the narrow span): the tier's rate everywhere.
   PinnedPaths small = p;
   small.near_span_bytes = 0;
-  EXPECT_DOUBLE_EQ(zero_copy_fraction(small, 1 * kMiB), zero_copy_fraction(small, 16 * 1024 * kMiB));
+  EXPECT_DOUBLE_EQ(zero_copy_fraction(small, 1 * kOneMiB), zero_copy_fraction(small, 16 * 1024 * kOneMiB));
   // 4 KiB rows: zero-copy 50 GB/s = 12M rows/s against a CPU path of 5M rows/s at every span.
   PinnedPaths large;
-  large.near_span_bytes = 256 * kMiB;
+  large.near_span_bytes = 256 * kOneMiB;
   large.near_zero_copy_rows_per_second = 12.5e6;
-  large.tier_bytes = 16 * 1024 * kMiB;
+  large.tier_bytes = 16 * 1024 * kOneMiB;
   large.zero_copy_rows_per_second = 12e6;
   large.cpu_copy_rows_per_second = 5e6;
-  EXPECT_NEAR(zero_copy_fraction(large, 8 * 1024 * kMiB), 0.7, 0.01);
+  EXPECT_NEAR(zero_copy_fraction(large, 8 * 1024 * kOneMiB), 0.7, 0.01);
   // Through a 50 GB/s link (12.2M rows/s at 4 KiB) zero-copy carries its rate over the link's.
   large.link_rows_per_second = 50e9 / 4096;
-  EXPECT_NEAR(zero_copy_fraction(large, 8 * 1024 * kMiB),
-              zero_copy_rate(large, 8 * 1024 * kMiB) / large.link_rows_per_second, 1e-12);
-  EXPECT_GT(zero_copy_fraction(large, 8 * 1024 * kMiB), 0.98);
+  EXPECT_NEAR(zero_copy_fraction(large, 8 * 1024 * kOneMiB),
+              zero_copy_rate(large, 8 * 1024 * kOneMiB) / large.link_rows_per_second, 1e-12);
+  EXPECT_GT(zero_copy_fraction(large, 8 * 1024 * kOneMiB), 0.98);
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ GenerateOptions typed_options(uint64_t seed = 11) {
   return o;
 }
 
-GenerateReport generate(const std::string& dir, const GenerateOptions& o, int threads = 2) {
+GenerateReport generate_typed(const std::string& dir, const GenerateOptions& o, int threads = 2) {
   ThreadPool pool(threads);
   return generate_dataset(dir, o, pool);
 }
@@ -65,7 +65,7 @@ std::vector<std::tuple<int, int64_t, int64_t>> typed_edges(const Dataset& d) {
 
 TEST(GenerateTyped, WritesTheTypedDatasetTheSchemaAsks) {
   TempDir tmp;
-  const GenerateReport report = generate(tmp / "g", typed_options());
+  const GenerateReport report = generate_typed(tmp / "g", typed_options());
   const Dataset d = Dataset::open(tmp / "g");  // the format's checks of a typed dataset pass
   ASSERT_TRUE(d.is_hetero());
   const HeteroSchema& s = d.schema();
@@ -144,13 +144,13 @@ TEST(GenerateTyped, WritesTheTypedDatasetTheSchemaAsks) {
 
 TEST(GenerateTyped, SameSeedGivesIdenticalFilesWhateverThreadsAndMemory) {
   TempDir tmp;
-  generate(tmp / "a", typed_options(), 1);
+  generate_typed(tmp / "a", typed_options(), 1);
   GenerateOptions o = typed_options();
   o.memory_budget = 64 << 10;  // several passes over the edges
   o.feature_chunk_bytes = 1000;
-  const GenerateReport r = generate(tmp / "b", o, 2);
+  const GenerateReport r = generate_typed(tmp / "b", o, 2);
   EXPECT_GT(r.topology_passes, 1);
-  generate(tmp / "c", typed_options(12), 2);
+  generate_typed(tmp / "c", typed_options(12), 2);
   const Dataset a = Dataset::open(tmp / "a"), b = Dataset::open(tmp / "b"), c = Dataset::open(tmp / "c");
   for (const auto& [array, entry] : a.manifest().files) {
     EXPECT_EQ(entry.xxh3, b.manifest().files.at(array).xxh3) << array;
@@ -181,7 +181,7 @@ TEST(GenerateTyped, IgbhSchemaScalesToAnySize) {
   TempDir tmp;
   GenerateOptions o;
   o.schema = s;
-  generate(tmp / "igbh", o);
+  generate_typed(tmp / "igbh", o);
   const Dataset d = Dataset::open(tmp / "igbh");
   const HeteroSchema& h = d.schema();
   std::vector<std::string> names;
@@ -242,13 +242,13 @@ TEST(GenerateTyped, BadSchemasGetNamedErrors) {
   TempDir tmp;
   GenerateOptions o;
   o.schema = parse_graph_schema(with(type, "", R"(, "labelled_type": "p", "num_classes": 11)"), "s.json");
-  EXPECT_THROW(generate(tmp / "g", o), InvalidArgument);
+  EXPECT_THROW(generate_typed(tmp / "g", o), InvalidArgument);
   EXPECT_FALSE(std::filesystem::exists(tmp / "g"));
   // Timestamps are for homogeneous graphs.
   o.schema = parse_graph_schema(with(type, "", R"(, "labelled_type": "p", "num_classes": 2)"), "s.json");
   o.time_steps = 10;
   try {
-    generate(tmp / "g", o);
+    generate_typed(tmp / "g", o);
     ADD_FAILURE() << "a typed graph with time steps was generated";
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("--time-steps"), std::string::npos) << e.what();

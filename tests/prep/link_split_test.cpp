@@ -345,7 +345,7 @@ TEST(LinkSplit, RefusesBadFractionsAndTooFewEdges) {
   }
 }
 
-std::string make_input(const test::TempDir& tmp) {
+std::string make_link_input(const test::TempDir& tmp) {
   graph::GenerateOptions o;
   o.num_nodes = 500;
   o.num_edges = 4000;
@@ -366,7 +366,7 @@ std::set<Pair> rows_set(std::span<const int64_t> flat) {
 
 TEST(LinkSplitDataset, WritesTheSplitAndKeepsTheNodeArrays) {
   test::TempDir tmp;
-  const std::string in_dir = make_input(tmp);
+  const std::string in_dir = make_link_input(tmp);
   LinkSplitOptions o;
   o.disjoint = 0.3;
   o.seed = 4;
@@ -467,7 +467,7 @@ TEST(LinkSplitDataset, CarriesEdgeTimesAndPrepareKeepsThemWithTheirRows) {
   EXPECT_TRUE(graph::Dataset::open(tmp / "random").has_link_time());
   EXPECT_FALSE(graph::Dataset::open(tmp / "random").manifest().links->by_time);
   // --by-time needs edge times.
-  EXPECT_THROW(split_links_dataset(make_input(tmp), tmp / "untimed", o), InvalidArgument);
+  EXPECT_THROW(split_links_dataset(make_link_input(tmp), tmp / "untimed", o), InvalidArgument);
 
   // prepare renumbers the rows and sorts them again: each keeps its time.
   PrepareOptions po;

@@ -20,7 +20,7 @@
 namespace graphtier::prep {
 namespace {
 
-int64_t index_at(const graph::IndexSpan& indices, int64_t e) {
+int64_t stored_index(const graph::IndexSpan& indices, int64_t e) {
   return std::visit([e](auto span) { return static_cast<int64_t>(span[e]); }, indices);
 }
 
@@ -61,9 +61,9 @@ void expect_same_dataset(const graph::Dataset& in, const graph::Dataset& out) {
   // Same edge set (as multisets of (src, dst) pairs mapped back to input ids).
   std::multiset<std::pair<int64_t, int64_t>> in_edges, out_edges;
   for (int64_t v = 0; v < n; ++v) {
-    for (int64_t e = in.indptr()[v]; e < in.indptr()[v + 1]; ++e) in_edges.emplace(index_at(in.indices(), e), v);
+    for (int64_t e = in.indptr()[v]; e < in.indptr()[v + 1]; ++e) in_edges.emplace(stored_index(in.indices(), e), v);
     for (int64_t e = out.indptr()[v]; e < out.indptr()[v + 1]; ++e) {
-      out_edges.emplace(to_input[index_at(out.indices(), e)], to_input[v]);
+      out_edges.emplace(to_input[stored_index(out.indices(), e)], to_input[v]);
     }
   }
   EXPECT_TRUE(in_edges == out_edges) << "the renumbered graph has other edges";

@@ -38,7 +38,7 @@ TypedGraph tiny_typed() {
                                  {3, 2, 0}, {6, 2, 1}, {0, 4, 2}, {1, 4, 2}, {0, 5, 2}, {2, 6, 2}});
 }
 
-NeighborSamplerOptions typed_options(std::vector<int64_t> fanouts, std::vector<std::vector<int64_t>> relation_fanouts,
+NeighborSamplerOptions hetero_options(std::vector<int64_t> fanouts, std::vector<std::vector<int64_t>> relation_fanouts,
                                      bool replace = false) {
   NeighborSamplerOptions o;
   o.fanouts = std::move(fanouts);
@@ -66,7 +66,7 @@ TEST(HeteroSampler, TinyGraphIsWellFormed) {
 
 TEST(HeteroSampler, GoldenAllNeighboursCarryTheirRelations) {
   const TypedGraph g = tiny_typed();
-  const NeighborSampler sampler(g.sample_graph(), typed_options({-1}, {}));
+  const NeighborSampler sampler(g.sample_graph(), hetero_options({-1}, {}));
   const std::vector<int64_t> seeds = {0};
   const MiniBatch b = sampler.sample(seeds, 0);
   EXPECT_EQ(b.blocks[0].src_nodes, (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
@@ -80,7 +80,7 @@ TEST(HeteroSampler, GoldenAllNeighboursCarryTheirRelations) {
 TEST(HeteroSampler, GoldenPerRelationFanoutsAndSeedsOfTwoTypes) {
   // cites 0 (none), the others all: paper 0 keeps its authors 4, 5; author 4 its papers 0, 1.
   const TypedGraph g = tiny_typed();
-  const NeighborSampler sampler(g.sample_graph(), typed_options({}, {{0}, {-1}, {-1}, {-1}}));
+  const NeighborSampler sampler(g.sample_graph(), hetero_options({}, {{0}, {-1}, {-1}, {-1}}));
   const std::vector<int64_t> seeds = {0, 4};
   const MiniBatch b = sampler.sample(seeds, 5);
   const Block& block = b.blocks[0];
@@ -114,7 +114,7 @@ TEST(HeteroSampler, GoldenFloydDrawsPerRelationByHand) {
   // Column 0: cites at 0..2 (fanout 2 of 3), writes at 3..4 (fanout 1 of 2), each from its own
   // relation stream; relation 0's is the layer's.
   const TypedGraph g = tiny_typed();
-  const NeighborSamplerOptions o = typed_options({}, {{2}, {1}, {1}, {1}});
+  const NeighborSamplerOptions o = hetero_options({}, {{2}, {1}, {1}, {1}});
   const NeighborSampler sampler(g.sample_graph(), o);
   const std::vector<int64_t> seeds = {0};
   const Block b = sampler.sample(seeds, 3).blocks[0];
@@ -155,7 +155,7 @@ TEST(HeteroSampler, SegmentsAndTypesFromTheSharedRoutines) {
   for (int64_t v = 0; v < 8; ++v) EXPECT_EQ(typed::node_type_of(offset.data(), 5, v), want[v]) << v;
 }
 
-TypedGraph random_typed(uint64_t seed) {
+TypedGraph random_typed_graph(uint64_t seed) {
   // Type 2 is empty; relation 5 starts there and has no edges; types 0 and 1 cite themselves.
   return TypedGraph::random({300, 200, 0, 50}, {{0, 0}, {1, 0}, {0, 1}, {3, 1}, {1, 3}, {2, 1}, {1, 1}}, 5.0, seed);
 }
@@ -164,13 +164,13 @@ TEST(HeteroSampler, MatchesTheNaivePerRelationReference) {
   for (const bool replace : {false, true}) {
     for (const bool weighted : {false, true}) {
       SCOPED_TRACE(std::string(replace ? "replace" : "distinct") + (weighted ? ", weighted" : ""));
-      TypedGraph g = random_typed(replace * 2 + weighted + 1);
+      TypedGraph g = random_typed_graph(replace * 2 + weighted + 1);
       if (weighted) {
         std::mt19937_64 rng(9);
         for (int64_t e = 0; e < g.num_edges(); ++e) g.graph.weights.push_back(rng() % 5 == 0 ? 0.0f : 0.5f + rng() % 7);
       }
       const NeighborSamplerOptions o =
-          typed_options({5, 3}, {{3, 2}, {-1, 1}, {2, 0}, {0, 5}, {4, -1}, {}, {1, 30}}, replace);
+          hetero_options({5, 3}, {{3, 2}, {-1, 1}, {2, 0}, {0, 5}, {4, -1}, {}, {1, 30}}, replace);
       const NeighborSampler sampler(g.sample_graph(), o);
       for (uint64_t stream = 0; stream < 4; ++stream) {
         const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 40, stream);
@@ -241,10 +241,10 @@ RowLayer gpu_rows_layer(const TypedGraph& g, std::span<const int64_t> dst, std::
 
 TEST(HeteroSampler, TheGpuRowsOfTheSharedDecisionsAreTheCpuSamplersBlocks) {
   for (const bool replace : {false, true}) {
-    const TypedGraph g = random_typed(replace ? 12 : 13);
+    const TypedGraph g = random_typed_graph(replace ? 12 : 13);
     const auto relations = static_cast<int>(g.relations.size());
     // 40: the serial Floyd's fanouts on the long segments; -1 and 0 rows.
-    const NeighborSamplerOptions o = typed_options({5, 3}, {{3, 2}, {-1, 1}, {2, 0}, {0, 5}, {4, -1}, {}, {40, 30}}, replace);
+    const NeighborSamplerOptions o = hetero_options({5, 3}, {{3, 2}, {-1, 1}, {2, 0}, {0, 5}, {4, -1}, {}, {40, 30}}, replace);
     const std::vector<int64_t> table = relation_fanout_table(o, relations);
     const NeighborSampler sampler(g.sample_graph(), o);
     for (uint64_t stream = 0; stream < 3; ++stream) {
@@ -280,9 +280,9 @@ TEST(HeteroSampler, TheGpuRowsOfTheSharedDecisionsAreTheCpuSamplersBlocks) {
 }
 
 TEST(HeteroSampler, EachRelationKeepsMinOfFanoutAndDegreeDistinctExistingEdges) {
-  const TypedGraph g = random_typed(21);
+  const TypedGraph g = random_typed_graph(21);
   const int relations = static_cast<int>(g.relations.size());
-  const NeighborSamplerOptions o = typed_options({4, 2}, {{3, 2}, {-1, 1}, {2, 0}, {0, 5}, {4, -1}, {}, {1, 30}});
+  const NeighborSamplerOptions o = hetero_options({4, 2}, {{3, 2}, {-1, 1}, {2, 0}, {0, 5}, {4, -1}, {}, {1, 30}});
   const std::vector<int64_t> table = relation_fanout_table(o, relations);
   const NeighborSampler sampler(g.sample_graph(), o);
   const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 60, 4);
@@ -315,8 +315,8 @@ TEST(HeteroSampler, EachRelationKeepsMinOfFanoutAndDegreeDistinctExistingEdges) 
 }
 
 TEST(HeteroSampler, IndependentOfThreadsAndOfTheOtherSeeds) {
-  const TypedGraph g = random_typed(8);
-  const NeighborSampler sampler(g.sample_graph(), typed_options({6, 3}, {{3, 2}, {-1, 1}, {2, 0}, {0, 5}, {4, -1}, {}, {1, 30}}));
+  const TypedGraph g = random_typed_graph(8);
+  const NeighborSampler sampler(g.sample_graph(), hetero_options({6, 3}, {{3, 2}, {-1, 1}, {2, 0}, {0, 5}, {4, -1}, {}, {1, 30}}));
   const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 400, 2);  // parallel parts: >= 256 dst nodes
   const MiniBatch serial = sampler.sample(seeds, 9);
   for (const int threads : {2, 3}) {
@@ -346,7 +346,7 @@ TEST(HeteroSampler, OneRelationSamplesAsTheHomogeneousGraph) {
       const std::vector<graph::RelationTypes> relations = {{0, 0}};
       const std::vector<uint8_t> types(static_cast<std::size_t>(g.num_edges()), 0);
       const SampleGraph typed{g.csc(), g.weights, {offset, relations, types}};
-      NeighborSamplerOptions o = typed_options({5, -1, 2}, {}, replace);
+      NeighborSamplerOptions o = hetero_options({5, -1, 2}, {}, replace);
       const NeighborSampler homogeneous(g.sample_graph(), o);
       const NeighborSampler one_relation(typed, o);
       o.fanouts.clear();
@@ -364,15 +364,6 @@ TEST(HeteroSampler, OneRelationSamplesAsTheHomogeneousGraph) {
   }
 }
 
-double chi_square_uniform(const std::vector<int64_t>& counts) {
-  double total = 0;
-  for (int64_t c : counts) total += static_cast<double>(c);
-  const double expected = total / static_cast<double>(counts.size());
-  double stat = 0;
-  for (int64_t c : counts) stat += (static_cast<double>(c) - expected) * (static_cast<double>(c) - expected) / expected;
-  return stat;
-}
-
 TEST(HeteroSampler, PicksAreUniformWithinASegment) {
   // Column 0: relation 0 at positions 0..4, relation 1 at 5..12; fanouts 0 and 2 over 8000
   // batches: relation 0 never, each of relation 1's 8 edges with probability 1/4 (7 degrees of
@@ -382,8 +373,8 @@ TEST(HeteroSampler, PicksAreUniformWithinASegment) {
   for (int64_t u = 1; u <= 5; ++u) edges.push_back({u, 0, 0});
   for (int64_t u = 6; u <= 13; ++u) edges.push_back({u, 0, 1});
   const TypedGraph g = TypedGraph::from_edges({14}, {{0, 0}, {0, 0}}, edges);
-  const NeighborSampler only_one(g.sample_graph(), typed_options({}, {{0}, {2}}));
-  const NeighborSampler both(g.sample_graph(), typed_options({}, {{2}, {2}}));
+  const NeighborSampler only_one(g.sample_graph(), hetero_options({}, {{0}, {2}}));
+  const NeighborSampler both(g.sample_graph(), hetero_options({}, {{2}, {2}}));
   const std::vector<int64_t> seeds = {0};
   std::vector<int64_t> first(5, 0), second(8, 0);
   int64_t second_changed = 0;
@@ -400,24 +391,24 @@ TEST(HeteroSampler, PicksAreUniformWithinASegment) {
     // Relation 1's picks do not depend on relation 0's fanout.
     if (std::vector<int64_t>(b.edge_ids.end() - 2, b.edge_ids.end()) != a.edge_ids) ++second_changed;
   }
-  EXPECT_LT(chi_square_uniform(second), 24.3);
-  EXPECT_LT(chi_square_uniform(first), 18.5);
+  EXPECT_LT(test::chi_square_uniform(second), 24.3);
+  EXPECT_LT(test::chi_square_uniform(first), 18.5);
   EXPECT_EQ(second_changed, 0);
 }
 
 TEST(HeteroSampler, BadFanoutsAreRefusedByName) {
   const TypedGraph g = tiny_typed();
   const auto make = [&](NeighborSamplerOptions o) { return [&g, o] { NeighborSampler(g.sample_graph(), o); }; };
-  expect_invalid(make(typed_options({2}, {{1}, {1}, {1}, {1}, {1}})), "5 lists for a graph of 4 relations");
-  expect_invalid(make(typed_options({2}, {{1}, {1}, {1}})), "3 lists for a graph of 4 relations");
-  expect_invalid(make(typed_options({2, 2}, {{1}, {}, {}, {}})), "relation_fanouts[0] has 1 hops, fanouts has 2");
-  expect_invalid(make(typed_options({}, {{1, 1}, {1}, {1, 1}, {1, 1}})),
+  expect_invalid(make(hetero_options({2}, {{1}, {1}, {1}, {1}, {1}})), "5 lists for a graph of 4 relations");
+  expect_invalid(make(hetero_options({2}, {{1}, {1}, {1}})), "3 lists for a graph of 4 relations");
+  expect_invalid(make(hetero_options({2, 2}, {{1}, {}, {}, {}})), "relation_fanouts[0] has 1 hops, fanouts has 2");
+  expect_invalid(make(hetero_options({}, {{1, 1}, {1}, {1, 1}, {1, 1}})),
                  "relation_fanouts[1] has 1 hops, relation_fanouts[0] has 2");
-  expect_invalid(make(typed_options({}, {{1}, {}, {1}, {1}})), "relation_fanouts[1] is empty and there are no fanouts");
-  expect_invalid(make(typed_options({2}, {{1}, {1}, {-2}, {1}})), "relation_fanouts[2][0] is -2");
-  expect_invalid(make(typed_options({}, {})), "at least one layer");
+  expect_invalid(make(hetero_options({}, {{1}, {}, {1}, {1}})), "relation_fanouts[1] is empty and there are no fanouts");
+  expect_invalid(make(hetero_options({2}, {{1}, {1}, {-2}, {1}})), "relation_fanouts[2][0] is -2");
+  expect_invalid(make(hetero_options({}, {})), "at least one layer");
   const OwnedGraph plain = OwnedGraph::from_edges(3, {{1, 0}});
-  expect_invalid([&] { NeighborSampler(plain.sample_graph(), typed_options({2}, {{1}})); }, "the graph has no relations");
+  expect_invalid([&] { NeighborSampler(plain.sample_graph(), hetero_options({2}, {{1}})); }, "the graph has no relations");
 }
 
 TEST(HeteroSampler, MalformedTypesAreRefused) {
@@ -447,12 +438,12 @@ TEST(HeteroSampler, MalformedTypesAreRefused) {
   g = good;
   std::swap(g.type_per_edge[2], g.type_per_edge[3]);
   std::swap(g.graph.indices[2], g.graph.indices[3]);
-  expect_invalid([&] { NeighborSampler(g.sample_graph(), typed_options({2}, {})); }, "not sorted by relation");
+  expect_invalid([&] { NeighborSampler(g.sample_graph(), hetero_options({2}, {})); }, "not sorted by relation");
 }
 
 TEST(HeteroSampler, TypedInvariantsOfABatchAreChecked) {
   const TypedGraph g = tiny_typed();
-  const NeighborSampler sampler(g.sample_graph(), typed_options({-1, -1}, {}));
+  const NeighborSampler sampler(g.sample_graph(), hetero_options({-1, -1}, {}));
   const std::vector<int64_t> seeds = {0, 4};
   const MiniBatch good = sampler.sample(seeds, 0);
   check_minibatch(good, g.num_nodes(), g.num_edges(), g.view());
@@ -468,8 +459,8 @@ TEST(HeteroSampler, TypedInvariantsOfABatchAreChecked) {
 }
 
 TEST(HeteroSampler, SplitBlocksChainByTypeAcrossLayers) {
-  const TypedGraph g = random_typed(13);
-  const NeighborSampler sampler(g.sample_graph(), typed_options({4, 3, 2}, {}));
+  const TypedGraph g = random_typed_graph(13);
+  const NeighborSampler sampler(g.sample_graph(), hetero_options({4, 3, 2}, {}));
   const std::vector<int64_t> seeds = test::random_seeds(g.num_nodes(), 30, 6);
   const MiniBatch b = sampler.sample(seeds, 2);
   std::vector<HeteroBlock> split;
@@ -511,7 +502,7 @@ TEST(HeteroSampler, SplitBlocksChainByTypeAcrossLayers) {
 }
 
 TEST(HeteroSampler, ReachedThroughMakeSampler) {
-  const TypedGraph g = random_typed(4);
+  const TypedGraph g = random_typed_graph(4);
   SamplerSpec spec;
   spec.fanouts = {3, 2};
   spec.relation_fanouts = {{3, 2}, {-1, 1}, {2, 0}, {0, 5}, {4, -1}, {}, {1, 30}};

@@ -868,7 +868,7 @@ TEST(LayerSampler, CudaDeviceFormIsReadableFromAnotherStream) {
 
 /// About 10^6 nodes; node 0's in-neighbours are nodes 1..10^6 (a row longer than 256^2: three
 /// levels of the device's row sums when a layer keeps all of it), the others have two each.
-OwnedGraph hub_graph() {
+OwnedGraph layer_hub_graph() {
   constexpr int64_t kNodes = 1'000'100;
   constexpr int64_t kHubDegree = 1'000'000;
   std::vector<std::pair<int64_t, int64_t>> edges;
@@ -888,7 +888,7 @@ TEST(LayerSampler, CudaHubRowsMatchCpu) {
   // whole by the layers of size -1 (row sums over three levels; in the device form the second
   // layer's bounds come from the device). FastGCN draws 1 and 2000 of ~10^6 nodes by several stages
   // (plans 12 -> 20 and 13 -> 16 -> 19 -> 20). Both forms, bit for bit against the CPU sampler.
-  const OwnedGraph g = hub_graph();
+  const OwnedGraph g = layer_hub_graph();
   const std::vector<int64_t> seeds = {0, 5, 777, 123456};
   for (const LayerMethod m : {LayerMethod::kLadies, LayerMethod::kFastGcn}) {
     const std::vector<int64_t> sizes =

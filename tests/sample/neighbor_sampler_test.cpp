@@ -20,7 +20,7 @@ namespace {
 using test::OwnedGraph;
 
 // 0 <- 1, 2, 3;  1 <- 0, 4;  2 <- 4;  3 <- (none);  4 <- 0
-OwnedGraph tiny() {
+OwnedGraph tiny_graph() {
   return OwnedGraph::from_edges(5, {{1, 0}, {2, 0}, {3, 0}, {0, 1}, {4, 1}, {4, 2}, {0, 4}});
 }
 
@@ -33,7 +33,7 @@ NeighborSamplerOptions with_fanouts(std::vector<int64_t> fanouts, bool replace =
 }
 
 TEST(NeighborSampler, GoldenFullNeighbourhoodTwoLayers) {
-  const OwnedGraph g = tiny();
+  const OwnedGraph g = tiny_graph();
   const NeighborSampler sampler(g.sample_graph(), with_fanouts({-1, -1}));
   const std::vector<int64_t> seeds = {2, 0};
   const MiniBatch b = sampler.sample(seeds, 0);
@@ -54,7 +54,7 @@ TEST(NeighborSampler, GoldenFullNeighbourhoodTwoLayers) {
 
 TEST(NeighborSampler, GoldenFloydDrawsByHand) {
   // Node 0 has degree 3; fanout 2 runs Floyd with j = 1, 2: t0 in [0, 1], then t1 in [0, 2].
-  const OwnedGraph g = tiny();
+  const OwnedGraph g = tiny_graph();
   NeighborSamplerOptions o = with_fanouts({2});
   const NeighborSampler sampler(g.sample_graph(), o);
   const std::vector<int64_t> seeds = {0};
@@ -69,7 +69,7 @@ TEST(NeighborSampler, GoldenFloydDrawsByHand) {
 }
 
 TEST(NeighborSampler, ZeroDegreeSeedsAndFanoutZero) {
-  const OwnedGraph g = tiny();
+  const OwnedGraph g = tiny_graph();
   const std::vector<int64_t> seeds = {3, 2};
   const MiniBatch none = NeighborSampler(g.sample_graph(), with_fanouts({0, 5})).sample(seeds, 0);
   EXPECT_EQ(none.blocks[0].indptr, (std::vector<int64_t>{0, 0, 0}));
@@ -84,14 +84,14 @@ TEST(NeighborSampler, ZeroDegreeSeedsAndFanoutZero) {
 }
 
 TEST(NeighborSampler, RejectsBadSeedsAndOptions) {
-  const OwnedGraph g = tiny();
+  const OwnedGraph g = tiny_graph();
   const NeighborSampler sampler(g.sample_graph(), with_fanouts({2}));
   EXPECT_THROW(sampler.sample(std::vector<int64_t>{0, 5}, 0), OutOfRange);
   EXPECT_THROW(sampler.sample(std::vector<int64_t>{-1}, 0), OutOfRange);
   EXPECT_THROW(sampler.sample(std::vector<int64_t>{1, 2, 1}, 0), InvalidArgument);
   EXPECT_THROW(NeighborSampler(g.sample_graph(), with_fanouts({})), InvalidArgument);
   EXPECT_THROW(NeighborSampler(g.sample_graph(), with_fanouts({-2})), InvalidArgument);
-  OwnedGraph weighted = tiny();
+  OwnedGraph weighted = tiny_graph();
   weighted.weights.assign(6, 1.0f);  // one short
   EXPECT_THROW(NeighborSampler(weighted.sample_graph(), with_fanouts({2})), InvalidArgument);
   weighted.weights.assign(7, 1.0f);
@@ -101,15 +101,15 @@ TEST(NeighborSampler, RejectsBadSeedsAndOptions) {
   EXPECT_THROW(NeighborSampler(weighted.sample_graph(), with_fanouts({2})), InvalidArgument);
 }
 
-struct Config {
+struct SamplerConfig {
   bool replace;
   bool weighted;
 };
 
-class NeighborSamplerProperties : public ::testing::TestWithParam<Config> {};
+class NeighborSamplerProperties : public ::testing::TestWithParam<SamplerConfig> {};
 
 TEST_P(NeighborSamplerProperties, MatchReferenceAndContract) {
-  const Config c = GetParam();
+  const SamplerConfig c = GetParam();
   OwnedGraph g = OwnedGraph::random(3000, 12, 11);
   if (c.weighted) {
     std::mt19937_64 rng(5);
@@ -164,7 +164,7 @@ TEST_P(NeighborSamplerProperties, MatchReferenceAndContract) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, NeighborSamplerProperties,
-                         ::testing::Values(Config{false, false}, Config{true, false}, Config{false, true}, Config{true, true}),
+                         ::testing::Values(SamplerConfig{false, false}, SamplerConfig{true, false}, SamplerConfig{false, true}, SamplerConfig{true, true}),
                          [](const auto& info) {
                            return std::string(info.param.replace ? "Replace" : "Distinct") +
                                   (info.param.weighted ? "Weighted" : "Uniform");
@@ -206,15 +206,6 @@ TEST(NeighborSampler, FullNeighbourhoodReproducesMeanAggregation) {
   }
 }
 
-// Pearson's chi-square statistic of `counts` against equal expected frequencies.
-double chi_square_uniform(const std::vector<int64_t>& counts) {
-  const double total = std::accumulate(counts.begin(), counts.end(), 0.0);
-  const double expected = total / static_cast<double>(counts.size());
-  double stat = 0;
-  for (int64_t c : counts) stat += (c - expected) * (c - expected) / expected;
-  return stat;
-}
-
 TEST(NeighborSampler, UniformWithoutReplacementPassesChiSquare) {
   // One node with 20 in-neighbours, fanout 5, 20000 batches: every neighbour is picked with
   // probability 1/4. 19 degrees of freedom: the 99.9% quantile is 43.8.
@@ -232,12 +223,12 @@ TEST(NeighborSampler, UniformWithoutReplacementPassesChiSquare) {
     for (std::size_t i = 0; i < b.edge_ids.size(); ++i)
       for (std::size_t j = i + 1; j < b.edge_ids.size(); ++j) ++pairs[{b.edge_ids[i], b.edge_ids[j]}];
   }
-  EXPECT_LT(chi_square_uniform(counts), 43.8);
+  EXPECT_LT(test::chi_square_uniform(counts), 43.8);
   std::vector<int64_t> pair_counts;
   for (int64_t a = 0; a < 20; ++a)
     for (int64_t c = a + 1; c < 20; ++c) pair_counts.push_back(pairs[{a, c}]);
   // 189 degrees of freedom: the 99.9% quantile is about 255.
-  EXPECT_LT(chi_square_uniform(pair_counts), 255.0);
+  EXPECT_LT(test::chi_square_uniform(pair_counts), 255.0);
 }
 
 TEST(NeighborSampler, WeightedWithReplacementFollowsWeights) {

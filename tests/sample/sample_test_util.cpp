@@ -91,6 +91,15 @@ int64_t NaiveBlockBuilder::add(int64_t src) {
   return it->second;
 }
 
+double chi_square_uniform(const std::vector<int64_t>& counts) {
+  double total = 0;
+  for (int64_t c : counts) total += static_cast<double>(c);
+  const double expected = total / static_cast<double>(counts.size());
+  double stat = 0;
+  for (int64_t c : counts) stat += (static_cast<double>(c) - expected) * (static_cast<double>(c) - expected) / expected;
+  return stat;
+}
+
 graph::CscView OwnedGraph::csc() const {
   return {indptr, graph::IndexSpan(std::span<const int32_t>(indices))};
 }

@@ -120,4 +120,7 @@ class DeviceFill {
   std::vector<Buffer> blocks_;
 };
 
+/// Pearson's chi-square statistic of `counts` against equal expected frequencies.
+double chi_square_uniform(const std::vector<int64_t>& counts);
+
 }  // namespace graphtier::sample::test

@@ -110,7 +110,7 @@ MiniBatch kernel_shaped(const OwnedGraph& g, const TemporalIndex& index, int64_t
   return batch;
 }
 
-struct Case {
+struct StepCase {
   std::vector<int64_t> fanouts;
   bool replace;
   TemporalStrategy strategy;
@@ -128,7 +128,7 @@ TEST(TemporalGpuSteps, KernelShapedLayersMatchTheCpuSampler) {
     seeds.push_back(static_cast<int64_t>(rng() % g.num_nodes()));
     seed_times.push_back(static_cast<int64_t>(rng() % 110));
   }
-  const std::vector<Case> cases = {
+  const std::vector<StepCase> cases = {
       {{5, 3}, false, TemporalStrategy::kUniform},      // Floyd
       {{40, 2}, false, TemporalStrategy::kUniform},     // Floyd above a warp
       {{-1, 2}, false, TemporalStrategy::kUniform},     // whole windows: hubs
@@ -145,7 +145,7 @@ TEST(TemporalGpuSteps, KernelShapedLayersMatchTheCpuSampler) {
         TemporalIndex::build(g.csc(), source == TimeSource::kNode ? node_time : edge_time, source);
     SampleGraph graph = g.sample_graph();
     graph.temporal = &index;
-    for (const Case& c : cases) {
+    for (const StepCase& c : cases) {
       NeighborSamplerOptions o;
       o.fanouts = c.fanouts;
       o.replace = c.replace;
