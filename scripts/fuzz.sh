@@ -15,9 +15,9 @@
 # a timed run that found nothing wrong, libFuzzer merges the scratch corpus into it (-merge=1: the
 # inputs that add coverage), so each CI run goes on from where the last one on this machine stopped
 # and a short run per target reaches the depth of a long one (native targets; the Python target
-# starts from its seeds every time). The Python target (checkpoint) runs under atheris (scripts/setup.sh --fuzz
-# installs it into .venv), or, where atheris cannot be installed, under the seeded mutation loop
-# of fuzz/checkpoint_fuzz.py.
+# starts from its seeds every time). The Python target (checkpoint) runs under atheris
+# (scripts/setup.sh --fuzz installs it into .venv), or, where atheris cannot be installed, under
+# the seeded mutation loop of fuzz/checkpoint_fuzz.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/compiler-cache.sh

@@ -45,7 +45,7 @@ if ! .venv/bin/python -c "import nanobind, scikit_build_core" 2>/dev/null; then
 fi
 if ! .venv/bin/python -c "import xdist" 2>/dev/null; then
   echo "setup: installing pytest-xdist into .venv (scripts/test.sh runs the suite on two workers)" >&2
-  .venv/bin/python -m pip install -q "pytest-xdist<3.7"
+  .venv/bin/python -m pip install -q pytest-xdist
 fi
 if ! .venv/bin/python -c "import matplotlib" 2>/dev/null; then
   echo "setup: installing matplotlib into .venv (train --plot, scripts/plots.py)" >&2
