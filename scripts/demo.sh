@@ -6,6 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+# shellcheck source=scripts/compiler-cache.sh
+source scripts/compiler-cache.sh
 cmake --preset cpu >/dev/null
 # One build: the package (extension and the `graphtier` command, installed into .venv/bin) and the
 # benchmarks, in build/cpu (scripts/install-package.sh).

@@ -20,8 +20,27 @@ case "${1:-}" in
   --quick) quick=1 ;;
   *) echo "test.sh: unknown option '$1' (expected nothing or --quick)" >&2; exit 2 ;;
 esac
-# Each stage's start, as minutes since this script began: a slow CI log says where the time went.
-stage() { printf 'test.sh: [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
+# Each stage's start, as minutes since this script began, and at the end (also when a stage failed)
+# each stage's time: a slow CI log says where the time went.
+stages=()
+starts=()
+stage() {
+  stages+=("$*")
+  starts+=("$SECONDS")
+  printf 'test.sh: [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2
+}
+stage_times() {
+  local rc=$? i end took
+  echo "test.sh: time by stage ($( ((rc == 0)) && echo passed || echo "failed, exit $rc")):" >&2
+  for i in "${!stages[@]}"; do
+    [ "${stages[i]}" = passed ] && continue
+    end=${starts[i + 1]:-$SECONDS}
+    took=$((end - starts[i]))
+    printf 'test.sh:   %3d:%02d  %s\n' $((took / 60)) $((took % 60)) "${stages[i]}" >&2
+  done
+  printf 'test.sh:   %3d:%02d  in all\n' $((SECONDS / 60)) $((SECONDS % 60)) >&2
+}
+trap stage_times EXIT
 stage setup
 scripts/setup.sh
 # shellcheck source=scripts/compiler-cache.sh
