@@ -54,23 +54,25 @@ done
 # One target: a fresh scratch corpus (the seeds and the kept corpus), the fuzzer's log, its exit
 # status in $dir/rc; then the scratch corpus merged into the kept one.
 run_target() {
-  local t="$1" dir="$work/$1" kept="$kept_root/$1" rc=0 mode=() fuzzer
+  local t="$1" dir="$work/$1" kept="" rc=0 mode=() fuzzer
   rm -rf "$dir"
-  mkdir -p "$dir/corpus" "$dir/crashes" "$kept"
+  mkdir -p "$dir/corpus" "$dir/crashes"
   cp fuzz/corpus/"$t"/* "$dir/corpus/"
-  cp -r "$kept/." "$dir/corpus/"
   if [ "$t" = checkpoint ]; then
     fuzzer=(.venv/bin/python fuzz/checkpoint_fuzz.py)
     [ "$python_mode" = mutate ] && mode=(--mutate)
   else
     fuzzer=("build/fuzz/fuzz/${t}_fuzz")
+    kept="$kept_root/$t"
+    mkdir -p "$kept"
+    cp -r "$kept/." "$dir/corpus/"
   fi
   "${fuzzer[@]}" "${mode[@]}" "$dir/corpus" "${flags[@]}" -artifact_prefix="$dir/crashes/" >"$dir/log" 2>&1 || rc=$?
   echo "$rc" >"$dir/rc"
   # Only the native targets keep a corpus: libFuzzer's merge re-executes the fuzzer's argv[0], which
   # for the Python target is a script that needs its venv's interpreter. A run that failed keeps
   # its evidence in $dir only.
-  if [ "$rc" = 0 ] && [ -z "$runs" ] && [ "$t" != checkpoint ]; then
+  if [ "$rc" = 0 ] && [ -z "$runs" ] && [ -n "$kept" ]; then
     rm -rf "$kept.new" && mkdir -p "$kept.new"
     if "${fuzzer[@]}" -merge=1 -rss_limit_mb=2048 -timeout=10 "$kept.new" "$dir/corpus" >"$dir/merge.log" 2>&1; then
       rm -rf "$kept" && mv "$kept.new" "$kept"

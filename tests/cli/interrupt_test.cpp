@@ -60,8 +60,8 @@ class InterruptTest : public ::testing::Test {
 };
 
 TEST_F(InterruptTest, KilledGenerateLeavesNoDataset) {
-  const auto r = kill_when_parked(test::cli_command() + generate_args(tmp_ / "fresh", "20000", "200000"), "generate.nodes_written",
-                                  marker());
+  const auto r = kill_when_parked(test::cli_command() + generate_args(tmp_ / "fresh", "20000", "200000"),
+                                  "generate.nodes_written", marker());
   ASSERT_EQ(r.exit_code, 128 + 9) << r.err;
   EXPECT_FALSE(fs::exists(tmp_ / "fresh"));
   EXPECT_TRUE(has_temporary(tmp_.path(), "fresh")) << "the kill did not land while the dataset was being written";
@@ -72,8 +72,8 @@ TEST_F(InterruptTest, KilledGenerateLeavesNoDataset) {
 }
 
 TEST_F(InterruptTest, AParkPointNotReachedChangesNothing) {
-  const auto r = test::run_shell("GRAPHTIER_TEST_PARK_AT=nowhere GRAPHTIER_TEST_PARK_MARKER='" + marker() + "' " + test::cli_command() +
-                                 generate_args(tmp_ / "fresh", "1000", "10000"));
+  const auto r = test::run_shell("GRAPHTIER_TEST_PARK_AT=nowhere GRAPHTIER_TEST_PARK_MARKER='" + marker() + "' " +
+                                 test::cli_command() + generate_args(tmp_ / "fresh", "1000", "10000"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_FALSE(fs::exists(marker()));
   EXPECT_NO_THROW(graph::Dataset::open(tmp_ / "fresh").verify_checksums());
@@ -86,21 +86,25 @@ TEST_F(InterruptTest, KilledOverwriteKeepsThePreviousDataset) {
     fs::remove(marker());
     const std::string before = test::read_file(tmp_ / "small/manifest.json");
     const auto r =
-        kill_when_parked(test::cli_command() + generate_args(tmp_ / "small", "20000", "200000") + " --overwrite", point, marker());
+        kill_when_parked(test::cli_command() + generate_args(tmp_ / "small", "20000", "200000") + " --overwrite", point,
+                         marker());
     ASSERT_EQ(r.exit_code, 128 + 9) << r.err;
     EXPECT_EQ(test::read_file(tmp_ / "small/manifest.json"), before);
     EXPECT_NO_THROW(graph::Dataset::open(tmp_ / "small").verify_checksums());
     EXPECT_TRUE(has_temporary(tmp_.path(), "small"));
   }
   // The next overwrite replaces it and sweeps the dead writers' temporaries.
-  ASSERT_EQ(test::run_shell(test::cli_command() + generate_args(tmp_ / "small", "3000", "30000") + " --overwrite").exit_code, 0);
+  ASSERT_EQ(
+      test::run_shell(test::cli_command() + generate_args(tmp_ / "small", "3000", "30000") + " --overwrite").exit_code,
+      0);
   EXPECT_TRUE(extra_entries(tmp_.path(), kept()).empty());
   EXPECT_EQ(graph::Dataset::open(tmp_ / "small").num_nodes(), 3000);
 }
 
 TEST_F(InterruptTest, KilledPrepareLeavesNoDataset) {
   const auto r = kill_when_parked(
-      test::cli_command() + " -q prepare --dataset " + (tmp_ / "small") + " --out " + (tmp_ / "prepared") + " --hotness wrpr",
+      test::cli_command() + " -q prepare --dataset " + (tmp_ / "small") + " --out " + (tmp_ / "prepared") +
+          " --hotness wrpr",
       "prepare.relabelled", marker());
   ASSERT_EQ(r.exit_code, 128 + 9) << r.err;
   EXPECT_FALSE(fs::exists(tmp_ / "prepared"));
@@ -110,8 +114,8 @@ TEST_F(InterruptTest, KilledPrepareLeavesNoDataset) {
 
 TEST_F(InterruptTest, KilledPrepareInPlaceKeepsTheInput) {
   const std::string before = test::read_file(tmp_ / "small/manifest.json");
-  const auto r = kill_when_parked(test::cli_command() + " -q prepare --dataset " + (tmp_ / "small") + " --out " + (tmp_ / "small") +
-                                      " --hotness wrpr --overwrite",
+  const auto r = kill_when_parked(test::cli_command() + " -q prepare --dataset " + (tmp_ / "small") + " --out " +
+                                      (tmp_ / "small") + " --hotness wrpr --overwrite",
                                   "dataset_writer.staged", marker());
   ASSERT_EQ(r.exit_code, 128 + 9) << r.err;
   EXPECT_EQ(test::read_file(tmp_ / "small/manifest.json"), before);
@@ -121,8 +125,9 @@ TEST_F(InterruptTest, KilledPrepareInPlaceKeepsTheInput) {
 TEST_F(InterruptTest, KilledConvertLeavesNoDataset) {
   const std::string edges = tmp_ / "edges.txt";
   ASSERT_EQ(test::run_shell("seq 1 60000 | awk '{print $1 % 10000, ($1 * 7) % 10000}' > " + edges).exit_code, 0);
-  const auto r = kill_when_parked(test::cli_command() + " -q convert edge-list " + edges + " --out " + (tmp_ / "converted"),
-                                  "convert.topology_written", marker());
+  const auto r = kill_when_parked(
+      test::cli_command() + " -q convert edge-list " + edges + " --out " + (tmp_ / "converted"),
+      "convert.topology_written", marker());
   ASSERT_EQ(r.exit_code, 128 + 9) << r.err;
   EXPECT_FALSE(fs::exists(tmp_ / "converted"));
   EXPECT_TRUE(has_temporary(tmp_.path(), "converted"));
@@ -130,7 +135,8 @@ TEST_F(InterruptTest, KilledConvertLeavesNoDataset) {
 
 TEST_F(InterruptTest, FailedWriteReportsTheFileAndLeavesNothing) {
   // RLIMIT_FSIZE makes writes past 4 MiB fail with EFBIG, as a full disk makes them fail with ENOSPC.
-  const auto r = test::run_shell("trap '' XFSZ; ulimit -f 4096; " + test::cli_command() + generate_args(tmp_ / "capped", "500000", "5M"));
+  const auto r = test::run_shell("trap '' XFSZ; ulimit -f 4096; " + test::cli_command() +
+                                 generate_args(tmp_ / "capped", "500000", "5M"));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find(".bin"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("graphtier: error:"), std::string::npos) << r.err;
