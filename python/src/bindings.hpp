@@ -53,6 +53,7 @@ void bind_convert(nb::module_& m);
 void bind_partition(nb::module_& m);
 void bind_sampling(nb::module_& m);
 void bind_link(nb::module_& m);
+void bind_graph_store(nb::module_& m);
 
 /// A minibatch layer as python/graphtier/loader.py's Block.from_dict reads it: {"num_dst",
 /// "src_nodes", "indptr", "indices", "edge_ids", "weights", "edge_types"} (edge_ids and weights

@@ -194,4 +194,5 @@ NB_MODULE(_core, m) {
   gp::bind_partition(m);
   gp::bind_sampling(m);
   gp::bind_link(m);
+  gp::bind_graph_store(m);
 }
