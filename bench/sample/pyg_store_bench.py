@@ -1,13 +1,15 @@
 """Node minibatches/s: PyG's own `torch_geometric.loader.NodeLoader` over graphtier's PyG stores and
 sampler (graphtier.pyg_store: FeatureStore, GraphStore, BaseSampler) against graphtier's own loader
 with PyG's batch layout (graphtier.pyg.NeighborLoader), and the engine's loader as it hands batches
-out (graphtier.NeighborLoader: blocks and x, no PyG Data). Same dataset, seeds (the train split or, --seeds all, every node),
-fanouts, batch size, shuffle and seed; features gathered for every sampled node through a
-graphtier FeatureStore holding every row in memory. Rounds alternate the loaders in one process;
-each round times each loader for --seconds, in passes of --batches minibatches. Runs in a torch 2.x venv with
-torch_geometric (scripts/setup-torch2.sh) and the graphtier package installed there:
+out (graphtier.NeighborLoader: blocks and x, no PyG Data). Same dataset, seeds (the train split or,
+with --seeds all, every node), fanouts, batch size, shuffle and seed; features gathered for every
+sampled node through a graphtier FeatureStore holding every row in memory. Rounds alternate the
+loaders in one process; each round times each loader for --seconds, in passes of --batches
+minibatches. Runs in a torch 2.x venv with torch_geometric (scripts/setup-torch2.sh) and the
+graphtier package installed there:
 
-    python bench/sample/pyg_store_bench.py DATASET [--fanouts 10,10] [--batch-size 512] [--batches 40] [--rounds 3] [--seconds 3] [--seeds train|all]
+    python bench/sample/pyg_store_bench.py DATASET [--fanouts 10,10] [--batch-size 512] [--batches 40]
+        [--rounds 3] [--seconds 3] [--seeds train|all]
 """
 
 import argparse
@@ -60,7 +62,7 @@ def main() -> None:
 
     loaders = {
         "pyg NodeLoader over graphtier stores": lambda: NodeLoader(
-            (fs, gs), node_sampler=GraphtierSampler(ds, fanouts, seed=0), input_nodes=seeds,
+            (fs, gs), node_sampler=GraphtierSampler(ds, fanouts, seed=0, ids_numbering="prepared"), input_nodes=seeds,
             batch_size=a.batch_size, shuffle=True),
         "graphtier.pyg.NeighborLoader": lambda: NeighborLoader(
             ds, fanouts, input_nodes=seeds, batch_size=a.batch_size, shuffle=True, seed=0, store=store,
@@ -75,7 +77,8 @@ def main() -> None:
         print(f"round {r}: " + ", ".join(f"{name} {v[-1]:.1f}" for name, v in rates.items()) + " batches/s", flush=True)
     best = {name: max(v) for name, v in rates.items()}
     print(json.dumps({"dataset": ds.name, "nodes": ds.num_nodes, "edges": ds.num_edges, "feature_dim": ds.feature_dim,
-                      "seeds": a.seeds, "fanouts": fanouts, "batch_size": a.batch_size, "batches": batches, "threads": a.threads,
+                      "seeds": a.seeds, "fanouts": fanouts, "batch_size": a.batch_size, "batches": batches,
+                      "threads": a.threads,
                       "batches_per_second": rates,
                       "pyg_loader_over_graphtier_pyg": best["pyg NodeLoader over graphtier stores"]
                       / best["graphtier.pyg.NeighborLoader"]}))

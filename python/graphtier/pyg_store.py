@@ -226,6 +226,10 @@ class GraphtierSampler(BaseSampler):
     typed dataset a dict by edge type (src, rel, dst) of per-hop lists (an edge type left out
     samples nothing); `replace` draws with replacement; `seed` the engine's seed (default
     torch.initial_seed(), so torch.manual_seed decides it, nothing drawn from torch's generator).
+    `ids_numbering`: the numbering of the loader's input ids (`input_nodes`, `edge_label_index`):
+    "prepared" (the dataset's own) or "original" (the converted graph's, e.g. PyG's train_mask;
+    mapped by Dataset.from_original); required on a dataset `graphtier prepare` renumbered, where
+    the two differ. The outputs (`n_id`, the stores' ids) are always in the dataset's own.
 
     Batch i that this sampler draws (counted from 0, or from set_epoch) uses graphtier's stream of
     batch i of epoch `epoch`: unshuffled with the same seed, batch_size and num_workers=0, PyG's
@@ -240,9 +244,17 @@ class GraphtierSampler(BaseSampler):
     """
 
     def __init__(self, dataset, num_neighbors: Union[Sequence[int], dict], *, replace: bool = False,
-                 seed: Optional[int] = None, exclude_seed_edges: bool = True):
+                 seed: Optional[int] = None, exclude_seed_edges: bool = True, ids_numbering: Optional[str] = None):
         ds = open_dataset(dataset, "dataset")
         self.dataset = ds
+        if ids_numbering not in (None, "prepared", "original"):
+            raise ValueError(f"ids_numbering: expected 'prepared' or 'original', got {ids_numbering!r}")
+        if ids_numbering is None and ds.prepared:
+            # A PyG mask of the converted graph would pick other nodes here, silently.
+            raise ValueError(f"ids_numbering: {ds.path} was renumbered by `graphtier prepare`, so say which numbering "
+                             f"the loader's input ids are in: 'original' (those of the graph it was converted from, "
+                             f"e.g. PyG's train_mask) or 'prepared' (the dataset's own, as Dataset.split gives them)")
+        self.ids_numbering = ids_numbering or "prepared"
         self.replace = bool(replace)
         self.seed = torch.initial_seed() if seed is None else int(seed)
         self.exclude_seed_edges = bool(exclude_seed_edges)
@@ -273,19 +285,24 @@ class GraphtierSampler(BaseSampler):
         worker = torch.utils.data.get_worker_info()
         return (self.seed if worker is None else torch.initial_seed()), stream
 
+    def _global_ids(self, ids: torch.Tensor) -> torch.Tensor:
+        """Checked global ids in the dataset's own numbering (mapped from the original one when the
+        sampler's ids_numbering says so)."""
+        return self.dataset.from_original(ids) if self.ids_numbering == "original" else ids
+
     def _seeds(self, node: torch.Tensor, input_type) -> torch.Tensor:
         """The global ids of PyG's seeds (ids local to `input_type` on a typed dataset)."""
         ds = self.dataset
         if not ds.is_hetero:
             if input_type is not None:
                 raise ValueError(f"input_nodes: node type {input_type!r} given, but the dataset has no node types")
-            return _local_ids(node, ds.num_nodes, "the graph's nodes")
+            return self._global_ids(_local_ids(node, ds.num_nodes, "the graph's nodes"))
         ranges = ds.node_type_ranges
         if input_type not in ranges:
             raise ValueError(f"input_nodes: on a typed dataset, a node type of {', '.join(ds.node_types)} and its ids; "
                              f"got node type {input_type!r}")
         begin, end = ranges[input_type]
-        return _local_ids(node, end - begin, f"node type {input_type!r}") + begin
+        return self._global_ids(_local_ids(node, end - begin, f"node type {input_type!r}") + begin)
 
     def sample_from_nodes(self, inputs: NodeSamplerInput) -> Union[SamplerOutput, HeteroSamplerOutput]:
         if inputs.time is not None:
@@ -343,8 +360,8 @@ class GraphtierSampler(BaseSampler):
             raise NotImplementedError("GraphtierSampler: temporal link sampling (edge_label_time) is not supported; "
                                       "use graphtier.pyg.LinkNeighborLoader's time_attr")
         mode, amount = _negative_sampling(neg_sampling)
-        src = _local_ids(inputs.row, ds.num_nodes, "the graph's nodes")
-        dst = _local_ids(inputs.col, ds.num_nodes, "the graph's nodes")
+        src = self._global_ids(_local_ids(inputs.row, ds.num_nodes, "the graph's nodes"))
+        dst = self._global_ids(_local_ids(inputs.col, ds.num_nodes, "the graph's nodes"))
         pairs = torch.stack([src, dst], dim=1).contiguous().view(-1)
         seed, stream = self._stream()
         if self._link is None or self._link[0] != seed:  # made once per seed (once per worker)

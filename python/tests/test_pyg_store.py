@@ -38,6 +38,15 @@ def typed(tmp_path_factory) -> str:
     return path
 
 
+@pytest.fixture(scope="module")
+def cora_raw(tmp_path_factory) -> str:
+    """Cora as converted, never renumbered: one numbering, so loaders need no ids_numbering."""
+    out = str(tmp_path_factory.mktemp("pyg_store") / "cora-raw")
+    run_cli("convert", "planetoid", "--root", str(Path(__file__).resolve().parents[2] / "datasets" / "cora"),
+            "--name", "cora", "--out", out)
+    return out
+
+
 def read_table(path: str, name: str, dim: int) -> torch.Tensor:
     """A packed float32 feature file of `path` read directly (not through graphtier)."""
     return torch.from_numpy(np.fromfile(Path(path, name), dtype=np.float32).reshape(-1, dim))
@@ -193,9 +202,9 @@ def test_pyg_node_loader_over_graphtier_yields_graphtier_pygs_batches(cora):
     ds, fs, gs = stores(cora)
     seeds = graphtier.Dataset(cora).split("train")
     fanouts = [5, 3]
-    theirs = NodeLoader((fs, gs), node_sampler=GraphtierSampler(ds, fanouts, seed=7), input_nodes=seeds,
-                        batch_size=32)
-    ours = NeighborLoader(ds, fanouts, input_nodes=seeds, batch_size=32, seed=7)
+    theirs = NodeLoader((fs, gs), node_sampler=GraphtierSampler(ds, fanouts, seed=7, ids_numbering="prepared"),
+                        input_nodes=seeds, batch_size=32)
+    ours = NeighborLoader(ds, fanouts, input_nodes=seeds, batch_size=32, seed=7, ids_numbering="prepared")
     pairs = list(zip(theirs, ours))
     assert len(pairs) == 5
     for b, (batch, expected) in enumerate(pairs):
@@ -251,22 +260,23 @@ def test_sampler_refuses_seeds_outside_their_type(cora, typed):
     with pytest.raises(ValueError, match=r"\('p', 'x', 'q'\) is not an edge type"):
         GraphtierSampler(ds, {("p", "x", "q"): [1]})
     ds, fs, gs = stores(cora)
-    loader = NodeLoader((fs, gs), node_sampler=GraphtierSampler(ds, [2]), input_nodes=torch.tensor([2708]))
+    loader = NodeLoader((fs, gs), node_sampler=GraphtierSampler(ds, [2], ids_numbering="prepared"),
+                        input_nodes=torch.tensor([2708]))
     with pytest.raises(IndexError, match=r"node 2708 is outside the graph's nodes"):
         next(iter(loader))
     with pytest.raises(ValueError, match="needs a typed dataset"):
-        GraphtierSampler(ds, {("a", "b", "c"): [1]})
+        GraphtierSampler(ds, {("a", "b", "c"): [1]}, ids_numbering="prepared")
 
 
 @needs_pyg
 @pytest.mark.parametrize("mode", ["binary", "triplet"])
-def test_pyg_link_loader_over_graphtier_yields_graphtier_pygs_batches(cora, mode):
+def test_pyg_link_loader_over_graphtier_yields_graphtier_pygs_batches(cora_raw, mode):
     from torch_geometric.loader import LinkLoader
     from graphtier.pyg import LinkNeighborLoader
     from graphtier.pyg_store import GraphtierSampler
-    indptr, indices = read_csc(cora)
-    x = read_table(cora, "features.bin", 1433)
-    ds, fs, gs = stores(cora)
+    indptr, indices = read_csc(cora_raw)
+    x = read_table(cora_raw, "features.bin", 1433)
+    ds, fs, gs = stores(cora_raw)
     g = torch.Generator().manual_seed(5)
     pick = torch.randint(0, indices.numel(), (100,), generator=g)
     dst = torch.repeat_interleave(torch.arange(2708), indptr[1:] - indptr[:-1])
@@ -293,6 +303,32 @@ def test_pyg_link_loader_over_graphtier_yields_graphtier_pygs_batches(cora, mode
             assert torch.equal(batch[key], expected[key]), (batches, key)
         batches += 1
     assert batches == 4
+
+
+@needs_pyg
+def test_a_renumbered_dataset_takes_ids_only_in_a_named_numbering(cora):
+    """On a dataset `graphtier prepare` renumbered, PyG's ids of the converted graph (a train_mask)
+    would seed other nodes: the sampler asks which numbering they are in, and maps original ones."""
+    from torch_geometric.loader import NodeLoader
+    from graphtier.pyg_store import GraphtierSampler
+    ds, fs, gs = stores(cora)
+    with pytest.raises(ValueError, match="renumbered by `graphtier prepare`.*'original'.*'prepared'"):
+        GraphtierSampler(ds, [2])
+    with pytest.raises(ValueError, match="ids_numbering: expected 'prepared' or 'original', got 'raw'"):
+        GraphtierSampler(ds, [2], ids_numbering="raw")
+    train = ds.split("train")
+    original_mask = torch.zeros(ds.num_nodes, dtype=torch.bool)
+    original_mask[ds.to_original(train)] = True  # PyG's train_mask of the converted graph
+    expected = ds.from_original(original_mask.nonzero().view(-1))
+    assert torch.equal(torch.sort(expected).values, torch.sort(train).values)
+    seen = {}
+    for numbering in ("original", "prepared"):
+        loader = NodeLoader((fs, gs), node_sampler=GraphtierSampler(ds, [2], seed=0, ids_numbering=numbering),
+                            input_nodes=original_mask, batch_size=len(train))
+        (batch,) = list(loader)
+        seen[numbering] = batch.n_id[:batch.batch_size]
+    assert torch.equal(seen["original"], expected)
+    assert not torch.equal(seen["prepared"], expected)  # the same mask read as the dataset's own ids
 
 
 @needs_pyg
