@@ -7,8 +7,9 @@ graphtier's sampler, so that PyG's own loader classes run on a graphtier dataset
     from graphtier.pyg_store import GraphtierFeatureStore, GraphtierGraphStore, GraphtierSampler
     ds = graphtier.Dataset("data/cora")
     feature_store, graph_store = GraphtierFeatureStore(ds, cpu_buffer="10%"), GraphtierGraphStore(ds)
-    sampler = GraphtierSampler(ds, num_neighbors=[10, 10])
-    loader = NodeLoader((feature_store, graph_store), node_sampler=sampler, input_nodes=ids, batch_size=64)
+    sampler = GraphtierSampler(ds, num_neighbors=[10, 10], ids_numbering="prepared")  # ids as ds.split gives
+    loader = NodeLoader((feature_store, graph_store), node_sampler=sampler, input_nodes=ds.split("train"),
+                        batch_size=64)
 
 Ids follow PyG's remote-backend convention: a typed dataset's node type is a feature-store group
 and its ids are local to the type (0 .. nodes of the type); an edge type is (src_type, rel,

@@ -246,6 +246,47 @@ def test_pyg_node_loader_over_graphtier_typed(typed):
 
 
 @needs_pyg
+def test_dataloader_workers_draw_apart(cora_raw):
+    """In PyG's DataLoader workers each worker's sampler counts its own batches: the sampler takes
+    the worker's seed, so two workers' first batches of the same seeds are drawn apart, and their
+    features still come through the store."""
+    from torch_geometric.loader import NodeLoader
+    from graphtier.pyg_store import GraphtierSampler
+    indptr, indices = read_csc(cora_raw)
+    x = read_table(cora_raw, "features.bin", 1433)
+    ds, fs, gs = stores(cora_raw)
+    seeds = torch.arange(0, 2708, 9)
+    loader = NodeLoader((fs, gs), node_sampler=GraphtierSampler(ds, [3, 3], seed=0),
+                        input_nodes=torch.cat([seeds, seeds]), batch_size=seeds.numel(), num_workers=2)
+    first, second = list(loader)
+    for batch in (first, second):
+        check_node_batch(batch, indptr, indices, [3, 3], seeds)
+        assert torch.equal(batch.x, x[batch.n_id])
+    assert not torch.equal(first.e_id, second.e_id)
+
+
+@needs_pyg
+def test_a_typed_dataset_without_features_holds_its_labels_only(acm):
+    """ACM has no feature tables: the store holds paper labels, and PyG's loader still gives every
+    type its nodes (num_nodes from n_id)."""
+    from torch_geometric.loader import NodeLoader
+    from graphtier.pyg_store import GraphtierSampler
+    ds, fs, gs = stores(acm)
+    assert [(a.group_name, a.attr_name) for a in fs.get_all_tensor_attrs()] == [("p", "y")]
+    begin, end = ds.node_type_ranges["p"]
+    assert torch.equal(fs.get_tensor("p", "y", None), read_labels(acm)[begin:end])
+    with pytest.raises(KeyError, match=r"\('p', 'x'\).*it holds \('p', 'y'\)"):
+        fs.get_tensor("p", "x", torch.arange(2))
+    loader = NodeLoader((fs, gs), node_sampler=GraphtierSampler(ds, [3, 2], seed=0),
+                        input_nodes=("p", torch.arange(20)), batch_size=10)
+    batch = next(iter(loader))
+    assert torch.equal(batch["p"].n_id[:10], torch.arange(10))
+    assert torch.equal(batch["p"].y, read_labels(acm)[batch["p"].n_id + begin])
+    for t in ds.node_types:
+        assert batch[t].num_nodes == batch[t].n_id.numel()
+
+
+@needs_pyg
 def test_sampler_refuses_seeds_outside_their_type(cora, typed):
     from torch_geometric.loader import NodeLoader
     from graphtier.pyg_store import GraphtierSampler
