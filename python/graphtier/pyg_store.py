@@ -63,7 +63,8 @@ def _local_ids(index, num_nodes: int, what: str) -> torch.Tensor:
 class GraphtierFeatureStore(_PygFeatureStore):
     """A `torch_geometric.data.FeatureStore` over a graphtier dataset (a graphtier.Dataset or its
     directory): `x` gathered through graphtier's feature tiers (the GPU, host and SSD tiers of a
-    graphtier.FeatureStore, or a TypedFeatureStore's per-type ones: nothing reads a whole table),
+    graphtier.FeatureStore, or a TypedFeatureStore's per-type ones: only the rows asked for are
+    read, every row only for `index=None`),
     `y` the dataset's labels (int64). `store=` shares an existing graphtier store; otherwise one is
     made from `options` and the keyword options (graphtier.FeatureStoreOptions' fields: `cpu_buffer`,
     `gpu_cache`, ...), with `threads` gather threads.
