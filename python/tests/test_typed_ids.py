@@ -188,7 +188,7 @@ def test_dgl_typed_seeds_are_checked_and_the_typed_split_is_the_right_papers(acm
     import dgl
     from graphtier.dgl import DataLoader, NeighborSampler
     ds = graphtier.Dataset(acm)
-    with pytest.raises(IndexError, match=r"indices\['p'\]: node id 5000 is outside type 'p''s ids \[0, 4019\)"):
+    with pytest.raises(IndexError, match=r"indices\['p'\]: node id 11245 is outside type 'p''s ids \[0, 4019\)"):
         DataLoader(ds, {"p": torch.tensor([5000, 11245])}, NeighborSampler([2]), batch_size=4)
     late = graphtier.Dataset(typed_late)
     with pytest.raises(ValueError, match=r"indices: the dataset is typed"):
