@@ -10,7 +10,7 @@ and both lengths). A Python list of bools stays a TypeError: [True, False] could
 Typed datasets (docs/architecture.md, "Typed ids"): ids given with their node type ({type: ids},
 PyG's (type, ids), DGL's {type: ids}, what Dataset.split returns) are local to the type, 0 to its
 count - 1, as PyG, DGL and OGB number them; `typed_node_ids` is the one check of them against their
-own type's count, and the one place they become the engine's global ids. A bare id tensor says
+own type's count (`type_node_ids`), and the one place they become the engine's global ids. A bare id tensor says
 nothing of its numbering, so on a typed dataset it is refused.
 """
 
@@ -95,13 +95,21 @@ def typed_node_ids(ds, value, name: str = "ids") -> torch.Tensor:
                          (f"the labelled type {labelled!r}" if labelled is not None else "any") +
                          f"; got types {', '.join(map(repr, value))}")
     (node_type, ids), = value.items()
-    begin, end = ranges[node_type]
+    return type_node_ids(ids, name, node_type, ranges[node_type])
+
+
+def type_node_ids(value, name: str, node_type: str, type_range) -> torch.Tensor:
+    """The engine's global ids of `value`, ids (or a bool mask, or None: every one) of node type
+    `node_type`, local to it, on any device; `type_range` is the type's global [begin, end). The one
+    check of ids within a type: one outside [0, end - begin) is an IndexError naming `name`, the type
+    and its range. An int64 CPU tensor."""
+    begin, end = type_range
     label = f"{name}[{node_type!r}]"
-    if ids is None:
+    if value is None:
         return torch.arange(begin, end, dtype=torch.int64)
-    if isinstance(ids, torch.Tensor):
-        ids = ids.cpu()
-    local = node_ids(ids, label, end - begin)
+    if isinstance(value, torch.Tensor):
+        value = value.cpu()
+    local = node_ids(value, label, end - begin)
     if local.numel():
         low, high = int(local.min()), int(local.max())
         if low < 0 or high >= end - begin:
