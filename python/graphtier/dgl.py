@@ -87,7 +87,10 @@ class DataLoader(_loader.Adapter):
 
     `graph` is a graphtier.Dataset or its directory; `indices` the seeds: node ids (a tensor,
     possibly on the GPU as DGL scripts keep them), a bool mask over the nodes, or a split name
-    ("train", "val", "test"); `batch_size`, `shuffle` and `drop_last` as in DGL; `device` where the
+    ("train", "val", "test"); on a typed dataset {labelled type: ids within the type} as DGL numbers
+    them (Dataset.split's layout; an id outside the type is an IndexError naming it); ids given to a
+    renumbered dataset need `ids_numbering` ("prepared" or "original", graphtier.NeighborLoader);
+    `batch_size`, `shuffle` and `drop_last` as in DGL; `device` where the
     blocks and tensors go. DGL's worker and prefetch options (`num_workers`, `use_uva`, ...) are
     accepted and unused; `use_ddp` is refused (stride ranks with graphtier's `batch_offset` and
     `batch_stride`). Every other keyword goes to graphtier.NeighborLoader (the tier budgets

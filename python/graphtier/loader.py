@@ -500,7 +500,9 @@ _OPTIONS_DOC = """
     options as keywords are then a ValueError). `ids=` (integer ids or a bool mask over the nodes)
     are in the numbering `ids_numbering` names: "prepared", the dataset's own (that of its splits
     and of every batch), or "original", that of the input the dataset was converted from, before
-    `graphtier prepare` renumbered it (Dataset.from_original maps them).
+    `graphtier prepare` renumbered it (Dataset.from_original maps them); on a renumbered dataset
+    it must be given (ids look alike in both), elsewhere None reads them as the dataset's own. On a
+    typed dataset `ids=` is {labelled type: ids or a mask within the type} (Dataset.split's layout).
 
 """
 
@@ -536,7 +538,9 @@ class NeighborLoader(_Loader):
 
     A typed dataset (Dataset.is_hetero) is sampled per relation: `fanouts[l]` neighbours of each
     relation per dst node in block l, or `relation_fanouts[name][l]` for a relation named there
-    ("src:rel:dst", as Dataset.relations lists them); seeds from a split are of the labelled type.
+    ("src:rel:dst", as Dataset.relations lists them); seeds from a split or `ids={labelled type:
+    ids within it}` are of the labelled type (a bare id tensor is refused: its numbering, global or
+    within the type, cannot be told).
     Its batches carry `typed_blocks` and, for the types with a feature table, `x_dict` (from a
     TypedFeatureStore made with the store options, gathered on `device` as `x` is, each type's rows
     announced to its own store's window and merged gathers reading each type once). CPU sampling

@@ -96,9 +96,11 @@ class NeighborLoader(_loader.Adapter):
     or FeatureStoreOptions (the tier budgets `gpu_hot`, `gpu_cache`, `cpu_buffer`, `host_cache`,
     `seed`, `window`, `io_depth`, ...).
 
-    Node ids: `input_nodes` ids and masks are in the dataset's own numbering unless
-    `ids_numbering="original"` says they are in that of the input the dataset was converted from
-    (a PyG `train_mask` after `graphtier prepare` renumbered the nodes); `n_id`, `edge_index` and
+    Node ids: on a dataset `graphtier prepare` renumbered, `input_nodes` ids and masks need
+    `ids_numbering`: "original", that of the input the dataset was converted from (a PyG
+    `train_mask`), or "prepared", the dataset's own (elsewhere they are the dataset's own); a split
+    name or None needs nothing. On a typed dataset they are ids within their type, 0 to its count
+    - 1, as PyG numbers them (an id outside is an IndexError naming the type). `n_id`, `edge_index` and
     `e_id` are always in the dataset's own numbering (graphtier.Dataset.to_original maps `n_id`
     back), `input_id` positions in `input_nodes` as given.
 
