@@ -7,11 +7,12 @@ mask over the graph's nodes, as in PyTorch indexing and PyG's `input_nodes`: its
 the ids, in increasing order; it must have one entry per node (else a ValueError naming the argument
 and both lengths). A Python list of bools stays a TypeError: [True, False] could mean ids 1, 0.
 
-Typed datasets (docs/architecture.md, "Typed ids"): ids given with their node type ({type: ids},
-PyG's (type, ids), DGL's {type: ids}, what Dataset.split returns) are local to the type, 0 to its
-count - 1, as PyG, DGL and OGB number them; `typed_node_ids` is the one check of them against their
-own type's count (`type_node_ids`), and the one place they become the engine's global ids. A bare id tensor says
-nothing of its numbering, so on a typed dataset it is refused.
+Typed datasets (docs/architecture.md, "Node ids and their numberings"): ids given with their node
+type ({type: ids}, PyG's (type, ids), DGL's {type: ids}, what Dataset.split returns) are local to the
+type, 0 to its count - 1, as PyG, DGL and OGB number them. `type_node_ids` is the one check of them
+against their own type's count and the one place they become the engine's global ids;
+`typed_node_ids` reads a loader's typed seeds with it. A bare id tensor says nothing of its
+numbering, so on a typed dataset it is refused.
 """
 
 from __future__ import annotations
