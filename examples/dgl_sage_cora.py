@@ -84,13 +84,16 @@ dgl.seed(args.seed)  # DGL's own sampler draws from DGL's generator
 data = graphtier.Dataset(args.dataset)  # graphtier: was `dataset = AsNodePredDataset(DglNodePropPredDataset(...))`
 g = dgl_graph(data) if args.dgl else data  # graphtier: was `g = dataset[0]`
 split = {name: data.split(name).to(torch.int64) for name in ("train", "val", "test")}  # graphtier: dataset.train_idx, ...
+# graphtier: the splits by name, which are the dataset's own ids (ids given to a renumbered dataset
+# need ids_numbering="prepared" or "original" said)
+seeds = {name: ids if args.dgl else name for name, ids in split.items()}
 in_size, out_size = data.feature_dim, data.num_classes  # graphtier: g.ndata["feat"].shape[1], dataset.num_classes
 model = SAGE(in_size, 256, out_size)
 
 sampler = NeighborSampler([10, 10], prefetch_node_feats=["feat"], prefetch_labels=["label"])
-train_dataloader = DataLoader(g, split["train"], sampler, batch_size=32, shuffle=True, drop_last=False, num_workers=0)
-val_dataloader = DataLoader(g, split["val"], sampler, batch_size=512, shuffle=False, drop_last=False, num_workers=0)
-test_dataloader = DataLoader(g, split["test"], sampler, batch_size=512, shuffle=False, drop_last=False, num_workers=0)
+train_dataloader = DataLoader(g, seeds["train"], sampler, batch_size=32, shuffle=True, drop_last=False, num_workers=0)
+val_dataloader = DataLoader(g, seeds["val"], sampler, batch_size=512, shuffle=False, drop_last=False, num_workers=0)
+test_dataloader = DataLoader(g, seeds["test"], sampler, batch_size=512, shuffle=False, drop_last=False, num_workers=0)
 
 opt = torch.optim.Adam(model.parameters(), lr=1e-2, weight_decay=5e-4)
 for epoch in range(args.epochs):

@@ -41,7 +41,7 @@ loader = NeighborLoader(dataset, num_neighbors=[-1] * NUM_LAYERS, input_nodes=(t
 data = next(iter(loader))
 for split in ("train", "val", "test"):  # graphtier: the dataset's splits as the masks PyG's data carries
     mask = torch.zeros(data[target].num_nodes, dtype=torch.bool)
-    mask[dataset.split(split) - begin] = True  # the seeds come first, in id order
+    mask[dataset.split(split)[target]] = True  # ids within the type; the seeds come first, in id order
     data[target][f"{split}_mask"] = mask
 print(data)
 

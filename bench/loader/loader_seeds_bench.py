@@ -17,7 +17,8 @@ def main() -> None:
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     ds = graphtier.Dataset(sys.argv[1])
-    loader = graphtier.NeighborLoader(ds, [10, 10], batch_size=64, ids=torch.arange(ds.num_nodes), seed=0)
+    loader = graphtier.NeighborLoader(ds, [10, 10], batch_size=64, ids=torch.arange(ds.num_nodes), seed=0,
+                                      ids_numbering="prepared")  # a renumbered dataset needs it said
     for _ in loader:  # warm-up pass
         pass
     rates = []

@@ -6,6 +6,13 @@ nobody asked for, so it is a TypeError naming the argument. A bool torch tensor 
 mask over the graph's nodes, as in PyTorch indexing and PyG's `input_nodes`: its True positions are
 the ids, in increasing order; it must have one entry per node (else a ValueError naming the argument
 and both lengths). A Python list of bools stays a TypeError: [True, False] could mean ids 1, 0.
+
+Typed datasets (docs/architecture.md, "Node ids and their numberings"): ids given with their node
+type ({type: ids}, PyG's (type, ids), DGL's {type: ids}, what Dataset.split returns) are local to the
+type, 0 to its count - 1, as PyG, DGL and OGB number them. `type_node_ids` is the one check of them
+against their own type's count and the one place they become the engine's global ids;
+`typed_node_ids` reads a loader's typed seeds with it. A bare id tensor says nothing of its
+numbering, so on a typed dataset it is refused.
 """
 
 from __future__ import annotations
@@ -64,3 +71,49 @@ def node_ids(value, name: str = "ids", num_nodes: Optional[int] = None) -> torch
     if ids.dim() != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {tuple(ids.shape)}")
     return ids.contiguous()
+
+
+def typed_node_ids(ds, value, name: str = "ids") -> torch.Tensor:
+    """The engine's global ids of the seeds `value` of a typed dataset `ds`: {node type: ids or a bool
+    mask of that type, on any device, or None for every node of the type}, of one type: the labelled
+    one (a typed batch's seeds are of it), or any one where the dataset has none. The ids are local
+    to the type (0 to its count - 1): one outside is an IndexError naming `name`, the type and its
+    range; another form (a bare tensor, whose numbering cannot be told) or another type a ValueError.
+    An int64 CPU tensor."""
+    labelled = ds.labelled_type
+    offset = ds.node_type_offset
+    ranges = {t: (offset[i], offset[i + 1]) for i, t in enumerate(ds.node_types)}
+    if not isinstance(value, dict):
+        example = labelled if labelled is not None else next(iter(ranges))
+        raise ValueError(f"{name}: the dataset is typed, so its seeds are given with their type, as {{{example!r}: "
+                         f"ids within the type, 0 to its count - 1}} (Dataset.split's layout); got a bare "
+                         f"{type(value).__name__}, whose numbering cannot be told")
+    for t in value:
+        if t not in ranges:
+            raise ValueError(f"{name}: unknown node type {t!r} (the dataset's: {', '.join(ranges)})")
+    if len(value) != 1 or (labelled is not None and labelled not in value):
+        raise ValueError(f"{name}: seeds of one node type, " +
+                         (f"the labelled type {labelled!r}" if labelled is not None else "any") +
+                         f"; got types {', '.join(map(repr, value))}")
+    (node_type, ids), = value.items()
+    return type_node_ids(ids, name, node_type, ranges[node_type])
+
+
+def type_node_ids(value, name: str, node_type: str, type_range) -> torch.Tensor:
+    """The engine's global ids of `value`, ids (or a bool mask, or None: every one) of node type
+    `node_type`, local to it, on any device; `type_range` is the type's global [begin, end). The one
+    check of ids within a type: one outside [0, end - begin) is an IndexError naming `name`, the type
+    and its range. An int64 CPU tensor."""
+    begin, end = type_range
+    label = f"{name}[{node_type!r}]"
+    if value is None:
+        return torch.arange(begin, end, dtype=torch.int64)
+    if isinstance(value, torch.Tensor):
+        value = value.cpu()
+    local = node_ids(value, label, end - begin)
+    if local.numel():
+        low, high = int(local.min()), int(local.max())
+        if low < 0 or high >= end - begin:
+            raise IndexError(f"{label}: node id {low if low < 0 else high} is outside type {node_type!r}'s ids "
+                             f"[0, {end - begin}) (ids given with their type are local to it)")
+    return local + begin

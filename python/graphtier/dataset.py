@@ -6,6 +6,11 @@ map in permutation.bin. Everything the dataset holds and the engine returns (spl
 features, a batch's seeds and input nodes) is in the dataset's own numbering, "prepared"; the ids of
 the input it was converted from (a PyG mask, an OGB split, ...) are "original". A dataset that was
 never prepared has one numbering, both names for it.
+
+Typed datasets number their nodes globally on disk (type t holds ids node_type_offset[t] to
+node_type_offset[t + 1]), but every id the package takes or returns with a node type is local to
+that type, as PyG, DGL and OGB number them: `split` returns {labelled type: ids within it}
+(graphtier._ids.typed_node_ids is the one check of such ids).
 """
 
 from __future__ import annotations
@@ -30,6 +35,17 @@ class Dataset(_core.Dataset):
     holding r's edges reversed, or -1) and its `labelled_type` (or None). A homogeneous dataset
     has none: empty lists, `is_hetero` False."""
 
+    def split(self, name: str):
+        """The ids of split `name` ("train", "val" or "valid", "test"), int64, in the dataset's own
+        (prepared) numbering. A typed dataset's are {labelled type: ids within the type}, as OGB's
+        get_idx_split gives them and as the typed loaders (graphtier.pyg, graphtier.dgl, ids= of
+        NeighborLoader) take them; a ValueError when the dataset has no such split."""
+        ids = super().split(name)
+        if not self.is_hetero:
+            return ids
+        begin = self.node_type_ranges[self.labelled_type][0]
+        return {self.labelled_type: ids - begin}
+
     @property
     def is_hetero(self) -> bool:
         """Whether the dataset has node types and relations (docs/format.md, Heterogeneous datasets)."""
@@ -52,18 +68,6 @@ class Dataset(_core.Dataset):
         over the original nodes, e.g. a PyG `train_mask`), int64, in their order: what the loaders'
         `ids=` take by default; an id outside [0, num_nodes) is an IndexError naming it."""
         return super().from_original(node_ids(ids, "ids", self.num_nodes).numpy())
-
-
-def labelled_type_ids(ds: _core.Dataset, ids, argument: str) -> torch.Tensor:
-    """The global ids of a typed dataset's labelled-type nodes given within the type (ids or a bool
-    mask over the type's nodes, on any device; None: every one), int64 on the CPU; an id outside
-    the type is an IndexError naming `argument`."""
-    begin, end = ds.node_type_ranges[ds.labelled_type]
-    if ids is None:
-        return torch.arange(begin, end, dtype=torch.int64)
-    if isinstance(ids, torch.Tensor):
-        ids = ids.cpu()
-    return node_ids(ids, argument, end - begin) + begin
 
 
 def open_dataset(data, argument: str) -> _core.Dataset:

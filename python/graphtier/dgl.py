@@ -32,8 +32,7 @@ except ImportError as e:
     raise ImportError("graphtier.dgl needs DGL: `pip install dgl` (scripts/setup-dgl.sh makes a venv with it)") from e
 
 from graphtier import loader as _loader
-from graphtier._ids import node_ids
-from graphtier.dataset import labelled_type_ids, open_dataset
+from graphtier.dataset import open_dataset
 
 # DGL DataLoader's options that tune its worker processes and prefetching: graphtier's pipeline has
 # its own sampling, prefetch and gather threads, so DGL scripts that pass them run unchanged and they
@@ -88,7 +87,10 @@ class DataLoader(_loader.Adapter):
 
     `graph` is a graphtier.Dataset or its directory; `indices` the seeds: node ids (a tensor,
     possibly on the GPU as DGL scripts keep them), a bool mask over the nodes, or a split name
-    ("train", "val", "test"); `batch_size`, `shuffle` and `drop_last` as in DGL; `device` where the
+    ("train", "val", "test"); on a typed dataset {labelled type: ids within the type} as DGL numbers
+    them (Dataset.split's layout; an id outside the type is an IndexError naming it); ids given to a
+    renumbered dataset need `ids_numbering` ("prepared" or "original", graphtier.NeighborLoader);
+    `batch_size`, `shuffle` and `drop_last` as in DGL; `device` where the
     blocks and tensors go. DGL's worker and prefetch options (`num_workers`, `use_uva`, ...) are
     accepted and unused; `use_ddp` is refused (stride ranks with graphtier's `batch_offset` and
     `batch_stride`). Every other keyword goes to graphtier.NeighborLoader (the tier budgets
@@ -112,13 +114,15 @@ class DataLoader(_loader.Adapter):
         self.graph_sampler = graph_sampler
         self.device = torch.device(device if device is not None else "cpu")
         features = bool(graph_sampler.prefetch_node_feats)
-        if features and self.graph.feature_dim == 0:
+        # A typed dataset's features are per type (no global table): srcdata gets each type's that has one.
+        if features and self.graph.feature_dim == 0 and not any(self.graph.node_type_feature_dims):
             raise ValueError(f"prefetch_node_feats={graph_sampler.prefetch_node_feats}: the dataset has no features")
         if graph_sampler.prefetch_labels and self.graph.num_classes == 0:
             raise ValueError(f"prefetch_labels={graph_sampler.prefetch_labels}: the dataset has no labels")
         self.typed = self.graph.is_hetero
         split = indices if isinstance(indices, str) else None
         ids = None if split is not None else self._seed_ids(indices)
+        kwargs["_ids_argument"] = "indices"
         # DGL lists layers input side first, graphtier's fanouts start next to the seeds.
         fanouts = list(reversed(graph_sampler.fanouts))
         if self.typed:
@@ -129,18 +133,12 @@ class DataLoader(_loader.Adapter):
                                              device=self.device, features=features, shuffle=shuffle,
                                              drop_last=drop_last, replace=graph_sampler.replace, **kwargs)
 
-    def _seed_ids(self, indices) -> torch.Tensor:
-        """The seeds as global ids: DGL's {node type: ids of that type} on a typed dataset (one type,
-        the labelled one), ids or a mask otherwise."""
-        if not self.typed:
-            if isinstance(indices, dict):
-                raise ValueError("indices: a dict by node type needs a typed dataset; this one has no node types")
-            return _ids(indices, self.graph.num_nodes)
-        labelled = self.graph.labelled_type
-        if not isinstance(indices, dict) or list(indices) != [labelled]:
-            raise ValueError(f"indices: on a typed dataset, {{{labelled!r}: ids}} (seeds of the labelled type) or a "
-                             f"split name, got {indices if isinstance(indices, dict) else type(indices).__name__}")
-        return labelled_type_ids(self.graph, indices[labelled], "indices")
+    def _seed_ids(self, indices):
+        """The seeds as the loader's ids= (which checks them, graphtier._ids): DGL's {node type: ids
+        within the type} on a typed dataset (one type, the labelled one), ids or a mask otherwise."""
+        if not self.typed and isinstance(indices, dict):
+            raise ValueError("indices: a dict by node type needs a typed dataset; this one has no node types")
+        return indices
 
     def __iter__(self) -> Iterator[Tuple[torch.Tensor, torch.Tensor, List["dgl.DGLGraph"]]]:
         for batch in self.loader:
@@ -228,8 +226,3 @@ def _relation_fanouts(fanouts: list, relations: Sequence[str]) -> Tuple[List[int
             per_relation[name].append(chosen.get(name, 0))
     return plain, per_relation
 
-
-def _ids(indices, num_nodes: int) -> torch.Tensor:
-    if isinstance(indices, torch.Tensor):
-        indices = indices.cpu()
-    return node_ids(indices, "indices", num_nodes)

@@ -19,7 +19,7 @@ import torch
 from graphtier import _core
 from graphtier import options as _options
 from graphtier import threads
-from graphtier._ids import node_ids
+from graphtier._ids import node_ids, typed_node_ids
 from graphtier.dataset import open_dataset
 
 
@@ -278,6 +278,14 @@ def seed_from_torch(kwargs: dict) -> None:
         kwargs["seed"] = torch.initial_seed()
 
 
+def every_node(kwargs: dict) -> None:
+    """For the adapters' "every node" seeds (PyG's input_nodes=None), which are the same nodes in
+    either numbering: the ids_numbering that a renumbered dataset needs said, unless the caller said one."""
+    options = kwargs.get("options")
+    if "ids_numbering" not in kwargs and (options is None or options.ids_numbering is None):
+        kwargs["ids_numbering"] = "prepared"  # keywords override the options' fields
+
+
 def _output_memory(device: torch.device) -> str:
     if device.type == "cpu":
         return "host"
@@ -302,27 +310,36 @@ class _Loader:
                  split: Optional[str], ids, device, store, features: bool, options: Optional[_core.LoaderOptions],
                  kwargs: dict, input_time=None):
         dataset = open_dataset(dataset, "dataset")
+        argument = kwargs.pop("_ids_argument", "ids")  # the adapters' name for it (input_nodes, indices)
         if (split is None) == (ids is None):
             raise ValueError("give exactly one of split= and ids=")
+        if ids is not None:
+            ids = (typed_node_ids(dataset, ids, argument) if dataset.node_types else
+                   node_ids(ids, argument, dataset.num_nodes))
+        from_split = None
         if input_time is not None:
             input_time = _times(input_time)
-            if split is not None:  # the times go with ids: the split's, in its order
-                ids, split = dataset.split(split), None
+            if split is not None:  # the times go with ids: the split's, in its order (the engine's global ids)
+                ids, split, from_split = _core.Dataset.split(dataset, split), None, split
         shared_typed = isinstance(store, _core.TypedFeatureStore)
         shared = isinstance(store, _core.FeatureStore) or shared_typed
         if store is not None and not shared and not isinstance(store, _core.FeatureStoreOptions):
             raise TypeError(f"store: expected a graphtier.FeatureStore, TypedFeatureStore or FeatureStoreOptions, "
                             f"got {type(store).__name__}")
         o, store_options, store_named = _options.route(kwargs, options, None if shared else store, fixed=_FIXED)
+        if from_split is not None:  # the split's ids are the dataset's own
+            if o.ids_numbering == "original":
+                raise ValueError(f"the {from_split} split is in the dataset's own numbering: ids_numbering 'original' "
+                                 f"applies to ids given, not to a split")
+            o.ids_numbering = "prepared"
         if not o.gpu_sampling:  # GPU sampling's threads drive streams: the engine keeps its 4
             o.sample_threads = threads.engine_threads(o.sample_threads)
         conflicting = sorted(store_named & set(_STORE_ONLY)) if shared else []
         if conflicting:
             raise ValueError(f"store= is a FeatureStore with its own tiers: drop {'=, '.join(conflicting)}= "
                              f"(or pass store=FeatureStoreOptions(...))")
-        if ids is not None:
-            ids = node_ids(ids, "ids", dataset.num_nodes)
         self.dataset = dataset
+        self.ids = ids  # checked: int64, the engine's (global) ids, in the numbering given; None over a split
         self.device = torch.device(device)
         o.sampler = sampler
         o.fanouts = [int(f) for f in fanouts]
@@ -483,7 +500,9 @@ _OPTIONS_DOC = """
     options as keywords are then a ValueError). `ids=` (integer ids or a bool mask over the nodes)
     are in the numbering `ids_numbering` names: "prepared", the dataset's own (that of its splits
     and of every batch), or "original", that of the input the dataset was converted from, before
-    `graphtier prepare` renumbered it (Dataset.from_original maps them).
+    `graphtier prepare` renumbered it (Dataset.from_original maps them); on a renumbered dataset
+    it must be given (ids look alike in both), elsewhere None reads them as the dataset's own. On a
+    typed dataset `ids=` is {labelled type: ids or a mask within the type} (Dataset.split's layout).
 
 """
 
@@ -519,7 +538,9 @@ class NeighborLoader(_Loader):
 
     A typed dataset (Dataset.is_hetero) is sampled per relation: `fanouts[l]` neighbours of each
     relation per dst node in block l, or `relation_fanouts[name][l]` for a relation named there
-    ("src:rel:dst", as Dataset.relations lists them); seeds from a split are of the labelled type.
+    ("src:rel:dst", as Dataset.relations lists them); seeds from a split or `ids={labelled type:
+    ids within it}` are of the labelled type (a bare id tensor is refused: its numbering, global or
+    within the type, cannot be told).
     Its batches carry `typed_blocks` and, for the types with a feature table, `x_dict` (from a
     TypedFeatureStore made with the store options, gathered on `device` as `x` is, each type's rows
     announced to its own store's window and merged gathers reading each type once). CPU sampling

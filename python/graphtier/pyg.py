@@ -39,9 +39,8 @@ except ImportError as e:
     raise ImportError("graphtier.pyg needs PyTorch Geometric: `pip install torch_geometric`") from e
 
 from graphtier import _core
-from graphtier._ids import node_ids
 from graphtier import loader as _loader
-from graphtier.dataset import labelled_type_ids, open_dataset
+from graphtier.dataset import open_dataset
 
 # torch.utils.data.DataLoader's options that tune PyTorch's worker processes: graphtier's pipeline has
 # its own sampling and gather threads, so PyG scripts that pass them run unchanged and they are unused.
@@ -49,20 +48,22 @@ _WORKER_OPTIONS = ("num_workers", "pin_memory", "persistent_workers", "prefetch_
                    "is_sorted", "timeout", "worker_init_fn", "multiprocessing_context")
 
 
-def _input_ids(ds: _core.Dataset, input_nodes) -> torch.Tensor:
-    """Global seed ids: ids or a mask (None: every node) or, on a typed dataset, PyG's (node type,
-    ids or mask of that type, or None) of the labelled type."""
-    if not ds.is_hetero:
+def _input_ids(ds: _core.Dataset, input_nodes):
+    """PyG's `input_nodes` (not a split name) as the loader's ids=: ids or a mask (None: every node)
+    or, on a typed dataset, PyG's (node type, ids or mask of that type, or None) as {type: ids},
+    ids local to the type (Dataset.split's {type: ids} is taken as the ids too). The loader checks
+    them (graphtier._ids)."""
+    if not ds.node_types:
         if isinstance(input_nodes, tuple):
             raise ValueError("input_nodes: a (node type, ids) pair needs a typed dataset; this one has no node types")
-        if input_nodes is None:
-            return torch.arange(ds.num_nodes, dtype=torch.int64)
-        return node_ids(input_nodes, "input_nodes", ds.num_nodes)
-    labelled = ds.labelled_type
-    if not isinstance(input_nodes, tuple) or len(input_nodes) != 2 or input_nodes[0] != labelled:
-        raise ValueError(f"input_nodes: on a typed dataset, ({labelled!r}, ids, mask or None), the labelled type's "
-                         f"nodes, or a split name; got {input_nodes!r:.80}")
-    return labelled_type_ids(ds, input_nodes[1], "input_nodes")
+        return torch.arange(ds.num_nodes, dtype=torch.int64) if input_nodes is None else input_nodes
+    if not isinstance(input_nodes, tuple) or len(input_nodes) != 2 or not isinstance(input_nodes[0], str):
+        raise ValueError(f"input_nodes: on a typed dataset, ({ds.labelled_type!r}, ids within the type, a mask of "
+                         f"the type or None) or a split name; got {input_nodes!r:.80}")
+    node_type, ids = input_nodes
+    if isinstance(ids, dict) and list(ids) == [node_type]:
+        ids = ids[node_type]
+    return {node_type: ids}
 
 
 def _relation_fanouts(num_neighbors: dict, relations, hops: int) -> dict:
@@ -95,9 +96,11 @@ class NeighborLoader(_loader.Adapter):
     or FeatureStoreOptions (the tier budgets `gpu_hot`, `gpu_cache`, `cpu_buffer`, `host_cache`,
     `seed`, `window`, `io_depth`, ...).
 
-    Node ids: `input_nodes` ids and masks are in the dataset's own numbering unless
-    `ids_numbering="original"` says they are in that of the input the dataset was converted from
-    (a PyG `train_mask` after `graphtier prepare` renumbered the nodes); `n_id`, `edge_index` and
+    Node ids: on a dataset `graphtier prepare` renumbered, `input_nodes` ids and masks need
+    `ids_numbering`: "original", that of the input the dataset was converted from (a PyG
+    `train_mask`), or "prepared", the dataset's own (elsewhere they are the dataset's own); a split
+    name or None needs nothing. On a typed dataset they are ids within their type, 0 to its count
+    - 1, as PyG numbers them (an id outside is an IndexError naming the type). `n_id`, `edge_index` and
     `e_id` are always in the dataset's own numbering (graphtier.Dataset.to_original maps `n_id`
     back), `input_id` positions in `input_nodes` as given.
 
@@ -152,12 +155,16 @@ class NeighborLoader(_loader.Adapter):
         self.num_neighbors = [int(f) for f in num_neighbors]
         # A split name goes to the loader as such: its ids are in the dataset's own numbering.
         split = input_nodes if isinstance(input_nodes, str) else None
-        self.input_nodes = None if split is not None else _input_ids(self.data, input_nodes)
+        ids = None if split is not None else _input_ids(self.data, input_nodes)
+        if input_nodes is None or (isinstance(input_nodes, tuple) and len(input_nodes) == 2 and input_nodes[1] is None):
+            _loader.every_node(kwargs)
         self.transform = transform
         self.batch_size = int(batch_size)
         self.loader = _loader.NeighborLoader(self.data, self.num_neighbors, self.batch_size, split=split,
-                                             ids=self.input_nodes, shuffle=shuffle, drop_last=drop_last,
-                                             replace=replace, input_time=input_time, **kwargs)
+                                             ids=ids, shuffle=shuffle, drop_last=drop_last,
+                                             replace=replace, input_time=input_time,
+                                             _ids_argument="input_nodes", **kwargs)
+        self.input_nodes = self.loader.ids  # the seeds as checked (global ids), None over a split
         self._input_time = None if input_time is None else _loader._times(input_time)
         self._node_time = self.data.node_time if time_attr is not None else None
         self._labels = self.data.labels().to(torch.int64) if self.data.num_classes > 0 else None

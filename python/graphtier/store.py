@@ -11,7 +11,7 @@ from graphtier import _core
 from graphtier import options as _options
 from graphtier import threads as _threads
 from graphtier._dtypes import torch_dtype
-from graphtier._ids import node_ids
+from graphtier._ids import node_ids, type_node_ids
 
 class FeatureStore(_core.FeatureStore):
     """The feature store of `dataset` (a graphtier.Dataset, used as opened, or the path of one),
@@ -71,10 +71,15 @@ class TypedFeatureStore(_core.TypedFeatureStore):
         super().__init__(dataset, options=_options.store_options(kwargs, options),
                          threads=_threads.engine_threads(threads))
         self.node_types = list(dataset.node_types)
+        offset = dataset.node_type_offset
+        self._ranges = {t: (offset[i], offset[i + 1]) for i, t in enumerate(self.node_types)}
 
     def gather(self, node_type: str, ids) -> torch.Tensor:
-        """The features of the global node `ids` (all of type `node_type`, a name; an IndexError
-        names one that is not) as a new [len(ids), dim] host tensor of the type's dtype."""
+        """The features of node type `node_type`'s nodes `ids` (ids within the type, 0 to its count - 1,
+        as Dataset.type_features and the typed loaders number them, or a bool mask of the type's
+        nodes; an IndexError names one outside the type) as a new [len(ids), dim] host tensor of the
+        type's dtype."""
         if node_type not in self.node_types:
             raise ValueError(f"unknown node type {node_type!r} (the dataset's: {', '.join(self.node_types)})")
-        return super().gather(self.node_types.index(node_type), node_ids(ids, "ids").numpy())
+        rows = type_node_ids(ids, "ids", node_type, self._ranges[node_type])
+        return super().gather(self.node_types.index(node_type), rows.numpy())

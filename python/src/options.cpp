@@ -6,6 +6,7 @@
 // from `fields` (python/graphtier/options.py). A new option is a field of the C++ struct and one
 // line here.
 #include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -177,11 +178,18 @@ void bind_loader_options(nb::module_& m) {
           [](LoaderOptions& o, int64_t bytes) { o.topology.cache_bytes = bytes; },
           "topology='cached': device bytes for the hot prefix's neighbour lists.")
       .field(
-          "ids_numbering", [](const LoaderOptions& o) { return std::string(graph::numbering_name(o.ids_numbering)); },
-          [](LoaderOptions& o, const std::string& text) { o.ids_numbering = graph::parse_numbering(text); },
+          "ids_numbering",
+          [](const LoaderOptions& o) -> std::optional<std::string> {
+            if (!o.ids_numbering) return std::nullopt;
+            return std::string(graph::numbering_name(*o.ids_numbering));
+          },
+          [](LoaderOptions& o, const std::optional<std::string>& text) {
+            o.ids_numbering = text ? std::optional(graph::parse_numbering(*text)) : std::nullopt;
+          },
           "The numbering the loader's ids are given in: prepared (the dataset's own, as its splits) or original "
-          "(the converted input's, e.g. a PyG mask; mapped by Dataset.from_original). Batches are in the "
-          "dataset's own numbering either way.")
+          "(the converted input's, e.g. a PyG mask; mapped by Dataset.from_original). None: the dataset's own "
+          "where it was never renumbered; a renumbered dataset (Dataset.prepared) refuses ids without it. "
+          "Batches are in the dataset's own numbering either way.")
       .finish();
 }
 

@@ -101,3 +101,25 @@ def acm(tmp_path_factory) -> str:
     run_cli("convert", "typed-edge-list", str(DATASETS / "acm" / "edge.txt.gz"), "--labels",
             str(DATASETS / "acm" / "label.txt.gz"), "--split", "0.2,0.1", "--seed", "0", "--out", str(out))
     return str(out)
+
+
+# Typed ids (test_typed_ids.py, test_id_properties.py, test_dgl.py): the labelled type is not the
+# first, so its global ids (150..549) and its ids within the type (0..399) differ and overlap, and
+# both types have a feature table (of different widths).
+TYPED_LATE_SCHEMA = {
+    "node_types": [{"name": "author", "count": 150, "feature_dim": 4},
+                   {"name": "paper", "count": 400, "feature_dim": 6}],
+    "relations": [{"name": "paper:cites:paper", "degree": 3.0, "reverse": "cited_by"},
+                  {"name": "author:writes:paper", "degree": 3.0, "reverse": "written_by"}],
+    "labelled_type": "paper", "num_classes": 3}
+
+
+@pytest.fixture(scope="session")
+def typed_late(tmp_path_factory) -> str:
+    """A generated typed dataset (TYPED_LATE_SCHEMA): author 0..149, paper 150..549 (labelled, with
+    the train/valid/test split), features on both."""
+    root = tmp_path_factory.mktemp("typed_late")
+    schema = root / "schema.json"
+    schema.write_text(json.dumps(TYPED_LATE_SCHEMA))
+    run_cli("generate", "--schema", str(schema), "--seed", "5", "-o", str(root / "g"))
+    return str(root / "g")

@@ -80,7 +80,7 @@ def test_all_neighbours_give_dgls_own_blocks(cora):
     indptr, indices = read_csc(cora)
     g = dgl.graph(("csc", (indptr, indices, torch.tensor([], dtype=torch.int64))), num_nodes=ds.num_nodes)
     seeds = ds.split("test").to(torch.int64)[:48]
-    ours = list(DataLoader(ds, seeds, MultiLayerFullNeighborSampler(2), batch_size=16))
+    ours = list(DataLoader(ds, seeds, MultiLayerFullNeighborSampler(2), batch_size=16, ids_numbering="prepared"))
     theirs = list(dd.DataLoader(g, seeds, dd.MultiLayerFullNeighborSampler(2), batch_size=16))
     assert len(ours) == len(theirs) == 3
     for (oi, oo, ob), (ti, to, tb) in zip(ours, theirs):
@@ -165,8 +165,7 @@ def test_typed_blocks_are_dgls_own_with_all_neighbours(acm):
     ds = graphtier.Dataset(acm)
     g = _dgl_heterograph(ds, acm)
     labelled = ds.labelled_type
-    begin, _ = ds.node_type_ranges[labelled]
-    seeds = ds.split("test").to(torch.int64)[:40] - begin
+    seeds = ds.split("test")[labelled][:40]  # ids within the type, as DGL numbers them
     ours = list(DataLoader(ds, {labelled: seeds}, MultiLayerFullNeighborSampler(2), batch_size=20))
     theirs = list(dd.DataLoader(g, {labelled: seeds}, dd.MultiLayerFullNeighborSampler(2), batch_size=20))
     assert len(ours) == len(theirs) == 2
@@ -202,3 +201,28 @@ def test_typed_blocks_are_dgls_own_with_all_neighbours(acm):
         DataLoader(ds, "train", NeighborSampler([{"to": 2}]))
     with pytest.raises(ValueError, match="labelled type"):
         DataLoader(ds, {"a": torch.arange(3)}, NeighborSampler([2]))
+
+
+@needs_dgl
+def test_typed_features_go_to_srcdata_per_type(typed_late):
+    """prefetch_node_feats on a typed dataset with feature tables (author 4-d, paper 6-d): each
+    type's rows of its input nodes in blocks[0].srcdata, byte for byte its table's, labels of the
+    seeds in blocks[-1].dstdata."""
+    import dgl
+    from graphtier.dgl import DataLoader, NeighborSampler
+
+    ds = graphtier.Dataset(typed_late)
+    tables = {t: ds.type_features(t) for t in ds.node_types}
+    labels = ds.labels().to(torch.int64)
+    begin = {t: r[0] for t, r in ds.node_type_ranges.items()}
+    sampler = NeighborSampler([3, 3], prefetch_node_feats=["feat"], prefetch_labels=["label"])
+    batches = 0
+    for input_nodes, output_nodes, blocks in DataLoader(ds, "train", sampler, batch_size=64, seed=4):
+        for t in ds.node_types:
+            x = blocks[0].srcnodes[t].data["feat"]
+            assert x.shape == (input_nodes[t].numel(), ds.node_type_feature_dims[ds.node_types.index(t)])
+            assert torch.equal(x, tables[t][input_nodes[t]]), t
+            assert torch.equal(blocks[0].srcnodes[t].data[dgl.NID], input_nodes[t])
+        assert torch.equal(blocks[-1].dstnodes["paper"].data["label"], labels[output_nodes["paper"] + begin["paper"]])
+        batches += 1
+    assert batches == 4  # 240 training papers

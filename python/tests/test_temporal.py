@@ -314,8 +314,8 @@ def test_typed_temporal_trees_per_relation(acm, tmp_path):
     begin, end = ds.node_type_ranges[ds.labelled_type]
     ids = torch.arange(begin, begin + 120)
     input_time = torch.from_numpy(rng.integers(5, 20, 120))
-    loader = graphtier.NeighborLoader(ds, [3, 2], 40, ids=ids, input_time=input_time, time_attr="node_time",
-                                      shuffle=True, seed=3)
+    loader = graphtier.NeighborLoader(ds, [3, 2], 40, ids={ds.labelled_type: ids - begin}, input_time=input_time,
+                                      time_attr="node_time", shuffle=True, seed=3)
     edges = 0
     for batch in loader:
         seed_time = input_time[batch.seed_positions]

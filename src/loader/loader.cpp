@@ -42,17 +42,30 @@ struct Output {
 /// output (cudaMalloc's alignment, enough for any dtype and vector loads).
 std::size_t align_output(std::size_t n) { return (n + 255) / 256 * 256; }
 
-/// `ids`, given in `numbering`, in the dataset's own: the ids the sampler reads.
-std::vector<int64_t> in_own_numbering(const graph::Dataset& d, std::vector<int64_t> ids, graph::Numbering numbering) {
-  if (numbering == graph::Numbering::kOriginal) d.from_original(ids, ids);
+/// `ids`, given in `numbering`, in the dataset's own: the ids the sampler reads. The one place a
+/// loader's ids change numbering: a renumbered dataset refuses them without a numbering said, and
+/// ids it maps are said at info level (one line, when the loader is made).
+std::vector<int64_t> in_own_numbering(const graph::Dataset& d, std::vector<int64_t> ids,
+                                      std::optional<graph::Numbering> numbering) {
+  GRAPHTIER_EXPECTS(numbering.has_value() || !d.has_permutation(), InvalidArgument, "ids: dataset ", d.dir(),
+                    " was renumbered by `graphtier prepare`, so its ids and those of the input it was converted "
+                    "from differ: say which ids are given, ids_numbering='original' (the input's, e.g. a PyG "
+                    "train_mask) or 'prepared' (the dataset's own, as Dataset.split and batches give them)");
+  if (numbering == graph::Numbering::kOriginal) {
+    d.from_original(ids, ids);
+    if (d.has_permutation()) {
+      log_info("loader: ", ids.size(), " ids read in the original numbering, mapped to the dataset's own");
+    }
+  }
   return ids;
 }
 
 /// The ids of `split`, which are in the dataset's own numbering whatever the options say.
 std::vector<int64_t> split_ids(const graph::Dataset& d, graph::Split split, const LoaderOptions& options) {
-  GRAPHTIER_EXPECTS(options.ids_numbering == graph::Numbering::kPrepared, InvalidArgument, "the ",
-                    graph::split_name(split), " split is in the dataset's own numbering: ids_numbering '",
-                    graph::numbering_name(options.ids_numbering), "' applies to ids given, not to a split");
+  GRAPHTIER_EXPECTS(options.ids_numbering.value_or(graph::Numbering::kPrepared) == graph::Numbering::kPrepared,
+                    InvalidArgument, "the ", graph::split_name(split),
+                    " split is in the dataset's own numbering: ids_numbering 'original' applies to ids given, not "
+                    "to a split");
   const std::span<const int64_t> ids = d.split(split);
   return {ids.begin(), ids.end()};
 }
@@ -546,7 +559,9 @@ Loader::Loader(const graph::Dataset& dataset, feature::FeatureStore* store, std:
 std::unique_ptr<Loader> Loader::over_split(const graph::Dataset& dataset, feature::FeatureStore* store,
                                            graph::Split split, LoaderOptions options,
                                            const feature::TypedFeatureStore* typed_store) {
-  return std::make_unique<Loader>(dataset, store, split_ids(dataset, split, options), std::move(options), typed_store);
+  std::vector<int64_t> ids = split_ids(dataset, split, options);
+  options.ids_numbering = graph::Numbering::kPrepared;  // a split's ids are the dataset's own
+  return std::make_unique<Loader>(dataset, store, std::move(ids), std::move(options), typed_store);
 }
 
 Loader::~Loader() { stop(); }

@@ -1033,7 +1033,7 @@ TEST(Loader, IdsInTheOriginalNumberingAreMappedToTheDatasetsOwn) {
   // Original 0, 3, 5 are prepared 1, 5, 2 (perm[1] = 0, perm[5] = 3, perm[2] = 5).
   EXPECT_EQ(batches[0].batch.seeds, (std::vector<int64_t>{1, 5}));
   EXPECT_EQ(batches[1].batch.seeds, (std::vector<int64_t>{2}));
-  o.ids_numbering = graph::Numbering::kPrepared;  // the default: the ids as given
+  o.ids_numbering = graph::Numbering::kPrepared;  // the ids as given
   Loader prepared(d, nullptr, {1, 5, 2}, o);
   const auto same = run_epoch(prepared, 0);
   ASSERT_EQ(same.size(), 2u);
@@ -1049,6 +1049,26 @@ TEST(Loader, IdsInTheOriginalNumberingAreMappedToTheDatasetsOwn) {
   } catch (const OutOfRange& e) {
     EXPECT_NE(std::string(e.what()).find("original node id 6 at position 1"), std::string::npos) << e.what();
   }
+  // Unset: a renumbered dataset cannot tell original ids from its own, so it refuses them; its
+  // splits are its own ids whatever is set.
+  o.ids_numbering.reset();
+  try {
+    Loader unsaid(d, nullptr, {0, 3, 5}, o);
+    ADD_FAILURE() << "ids without a numbering were read in one on a renumbered dataset";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("ids_numbering='original'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Loader, IdsWithoutANumberingAreTheDatasetsOwnWhereItWasNeverRenumbered) {
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  ASSERT_FALSE(d.has_permutation());
+  LoaderOptions o = small_options();
+  o.shuffle = false;
+  o.batch_size = 2;
+  ASSERT_FALSE(o.ids_numbering.has_value());
+  Loader unsaid(d, nullptr, {3, 1}, o);
+  EXPECT_EQ(run_epoch(unsaid, 0).at(0).batch.seeds, (std::vector<int64_t>{3, 1}));
 }
 
 }  // namespace

@@ -127,8 +127,11 @@ struct LoaderOptions {
   sample::TopologyOptions topology;
   /// The numbering the loader's `ids` are given in (graph/dataset.hpp): kOriginal maps them to the
   /// dataset's own ids first (Dataset::from_original). A batch's seeds, input nodes and blocks are
-  /// in the dataset's own numbering either way.
-  graph::Numbering ids_numbering = graph::Numbering::kPrepared;
+  /// in the dataset's own numbering either way. Unset (the default) reads them as kPrepared where
+  /// the dataset was never renumbered, where both numberings are one; ids given to a renumbered
+  /// dataset (it has permutation.bin) need it set: ids of a raw input (a PyG mask) and ids of the
+  /// dataset (its splits) look alike, and reading one as the other trains on the wrong nodes.
+  std::optional<graph::Numbering> ids_numbering;
   /// Test seam: called by a stage before it works on minibatch `batch`; what it throws travels
   /// down the pipeline as any stage failure does.
   std::function<void(Stage stage, int64_t batch)> fault_hook;
@@ -206,7 +209,8 @@ class Loader {
  public:
   /// Borrows `dataset` and `store` (either may be shared; both must outlive the loader). `store`
   /// may be null for a dataset without features (x stays empty). `ids`: the nodes to iterate
-  /// (e.g. the train split), in options.ids_numbering, checked against the graph. A typed dataset
+  /// (e.g. the train split), in options.ids_numbering (InvalidArgument when it is unset and the
+  /// dataset renumbered), checked against the graph. A typed dataset
   /// is sampled per relation (the CPU neighbour sampler; make_sampler refuses the others) and its
   /// batches carry hetero_blocks; its per-type tables come from `typed_store` (borrowed, of the
   /// same dataset, or null: no type_x), and `store` must then be null. The typed path is the

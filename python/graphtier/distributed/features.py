@@ -179,7 +179,10 @@ class DistTypedFeatureFetcher(_Counted):
         def rows(global_ids: torch.Tensor, device: torch.device) -> torch.Tensor:
             if global_ids.numel() == 0:
                 return torch.empty((0, self.dims[node_type]), dtype=self.dtypes[node_type], device=device)
-            return self.store.gather(node_type, self.partition.local_rows(global_ids)).to(device)
+            # The engine's gather: local_rows are global ids of the rank's feature dataset.
+            rows = self.partition.local_rows(global_ids)
+            return graphtier._core.TypedFeatureStore.gather(self.store, self.node_types.index(node_type),
+                                                            node_ids(rows, "ids").numpy()).to(device)
         return rows
 
     def gather_dict(self, ids: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
