@@ -189,24 +189,24 @@ void bind_link(nb::module_& m) {
       "num_valid, num_test), or None.");
   m.def(
       "link_edges",
-      [](nb::object dataset, const std::string& split) {
-        const DatasetHandle& d = nb::cast<const DatasetHandle&>(dataset);
+      [](const DatasetHandle& d, const std::string& split) {
         GRAPHTIER_EXPECTS(d.dataset->has_link_split(), InvalidArgument, d.dataset->dir(),
                           " has no link split (make one with `graphtier split-links`)");
-        // A view of the memory map, kept alive by the Dataset object.
-        return torch_view(d.dataset->link_edges(parse_split(split)), dataset);
+        // A view of the memory map, kept alive by the C++ dataset as Dataset.split's: owned by the
+        // Python Dataset, a view still alive at exit (a loader's edges) held that instance past
+        // the module's teardown, and nanobind reported it leaked.
+        return torch_view(d.dataset->link_edges(parse_split(split)), owner_capsule(d.dataset));
       },
       nb::arg("dataset"), nb::arg("split"),
       "Split `split`'s seed edges, flattened (src, dst) pairs (int64 [2 K], rows sorted), viewing the "
       "dataset's memory map.");
   m.def(
       "link_time",
-      [](nb::object dataset, const std::string& split) -> std::optional<TorchArray> {
-        const DatasetHandle& d = nb::cast<const DatasetHandle&>(dataset);
+      [](const DatasetHandle& d, const std::string& split) -> std::optional<TorchArray> {
         GRAPHTIER_EXPECTS(d.dataset->has_link_split(), InvalidArgument, d.dataset->dir(),
                           " has no link split (make one with `graphtier split-links`)");
         if (!d.dataset->has_link_time()) return std::nullopt;
-        return torch_view(d.dataset->link_time(parse_split(split)), dataset);
+        return torch_view(d.dataset->link_time(parse_split(split)), owner_capsule(d.dataset));
       },
       nb::arg("dataset"), nb::arg("split"),
       "Split `split`'s seed-edge times (int64 [K], one per pair of link_edges), viewing the dataset's "

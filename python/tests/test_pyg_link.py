@@ -93,3 +93,9 @@ def test_all_neighbours_give_pygs_link_subgraph(cora_links):  # noqa: F811
         eb = set(zip(b.n_id[b.edge_index[0]].tolist(), b.n_id[b.edge_index[1]].tolist()))
         assert ea == eb
         assert torch.equal(a.n_id[a.edge_label_index], b.n_id[b.edge_label_index])
+
+
+def test_a_pyg_link_loader_alive_at_exit_leaks_nothing(cora_links):  # noqa: F811
+    from test_link import leaks_at_exit
+
+    assert "leaked" not in leaks_at_exit(cora_links, "pyg")
