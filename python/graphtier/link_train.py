@@ -85,7 +85,8 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
                         "nothing, each sees only earlier edges)")
     p.add_argument("--time-attr", choices=link.TIME_ATTRS, default=None,
                    help="temporal sampling: predict each seed edge from the neighbours before its time, by "
-                        "their edge or node times (the split must carry edge times)")
+                        "their edge or node times (the split must carry edge times; node_time: a split-links "
+                        "--disjoint split)")
     p.add_argument("--temporal-strategy", choices=link.TEMPORAL_STRATEGIES, default="uniform",
                    help="with --time-attr: draw the neighbours in time uniformly, or take the latest ones")
     p.add_argument("--seed", type=int, default=0, help="seed of the split (when drawn here), sampling and the model")

@@ -43,7 +43,9 @@ class LinkNeighborLoader:
     `batch_size`, `shuffle`, `drop_last`, `replace`, `transform` as in PyG. DataLoader's worker
     options are accepted and unused. graphtier's own: `exclude_seed_edges` (default True, False when
     temporal: a batch's positives and their reverses pass no message), `non_edges` (negatives redrawn while they are
-    edges), `seed`, `store`, `device` and the FeatureStore options.
+    edges), `seed`, `store`, `device`, `ids_numbering` ("original": `edge_label_index` is in the numbering of the
+    input the dataset was converted from, as graphtier.pyg.NeighborLoader's `input_nodes`) and the FeatureStore
+    options.
 
     Each batch is a `Data` as PyG lays it out: `n_id` (the seeds first: the distinct endpoints,
     ascending), `x`, `y`, `edge_index`, `e_id`, `num_sampled_nodes`, `num_sampled_edges`,

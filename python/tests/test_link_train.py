@@ -13,7 +13,8 @@ import conftest
 
 from graphtier import link_train, train
 
-SHORT = ["--task", "link", "--epochs", "8", "--batch-size", "1024", "--fanouts", "10,10", "--hidden", "64",
+SHORT = ["--task", "link", "--model", "sage", "--exclude", "--epochs", "8", "--batch-size", "1024", "--fanouts", "10,10",
+         "--hidden", "64",
          "--out", "32", "--eval-negatives", "20", "--normalize-features", "--torch-threads", "2"]
 
 
