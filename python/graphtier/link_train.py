@@ -7,8 +7,9 @@ into a temporary dataset). Each epoch trains on the training edges with fresh bi
 (one per positive), every training edge passing messages (`--exclude` leaves each batch's own
 edges out of its message passing, for small batches), then prints the loss and the validation AUC,
 MRR and Hits@K; the run ends with the test figures of the epoch with the best validation AUC. The
-defaults (DEFAULTS) are the setting of docs/benchmarks.md's Cora figure. Evaluation draws its negatives from a fixed stream, so every
-epoch (and every run with the same seed) is scored against the same negatives.
+defaults (DEFAULTS) are the setting of docs/benchmarks.md's Cora figure. Evaluation draws its
+negatives from a fixed stream, so every epoch (and every run with the same seed) is scored against
+the same negatives.
 
 Temporal link prediction (`--time-attr edge_time` or `node_time`, `--temporal-strategy`): every
 seed edge, training, validation or test, is predicted at its own time (its split-links time) from
@@ -147,9 +148,12 @@ def auc(scores: torch.Tensor, labels: torch.Tensor) -> float:
 
 def _ensure_split(path: str, seed: int, workdir: str) -> str:
     """`path`, or a split of it drawn into `workdir` when it has no seed edges (`graphtier
-    split-links`; its refusal is a ValueError with the command's own line)."""
+    split-links`; its refusal is a ValueError with the command's own line). What the task cannot
+    train (a typed dataset, one without features) is refused first, before any split is drawn."""
     ds = graphtier.Dataset(path)
     link.require_homogeneous(ds)
+    if ds.feature_dim == 0:
+        raise ValueError(f"{path} has no features to encode")
     if link.link_split(ds) is not None:
         return path
     out = os.path.join(workdir, "split")
@@ -275,8 +279,6 @@ def _run(args: argparse.Namespace, division: threads.ThreadDivision) -> dict:
     fanouts = args.fanouts
     with tempfile.TemporaryDirectory(prefix="graphtier-link-") as workdir:
         ds = graphtier.Dataset(_ensure_split(args.dataset, args.seed, workdir))
-        if ds.feature_dim == 0:
-            raise ValueError(f"{args.dataset} has no features to encode")
         device = torch.device(args.device)
         encoder, encode = make_encoder(args.model, ds, ds.feature_dim, args, len(fanouts), device)
         decoder = Decoder(args.decoder, args.out).to(device)

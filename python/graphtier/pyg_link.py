@@ -24,7 +24,9 @@ def _negatives(neg_sampling, neg_sampling_ratio):
     if isinstance(neg_sampling, str):
         return neg_sampling, 1.0
     if isinstance(neg_sampling, dict):
-        return neg_sampling.get("mode"), float(neg_sampling.get("amount", 1.0))
+        if neg_sampling.get("mode") is None:  # PyG's NegativeSampling needs one too; None would draw no negatives
+            raise ValueError(f"neg_sampling: a dict needs a 'mode' ('binary' or 'triplet'), got {neg_sampling!r}")
+        return neg_sampling["mode"], float(neg_sampling.get("amount", 1.0))
     mode = getattr(neg_sampling, "mode", None)
     if mode is None:
         raise TypeError(f"neg_sampling: expected 'binary', 'triplet', a dict or a NegativeSampling, "

@@ -120,6 +120,16 @@ def test_a_typed_dataset_is_refused_in_one_line(acm):
         assert f"{acm} is a typed dataset (node types p, a, s): link prediction" in r.stderr
 
 
+def test_a_dataset_without_features_is_refused_before_a_split_is_drawn(tmp_path, monkeypatch):
+    conftest.run_cli("generate", "--out", str(tmp_path / "g"), "--nodes", "100", "--edges", "400", "--no-features",
+                     "--classes", "2", "--seed", "1")
+    drawn = []
+    monkeypatch.setattr(link_train.subprocess, "run", lambda *a, **k: drawn.append(a))
+    with pytest.raises(ValueError, match=f"{tmp_path / 'g'} has no features to encode"):
+        link_train._ensure_split(str(tmp_path / "g"), 0, str(tmp_path))
+    assert not drawn
+
+
 def test_a_split_that_cannot_be_drawn_is_one_line(tmp_path, monkeypatch):
     # Whatever split-links refuses reaches the user as its own line in a ValueError, not as a
     # CalledProcessError: here a `graphtier` that fails as the real one does.
@@ -130,8 +140,8 @@ def test_a_split_that_cannot_be_drawn_is_one_line(tmp_path, monkeypatch):
     (fake / "graphtier").write_text("#!/bin/sh\necho 'graphtier: error: no room on the device' >&2\nexit 2\n")
     (fake / "graphtier").chmod(0o755)
     monkeypatch.setattr(link_train.os.path, "dirname", lambda _: str(fake))
-    monkeypatch.setattr(graphtier, "Dataset", lambda path: type("D", (), {"node_types": [], "path": path,
-                                                                           "edge_time": None})())
+    fields = {"node_types": [], "feature_dim": 8, "edge_time": None}
+    monkeypatch.setattr(graphtier, "Dataset", lambda path: type("D", (), {**fields, "path": path})())
     monkeypatch.setattr(link_train.link, "link_split", lambda ds: None)
     with pytest.raises(ValueError, match="ds has no seed edges and `graphtier split-links` could not draw them: "
                                          "graphtier: error: no room on the device"):
