@@ -48,6 +48,14 @@ def link_split(dataset: _core.Dataset) -> Optional[dict]:
     return _core.link_split(dataset)
 
 
+def require_homogeneous(dataset: _core.Dataset) -> None:
+    """NotImplementedError naming `dataset` when it is typed: link minibatches, their splits
+    (`graphtier split-links`) and the link task sample one node type's graph."""
+    if len(dataset.node_types) > 0:
+        raise NotImplementedError(f"{dataset.path} is a typed dataset (node types {', '.join(dataset.node_types)}): "
+                                  "link prediction samples homogeneous datasets only")
+
+
 def link_edges(dataset: _core.Dataset, split: str) -> torch.Tensor:
     """Split `split`'s ("train", "val"/"valid", "test") seed edges as a [2, K] int64 tensor (row 0
     sources, row 1 destinations), in the dataset's own numbering. A ValueError without a split."""
@@ -151,6 +159,10 @@ class LinkNeighborLoader:
     node times a negative is drawn among the nodes no later than its positive. Temporal batches
     exclude no seed edges (`exclude_seed_edges` False or left out).
 
+    `ids_numbering`: the numbering of `edges` given as a tensor, "prepared" (the dataset's own, that
+    of its link split and of every batch) or "original" (that of the input the dataset was converted
+    from, before `graphtier prepare` renumbered it), as graphtier.NeighborLoader's `ids`.
+
     `prefetch` batches are made ahead on one background thread while the caller trains on the
     current one (the engine samples and gathers without the GIL); 0 makes each batch in the
     caller's thread when it is asked for. Every batch is the same either way (each is drawn from
@@ -163,14 +175,16 @@ class LinkNeighborLoader:
                  exclude_seed_edges: Optional[bool] = None, shuffle: bool = False, drop_last: bool = False,
                  replace: bool = False, seed: int = 0, store: Optional[FeatureStore] = None,
                  device: Union[str, torch.device] = "cpu", time_attr: Optional[str] = None,
-                 edge_label_time=None, temporal_strategy: str = "uniform", prefetch: int = 2, **store_options):
+                 edge_label_time=None, temporal_strategy: str = "uniform", prefetch: int = 2,
+                 ids_numbering: str = "prepared", **store_options):
         dataset = open_dataset(dataset, "dataset")
-        if len(dataset.node_types) > 0:
-            raise NotImplementedError("LinkNeighborLoader samples homogeneous datasets only")
+        require_homogeneous(dataset)
         if negatives not in (None, "binary", "triplet"):
             raise ValueError(f"negatives: expected None, 'binary' or 'triplet', got {negatives!r}")
         if int(batch_size) < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
+        if not 0 <= int(seed) < 2**64:
+            raise ValueError(f"seed: expected an integer in [0, 2^64), got {seed}")
         if int(prefetch) < 0:
             raise ValueError(f"prefetch must be 0 or more, got {prefetch}")
         self.prefetch = int(prefetch)
@@ -179,7 +193,18 @@ class LinkNeighborLoader:
         self.batch_size = int(batch_size)
         if edges is None:
             edges = "train" if link_split(dataset) is not None else all_edges(dataset)
-        self.edges = link_edges(dataset, edges) if isinstance(edges, str) else edge_pairs(edges, dataset.num_nodes)
+            given = False
+        else:
+            given = not isinstance(edges, str)
+        if not given and ids_numbering != "prepared":
+            what = f"the {edges!r} split's edges" if isinstance(edges, str) else "the graph's edges (edges=None)"
+            raise ValueError(f"ids_numbering {ids_numbering!r} applies to edges given as a tensor; {what} are in the "
+                             "dataset's own numbering")
+        if isinstance(edges, str):
+            self.edges = link_edges(dataset, edges)
+        else:
+            self.edges = _core.pairs_in_own_numbering(dataset, edge_pairs(edges, dataset.num_nodes).reshape(-1),
+                                                      str(ids_numbering)).view(2, -1)
         num = self.edges.shape[1]
         if labels is None:
             self.labels = torch.ones(num, dtype=torch.float32)
@@ -232,8 +257,10 @@ class LinkNeighborLoader:
         elif store_options:
             raise TypeError(f"options {sorted(store_options)} configure a FeatureStore; with store= pass them to it")
         self.store = store
+        # The engine checks the negative options here, once, for batches of batch_size edges.
         self._sampler = _core.LinkSampler(dataset, self.fanouts, self.replace, self.seed, time_attr or "",
-                                          temporal_strategy)
+                                          temporal_strategy, self.negatives, self.amount, self.non_edges,
+                                          self.batch_size)
         self._epoch = 0
         self._first_batch = 0
 
@@ -293,8 +320,8 @@ class LinkNeighborLoader:
     def _batch(self, epoch: int, index: int, chosen: torch.Tensor) -> LinkBatch:
         pairs = self.edges[:, chosen].t().contiguous().view(-1)
         times = None if self.edge_label_time is None else self.edge_label_time[chosen]
-        d = self._sampler.sample(pairs, _core.minibatch_stream(epoch, index), self.negatives, self.amount,
-                                 self.non_edges, self.exclude_seed_edges, self._known, times)
+        d = self._sampler.sample(pairs, _core.minibatch_stream(epoch, index), self.exclude_seed_edges, self._known,
+                                 times)
         blocks = [_loader.Block.from_dict(b).to(self.device) for b in d["blocks"]]
         x = None
         if self.store is not None:

@@ -24,7 +24,9 @@ def _negatives(neg_sampling, neg_sampling_ratio):
     if isinstance(neg_sampling, str):
         return neg_sampling, 1.0
     if isinstance(neg_sampling, dict):
-        return neg_sampling.get("mode"), float(neg_sampling.get("amount", 1.0))
+        if neg_sampling.get("mode") is None:  # PyG's NegativeSampling needs one too; None would draw no negatives
+            raise ValueError(f"neg_sampling: a dict needs a 'mode' ('binary' or 'triplet'), got {neg_sampling!r}")
+        return neg_sampling["mode"], float(neg_sampling.get("amount", 1.0))
     mode = getattr(neg_sampling, "mode", None)
     if mode is None:
         raise TypeError(f"neg_sampling: expected 'binary', 'triplet', a dict or a NegativeSampling, "
@@ -43,7 +45,9 @@ class LinkNeighborLoader:
     `batch_size`, `shuffle`, `drop_last`, `replace`, `transform` as in PyG. DataLoader's worker
     options are accepted and unused. graphtier's own: `exclude_seed_edges` (default True, False when
     temporal: a batch's positives and their reverses pass no message), `non_edges` (negatives redrawn while they are
-    edges), `seed`, `store`, `device` and the FeatureStore options.
+    edges), `seed`, `store`, `device`, `ids_numbering` ("original": `edge_label_index` is in the numbering of the
+    input the dataset was converted from, as graphtier.pyg.NeighborLoader's `input_nodes`) and the FeatureStore
+    options.
 
     Each batch is a `Data` as PyG lays it out: `n_id` (the seeds first: the distinct endpoints,
     ascending), `x`, `y`, `edge_index`, `e_id`, `num_sampled_nodes`, `num_sampled_edges`,

@@ -27,13 +27,20 @@ struct LinkMiniBatch {
 };
 
 /// graphtier.LinkNeighborLoader's sampler: made once per loader (a temporal graph's time order is
-/// O(E log degree) to build).
+/// O(E log degree) to build), with the loader's negative sampling, checked here for batches of up
+/// to `batch_size` positives, so that a bad option is refused when the loader is made, not when a
+/// worker thread draws its first batch.
 class LinkSampler {
  public:
   LinkSampler(const DatasetHandle& dataset, std::vector<int64_t> fanouts, bool replace, uint64_t seed,
-              const std::string& time_attr, const std::string& temporal_strategy)
+              const std::string& time_attr, const std::string& temporal_strategy, const std::string& negatives,
+              double amount, bool non_edges, int64_t batch_size)
       : dataset_(dataset.dataset), seed_(seed), time_attr_(time_attr) {
     GRAPHTIER_EXPECTS(!dataset_->is_hetero(), InvalidArgument, "link minibatches sample homogeneous datasets only");
+    negatives_.mode = sample::parse_negative_mode(negatives);
+    negatives_.amount = amount;
+    negatives_.non_edges = non_edges;
+    sample::check_negative_options(negatives_, batch_size);
     sample::SamplerSpec spec;
     spec.fanouts = std::move(fanouts);
     spec.replace = replace;
@@ -48,8 +55,8 @@ class LinkSampler {
     sampler_ = sample::make_sampler(spec, graph);
   }
 
-  nb::dict sample(const IdArray& pairs, uint64_t stream, const std::string& negatives, double amount, bool non_edges,
-                  bool exclude, const std::optional<IdArray>& known, const std::optional<IdArray>& pair_time) const {
+  nb::dict sample(const IdArray& pairs, uint64_t stream, bool exclude, const std::optional<IdArray>& known,
+                  const std::optional<IdArray>& pair_time) const {
     const bool timed = temporal_ != nullptr;
     GRAPHTIER_EXPECTS(timed == pair_time.has_value(), InvalidArgument,
                       timed ? "a temporal link sampler needs the positives' times (edge_label_time)"
@@ -58,10 +65,7 @@ class LinkSampler {
                       "temporal link minibatches exclude no seed edges (exclude_seed_edges=False): the trees "
                       "already see no edge later than their seed's time");
     const graph::CscView csc = graph::CscView::of(*dataset_);
-    sample::NegativeOptions o;
-    o.mode = sample::parse_negative_mode(negatives);
-    o.amount = amount;
-    o.non_edges = non_edges;
+    sample::NegativeOptions o = negatives_;
     const std::vector<int64_t> p = to_vector(pairs);
     const std::vector<int64_t> k = known ? to_vector(*known) : std::vector<int64_t>{};
     const std::vector<int64_t> t = pair_time ? to_vector(*pair_time) : std::vector<int64_t>{};
@@ -156,6 +160,7 @@ class LinkSampler {
   std::shared_ptr<graph::Dataset> dataset_;
   uint64_t seed_;
   std::string time_attr_;
+  sample::NegativeOptions negatives_;  // without times: a batch's own are set in sample()
   std::unique_ptr<sample::TemporalIndex> temporal_;
   std::unique_ptr<sample::Sampler> sampler_;
 };
@@ -184,28 +189,39 @@ void bind_link(nb::module_& m) {
       "num_valid, num_test), or None.");
   m.def(
       "link_edges",
-      [](nb::object dataset, const std::string& split) {
-        const DatasetHandle& d = nb::cast<const DatasetHandle&>(dataset);
+      [](const DatasetHandle& d, const std::string& split) {
         GRAPHTIER_EXPECTS(d.dataset->has_link_split(), InvalidArgument, d.dataset->dir(),
                           " has no link split (make one with `graphtier split-links`)");
-        // A view of the memory map, kept alive by the Dataset object.
-        return torch_view(d.dataset->link_edges(parse_split(split)), dataset);
+        // A view of the memory map, kept alive by the C++ dataset as Dataset.split's: owned by the
+        // Python Dataset, a view still alive at exit (a loader's edges) held that instance past
+        // the module's teardown, and nanobind reported it leaked.
+        return torch_view(d.dataset->link_edges(parse_split(split)), owner_capsule(d.dataset));
       },
       nb::arg("dataset"), nb::arg("split"),
       "Split `split`'s seed edges, flattened (src, dst) pairs (int64 [2 K], rows sorted), viewing the "
       "dataset's memory map.");
   m.def(
       "link_time",
-      [](nb::object dataset, const std::string& split) -> std::optional<TorchArray> {
-        const DatasetHandle& d = nb::cast<const DatasetHandle&>(dataset);
+      [](const DatasetHandle& d, const std::string& split) -> std::optional<TorchArray> {
         GRAPHTIER_EXPECTS(d.dataset->has_link_split(), InvalidArgument, d.dataset->dir(),
                           " has no link split (make one with `graphtier split-links`)");
         if (!d.dataset->has_link_time()) return std::nullopt;
-        return torch_view(d.dataset->link_time(parse_split(split)), dataset);
+        return torch_view(d.dataset->link_time(parse_split(split)), owner_capsule(d.dataset));
       },
       nb::arg("dataset"), nb::arg("split"),
       "Split `split`'s seed-edge times (int64 [K], one per pair of link_edges), viewing the dataset's "
       "memory map, or None when the split carries no times.");
+  m.def(
+      "pairs_in_own_numbering",
+      [](const DatasetHandle& d, const IdArray& pairs, const std::string& numbering) {
+        auto out = std::make_shared<std::vector<int64_t>>(to_vector(pairs));
+        if (graph::parse_numbering(numbering) == graph::Numbering::kOriginal) d.dataset->from_original(*out, *out);
+        return torch_view(std::span<const int64_t>(*out), owner_capsule(out));
+      },
+      nb::arg("dataset"), nb::arg("pairs").noconvert(), nb::arg("numbering"),
+      "Node ids `pairs` (int64, any shape flattened) given in `numbering` (\"prepared\", the dataset's own, "
+      "or \"original\", that of the input it was converted from) in the dataset's own numbering, a new "
+      "tensor: a LinkNeighborLoader's edges with ids_numbering.");
   m.def(
       "graph_edges",
       [](const DatasetHandle& d) {
@@ -231,26 +247,31 @@ void bind_link(nb::module_& m) {
       "Every edge of the dataset's graph as flattened (src, dst) pairs (int64 [2 E]), in CSC order.");
   nb::class_<LinkSampler>(m, "LinkSampler",
                           "The sampler of a LinkNeighborLoader: the neighbour sampler of a homogeneous dataset's "
-                          "graph, made once (with time_attr, the graph's time order is built here).")
+                          "graph and the loader's negative sampling (\"none\", \"binary\" or \"triplet\", "
+                          "`amount`, `non_edges`; refused here, as a ValueError naming the value, where no batch of "
+                          "up to `batch_size` positives could draw them), made once (with time_attr, the graph's time "
+                          "order is built here).")
       .def(
           "__init__",
           [](LinkSampler* self, const DatasetHandle& dataset, std::vector<int64_t> fanouts, bool replace,
-             uint64_t seed, const std::string& time_attr, const std::string& temporal_strategy) {
-            new (self) LinkSampler(dataset, std::move(fanouts), replace, seed, time_attr, temporal_strategy);
+             uint64_t seed, const std::string& time_attr, const std::string& temporal_strategy,
+             const std::string& negatives, double amount, bool non_edges, int64_t batch_size) {
+            new (self) LinkSampler(dataset, std::move(fanouts), replace, seed, time_attr, temporal_strategy, negatives,
+                                   amount, non_edges, batch_size);
           },
           nb::arg("dataset"), nb::arg("fanouts"), nb::arg("replace"), nb::arg("seed"), nb::arg("time_attr") = "",
-          nb::arg("temporal_strategy") = "uniform")
+          nb::arg("temporal_strategy") = "uniform", nb::arg("negatives") = "none", nb::arg("amount") = 1.0,
+          nb::arg("non_edges") = false, nb::arg("batch_size") = 1)
       .def(
           "sample",
-          [](const LinkSampler& self, const IdArray& pairs, uint64_t stream, const std::string& negatives,
-             double amount, bool non_edges, bool exclude, const std::optional<IdArray>& known,
-             const std::optional<IdArray>& pair_time) { return self.sample(pairs, stream, negatives, amount, non_edges,
-                                                                           exclude, known, pair_time); },
-          nb::arg("pairs").noconvert(), nb::arg("stream"), nb::arg("negatives"), nb::arg("amount"),
-          nb::arg("non_edges"), nb::arg("exclude"), nb::arg("known") = nb::none(),
+          [](const LinkSampler& self, const IdArray& pairs, uint64_t stream, bool exclude,
+             const std::optional<IdArray>& known, const std::optional<IdArray>& pair_time) {
+            return self.sample(pairs, stream, exclude, known, pair_time);
+          },
+          nb::arg("pairs").noconvert(), nb::arg("stream"), nb::arg("exclude"), nb::arg("known") = nb::none(),
           nb::arg("pair_time").noconvert() = nb::none(),
           "The link minibatch of the supervision edges `pairs` (flattened (src, dst), int64 [2 P]) for "
-          "minibatch `stream`: negatives (\"none\", \"binary\" or \"triplet\", `amount`; with `non_edges` "
+          "minibatch `stream`: the sampler's negatives (with `non_edges` "
           "redrawn while they are edges of the graph, of the batch or of `known`, a (src, dst)-sorted flattened "
           "list), the neighbour sampler's blocks over the distinct endpoints (`seeds`, ascending) and, with "
           "`exclude`, the blocks without the messages along the batch's positives and their reverses. "

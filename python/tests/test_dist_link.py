@@ -47,7 +47,7 @@ def _reference(source: str, ranks: int):
     decoder = link_train.Decoder(args.decoder, args.out)
     optimiser = torch.optim.Adam(list(encoder.parameters()) + list(decoder.parameters()), lr=args.lr)
     loader = graphtier.LinkNeighborLoader(ds, args.fanouts, args.batch_size, edges="train", negatives="binary",
-                                          shuffle=True, seed=args.seed, store=store)
+                                          exclude_seed_edges=args.exclude, shuffle=True, seed=args.seed, store=store)
     losses, figures = [], []
     for epoch in range(args.epochs):
         encoder.train()

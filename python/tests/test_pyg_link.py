@@ -93,3 +93,28 @@ def test_all_neighbours_give_pygs_link_subgraph(cora_links):  # noqa: F811
         eb = set(zip(b.n_id[b.edge_index[0]].tolist(), b.n_id[b.edge_index[1]].tolist()))
         assert ea == eb
         assert torch.equal(a.n_id[a.edge_label_index], b.n_id[b.edge_label_index])
+
+
+def test_a_pyg_link_loader_alive_at_exit_leaks_nothing(cora_links):  # noqa: F811
+    from test_link import leaks_at_exit
+
+    assert "leaked" not in leaks_at_exit(cora_links, "pyg")
+
+
+def test_bad_negative_sampling_is_refused_when_the_loader_is_made(cora_links):  # noqa: F811
+    from torch_geometric.sampler import NegativeSampling
+
+    from graphtier.pyg import LinkNeighborLoader
+
+    # A dict without a mode drew no negatives at all; an amount no batch can draw was refused only at
+    # the first batch, in the prefetch thread. Both are refused by the constructor now.
+    with pytest.raises(ValueError, match="neg_sampling: a dict needs a 'mode'"):
+        LinkNeighborLoader(cora_links, [5], neg_sampling={"amount": 2}, batch_size=64)
+    with pytest.raises(ValueError, match="triplet negative sampling: amount must be a whole number >= 1, got 1.5"):
+        LinkNeighborLoader(cora_links, [5], neg_sampling={"mode": "triplet", "amount": 1.5}, batch_size=64)
+    with pytest.raises(ValueError, match="binary negative sampling: amount"):
+        LinkNeighborLoader(cora_links, [5], neg_sampling_ratio=float("nan"), batch_size=64)
+    sampling = NegativeSampling("triplet", 3)
+    sampling.amount = 2.5  # PyG checks the amount it is made with only
+    with pytest.raises(ValueError, match="got 2.5"):
+        LinkNeighborLoader(cora_links, [5], neg_sampling=sampling, batch_size=64)

@@ -56,6 +56,28 @@ NegativeMode parse_negative_mode(std::string_view text) {
                                        "' (expected none, binary or triplet)"));
 }
 
+void check_negative_options(const NegativeOptions& options, int64_t max_positives) {
+  GRAPHTIER_EXPECTS(options.max_attempts >= 1 && options.max_attempts <= kMaxNegativeAttempts, InvalidArgument,
+                    "negative sampling: max_attempts must be in [1, ", kMaxNegativeAttempts, "], got ",
+                    options.max_attempts);
+  const auto positives = static_cast<double>(std::max<int64_t>(max_positives, 0));
+  if (options.mode == NegativeMode::kBinary) {
+    GRAPHTIER_EXPECTS(std::isfinite(options.amount) && options.amount > 0, InvalidArgument,
+                      "binary negative sampling: amount must be positive, got ", options.amount);
+    GRAPHTIER_EXPECTS(2 * std::ceil(options.amount * positives) < static_cast<double>(kMaxNegativeDraws),
+                      InvalidArgument, "binary negative sampling: amount ", options.amount, " for ", max_positives,
+                      " positives is ", std::ceil(options.amount * positives), " negatives, too many for a batch");
+  } else if (options.mode == NegativeMode::kTriplet) {
+    GRAPHTIER_EXPECTS(std::isfinite(options.amount) && options.amount >= 1 &&
+                          options.amount == std::floor(options.amount),
+                      InvalidArgument, "triplet negative sampling: amount must be a whole number >= 1, got ",
+                      options.amount);
+    GRAPHTIER_EXPECTS(options.amount * positives < static_cast<double>(kMaxNegativeDraws), InvalidArgument,
+                      "triplet negative sampling: amount ", options.amount, " for ", max_positives,
+                      " positives is too many negatives for a batch");
+  }
+}
+
 LinkSeeds draw_link_seeds(std::span<const int64_t> pairs, int64_t num_nodes, const NegativeOptions& options,
                           uint64_t seed, uint64_t stream, const graph::CscView* csc, std::span<const int64_t> known) {
   GRAPHTIER_EXPECTS(pairs.size() % 2 == 0, InvalidArgument, "link seeds: ", pairs.size(),
@@ -70,9 +92,6 @@ LinkSeeds draw_link_seeds(std::span<const int64_t> pairs, int64_t num_nodes, con
   }
   GRAPHTIER_EXPECTS(!options.non_edges || csc == nullptr || csc->num_nodes() == num_nodes, InvalidArgument,
                     "link seeds: the graph has ", csc == nullptr ? 0 : csc->num_nodes(), " nodes, expected ", num_nodes);
-  GRAPHTIER_EXPECTS(options.max_attempts >= 1 && options.max_attempts <= kMaxNegativeAttempts, InvalidArgument,
-                    "negative sampling: max_attempts must be in [1, ", kMaxNegativeAttempts, "], got ",
-                    options.max_attempts);
   if (options.non_edges) {
     for (std::size_t i = 2; i + 1 < known.size(); i += 2) {
       GRAPHTIER_EXPECTS(known[i - 2] < known[i] || (known[i - 2] == known[i] && known[i - 1] <= known[i + 1]),
@@ -80,17 +99,11 @@ LinkSeeds draw_link_seeds(std::span<const int64_t> pairs, int64_t num_nodes, con
     }
   }
   const int64_t p = count_of(pairs);
+  check_negative_options(options, p);
   int64_t q = 0;  // negative draws
   if (options.mode == NegativeMode::kBinary) {
-    GRAPHTIER_EXPECTS(std::isfinite(options.amount) && options.amount > 0, InvalidArgument,
-                      "binary negative sampling: amount must be positive, got ", options.amount);
     q = static_cast<int64_t>(std::ceil(options.amount * static_cast<double>(p)));
-    GRAPHTIER_EXPECTS(2 * q < kMaxNegativeDraws, InvalidArgument, "binary negative sampling: ", q, " negatives is too many");
   } else if (options.mode == NegativeMode::kTriplet) {
-    GRAPHTIER_EXPECTS(options.amount >= 1 && options.amount == std::floor(options.amount) &&
-                          options.amount * static_cast<double>(p) < static_cast<double>(kMaxNegativeDraws),
-                      InvalidArgument, "triplet negative sampling: amount must be a whole number >= 1, got ",
-                      options.amount);
     q = p * static_cast<int64_t>(options.amount);
   }
 

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -238,6 +240,31 @@ TEST(LinkSeeds, RefusesBadInput) {
   EXPECT_THROW(draw_link_seeds(pairs, 4, o, 0, 0), InvalidArgument);
   EXPECT_EQ(parse_negative_mode("triplet"), NegativeMode::kTriplet);
   EXPECT_THROW(parse_negative_mode("ternary"), InvalidArgument);
+}
+
+TEST(LinkSeeds, ChecksNegativeOptionsWithoutABatch) {
+  // What a loader checks when it is made: the options alone, for batches of up to 512 positives.
+  NegativeOptions o;
+  o.amount = -3;  // no negatives: the amount is not read
+  EXPECT_NO_THROW(check_negative_options(o, 512));
+  o.mode = NegativeMode::kTriplet;
+  for (const double bad : {1.5, 0.0, -1.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
+    o.amount = bad;
+    EXPECT_THROW(check_negative_options(o, 512), InvalidArgument) << bad;
+  }
+  o.amount = 3;
+  EXPECT_NO_THROW(check_negative_options(o, 512));
+  o.amount = 1e12;  // a whole number, but 5e14 draws a batch
+  EXPECT_THROW(check_negative_options(o, 512), InvalidArgument);
+  o.mode = NegativeMode::kBinary;
+  for (const double bad : {0.0, -0.5, std::nan("")}) {
+    o.amount = bad;
+    EXPECT_THROW(check_negative_options(o, 512), InvalidArgument) << bad;
+  }
+  o.amount = 1.5;  // a fraction is a binary amount: ceil(1.5 P) pairs
+  EXPECT_NO_THROW(check_negative_options(o, 512));
+  o.max_attempts = 0;
+  EXPECT_THROW(check_negative_options(o, 512), InvalidArgument);
 }
 
 /// The graph without the edges u -> v that (u, v) or (v, u) of `pairs` name.

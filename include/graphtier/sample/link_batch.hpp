@@ -40,6 +40,12 @@ struct NegativeOptions {
   std::span<const int64_t> pair_time{};
 };
 
+/// Throws InvalidArgument naming the value when `options` cannot draw the negatives of a batch of
+/// up to `max_positives` positives: an amount that is not positive (binary) or not a whole number
+/// >= 1 (triplet), max_attempts outside [1, kMaxNegativeAttempts], or more draws than a batch may
+/// make. draw_link_seeds checks its own batch with it; a loader checks its options once, when made.
+void check_negative_options(const NegativeOptions& options, int64_t max_positives);
+
 /// The seeds of one link minibatch. `nodes` are the distinct endpoints of the positives and the
 /// negatives, ascending (as PyG's unique); every *_index is a position in `nodes`.
 struct LinkSeeds {
