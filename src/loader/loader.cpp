@@ -13,6 +13,7 @@
 #include "graphtier/core/log.hpp"
 #include "graphtier/loader/bounded_queue.hpp"
 #include "graphtier/sample/epoch.hpp"
+#include "graphtier/sample/sample_graph.hpp"
 #include "accumulator.hpp"
 #include "batch_sampler.hpp"
 #include "device_ops.hpp"
@@ -42,9 +43,17 @@ struct Output {
 /// output (cudaMalloc's alignment, enough for any dtype and vector loads).
 std::size_t align_output(std::size_t n) { return (n + 255) / 256 * 256; }
 
-/// `ids`, given in `numbering`, in the dataset's own: the ids the sampler reads.
+/// `ids`, given in `numbering`, in the dataset's own: the ids the sampler reads. Original ids are
+/// checked (range, repeats) before they are mapped, so that a message names the id the caller gave.
 std::vector<int64_t> in_own_numbering(const graph::Dataset& d, std::vector<int64_t> ids, graph::Numbering numbering) {
-  if (numbering == graph::Numbering::kOriginal) d.from_original(ids, ids);
+  if (numbering == graph::Numbering::kOriginal) {
+    try {
+      sample::check_seeds(ids, d.num_nodes());
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(detail::concat(e.what(), " (ids in the original numbering)"));
+    }
+    d.from_original(ids, ids);
+  }
   return ids;
 }
 
@@ -54,6 +63,8 @@ std::vector<int64_t> split_ids(const graph::Dataset& d, graph::Split split, cons
                     graph::split_name(split), " split is in the dataset's own numbering: ids_numbering '",
                     graph::numbering_name(options.ids_numbering), "' applies to ids given, not to a split");
   const std::span<const int64_t> ids = d.split(split);
+  GRAPHTIER_EXPECTS(!ids.empty(), InvalidArgument, "the ", graph::split_name(split), " split of ", d.dir(),
+                    " is empty: no node to iterate (graphtier info lists the splits)");
   return {ids.begin(), ids.end()};
 }
 
