@@ -168,10 +168,6 @@ def _check_model_fits(args, ds) -> None:
                              f"with --model {'|'.join(RELATIONAL_MODELS)}")
         if ds.labelled_type is None:
             raise ValueError(f"{args.dataset}: no node type is labelled")
-        if not any(r.rsplit(":", 1)[1] == ds.labelled_type for r in ds.relations):
-            raise ValueError(f"{args.dataset}: no relation ends at the labelled type {ds.labelled_type}, so "
-                             f"--model {args.model} would learn nothing from its neighbours: convert it with each "
-                             "relation's reverse (graphtier convert typed-edge-list adds them unless --no-reverses)")
     elif args.model in RELATIONAL_MODELS:
         raise ValueError(f"--model {args.model} trains a typed dataset; {args.dataset} has one node type")
     elif ds.feature_dim == 0:
