@@ -44,17 +44,17 @@ struct Output {
 std::size_t align_output(std::size_t n) { return (n + 255) / 256 * 256; }
 
 /// `ids`, given in `numbering`, in the dataset's own: the ids the sampler reads. Original ids are
-/// checked (range, repeats) before they are mapped, so that a message names the id the caller gave.
+/// checked (range, repeats) as given, so that a message names the id the caller gave.
 std::vector<int64_t> in_own_numbering(const graph::Dataset& d, std::vector<int64_t> ids, graph::Numbering numbering) {
-  if (numbering == graph::Numbering::kOriginal) {
-    try {
-      sample::check_seeds(ids, d.num_nodes());
-    } catch (const InvalidArgument& e) {
-      throw InvalidArgument(detail::concat(e.what(), " (ids in the original numbering)"));
-    }
-    d.from_original(ids, ids);
+  if (numbering != graph::Numbering::kOriginal) return ids;
+  std::vector<int64_t> own(ids.size());
+  d.from_original(ids, own);  // an id out of range is named as given
+  try {
+    sample::check_seeds(ids, d.num_nodes());
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(detail::concat(e.what(), " (ids in the original numbering)"));
   }
-  return ids;
+  return own;
 }
 
 /// The ids of `split`, which are in the dataset's own numbering whatever the options say.

@@ -1049,6 +1049,53 @@ TEST(Loader, IdsInTheOriginalNumberingAreMappedToTheDatasetsOwn) {
   } catch (const OutOfRange& e) {
     EXPECT_NE(std::string(e.what()).find("original node id 6 at position 1"), std::string::npos) << e.what();
   }
+  // A repeat is named as given: original 5, not prepared 2.
+  try {
+    Loader bad(d, nullptr, {5, 0, 5}, o);
+    ADD_FAILURE() << "original id 5 given twice was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(std::string(e.what()), "seed 5 appears more than once (ids in the original numbering)");
+  }
+}
+
+TEST(Loader, AnEmptySplitIsNamed) {
+  const test::TempDir tmp;
+  {
+    graph::DatasetWriter w(tmp / "ds", false);
+    const std::vector<int64_t> indptr{0, 1, 2, 3}, none, valid{1};
+    const std::vector<int32_t> indices{1, 2, 0};
+    w.write_array("indptr", std::span<const int64_t>(indptr));
+    w.write_array("indices", std::span<const int32_t>(indices));
+    w.write_array("train", std::span<const int64_t>(none));
+    w.write_array("valid", std::span<const int64_t>(valid));
+    graph::Manifest m;
+    m.num_nodes = 3;
+    m.num_edges = 3;
+    w.commit(m);
+  }
+  const graph::Dataset d = graph::Dataset::open(tmp / "ds");
+  EXPECT_NE(Loader::over_split(d, nullptr, graph::Split::kValid, small_options()), nullptr);
+  try {
+    Loader::over_split(d, nullptr, graph::Split::kTrain, small_options());
+    ADD_FAILURE() << "an empty train split was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(std::string(e.what()), "the train split of " + d.dir() +
+                                         " is empty: no node to iterate (graphtier info lists the splits)");
+  }
+}
+
+TEST(Loader, GpuSamplingWithoutCudaNamesTheOption) {
+  if (cuda_available()) GTEST_SKIP() << "a CUDA device is visible: GPU sampling works here";
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  LoaderOptions o = small_options();
+  o.gpu_sampling = true;
+  try {
+    Loader loader(d, nullptr, train_ids(d), o);
+    ADD_FAILURE() << "GPU sampling was accepted without CUDA";
+  } catch (const Unsupported& e) {
+    EXPECT_EQ(std::string(e.what()), "gpu_sampling (--gpu-sampling) needs graphtier built with CUDA (the 'cuda' "
+                                     "preset) and a visible GPU; without them, leave it off to sample on the CPU");
+  }
 }
 
 }  // namespace
