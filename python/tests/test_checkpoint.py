@@ -50,8 +50,8 @@ def test_malformed_or_foreign_dataset_record_is_a_value_error(tmp_path, dataset,
 
 def test_the_dataset_is_identified_by_its_content(tmp_path, capsys):
     # Same name and counts, another file (a renumbered copy): refused, naming the dataset it was written for.
-    renumbered = types.SimpleNamespace(**dict(vars(DS), path="/data/g2",
-                                              file_checksums=dict(DS.file_checksums, **{"indices.bin": "00000000000000cc"})))
+    other_indices = dict(DS.file_checksums, **{"indices.bin": "00000000000000cc"})
+    renumbered = types.SimpleNamespace(**dict(vars(DS), path="/data/g2", file_checksums=other_indices))
     path = _save(tmp_path, training.dataset_identity(DS))
     with pytest.raises(ValueError) as e:
         training.load_checkpoint(path, renumbered)

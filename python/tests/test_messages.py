@@ -44,7 +44,8 @@ def test_a_repeated_original_id_is_named_as_given(cora):
 def test_an_empty_split_says_so_in_a_loader(no_train, make):
     with pytest.raises(ValueError) as e:
         make(no_train)
-    assert str(e.value) == f"the train split of {no_train} is empty: no node to iterate (graphtier info lists the splits)"
+    assert str(e.value) == (f"the train split of {no_train} is empty: no node to iterate (graphtier info lists the "
+                            "splits)")
 
 
 def test_an_empty_train_split_is_one_line_in_training(no_train):

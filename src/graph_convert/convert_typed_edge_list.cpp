@@ -5,7 +5,8 @@
 // The per-type ids become global ones only once every type's count is known (after the whole
 // file), so the edges are parsed once and held: 17 bytes each as read, 32 more while the
 // reverse relations are found, then 8 more grouping them by relation while the shared typed CSC
-// builder (write_typed_csc) places them, 8 bytes an entry.
+// builder (write_typed_csc) places them, 8 bytes an entry. A relation given no reverse gets one
+// (add_missing_reverses): its edges are held twice, once each way.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -323,11 +324,11 @@ std::vector<std::string> add_missing_reverses(TypedEdges& g, std::vector<int32_t
     const bool taken = std::any_of(g.relations.begin(), g.relations.end(),
                                    [&](const EdgeType& t) { return t.name() == back.name(); });
     if (taken || back.rel.size() > 64 || g.relations.size() == kMaxRelations) {
-      throw FormatError(path, concat("relation ", forward.name(), " has no reverse, and ", back.name(), " cannot be added: ",
-                                     taken ? "the name is taken"
-                                     : back.rel.size() > 64 ? "its name is longer than 64 characters"
-                                                            : concat("more than ", kMaxRelations, " relations"),
-                                     " (--no-reverses leaves it without one)"));
+      const std::string why = taken                   ? "the name is taken"
+                              : back.rel.size() > 64 ? "its name is longer than 64 characters"
+                                                     : concat("more than ", kMaxRelations, " relations");
+      throw FormatError(path, concat("relation ", forward.name(), " has no reverse, and ", back.name(),
+                                     " cannot be added: ", why, " (--no-reverses leaves it without one)"));
     }
     added_as[r] = static_cast<int32_t>(g.relations.size());
     reverse[r] = added_as[r];
@@ -470,7 +471,8 @@ ConvertReport convert_typed_edge_list(const TypedEdgeListInput& input, const std
   if (!input.labels.empty()) {
     const detail::SourcePtr label_source = detail::text_source(input.labels);
     detail::parse_lines<LabelLines>(
-        *label_source, pool, nullptr, [&](std::string_view text, LabelLines& o) { return parse_label_lines(text, g, input.path, o); },
+        *label_source, pool, nullptr,
+        [&](std::string_view text, LabelLines& o) { return parse_label_lines(text, g, input.path, o); },
         [&](std::vector<LabelLines>& parts, const detail::TextBlock&) {
           for (LabelLines& part : parts) {
             labels.type.insert(labels.type.end(), part.type.begin(), part.type.end());
@@ -510,9 +512,9 @@ ConvertReport convert_typed_edge_list(const TypedEdgeListInput& input, const std
   if (!labels.id.empty()) {
     const int32_t type = g.type_ids.at(labels.type[0]);
     if (!has_incoming_relation(g, type)) {
-      log_warn(input.path, ": no relation ends at the labelled type ", labels.type[0], ", so a relational model learns ",
-               "nothing from its neighbours (graphtier train refuses it); convert without --no-reverses to add ",
-               "each relation's reverse");
+      log_warn(input.path, ": no relation ends at the labelled type ", labels.type[0], ", so a relational model ",
+               "learns nothing from its neighbours (graphtier train refuses it); convert without --no-reverses to ",
+               "add each relation's reverse");
     }
   }
   session.topology_written(write_typed_topology(session.writer(), g, offset, input.path, options.keep_self_loops, pool),

@@ -102,7 +102,9 @@ CLI::App* add_format(CLI::App& convert, const char* name, const char* descriptio
     cmd->add_option("--align", c.args.align, "Feature row alignment in bytes: 0 (packed), 512 or 4096")
         ->capture_default_str();
   }
-  if (kind == FormatKind::kEdges) cmd->add_flag("--symmetrize", c.args.symmetrize, "Also store the reverse of every edge");
+  if (kind == FormatKind::kEdges) {
+    cmd->add_flag("--symmetrize", c.args.symmetrize, "Also store the reverse of every edge");
+  }
   if (kind != FormatKind::kPlanetoid) {
     cmd->add_flag("--keep-self-loops", c.args.keep_self_loops, "Keep edges from a node to itself (default: dropped)");
   }

@@ -48,7 +48,8 @@ void print_partition(const std::string& dir, const GlobalOptions& global) {
     std::cout << j.dump(2) << '\n';
     return;
   }
-  const std::string source = m["source"]["name"].get<std::string>() + " (" + m["source"]["path"].get<std::string>() + ")";
+  const std::string source =
+      m["source"]["name"].get<std::string>() + " (" + m["source"]["path"].get<std::string>() + ")";
   if (m.contains("rank")) {
     std::printf("partition  %s: rank %lld of a partition of %s for %lld ranks\n", dir.c_str(),
                 m["rank"].get<long long>(), source.c_str(), m["ranks"].get<long long>());
@@ -171,7 +172,8 @@ void register_info(CLI::App& app, const GlobalOptions& global) {
   auto opt = std::make_shared<InfoOptions>();
   auto* cmd = app.add_subcommand("info", "Print counts, degree statistics, sizes and tier ranges of a dataset, or what "
                                          "a partition directory holds");
-  cmd->add_option("dataset", opt->dataset, "Dataset directory, partition directory or one rank's directory")->required();
+  cmd->add_option("dataset", opt->dataset, "Dataset directory, partition directory or one rank's directory")
+      ->required();
   cmd->add_option("--gpu-budget", opt->gpu_budget, "GPU hot-tier budget: bytes (4GiB) or percent of the features (10%)")
       ->check(kBudget);
   cmd->add_option("--cpu-budget", opt->cpu_budget, "Pinned CPU-tier budget: bytes or percent of the features")

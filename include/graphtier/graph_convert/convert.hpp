@@ -140,8 +140,9 @@ ConvertReport convert_edge_list(const EdgeListInput& input, const std::string& o
 /// one gets `dst:rev_<rel>:src`, its edges reversed (PyG's ToUndirected; ConvertReport::
 /// added_reverses lists them), unless add_reverses is false: then a labelled type that no relation
 /// enters is warned about (a relational model learns nothing from its neighbours). The edges are
-/// held in memory (up to about 50 bytes an edge), so ConvertOptions::memory_budget is refused, as are
-/// num_nodes and symmetrize (each type's count is its largest id + 1; reverses are listed).
+/// held in memory (up to about 50 bytes an edge, twice that for a relation whose reverse is added),
+/// so ConvertOptions::memory_budget is refused, as are num_nodes and symmetrize (each type's count
+/// is its largest id + 1; reverses are listed or added).
 struct TypedEdgeListInput {
   std::string path;
   std::string labels;  // "": no labels
