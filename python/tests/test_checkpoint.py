@@ -3,6 +3,7 @@ malformed with ValueError naming the file, as it does a damaged file (fuzz/check
 these), and refuses torch.save's formats, which earlier versions wrote, without unpickling them: on
 torch 1.13 torch.load would run the code a hostile file names."""
 
+import json
 import os
 import pickle
 import types
@@ -10,6 +11,8 @@ import types
 import pytest
 import torch
 
+import graphtier
+from conftest import run_cli
 from graphtier import training
 
 DS = types.SimpleNamespace(name="g", num_nodes=600, num_edges=3000, feature_dim=8, num_classes=4, path="/data/g",
@@ -71,6 +74,18 @@ def test_the_dataset_is_identified_by_its_content(tmp_path, capsys):
     assert capsys.readouterr().err == (f"graphtier: warning: {path}: written by an earlier graphtier that did not "
                                        "record its dataset's content; resuming on /data/g2 by its name and counts "
                                        "only\n")
+
+
+def test_a_datasets_content_is_its_manifests_checksums(tmp_path):
+    for seed in (1, 2):
+        run_cli("generate", "--out", str(tmp_path / f"g{seed}"), "--nodes", "100", "--edges", "400", "--feature-dim",
+                "4", "--classes", "2", "--seed", str(seed))
+    ds = graphtier.Dataset(str(tmp_path / "g1"))
+    files = json.loads((tmp_path / "g1" / "manifest.json").read_text())["files"]
+    assert ds.file_checksums == {entry["path"]: entry["xxh3"] for entry in files.values()}
+    identity = training.dataset_identity(ds)
+    assert identity["content"] == training.content_hash(ds.file_checksums)
+    assert identity["content"] != training.dataset_identity(graphtier.Dataset(str(tmp_path / "g2")))["content"]
 
 
 def test_saving_is_atomic_and_leaves_no_temporary_file(tmp_path):
