@@ -1,4 +1,5 @@
-// `graphtier info`: counts, degree statistics, sizes and static tier ranges of a dataset.
+// `graphtier info`: counts, degree statistics, sizes and static tier ranges of a dataset (and, for a
+// rank's graph/ or features/, the partition it belongs to); what a partition directory holds.
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
