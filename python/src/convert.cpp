@@ -68,17 +68,19 @@ void bind_convert(nb::module_& m) {
   m.def(
       "convert_typed_edge_list",
       [](const std::string& input, const std::string& labels, const std::string& split, uint64_t seed,
-         const std::string& out, const CommonArgs& common) {
+         const std::string& out, const CommonArgs& common, bool add_reverses) {
         graph::TypedEdgeListInput in;
         in.path = input;
         in.labels = labels;
         in.seed = seed;
+        in.add_reverses = add_reverses;
         graph::parse_split_fractions(split, in);
         return run(common, [&](const graph::ConvertOptions& o, ThreadPool& pool) {
           return graph::convert_typed_edge_list(in, out, o, pool);
         });
       },
-      nb::arg("input"), nb::arg("labels"), nb::arg("split"), nb::arg("seed"), nb::arg("out"), nb::arg("common"));
+      nb::arg("input"), nb::arg("labels"), nb::arg("split"), nb::arg("seed"), nb::arg("out"), nb::arg("common"),
+      nb::arg("add_reverses") = true);
 
   m.def(
       "convert_npy",

@@ -2,11 +2,13 @@
 // (docs/architecture.md, Conventions 10): argument conversion and zero-copy views here; logic in
 // the C++ engine; types, docstrings and defaults in python/graphtier.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstring>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,6 +54,15 @@ void bind_dataset(nb::module_& m) {
       .def_prop_ro("feature_dtype",
                    [](const DatasetHandle& d) { return std::string(dtype_name(d.dataset->manifest().features.dtype)); })
       .def_prop_ro("hotness", [](const DatasetHandle& d) { return d.dataset->manifest().hotness; })
+      .def_prop_ro(
+          "file_checksums",
+          [](const DatasetHandle& d) {
+            std::map<std::string, std::string> sums;
+            for (const auto& [array, entry] : d.dataset->manifest().files) sums[entry.path] = entry.xxh3;
+            return sums;
+          },
+          "Each file's XXH3-64 as the manifest records it ({file name: 16 hex digits}): the dataset's "
+          "content, which a training checkpoint identifies it by.")
       .def(
           "split",
           [](const DatasetHandle& d, const std::string& name) {

@@ -3,6 +3,7 @@ malformed with ValueError naming the file, as it does a damaged file (fuzz/check
 these), and refuses torch.save's formats, which earlier versions wrote, without unpickling them: on
 torch 1.13 torch.load would run the code a hostile file names."""
 
+import json
 import os
 import pickle
 import types
@@ -10,9 +11,12 @@ import types
 import pytest
 import torch
 
+import graphtier
+from conftest import run_cli
 from graphtier import training
 
-DS = types.SimpleNamespace(name="g", num_nodes=600, num_edges=3000, feature_dim=8, num_classes=4, path="/data/g")
+DS = types.SimpleNamespace(name="g", num_nodes=600, num_edges=3000, feature_dim=8, num_classes=4, path="/data/g",
+                           file_checksums={"indptr.bin": "00000000000000aa", "indices.bin": "00000000000000bb"})
 
 
 def _save(tmp_path, dataset) -> str:
@@ -45,6 +49,43 @@ def test_malformed_or_foreign_dataset_record_is_a_value_error(tmp_path, dataset,
         training.load_checkpoint(path, DS)
     for word in [path, *words]:
         assert word in str(e.value), (word, str(e.value))
+
+
+def test_the_dataset_is_identified_by_its_content(tmp_path, capsys):
+    # Same name and counts, another file (a renumbered copy): refused, naming the dataset it was written for.
+    other_indices = dict(DS.file_checksums, **{"indices.bin": "00000000000000cc"})
+    renumbered = types.SimpleNamespace(**dict(vars(DS), path="/data/g2", file_checksums=other_indices))
+    path = _save(tmp_path, training.dataset_identity(DS))
+    with pytest.raises(ValueError) as e:
+        training.load_checkpoint(path, renumbered)
+    message = str(e.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}: written for another dataset: 'g' at /data/g (600 nodes, 3000 edges, content "
+                              f"{training.content_hash(DS.file_checksums)}); this is 'g' at /data/g2")
+    # The content, not the place: the same files elsewhere resume, in any order of the record.
+    moved = types.SimpleNamespace(**dict(vars(DS), path="/elsewhere",
+                                         file_checksums=dict(reversed(list(DS.file_checksums.items())))))
+    assert training.load_checkpoint(path, moved)["dataset"]["content"] == training.content_hash(DS.file_checksums)
+    assert capsys.readouterr().err == ""
+    # An earlier checkpoint without the content: accepted on name and counts, with a warning saying so.
+    old = {k: v for k, v in training.dataset_identity(DS).items() if k not in ("content", "path")}
+    path = _save(tmp_path, old)
+    assert training.load_checkpoint(path, renumbered)["dataset"] == old
+    assert capsys.readouterr().err == (f"graphtier: warning: {path}: written by an earlier graphtier that did not "
+                                       "record its dataset's content; resuming on /data/g2 by its name and counts "
+                                       "only\n")
+
+
+def test_a_datasets_content_is_its_manifests_checksums(tmp_path):
+    for seed in (1, 2):
+        run_cli("generate", "--out", str(tmp_path / f"g{seed}"), "--nodes", "100", "--edges", "400", "--feature-dim",
+                "4", "--classes", "2", "--seed", str(seed))
+    ds = graphtier.Dataset(str(tmp_path / "g1"))
+    files = json.loads((tmp_path / "g1" / "manifest.json").read_text())["files"]
+    assert ds.file_checksums == {entry["path"]: entry["xxh3"] for entry in files.values()}
+    identity = training.dataset_identity(ds)
+    assert identity["content"] == training.content_hash(ds.file_checksums)
+    assert identity["content"] != training.dataset_identity(graphtier.Dataset(str(tmp_path / "g2")))["content"]
 
 
 def test_saving_is_atomic_and_leaves_no_temporary_file(tmp_path):

@@ -96,6 +96,18 @@ def test_typed_edge_list_matches_the_command_and_names_its_types(tmp_path, outs)
         graphtier.convert.typed_edge_list(acm / "edge.txt.gz", tmp_path / "bad", labels=tmp_path / "labels.txt")
 
 
+def test_typed_edge_list_adds_missing_reverses_unless_told_not_to(tmp_path):
+    # ACM lists each relation both ways: nothing is added. One way only: a:rev_to:p is.
+    assert graphtier.convert.typed_edge_list(DATASETS / "acm" / "edge.txt.gz", tmp_path / "acm")["added_reverses"] == []
+    (tmp_path / "e.txt").write_text("0 0 p-a\n1 0 p-a\n")
+    report = graphtier.convert.typed_edge_list(tmp_path / "e.txt", tmp_path / "both")
+    assert report["added_reverses"] == ["a:rev_to:p"]
+    d = graphtier.Dataset(str(tmp_path / "both"))
+    assert d.relations == ["p:to:a", "a:rev_to:p"] and d.reverse_relations == [1, 0]
+    report = graphtier.convert.typed_edge_list(tmp_path / "e.txt", tmp_path / "one", reverses=False)
+    assert report["added_reverses"] == [] and graphtier.Dataset(str(tmp_path / "one")).relations == ["p:to:a"]
+
+
 def test_a_homogeneous_dataset_has_no_types(tmp_path):
     path = tmp_path / "edges.txt"
     path.write_text("0 1\n1 2\n")

@@ -125,7 +125,8 @@ def test_cora_on_two_ranks_reaches_the_single_process_accuracy(cora, tmp_path):
 
 def test_a_checkpoint_of_another_process_grid_is_refused(tmp_path):
     # Its position counts steps of another number of minibatches: resuming from it would train others.
-    ds = types.SimpleNamespace(name="g", num_nodes=600, num_edges=3000, feature_dim=8, num_classes=4, path="g")
+    ds = types.SimpleNamespace(name="g", num_nodes=600, num_edges=3000, feature_dim=8, num_classes=4, path="g",
+                               file_checksums={"indptr.bin": "0123456789abcdef"})
     state = {k: {} for k in training.CHECKPOINT_KEYS}
     state["dataset"] = training.dataset_identity(ds)
     for saved, here, words in (({"ranks": 2, "replication": 1}, None, "a run on 2 ranks, this run is on one process"),

@@ -1,6 +1,7 @@
 """python -m graphtier.train refuses bad options and bad checkpoints with one line on stderr naming
 the problem and exit status 2, never a traceback."""
 
+import os
 import subprocess
 import sys
 
@@ -76,6 +77,18 @@ def test_bad_checkpoints_are_one_line_and_exit_2(synthetic, small, tmp_path):
 
     resumed = _train(small, *FAST, "--checkpoint", str(ckpt), "--resume")
     assert resumed.returncode == 0, resumed.stderr
+
+
+def test_a_checkpoint_of_renumbered_cora_does_not_resume_on_the_original(cora, tmp_path):
+    # The cora fixture is the converted Cora (raw/) renumbered by `prepare` (wrpr/): the same name and
+    # counts, other contents. The checkpoint knows which it was written for.
+    original = os.path.join(os.path.dirname(cora), "raw")
+    ckpt = tmp_path / "run.pt"
+    first = _train(cora, *FAST, "--checkpoint", str(ckpt), "--stop-after-batches", "1")
+    assert first.returncode == 0, first.stderr
+    _assert_refused(_train(original, *FAST, "--checkpoint", str(ckpt), "--resume"), str(ckpt),
+                    f"written for another dataset: 'cora' at {cora} (2708 nodes", f"this is 'cora' at {original}")
+    assert _train(cora, *FAST, "--checkpoint", str(ckpt), "--resume").returncode == 0
 
 
 def test_a_checkpoint_of_another_model_is_one_line_and_exit_2(small, tmp_path):

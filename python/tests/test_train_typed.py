@@ -47,6 +47,26 @@ def igbh_small(tmp_path_factory) -> str:
     return path
 
 
+@pytest.mark.parametrize("model", ["rsage", "rgcn", "rgat"])
+def test_a_labelled_type_no_relation_enters_is_one_line_and_exit_2(tmp_path, capsys, model):
+    # Only p -> a: the papers (labelled) have no in-neighbours unless the converter adds a:rev_to:p.
+    (tmp_path / "edges.txt").write_text("".join(f"{p} {p % 3} p-a\n" for p in range(12)))
+    (tmp_path / "labels.txt").write_text("".join(f"p{p} {p % 2}\n" for p in range(12)))
+    run_cli("convert", "typed-edge-list", str(tmp_path / "edges.txt"), "--labels", str(tmp_path / "labels.txt"),
+            "--split", "0.5,0.25", "--no-reverses", "--out", str(tmp_path / "one_way"))
+    assert train.main([str(tmp_path / "one_way"), "--model", model, "--epochs", "1", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Traceback" not in err
+    assert err.endswith("no relation ends at the labelled type p, so --model " + model + " would learn nothing from "
+                        "its neighbours: convert it with each relation's reverse (graphtier convert typed-edge-list "
+                        "adds them unless --no-reverses)")
+    # Converted by default, the reverse is there and the same training runs.
+    run_cli("convert", "typed-edge-list", str(tmp_path / "edges.txt"), "--labels", str(tmp_path / "labels.txt"),
+            "--split", "0.5,0.25", "--out", str(tmp_path / "both_ways"))
+    assert train.main([str(tmp_path / "both_ways"), "--model", model, "--epochs", "1", "--quiet",
+                       "--fanouts", "2,2"]) == 0
+
+
 def test_typed_baseline_reads_the_rows_the_store_serves(igbh_small):
     """--baseline on a typed dataset gathers each type's rows from its memory-mapped table in the
     training loop; the same seed then trains bit for bit as through graphtier's TypedFeatureStore."""

@@ -23,6 +23,7 @@ std::string report_json(const ConvertReport& r) {
     j["node_types"] = r.num_node_types;
     j["relations"] = r.num_relations;
     j["type_feature_tables"] = r.type_feature_tables;
+    j["added_reverses"] = r.added_reverses;
   }
   j["total_bytes"] = r.total_bytes;
   j["seconds"] = {{"topology", r.topology_seconds}, {"features", r.features_seconds}, {"total", r.total_seconds}};

@@ -5,7 +5,8 @@
 // The per-type ids become global ones only once every type's count is known (after the whole
 // file), so the edges are parsed once and held: 17 bytes each as read, 32 more while the
 // reverse relations are found, then 8 more grouping them by relation while the shared typed CSC
-// builder (write_typed_csc) places them, 8 bytes an entry.
+// builder (write_typed_csc) places them, 8 bytes an entry. A relation given no reverse gets one
+// (add_missing_reverses): its edges are held twice, once each way.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -20,6 +21,7 @@
 
 #include "convert_csc.hpp"
 #include "convert_session.hpp"
+#include "convert_typed.hpp"
 #include "text_lines.hpp"
 #include "graphtier/core/error.hpp"
 #include "graphtier/core/log.hpp"
@@ -210,7 +212,11 @@ struct LabelLines {
   std::vector<int32_t> label;
 };
 
-std::optional<ParseError> parse_label_lines(std::string_view text, LabelLines& out) {
+/// `edges` (the parsed edge file, named `edges_path`) bounds each labelled node: a node no edge
+/// reaches would grow its type and shift the global ids of every type after it, so its line is
+/// refused (a type no edge has is refused after parsing, with the types there are).
+std::optional<ParseError> parse_label_lines(std::string_view text, const TypedEdges& edges,
+                                            const std::string& edges_path, LabelLines& out) {
   const char* const begin = text.data();
   return detail::for_each_line(text, [&](const char* line, const char* eol) -> std::optional<std::string> {
     const char* p = line;
@@ -239,6 +245,14 @@ std::optional<ParseError> parse_label_lines(std::string_view text, LabelLines& o
         label > std::numeric_limits<int32_t>::max()) {
       return concat("expected '<type><id> <class>' or '<type> <id> <class>' (a type name, then non-negative ",
                     "integers; classes below 2^31), got ", quote_line(text, line - begin));
+    }
+    if (const auto it = edges.type_ids.find(type); it != edges.type_ids.end()) {
+      const int64_t count = edges.type_count[static_cast<std::size_t>(it->second)];
+      if (id >= count) {
+        return concat("node ", type, id, " is in no edge of ", edges_path, " (type ", type, " has ids 0 to ",
+                      count - 1, " there): labelling it would add nodes to ", type, " and shift the ids of the types ",
+                      "after it; label only nodes that have an edge");
+      }
     }
     out.type.emplace_back(type);
     out.id.push_back(id);
@@ -292,6 +306,52 @@ std::vector<int32_t> find_reverses(const TypedEdges& g, const std::vector<int64_
     if (reverse[r] >= 0 && reverse[static_cast<std::size_t>(reverse[r])] != static_cast<int32_t>(r)) reverse[r] = -1;
   }
   return reverse;
+}
+
+/// Adds `dst:rev_<rel>:src` for every relation r without a reverse (reverse[r] < 0), with r's
+/// edges reversed, and records the pair in `reverse`, as PyG's ToUndirected does: a relational
+/// model then reaches every type from its neighbours (a labelled type no relation enters learns
+/// nothing from the graph). Returns the added relations' names. Throws FormatError naming `path`
+/// when a reverse's name is taken or too long, or the relations would be too many.
+std::vector<std::string> add_missing_reverses(TypedEdges& g, std::vector<int32_t>& reverse, const std::string& path) {
+  const std::size_t num_read = g.relations.size();
+  std::vector<int32_t> added_as(num_read, -1);
+  std::vector<std::string> added;
+  for (std::size_t r = 0; r < num_read; ++r) {
+    if (reverse[r] >= 0) continue;
+    const EdgeType& forward = g.relations[r];
+    const EdgeType back{forward.dst, std::string(detail::kReversePrefix) + forward.rel, forward.src};
+    const bool taken = std::any_of(g.relations.begin(), g.relations.end(),
+                                   [&](const EdgeType& t) { return t.name() == back.name(); });
+    if (taken || back.rel.size() > 64 || g.relations.size() == kMaxRelations) {
+      const std::string why = taken                   ? "the name is taken"
+                              : back.rel.size() > 64 ? "its name is longer than 64 characters"
+                                                     : concat("more than ", kMaxRelations, " relations");
+      throw FormatError(path, concat("relation ", forward.name(), " has no reverse, and ", back.name(),
+                                     " cannot be added: ", why, " (--no-reverses leaves it without one)"));
+    }
+    added_as[r] = static_cast<int32_t>(g.relations.size());
+    reverse[r] = added_as[r];
+    reverse.push_back(static_cast<int32_t>(r));
+    g.relations.push_back(back);
+    g.relation_types.push_back({g.relation_types[r].dst_type, g.relation_types[r].src_type});
+    added.push_back(back.name());
+  }
+  const std::size_t num_edges = g.src.size();
+  for (std::size_t e = 0; e < num_edges; ++e) {
+    if (const int32_t q = added_as[g.rel[e]]; q >= 0) {
+      g.src.push_back(g.dst[e]);
+      g.dst.push_back(g.src[e]);
+      g.rel.push_back(static_cast<uint8_t>(q));
+    }
+  }
+  return added;
+}
+
+/// Whether some relation ends at node type `type`.
+bool has_incoming_relation(const TypedEdges& g, int32_t type) {
+  return std::any_of(g.relation_types.begin(), g.relation_types.end(),
+                     [&](const RelationTypes& t) { return t.dst_type == type; });
 }
 
 /// One relation's edges of the parsed file, as an edge input of write_typed_csc: `order` lists
@@ -411,7 +471,8 @@ ConvertReport convert_typed_edge_list(const TypedEdgeListInput& input, const std
   if (!input.labels.empty()) {
     const detail::SourcePtr label_source = detail::text_source(input.labels);
     detail::parse_lines<LabelLines>(
-        *label_source, pool, nullptr, [](std::string_view text, LabelLines& o) { return parse_label_lines(text, o); },
+        *label_source, pool, nullptr,
+        [&](std::string_view text, LabelLines& o) { return parse_label_lines(text, g, input.path, o); },
         [&](std::vector<LabelLines>& parts, const detail::TextBlock&) {
           for (LabelLines& part : parts) {
             labels.type.insert(labels.type.end(), part.type.begin(), part.type.end());
@@ -434,7 +495,6 @@ ConvertReport convert_typed_edge_list(const TypedEdgeListInput& input, const std
                                                return names;
                                              }(), ")"));
     }
-    for (const int64_t id : labels.id) g.saw(g.type_ids.at(labels.type[0]), id);
   }
 
   std::vector<int64_t> offset{0};
@@ -445,7 +505,18 @@ ConvertReport convert_typed_edge_list(const TypedEdgeListInput& input, const std
       throw FormatError(input.path, problem);
     }
   }
-  const std::vector<int32_t> reverse = find_reverses(g, offset, options.keep_self_loops);
+  std::vector<int32_t> reverse = find_reverses(g, offset, options.keep_self_loops);
+  const std::size_t edges_read = g.src.size();
+  const std::vector<std::string> added = input.add_reverses ? add_missing_reverses(g, reverse, input.path)
+                                                            : std::vector<std::string>{};
+  if (!labels.id.empty()) {
+    const int32_t type = g.type_ids.at(labels.type[0]);
+    if (!has_incoming_relation(g, type)) {
+      log_warn(input.path, ": no relation ends at the labelled type ", labels.type[0], ", so a relational model ",
+               "learns nothing from its neighbours (graphtier train refuses it); convert without --no-reverses to ",
+               "add each relation's reverse");
+    }
+  }
   session.topology_written(write_typed_topology(session.writer(), g, offset, input.path, options.keep_self_loops, pool),
                            seconds_since(start));
 
@@ -478,7 +549,10 @@ ConvertReport convert_typed_edge_list(const TypedEdgeListInput& input, const std
                                                                     : concat(" --labels ", input.labels, " --split ",
                                                                              input.train_fraction, ",", input.valid_fraction,
                                                                              " --seed ", input.seed),
+                                               input.add_reverses ? "" : " --no-reverses",
                                                options.keep_self_loops ? " (self-loops kept)" : ""));
+  report.input_edges -= static_cast<int64_t>(g.src.size() - edges_read);  // the added reverses were not read
+  report.added_reverses = added;
   report.num_node_types = static_cast<int64_t>(g.types.size());
   report.num_relations = static_cast<int64_t>(g.relations.size());
   return report;

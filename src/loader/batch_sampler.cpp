@@ -11,6 +11,7 @@
 
 #include "graphtier/core/device_memory.hpp"
 #include "graphtier/core/error.hpp"
+#include "graphtier/core/memory.hpp"
 #include "graphtier/sample/epoch.hpp"
 #include "device_ops.hpp"
 
@@ -71,6 +72,10 @@ BatchSampler::BatchSampler(const graph::Dataset& dataset, std::vector<int64_t> i
                            bool input_ids_to_host, std::vector<int64_t> input_time)
     : options_(options), ids_(std::move(ids)), graph_{graph::CscView::of(dataset), {}, dataset.hetero()},
       pool_(options.gpu_sampling && options.sample_threads <= 0 ? kGpuSamplingStreams : options.sample_threads) {
+  // Said here, in the option's name, before a GPU sampler's own parts (its topology, streams) would.
+  GRAPHTIER_EXPECTS(!options.gpu_sampling || cuda_available(), Unsupported,
+                    "gpu_sampling (--gpu-sampling) needs graphtier built with CUDA (the 'cuda' preset) and a visible "
+                    "GPU; without them, leave it off to sample on the CPU");
   GRAPHTIER_EXPECTS(options.batch_size >= 1, InvalidArgument, "batch size must be >= 1, got ", options.batch_size);
   GRAPHTIER_EXPECTS(options.batch_offset >= 0, InvalidArgument, "batch_offset must be >= 0, got ",
                     options.batch_offset);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "graphtier/core/device_memory.hpp"
@@ -13,6 +14,7 @@
 #include "graphtier/core/log.hpp"
 #include "graphtier/loader/bounded_queue.hpp"
 #include "graphtier/sample/epoch.hpp"
+#include "graphtier/sample/sample_graph.hpp"
 #include "accumulator.hpp"
 #include "batch_sampler.hpp"
 #include "device_ops.hpp"
@@ -67,7 +69,25 @@ std::vector<int64_t> split_ids(const graph::Dataset& d, graph::Split split, cons
                     " split is in the dataset's own numbering: ids_numbering 'original' applies to ids given, not "
                     "to a split");
   const std::span<const int64_t> ids = d.split(split);
+  GRAPHTIER_EXPECTS(!ids.empty(), InvalidArgument, "the ", graph::split_name(split), " split of ", d.dir(),
+                    " is empty: no node to iterate (graphtier info lists the splits)");
   return {ids.begin(), ids.end()};
+}
+
+/// `ids`, unchanged, once a repeat among original ids is refused as the caller gave it: the
+/// sampler, which checks the mapped ids, would name the id it was mapped to. Their range is named
+/// in the original numbering too (Dataset::from_original).
+std::vector<int64_t> repeats_named_as_given(const graph::Dataset& d, std::vector<int64_t> ids,
+                                            std::optional<graph::Numbering> numbering) {
+  if (numbering != graph::Numbering::kOriginal) return ids;
+  std::vector<int64_t> own(ids.size());
+  d.from_original(ids, own);  // the range first: check_seeds would name it without the numbering
+  try {
+    sample::check_seeds(ids, d.num_nodes());
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(detail::concat(e.what(), " (ids in the original numbering)"));
+  }
+  return ids;
 }
 
 }  // namespace
@@ -109,7 +129,10 @@ struct Loader::Impl {
         store(s),
         typed_store(typed),
         options(std::move(o)),
-        sampler(d, in_own_numbering(d, std::move(ids), options.ids_numbering), options, s != nullptr,
+        sampler(d,
+                in_own_numbering(d, repeats_named_as_given(d, std::move(ids), options.ids_numbering),
+                                 options.ids_numbering),
+                options, s != nullptr,
                 std::move(input_time)) {
     GRAPHTIER_EXPECTS(options.window >= 0 && options.prefetch >= 1 && options.max_merge >= 1, InvalidArgument,
                       "loader needs window >= 0, prefetch >= 1 and max_merge >= 1, got ", options.window, ", ",

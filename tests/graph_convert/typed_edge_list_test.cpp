@@ -76,7 +76,10 @@ class TypedEdgeListTest : public ::testing::Test {
 };
 
 TEST_F(TypedEdgeListTest, TinyFileGivesTheHandComputedTypedCsc) {
-  const ConvertReport r = convert(kTinyEdges);
+  TypedEdgeListInput as_written;
+  as_written.add_reverses = false;  // p:to:s keeps no reverse (the next test adds it)
+  const ConvertReport r = convert(kTinyEdges, "", as_written);
+  EXPECT_TRUE(r.added_reverses.empty());
   EXPECT_EQ(r.input_edges, 11);
   EXPECT_EQ(r.self_loops_removed, 1);
   EXPECT_EQ(r.duplicates_removed, 1);
@@ -105,10 +108,46 @@ TEST_F(TypedEdgeListTest, TinyFileGivesTheHandComputedTypedCsc) {
   EXPECT_NO_THROW(d.verify_checksums());
 }
 
+TEST_F(TypedEdgeListTest, ARelationWithoutReverseGetsOneAdded) {
+  // p:to:s has none in kTinyEdges: s:rev_to:p (relation 4) holds s0 -> p0, and the pair is
+  // recorded both ways; the relations the file reverses itself keep theirs, nothing else is added.
+  const ConvertReport r = convert(kTinyEdges);
+  EXPECT_EQ(r.added_reverses, (std::vector<std::string>{"s:rev_to:p"}));
+  EXPECT_EQ(r.num_relations, 5);
+  EXPECT_EQ(r.input_edges, 11);  // as read: the added edges are not counted
+  const Dataset d = Dataset::open(last_);
+  const HeteroSchema& s = d.schema();
+  ASSERT_EQ(s.num_relations(), 5);
+  EXPECT_EQ(s.relation_name(4), "s:rev_to:p");
+  EXPECT_EQ(s.relations[3].reverse, 4);
+  EXPECT_EQ(s.relations[4].reverse, 3);
+  EXPECT_EQ(s.relations[0].reverse, 1);
+  EXPECT_EQ(s.relations[2].reverse, 2);
+  // p0 <- a0 a1 (a:to:p), p1 (cites), s0 (s:rev_to:p); the other columns as before.
+  EXPECT_EQ(read_csc(d), (Csc{{0, 4, 6, 6, 7, 9, 10}, {3, 4, 1, 5, 4, 0, 0, 0, 1, 0}}));
+  const HeteroView view = d.hetero();
+  EXPECT_EQ(std::vector<uint8_t>(view.type_per_edge.begin(), view.type_per_edge.end()),
+            (std::vector<uint8_t>{1, 1, 2, 4, 1, 2, 0, 0, 0, 3}));
+  // A labelled type no relation enters gets its incoming relation the same way.
+  convert("0 0 p-a\n1 0 p-a\n", "p0 1\np1 0\n");
+  EXPECT_EQ(Dataset::open(last_).schema().relation_name(1), "a:rev_to:p");
+}
+
+TEST_F(TypedEdgeListTest, AReverseWhoseNameIsTakenIsRefused) {
+  // s:rev_to:p is not p:to:s reversed (s0 -> p1), so p:to:s has no reverse, and its name is taken.
+  expect_mentions(error_of([&] { convert("0 0 p-s\n0 1 s:rev_to:p\n"); }),
+                  {"edges.txt", "relation p:to:s has no reverse", "s:rev_to:p cannot be added", "--no-reverses"});
+  TypedEdgeListInput as_written;
+  as_written.add_reverses = false;
+  EXPECT_EQ(convert("0 0 p-s\n0 1 s:rev_to:p\n", "", as_written).num_relations, 2);
+}
+
 TEST_F(TypedEdgeListTest, GzipInputGivesTheSameDataset) {
   test::write_gzip(path("edges.txt.gz"), kTinyEdges);
   const std::string gz = out();
-  const ConvertReport r = convert_typed_edge_list(typed_input(path("edges.txt.gz")), gz, {}, pool_);
+  TypedEdgeListInput input = typed_input(path("edges.txt.gz"));
+  input.add_reverses = false;
+  const ConvertReport r = convert_typed_edge_list(input, gz, {}, pool_);
   EXPECT_EQ(r.format, "typed edge list (gzip)");
   EXPECT_EQ(read_csc(Dataset::open(gz)), kTinyCsc);
 }
@@ -183,6 +222,9 @@ TEST_F(TypedEdgeListTest, RefusesMalformedLabels) {
       {"p0 1\na0 1\n", "labels nodes of types p and a; one type is labelled"},
       {"q0 1\n", "labels nodes of type q, which no edge of"},
       {"p0 1\np 0 1\n", "node p0 is labelled twice"},
+      // p has ids 0 to 2 in the edges: p3 would grow p and shift a's and s's ids.
+      {"p0 1\np3 0\n", "labels.txt:2: node p3 is in no edge of"},
+      {"s 1 0\n", "labels.txt:1: node s1 is in no edge of"},
   };
   for (const auto& [text, message] : cases) {
     const std::string what = error_of([&] { convert(kTinyEdges, text); });

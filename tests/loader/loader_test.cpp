@@ -1006,6 +1006,39 @@ TEST(Loader, BadOptionsAndIdsAreRejected) {
 #endif
 }
 
+TEST(Loader, ARepeatedOriginalIdIsNamedAsGiven) {
+  // A renumbered path of 3 nodes: prepared id v is original id perm[v].
+  const test::TempDir tmp;
+  const std::vector<int64_t> perm{2, 0, 1};
+  {
+    graph::DatasetWriter w(tmp / "ds", false);
+    const std::vector<int64_t> indptr{0, 1, 2, 3};
+    const std::vector<int32_t> indices{1, 2, 0};
+    w.write_array("indptr", std::span<const int64_t>(indptr));
+    w.write_array("indices", std::span<const int32_t>(indices));
+    w.write_array("permutation", std::span<const int64_t>(perm));
+    graph::Manifest m;
+    m.num_nodes = 3;
+    m.num_edges = 3;
+    w.commit(m);
+  }
+  const graph::Dataset d = graph::Dataset::open(tmp / "ds");
+  LoaderOptions o = small_options();
+  o.ids_numbering = graph::Numbering::kOriginal;
+  try {
+    Loader bad(d, nullptr, {2, 1, 2}, o);  // original 2 is prepared 0: the message names 2
+    ADD_FAILURE() << "original id 2 given twice was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(std::string(e.what()), "seed 2 appears more than once (ids in the original numbering)");
+  }
+  try {
+    Loader bad(d, nullptr, {0, 3}, o);
+    ADD_FAILURE() << "original id 3 of a 3-node graph was accepted";
+  } catch (const OutOfRange& e) {
+    EXPECT_NE(std::string(e.what()).find("original node id 3 at position 1"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Loader, IdsInTheOriginalNumberingAreMappedToTheDatasetsOwn) {
   // A renumbered ring of 6 nodes (v <- v + 1): prepared id v is original id perm[v].
   const test::TempDir tmp;
@@ -1069,6 +1102,46 @@ TEST(Loader, IdsWithoutANumberingAreTheDatasetsOwnWhereItWasNeverRenumbered) {
   ASSERT_FALSE(o.ids_numbering.has_value());
   Loader unsaid(d, nullptr, {3, 1}, o);
   EXPECT_EQ(run_epoch(unsaid, 0).at(0).batch.seeds, (std::vector<int64_t>{3, 1}));
+}
+
+TEST(Loader, AnEmptySplitIsNamed) {
+  const test::TempDir tmp;
+  {
+    graph::DatasetWriter w(tmp / "ds", false);
+    const std::vector<int64_t> indptr{0, 1, 2, 3}, none, valid{1};
+    const std::vector<int32_t> indices{1, 2, 0};
+    w.write_array("indptr", std::span<const int64_t>(indptr));
+    w.write_array("indices", std::span<const int32_t>(indices));
+    w.write_array("train", std::span<const int64_t>(none));
+    w.write_array("valid", std::span<const int64_t>(valid));
+    graph::Manifest m;
+    m.num_nodes = 3;
+    m.num_edges = 3;
+    w.commit(m);
+  }
+  const graph::Dataset d = graph::Dataset::open(tmp / "ds");
+  EXPECT_NE(Loader::over_split(d, nullptr, graph::Split::kValid, small_options()), nullptr);
+  try {
+    Loader::over_split(d, nullptr, graph::Split::kTrain, small_options());
+    ADD_FAILURE() << "an empty train split was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(std::string(e.what()), "the train split of " + d.dir() +
+                                         " is empty: no node to iterate (graphtier info lists the splits)");
+  }
+}
+
+TEST(Loader, GpuSamplingWithoutCudaNamesTheOption) {
+  if (cuda_available()) GTEST_SKIP() << "a CUDA device is visible: GPU sampling works here";
+  const graph::Dataset d = graph::Dataset::open(dataset_dir());
+  LoaderOptions o = small_options();
+  o.gpu_sampling = true;
+  try {
+    Loader loader(d, nullptr, train_ids(d), o);
+    ADD_FAILURE() << "GPU sampling was accepted without CUDA";
+  } catch (const Unsupported& e) {
+    EXPECT_EQ(std::string(e.what()), "gpu_sampling (--gpu-sampling) needs graphtier built with CUDA (the 'cuda' "
+                                     "preset) and a visible GPU; without them, leave it off to sample on the CPU");
+  }
 }
 
 }  // namespace

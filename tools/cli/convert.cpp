@@ -43,6 +43,11 @@ void print_text(const graph::ConvertReport& r) {
   if (r.num_node_types > 0) {
     std::printf("typed      %lld node types, %lld relations\n", ll(r.num_node_types), ll(r.num_relations));
   }
+  if (!r.added_reverses.empty()) {
+    std::string names;
+    for (const std::string& name : r.added_reverses) names += (names.empty() ? "" : ", ") + name;
+    std::printf("reverses   %zu added: %s\n", r.added_reverses.size(), names.c_str());
+  }
   std::printf("edges      %lld stored from %lld read (%lld self-loops and %lld duplicate entries removed), max in-degree %lld\n",
               ll(r.num_edges), ll(r.input_edges), ll(r.self_loops_removed), ll(r.duplicates_removed), ll(r.max_in_degree));
   if (r.feature_dim > 0) {
@@ -74,30 +79,47 @@ void run(const CommonOptions& common, const GlobalOptions& global, const Convert
   }
 }
 
-/// Adds a format subcommand with the common options. Planetoid's extraction fixes the edge
-/// cleaning (PyG's) and uses --name for the dataset, so it gets neither option.
+/// Which of the common options a format takes (its --help lists only those).
+enum class FormatKind : uint8_t {
+  kEdges,      // every option
+  kPlanetoid,  // the extraction fixes the edge cleaning (PyG's) and uses --name for the dataset
+  kTyped,      // typed edge lists: no features, reverses listed or added, edges held in memory
+};
+
+/// Adds a format subcommand with the common options that apply to it.
 CLI::App* add_format(CLI::App& convert, const char* name, const char* description, CommonOptions& c,
-                     bool planetoid = false) {
+                     FormatKind kind = FormatKind::kEdges) {
   auto* cmd = convert.add_subcommand(name, description);
   cmd->add_option("-o,--out", c.out, "Output dataset directory")->required();
   cmd->add_flag("--overwrite", c.args.overwrite, "Replace an existing dataset at --out");
-  if (!planetoid) cmd->add_option("--name", c.args.name, "Dataset name in the manifest (default: the directory name)");
-  cmd->add_option("--dtype", c.args.dtype, "Feature dtype: float32, float16 or bfloat16 (converted)")
-      ->check(kDType)
-      ->capture_default_str();
-  cmd->add_option("--align", c.args.align, "Feature row alignment in bytes: 0 (packed), 512 or 4096")->capture_default_str();
-  if (!planetoid) {
+  if (kind != FormatKind::kPlanetoid) {
+    cmd->add_option("--name", c.args.name, "Dataset name in the manifest (default: the directory name)");
+  }
+  if (kind != FormatKind::kTyped) {
+    cmd->add_option("--dtype", c.args.dtype, "Feature dtype: float32, float16 or bfloat16 (converted)")
+        ->check(kDType)
+        ->capture_default_str();
+    cmd->add_option("--align", c.args.align, "Feature row alignment in bytes: 0 (packed), 512 or 4096")
+        ->capture_default_str();
+  }
+  if (kind == FormatKind::kEdges) {
     cmd->add_flag("--symmetrize", c.args.symmetrize, "Also store the reverse of every edge");
+  }
+  if (kind != FormatKind::kPlanetoid) {
     cmd->add_flag("--keep-self-loops", c.args.keep_self_loops, "Keep edges from a node to itself (default: dropped)");
   }
-  cmd->add_option("--num-nodes", c.args.num_nodes, "Number of nodes (suffixes: 10K, 10M); default from the input")
-      ->check(kCount);
+  if (kind != FormatKind::kTyped) {
+    cmd->add_option("--num-nodes", c.args.num_nodes, "Number of nodes (suffixes: 10K, 10M); default from the input")
+        ->check(kCount);
+  }
   cmd->add_option("--num-classes", c.args.num_classes, "Number of classes; default max label + 1 (or the format's)")
       ->check(kCount);
-  cmd->add_option("--memory-budget", c.args.memory_budget,
-                  "Memory for building the CSC: bytes (8GiB) or percent of RAM; more passes if smaller; 0: no limit")
-      ->check(kBudget)
-      ->capture_default_str();
+  if (kind != FormatKind::kTyped) {
+    cmd->add_option("--memory-budget", c.args.memory_budget,
+                    "Memory for building the CSC: bytes (8GiB) or percent of RAM; more passes if smaller; 0: no limit")
+        ->check(kBudget)
+        ->capture_default_str();
+  }
   return cmd;
 }
 
@@ -128,7 +150,7 @@ void register_convert(CLI::App& app, const GlobalOptions& global) {
   auto* typed = add_format(*convert, "typed-edge-list",
                            "Typed edge list, plain or gzip: one 'src dst TYPE [weight]' per line, TYPE 'A-B' or "
                            "'A:rel:B', ids per type from 0; a heterogeneous dataset",
-                           c);
+                           c, FormatKind::kTyped);
   typed->add_option("input", opt->typed_edge_list.path, "Edge list file (.gz or not: told by its magic bytes)")
       ->required();
   typed->add_option("--labels", opt->typed_edge_list.labels,
@@ -137,8 +159,13 @@ void register_convert(CLI::App& app, const GlobalOptions& global) {
                     "Fractions TRAIN,VAL of the labelled nodes drawn (seeded) for train and valid; the rest is test")
       ->capture_default_str();
   typed->add_option("--seed", opt->typed_edge_list.seed, "Seed of the split")->capture_default_str();
-  typed->callback([opt, &global] {
+  auto no_reverses = std::make_shared<bool>(false);
+  typed->add_flag("--no-reverses", *no_reverses,
+                  "Add no reverse relation: by default a relation the file gives no reverse (its edges reversed) "
+                  "gets dst:rev_<rel>:src, as PyG's ToUndirected");
+  typed->callback([opt, no_reverses, &global] {
     graph::parse_split_fractions(opt->typed_split, opt->typed_edge_list);
+    opt->typed_edge_list.add_reverses = !*no_reverses;
     run(opt->common, global, [&](const graph::ConvertOptions& o, ThreadPool& pool) {
       return graph::convert_typed_edge_list(opt->typed_edge_list, opt->common.out, o, pool);
     });
@@ -168,7 +195,7 @@ void register_convert(CLI::App& app, const GlobalOptions& global) {
   auto* planetoid = add_format(*convert, "planetoid",
                                "Planetoid pickles (Cora, Citeseer, PubMed) with PyG's semantics; needs python3 with "
                                "numpy and scipy",
-                               c, /*planetoid=*/true);
+                               c, FormatKind::kPlanetoid);
   planetoid->add_option("--root", opt->planetoid.root, "Directory holding ind.<name>.* files")->required();
   planetoid->add_option("--name", opt->planetoid.name, "cora, citeseer or pubmed (also the manifest name)")->required();
   planetoid->add_option("--python", opt->planetoid.python,

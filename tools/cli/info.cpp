@@ -1,5 +1,7 @@
-// `graphtier info`: counts, degree statistics, sizes and static tier ranges of a dataset.
+// `graphtier info`: counts, degree statistics, sizes and static tier ranges of a dataset (and, for a
+// rank's graph/ or features/, the partition it belongs to); what a partition directory holds.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -8,6 +10,7 @@
 #include "graphtier/core/log.hpp"
 #include "graphtier/feature/tier_ranges.hpp"
 #include "graphtier/graph/summary.hpp"
+#include "graphtier/prep/partition.hpp"
 #include "typed_summary.hpp"
 
 namespace graphtier::cli {
@@ -29,8 +32,64 @@ void print_degree(const char* name, const graph::DegreeStats& d) {
               static_cast<long long>(d.max), static_cast<long long>(d.zero_count));
 }
 
+/// `graphtier info` on a partition directory or one rank's (partition.json, docs/format.md): what
+/// it is, of which dataset, for how many ranks; its datasets are the ranks' graph/ and features/.
+void print_partition(const std::string& dir, const GlobalOptions& global) {
+  const auto m = nlohmann::ordered_json::parse(prep::read_partition_json(dir + "/partition.json"));
+  const bool typed = m.contains("type_feature_bounds");
+  if (global.json) {
+    nlohmann::ordered_json j;
+    j["partition"] = dir;
+    j["source"] = {{"name", m["source"]["name"]}, {"path", m["source"]["path"]}};
+    for (const char* key : {"ranks", "replication", "process_rows", "graph", "balance", "num_nodes", "num_edges",
+                            "hot_rows", "rank", "rank_dirs"}) {
+      if (m.contains(key)) j[key] = m[key];
+    }
+    j["typed"] = typed;
+    std::cout << j.dump(2) << '\n';
+    return;
+  }
+  const std::string source =
+      m["source"]["name"].get<std::string>() + " (" + m["source"]["path"].get<std::string>() + ")";
+  if (m.contains("rank")) {
+    std::printf("partition  %s: rank %lld of a partition of %s for %lld ranks\n", dir.c_str(),
+                m["rank"].get<long long>(), source.c_str(), m["ranks"].get<long long>());
+  } else {
+    std::printf("partition  %s: %s for %lld ranks\n", dir.c_str(), source.c_str(), m["ranks"].get<long long>());
+  }
+  std::printf("grid       %lld process rows x replication %lld, graph %s, feature rows balanced by %s\n",
+              m["process_rows"].get<long long>(), m["replication"].get<long long>(),
+              m["graph"].get<std::string>().c_str(), m["balance"].get<std::string>().c_str());
+  std::printf("nodes      %lld (%s, %lld hot rows on every rank)\n", m["num_nodes"].get<long long>(),
+              typed ? "typed: each type's rows split across the process rows" : "one type",
+              m["hot_rows"].get<long long>());
+  std::printf("edges      %lld\n", m["num_edges"].get<long long>());
+  std::string base = dir;
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  const std::string first = m.contains("rank") ? base : base + "/" + m["rank_dirs"][0].get<std::string>();
+  std::printf("datasets   each rank's graph/ and features/ (graphtier info %s/graph)\n", first.c_str());
+}
+
+/// "graph/ of rank K of a partition (...)" for a rank's graph/ or features/ dataset, else "".
+std::string part_of_partition(const std::string& dataset_dir) {
+  std::filesystem::path dir = std::filesystem::path(dataset_dir).lexically_normal();
+  if (!dir.has_filename()) dir = dir.parent_path();  // a trailing '/'
+  const std::string rank_dir = dir.parent_path().string();
+  if (rank_dir.empty() || !prep::is_partition_directory(rank_dir)) return "";
+  const auto m = nlohmann::json::parse(prep::read_partition_json(rank_dir + "/partition.json"));
+  if (!m.contains("rank")) return "";
+  return dir.filename().string() + "/ of rank " + std::to_string(m["rank"].get<long long>()) + " of a partition of " +
+         m["source"]["name"].get<std::string>() + " for " + std::to_string(m["ranks"].get<long long>()) +
+         " ranks (graphtier info " + rank_dir + ")";
+}
+
 void run_info(const InfoOptions& opt, const GlobalOptions& global) {
+  if (prep::is_partition_directory(opt.dataset)) {
+    print_partition(opt.dataset, global);
+    return;
+  }
   const auto dataset = graph::Dataset::open(opt.dataset);
+  const std::string part = part_of_partition(opt.dataset);
   const auto& m = dataset.manifest();
   ThreadPool pool(global.threads);
   const auto s = graph::summarize(dataset, pool);
@@ -63,14 +122,21 @@ void run_info(const InfoOptions& opt, const GlobalOptions& global) {
                   {"storage", {{"begin", tiers.cpu_end}, {"end", tiers.num_nodes}}}};
     j["source"] = m.source;
     if (dataset.is_hetero()) j["typed"] = typed_json(dataset, s.edges_per_relation);
+    if (!part.empty()) j["part_of"] = part;
     std::cout << j.dump(2) << '\n';
     return;
   }
   std::printf("dataset    %s (%s)\n", dataset.dir().c_str(), m.name.c_str());
+  if (!part.empty()) std::printf("part       %s\n", part.c_str());
   std::printf("nodes      %lld\n", static_cast<long long>(m.num_nodes));
   std::printf("edges      %lld (%s indices)\n", static_cast<long long>(m.num_edges),
               std::string(dtype_name(m.indices_dtype)).c_str());
-  if (m.features.dim > 0) {
+  if (dataset.is_hetero()) {
+    int64_t tables = 0;
+    for (const auto& t : dataset.schema().node_types) tables += t.features.dim > 0 ? 1 : 0;
+    std::printf("features   a table for %lld of the %d node types (listed below)\n", static_cast<long long>(tables),
+                dataset.schema().num_node_types());
+  } else if (m.features.dim > 0) {
     std::printf("features   %lld x %s, row stride %lld B (alignment %lld)\n", static_cast<long long>(m.features.dim),
                 std::string(dtype_name(m.features.dtype)).c_str(), static_cast<long long>(m.features.row_stride),
                 static_cast<long long>(m.features.alignment));
@@ -105,8 +171,10 @@ void run_info(const InfoOptions& opt, const GlobalOptions& global) {
 
 void register_info(CLI::App& app, const GlobalOptions& global) {
   auto opt = std::make_shared<InfoOptions>();
-  auto* cmd = app.add_subcommand("info", "Print counts, degree statistics, sizes and tier ranges of a dataset");
-  cmd->add_option("dataset", opt->dataset, "Dataset directory")->required();
+  auto* cmd = app.add_subcommand("info", "Print counts, degree statistics, sizes and tier ranges of a dataset, or what "
+                                         "a partition directory holds");
+  cmd->add_option("dataset", opt->dataset, "Dataset directory, partition directory or one rank's directory")
+      ->required();
   cmd->add_option("--gpu-budget", opt->gpu_budget, "GPU hot-tier budget: bytes (4GiB) or percent of the features (10%)")
       ->check(kBudget);
   cmd->add_option("--cpu-budget", opt->cpu_budget, "Pinned CPU-tier budget: bytes or percent of the features")

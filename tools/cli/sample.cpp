@@ -22,7 +22,8 @@ struct SampleCliOptions {
   bool replace = false;
 };
 
-void print_text(const sample::MiniBatch& batch) {
+/// On a typed dataset each neighbour is followed by its relation, as `3 (a:to:p)`.
+void print_text(const sample::MiniBatch& batch, const graph::HeteroSchema& schema) {
   const auto list = [](std::span<const int64_t> ids) {
     std::string s;
     for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? " " : "") + std::to_string(ids[i]);
@@ -35,7 +36,10 @@ void print_text(const sample::MiniBatch& batch) {
                 static_cast<long long>(b.num_src()), static_cast<long long>(b.num_edges()));
     for (int64_t i = 0; i < b.num_dst; ++i) {
       std::string nbrs;
-      for (int64_t e = b.indptr[i]; e < b.indptr[i + 1]; ++e) nbrs += " " + std::to_string(b.src_nodes[b.indices[e]]);
+      for (int64_t e = b.indptr[i]; e < b.indptr[i + 1]; ++e) {
+        nbrs += " " + std::to_string(b.src_nodes[b.indices[e]]);
+        if (!b.edge_types.empty()) nbrs += " (" + schema.relation_name(b.edge_types[e]) + ")";
+      }
       std::printf("  %lld <-%s\n", static_cast<long long>(b.src_nodes[i]), nbrs.c_str());
     }
   }
@@ -46,7 +50,8 @@ void run_sample(const SampleCliOptions& c, const GlobalOptions& global) {
   const graph::Dataset dataset = graph::Dataset::open(c.dataset);
   const std::vector<int64_t> seeds = parse_int_list(c.seeds, "--seeds");
   const std::vector<int64_t> fanouts = parse_int_list(c.fanouts, "--fanouts");
-  const sample::SampleGraph graph{graph::CscView::of(dataset), {}};
+  // A typed dataset is sampled per relation, as its loaders sample it (loader/batch_sampler.cpp).
+  const sample::SampleGraph graph{graph::CscView::of(dataset), {}, dataset.hetero()};
   sample::SamplerSpec spec;
   try {
     spec.kind = sample::sampler_method(c.sampler).kind;
@@ -60,7 +65,7 @@ void run_sample(const SampleCliOptions& c, const GlobalOptions& global) {
   if (global.json) {
     std::cout << sample::minibatch_to_json(batch) << '\n';
   } else {
-    print_text(batch);
+    print_text(batch, dataset.schema());
   }
 }
 
@@ -72,7 +77,8 @@ void register_sample(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("-d,--dataset", opt->dataset, "Dataset directory")->required();
   cmd->add_option("--seeds", opt->seeds, "Seed node ids, comma-separated (0,5,7)")->required();
   cmd->add_option("--fanouts", opt->fanouts,
-                  "Per-layer fanouts, seeds' hop first (-1 = all neighbours); for ladies/fastgcn the nodes drawn per layer")
+                  "Per-layer fanouts, seeds' hop first (-1 = all neighbours), per relation on a typed dataset (as its "
+                  "loaders); for ladies/fastgcn the nodes drawn per layer")
       ->capture_default_str();
   cmd->add_option("--sampler", opt->sampler, "neighbor (GraphSAGE), ladies or fastgcn (layer-wise)")->capture_default_str();
   cmd->add_option("--seed", opt->seed, "Random seed")->check(kNonNegative)->capture_default_str();

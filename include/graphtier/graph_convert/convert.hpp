@@ -32,6 +32,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "graphtier/core/dtype.hpp"
 #include "graphtier/core/thread_pool.hpp"
@@ -77,6 +78,8 @@ struct ConvertReport : TopologyReport {
   int64_t num_node_types = 0;  // typed datasets; 0 otherwise
   int64_t num_relations = 0;
   int64_t type_feature_tables = 0;  // typed datasets: node types with a feature table
+  /// Typed edge lists: the reverse relations added (`dst:rev_<rel>:src`, TypedEdgeListInput).
+  std::vector<std::string> added_reverses;
   int64_t total_bytes = 0;
   double features_seconds = 0;
   double total_seconds = 0;
@@ -125,21 +128,28 @@ ConvertReport convert_edge_list(const EdgeListInput& input, const std::string& o
 ///
 /// Labels (optional): lines `<type><id> <class>` (as `p0 2`: the type is the name up to the
 /// trailing digits) or `<type> <id> <class>`; all of one type, the labelled type; each node at
-/// most once. The labelled nodes are split at random, seeded: the first train_fraction of them
-/// (rounded down) train, the next valid_fraction valid, the rest test.
+/// most once, and no id beyond its type's largest in the edges (such a label would grow the type
+/// and shift the ids of the types after it: refused with its line). The labelled nodes are split
+/// at random, seeded: the first train_fraction of them (rounded down) train, the next
+/// valid_fraction valid, the rest test.
 ///
 /// The CSC lists each column's edges by relation, then by source; duplicates (same source,
 /// destination and relation) are removed, self-loops too unless kept. Reverse relations are
 /// found, not guessed from names: r' reverses r when its edges are exactly r's reversed (a
-/// relation may be its own reverse); two candidates leave r without one. The edges are held in
-/// memory (up to about 50 bytes an edge), so ConvertOptions::memory_budget is refused, as are
-/// num_nodes and symmetrize (each type's count is its largest id + 1; reverses are listed).
+/// relation may be its own reverse); two candidates leave r without one. A relation left without
+/// one gets `dst:rev_<rel>:src`, its edges reversed (PyG's ToUndirected; ConvertReport::
+/// added_reverses lists them), unless add_reverses is false: then a labelled type that no relation
+/// enters is warned about (a relational model learns nothing from its neighbours). The edges are
+/// held in memory (up to about 50 bytes an edge, twice that for a relation whose reverse is added),
+/// so ConvertOptions::memory_budget is refused, as are num_nodes and symmetrize (each type's count
+/// is its largest id + 1; reverses are listed or added).
 struct TypedEdgeListInput {
   std::string path;
   std::string labels;  // "": no labels
   double train_fraction = 0.2;
   double valid_fraction = 0.1;
   uint64_t seed = 0;
+  bool add_reverses = true;  // add `dst:rev_<rel>:src` for each relation the file gives no reverse
 };
 /// Sets input's fractions from "TRAIN,VAL" (as "0.2,0.1", `--split`); throws InvalidArgument
 /// naming the text unless it is two numbers.

@@ -226,7 +226,7 @@ class Loader {
          LoaderOptions options, const feature::TypedFeatureStore* typed_store = nullptr,
          std::vector<int64_t> input_time = {});
   /// A loader over the dataset's `split`, whose ids are in its own numbering: InvalidArgument when
-  /// options.ids_numbering names another.
+  /// options.ids_numbering names another, or when the split is empty (naming it and the dataset).
   static std::unique_ptr<Loader> over_split(const graph::Dataset& dataset, feature::FeatureStore* store,
                                             graph::Split split, LoaderOptions options,
                                             const feature::TypedFeatureStore* typed_store = nullptr);

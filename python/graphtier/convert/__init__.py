@@ -61,14 +61,16 @@ def edge_list(input, out, *, allow_extra_columns=False, edge_time=False, **optio
                                               edge_time=bool(edge_time)))
 
 
-def typed_edge_list(input, out, *, labels=None, split="0.2,0.1", seed=0, **options):
+def typed_edge_list(input, out, *, labels=None, split="0.2,0.1", seed=0, reverses=True, **options):
     """A typed edge list, plain or gzip: one `src dst TYPE [weight]` per line, TYPE `A-B` (relation
     `A:to:B`) or `A:rel:B`, ids per node type from 0; a heterogeneous dataset (docs/format.md).
     `labels`: lines `<type><id> <class>` (as `p0 2`) or `<type> <id> <class>`, all of one type;
     its nodes are split at random (`seed`) into train and valid by the fractions "TRAIN,VAL" of
-    `split`, the rest test. `symmetrize`, `num_nodes` and `memory_budget` do not apply."""
+    `split`, the rest test. A relation the file gives no reverse gets `dst:rev_<rel>:src` (the
+    report's "added_reverses"), as PyG's ToUndirected; `reverses=False` adds none. `symmetrize`,
+    `num_nodes` and `memory_budget` do not apply."""
     return json.loads(_core.convert_typed_edge_list(_path(input), _path(labels), str(split), int(seed), _path(out),
-                                                    _common(**options)))
+                                                    _common(**options), add_reverses=bool(reverses)))
 
 
 def npy(edge_index, out, *, edge_layout="auto", features=None, labels=None, train=None, valid=None, test=None,

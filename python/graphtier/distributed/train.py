@@ -234,7 +234,8 @@ def _train(args, prog: str, partition, rank: int, world: int, device: torch.devi
         store=options.cli_store_options(args), threads=args.threads)
     # The whole graph's dataset as a checkpoint knows it (this rank's graph/ and features/ hold parts).
     whole = SimpleNamespace(name=graph_ds.name, num_nodes=int(m["num_nodes"]), num_edges=int(m["num_edges"]),
-                            feature_dim=fetcher.dim, num_classes=graph_ds.num_classes, path=args.dataset)
+                            feature_dim=fetcher.dim, num_classes=graph_ds.num_classes, path=args.dataset,
+                            file_checksums=m["source"]["files"])
     train_batches = _rank_sampler(args, partition, grid, groups, "train", True, sample_stats, comm_device)
     valid_batches = _rank_sampler(args, partition, grid, groups, "valid", False, sample_stats, comm_device)
     test_batches = _rank_sampler(args, partition, grid, groups, "test", False, sample_stats, comm_device)

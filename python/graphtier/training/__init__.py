@@ -8,15 +8,15 @@ Neither job's loop lives here: each iterates its own minibatches (the loaders, o
 from graphtier.distributed) and calls these pieces, so both train the same model the same way.
 """
 
-from graphtier.training.checkpoint import (CHECKPOINT_KEYS, dataset_identity, load_checkpoint, load_model_state,
-                                           save_checkpoint)
+from graphtier.training.checkpoint import (CHECKPOINT_KEYS, content_hash, dataset_identity, load_checkpoint,
+                                           load_model_state, save_checkpoint)
 from graphtier.training.features import load_feature_table, mapped_type_tables, model_features
 from graphtier.training.files import write_atomically, write_json
 from graphtier.training.model import make_model
 from graphtier.training.report import one_line
 from graphtier.training.step import StepResult, batch_seed, evaluate, idle_step, train_step
 
-__all__ = ["CHECKPOINT_KEYS", "StepResult", "batch_seed", "dataset_identity", "evaluate", "idle_step",
+__all__ = ["CHECKPOINT_KEYS", "StepResult", "batch_seed", "content_hash", "dataset_identity", "evaluate", "idle_step",
            "load_checkpoint", "load_feature_table", "load_model_state", "make_model", "mapped_type_tables",
            "model_features", "one_line",
            "save_checkpoint", "train_step", "write_atomically", "write_json"]

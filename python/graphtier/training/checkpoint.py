@@ -5,6 +5,8 @@ dataset, model or number of ranks is a ValueError naming the file)."""
 
 from __future__ import annotations
 
+import hashlib
+import sys
 from typing import Optional
 
 import torch
@@ -13,10 +15,24 @@ from graphtier.training.archive import read_archive, write_archive_file
 from graphtier.training.report import one_line
 
 
+def content_hash(file_checksums: dict) -> str:
+    """A dataset's identity by content: SHA-256 (16 hex digits) over its files' names and XXH3-64
+    checksums as its manifest records them (`file_checksums`: file name -> checksum, as
+    Dataset.file_checksums, or a partition's source files). Another directory or name with the same
+    files has the same hash; a renumbered, re-split or otherwise rewritten copy another."""
+    text = "".join(f"{name} {file_checksums[name]}\n" for name in sorted(file_checksums))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def dataset_identity(ds) -> dict:
-    """What a checkpoint must agree with to resume on `ds` (its path may have moved)."""
+    """What a checkpoint must agree with to resume on `ds`: its content (content_hash of its
+    `file_checksums`) and counts; its path, which may have moved, is recorded for messages only."""
     return {"name": ds.name, "num_nodes": ds.num_nodes, "num_edges": ds.num_edges, "feature_dim": ds.feature_dim,
-            "num_classes": ds.num_classes}
+            "num_classes": ds.num_classes, "content": content_hash(ds.file_checksums), "path": str(ds.path)}
+
+
+# Recorded for messages, never compared.
+_NOT_COMPARED = ("path",)
 
 
 CHECKPOINT_KEYS = ("model", "optimizer", "position", "history", "best", "partial")
@@ -54,13 +70,20 @@ def load_checkpoint(path: str, ds, distributed: Optional[dict] = None) -> dict:
     if saved is not None and not isinstance(saved, dict):
         raise ValueError(f"{path}: its dataset record is a {type(saved).__name__}, not a dict (not a checkpoint of "
                          "python -m graphtier.train?)")
+    if saved is not None and "content" not in saved:
+        # Written before checkpoints recorded the dataset's content (graphtier <= issue 49): accepted on
+        # its name and counts, said once, since a renumbered copy of the dataset would pass them.
+        print(f"graphtier: warning: {path}: written by an earlier graphtier that did not record its dataset's "
+              f"content; resuming on {ds.path} by its name and counts only", file=sys.stderr, flush=True)
     for field in here if saved is not None else ():
         there = saved.get(field)
+        if field in _NOT_COMPARED or (field == "content" and "content" not in saved):
+            continue
         # Compared by type first: a value of another type (a tensor, a float count) is another record,
         # never an elementwise comparison. Fields this version does not check are ignored.
         if type(there) is not type(here[field]) or there != here[field]:
-            raise ValueError(f"{path}: written for another dataset ({field} {there!r} there, "
-                             f"{here[field]!r} in {ds.path})")
+            raise ValueError(f"{path}: written for another dataset: {_described(saved)}; this is "
+                             f"{_described(here)} ({field} {there!r} there, {here[field]!r} here)")
     # A position counts steps of P minibatches: the number of ranks must agree (the replication
     # changes where rows live, not what is trained).
     ranks = lambda d: d.get("ranks") if isinstance(d, dict) else None  # noqa: E731
@@ -69,6 +92,14 @@ def load_checkpoint(path: str, ds, distributed: Optional[dict] = None) -> dict:
         raise ValueError(f"{path}: written by a run on {grid(state.get('distributed'))}, this run is on "
                          f"{grid(distributed)} (its positions count other steps)")
     return state
+
+
+def _described(identity: dict) -> str:
+    """A dataset record as a message names it: name, path where known, counts and content hash."""
+    where = f" at {identity['path']}" if isinstance(identity.get("path"), str) else ""
+    content = f", content {identity['content']}" if isinstance(identity.get("content"), str) else ""
+    return (f"{identity.get('name')!r}{where} ({identity.get('num_nodes')!r} nodes, {identity.get('num_edges')!r} "
+            f"edges{content})")
 
 
 def load_model_state(path: str, state: dict, model: torch.nn.Module, optimizer) -> None:
