@@ -90,7 +90,8 @@ def test_typed_edge_list_matches_the_command_and_names_its_types(tmp_path, outs)
     assert d.reverse_relations == [1, 0, 3, 2]
     assert d.labelled_type == "p"
     train = d.split("train")
-    assert len(train) == 803 and bool(((train >= 0) & (train < 4019)).all())
+    assert list(train) == ["p"]  # ids within the labelled type (docs/architecture.md, "Node ids and their numberings")
+    assert len(train["p"]) == 803 and bool(((train["p"] >= 0) & (train["p"] < 4019)).all())
     with pytest.raises(ValueError, match="labels.txt:1"):
         (tmp_path / "labels.txt").write_text("p 0\n")
         graphtier.convert.typed_edge_list(acm / "edge.txt.gz", tmp_path / "bad", labels=tmp_path / "labels.txt")
