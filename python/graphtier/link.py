@@ -161,7 +161,8 @@ class LinkNeighborLoader:
 
     `ids_numbering`: the numbering of `edges` given as a tensor, "prepared" (the dataset's own, that
     of its link split and of every batch) or "original" (that of the input the dataset was converted
-    from, before `graphtier prepare` renumbered it), as graphtier.NeighborLoader's `ids`.
+    from, before `graphtier prepare` renumbered it), as graphtier.NeighborLoader's `ids`: required
+    for a tensor on a renumbered dataset, where the two differ.
 
     `prefetch` batches are made ahead on one background thread while the caller trains on the
     current one (the engine samples and gathers without the GIL); 0 makes each batch in the
@@ -176,7 +177,7 @@ class LinkNeighborLoader:
                  replace: bool = False, seed: int = 0, store: Optional[FeatureStore] = None,
                  device: Union[str, torch.device] = "cpu", time_attr: Optional[str] = None,
                  edge_label_time=None, temporal_strategy: str = "uniform", prefetch: int = 2,
-                 ids_numbering: str = "prepared", **store_options):
+                 ids_numbering: Optional[str] = None, **store_options):
         dataset = open_dataset(dataset, "dataset")
         require_homogeneous(dataset)
         if negatives not in (None, "binary", "triplet"):
@@ -196,15 +197,15 @@ class LinkNeighborLoader:
             given = False
         else:
             given = not isinstance(edges, str)
-        if not given and ids_numbering != "prepared":
+        if not given and ids_numbering not in (None, "prepared"):
             what = f"the {edges!r} split's edges" if isinstance(edges, str) else "the graph's edges (edges=None)"
             raise ValueError(f"ids_numbering {ids_numbering!r} applies to edges given as a tensor; {what} are in the "
                              "dataset's own numbering")
         if isinstance(edges, str):
             self.edges = link_edges(dataset, edges)
         else:
-            self.edges = _core.pairs_in_own_numbering(dataset, edge_pairs(edges, dataset.num_nodes).reshape(-1),
-                                                      str(ids_numbering)).view(2, -1)
+            self.edges = dataset.in_own_numbering(edge_pairs(edges, dataset.num_nodes).reshape(-1), ids_numbering,
+                                                  "edges").view(2, -1)
         num = self.edges.shape[1]
         if labels is None:
             self.labels = torch.ones(num, dtype=torch.float32)

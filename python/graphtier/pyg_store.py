@@ -249,14 +249,9 @@ class GraphtierSampler(BaseSampler):
                  seed: Optional[int] = None, exclude_seed_edges: bool = True, ids_numbering: Optional[str] = None):
         ds = open_dataset(dataset, "dataset")
         self.dataset = ds
-        if ids_numbering not in (None, "prepared", "original"):
-            raise ValueError(f"ids_numbering: expected 'prepared' or 'original', got {ids_numbering!r}")
-        if ids_numbering is None and ds.prepared:
-            # A PyG mask of the converted graph would pick other nodes here, silently.
-            raise ValueError(f"ids_numbering: {ds.path} was renumbered by `graphtier prepare`, so say which numbering "
-                             f"the loader's input ids are in: 'original' (those of the graph it was converted from, "
-                             f"e.g. PyG's train_mask) or 'prepared' (the dataset's own, as Dataset.split gives them)")
-        self.ids_numbering = ids_numbering or "prepared"
+        # Checked now, not at the first batch: a renumbered dataset needs it said (Dataset.in_own_numbering).
+        ds.in_own_numbering(torch.zeros(0, dtype=torch.int64), ids_numbering, "GraphtierSampler input ids")
+        self.ids_numbering = ids_numbering
         self.replace = bool(replace)
         self.seed = torch.initial_seed() if seed is None else int(seed)
         self.exclude_seed_edges = bool(exclude_seed_edges)
@@ -290,7 +285,7 @@ class GraphtierSampler(BaseSampler):
     def _global_ids(self, ids: torch.Tensor) -> torch.Tensor:
         """Checked global ids in the dataset's own numbering (mapped from the original one when the
         sampler's ids_numbering says so)."""
-        return self.dataset.from_original(ids) if self.ids_numbering == "original" else ids
+        return self.dataset.in_own_numbering(ids, self.ids_numbering, "GraphtierSampler input ids")
 
     def _seeds(self, node: torch.Tensor, input_type) -> torch.Tensor:
         """The global ids of PyG's seeds (ids local to `input_type` on a typed dataset)."""

@@ -212,17 +212,6 @@ void bind_link(nb::module_& m) {
       "Split `split`'s seed-edge times (int64 [K], one per pair of link_edges), viewing the dataset's "
       "memory map, or None when the split carries no times.");
   m.def(
-      "pairs_in_own_numbering",
-      [](const DatasetHandle& d, const IdArray& pairs, const std::string& numbering) {
-        auto out = std::make_shared<std::vector<int64_t>>(to_vector(pairs));
-        if (graph::parse_numbering(numbering) == graph::Numbering::kOriginal) d.dataset->from_original(*out, *out);
-        return torch_view(std::span<const int64_t>(*out), owner_capsule(out));
-      },
-      nb::arg("dataset"), nb::arg("pairs").noconvert(), nb::arg("numbering"),
-      "Node ids `pairs` (int64, any shape flattened) given in `numbering` (\"prepared\", the dataset's own, "
-      "or \"original\", that of the input it was converted from) in the dataset's own numbering, a new "
-      "tensor: a LinkNeighborLoader's edges with ids_numbering.");
-  m.def(
       "graph_edges",
       [](const DatasetHandle& d) {
         const graph::CscView csc = graph::CscView::of(*d.dataset);

@@ -151,7 +151,23 @@ void bind_dataset(nb::module_& m) {
       .def(
           "from_original",
           [](const DatasetHandle& d, const IdArray& ids) { return map_ids(d, ids, &graph::Dataset::from_original); },
-          nb::arg("ids").noconvert());
+          nb::arg("ids").noconvert())
+      .def(
+          "in_own_numbering",
+          [](const DatasetHandle& d, const IdArray& ids, const std::optional<std::string>& numbering,
+             const std::string& what) {
+            auto out = std::make_shared<std::vector<int64_t>>(ids.data(), ids.data() + ids.shape(0));
+            const auto n = numbering ? std::optional(graph::parse_numbering(*numbering)) : std::nullopt;
+            {
+              nb::gil_scoped_release release;
+              d.dataset->to_own_numbering(*out, n, what);
+            }
+            return torch_view(std::span<const int64_t>(*out), owner_capsule(out));
+          },
+          nb::arg("ids").noconvert(), nb::arg("numbering").none(), nb::arg("what"),
+          "Node ids `ids` (int64 [N]) given in `numbering` (\"prepared\", the dataset's own, \"original\", that of "
+          "the input it was converted from, or None: refused on a renumbered dataset, where the two differ) in "
+          "the dataset's own numbering, a new tensor; errors name `what` (Dataset::to_own_numbering).");
 }
 
 }  // namespace

@@ -355,7 +355,7 @@ def test_a_renumbered_dataset_takes_ids_only_in_a_named_numbering(cora):
     ds, fs, gs = stores(cora)
     with pytest.raises(ValueError, match="renumbered by `graphtier prepare`.*'original'.*'prepared'"):
         GraphtierSampler(ds, [2])
-    with pytest.raises(ValueError, match="ids_numbering: expected 'prepared' or 'original', got 'raw'"):
+    with pytest.raises(ValueError, match="unknown node numbering 'raw' \\(expected prepared or original\\)"):
         GraphtierSampler(ds, [2], ids_numbering="raw")
     train = ds.split("train")
     original_mask = torch.zeros(ds.num_nodes, dtype=torch.bool)

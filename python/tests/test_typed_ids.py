@@ -116,7 +116,7 @@ mapped them."""
     loader = graphtier.NeighborLoader(ds, [2], 140, ids=mask, ids_numbering="original", shuffle=False,
                                       features=False)
     seeds = next(iter(loader)).seeds
-    assert "140 ids read in the original numbering, mapped to the dataset's own" in capfd.readouterr().err
+    assert "loader ids: 140 ids read in the original numbering, mapped to the dataset's own" in capfd.readouterr().err
     assert torch.equal(torch.sort(seeds).values, torch.sort(ds.split("train").to(torch.int64)).values)
     own = graphtier.NeighborLoader(ds, [2], 140, ids=seeds, ids_numbering="prepared", shuffle=False, features=False)
     assert torch.equal(next(iter(own)).seeds, seeds)

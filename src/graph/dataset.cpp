@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "graphtier/core/error.hpp"
+#include "graphtier/core/log.hpp"
 #include "hetero_validate.hpp"
 #include "graphtier/graph/csc_view.hpp"
 
@@ -336,6 +337,18 @@ void Dataset::from_original(std::span<const int64_t> ids, std::span<int64_t> out
     });
   }
   map_ids(ids, out, impl_->inverse, num_nodes(), Numbering::kOriginal);
+}
+
+void Dataset::to_own_numbering(std::span<int64_t> ids, std::optional<Numbering> numbering, std::string_view what) const {
+  GRAPHTIER_EXPECTS(numbering.has_value() || !has_permutation(), InvalidArgument, what, ": dataset ", dir(),
+                    " was renumbered by `graphtier prepare`, so its ids and those of the input it was converted "
+                    "from differ: say which ids are given, ids_numbering='original' (the input's, e.g. a PyG "
+                    "train_mask) or 'prepared' (the dataset's own, as Dataset.split and batches give them)");
+  if (numbering != Numbering::kOriginal) return;
+  from_original(ids, ids);
+  if (has_permutation()) {
+    log_info(what, ": ", ids.size(), " ids read in the original numbering, mapped to the dataset's own");
+  }
 }
 
 void Dataset::verify_checksums(Progress* progress) const {

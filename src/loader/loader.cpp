@@ -44,20 +44,21 @@ struct Output {
 /// output (cudaMalloc's alignment, enough for any dtype and vector loads).
 std::size_t align_output(std::size_t n) { return (n + 255) / 256 * 256; }
 
-/// `ids`, given in `numbering`, in the dataset's own: the ids the sampler reads. The one place a
-/// loader's ids change numbering: a renumbered dataset refuses them without a numbering said, and
-/// ids it maps are said at info level (one line, when the loader is made).
+/// `ids`, given in `numbering`, in the dataset's own: the ids the sampler reads
+/// (Dataset::to_own_numbering). A repeat among original ids is refused as the caller gave it: the
+/// sampler, which checks the mapped ids, would name the id it was mapped to.
 std::vector<int64_t> in_own_numbering(const graph::Dataset& d, std::vector<int64_t> ids,
                                       std::optional<graph::Numbering> numbering) {
-  GRAPHTIER_EXPECTS(numbering.has_value() || !d.has_permutation(), InvalidArgument, "ids: dataset ", d.dir(),
-                    " was renumbered by `graphtier prepare`, so its ids and those of the input it was converted "
-                    "from differ: say which ids are given, ids_numbering='original' (the input's, e.g. a PyG "
-                    "train_mask) or 'prepared' (the dataset's own, as Dataset.split and batches give them)");
-  if (numbering == graph::Numbering::kOriginal) {
-    d.from_original(ids, ids);
-    if (d.has_permutation()) {
-      log_info("loader: ", ids.size(), " ids read in the original numbering, mapped to the dataset's own");
-    }
+  if (numbering != graph::Numbering::kOriginal) {
+    d.to_own_numbering(ids, numbering, "loader ids");
+    return ids;
+  }
+  std::vector<int64_t> given = ids;
+  d.to_own_numbering(ids, numbering, "loader ids");  // the range first, named in the original numbering
+  try {
+    sample::check_seeds(given, d.num_nodes());
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(detail::concat(e.what(), " (ids in the original numbering)"));
   }
   return ids;
 }
@@ -72,22 +73,6 @@ std::vector<int64_t> split_ids(const graph::Dataset& d, graph::Split split, cons
   GRAPHTIER_EXPECTS(!ids.empty(), InvalidArgument, "the ", graph::split_name(split), " split of ", d.dir(),
                     " is empty: no node to iterate (graphtier info lists the splits)");
   return {ids.begin(), ids.end()};
-}
-
-/// `ids`, unchanged, once a repeat among original ids is refused as the caller gave it: the
-/// sampler, which checks the mapped ids, would name the id it was mapped to. Their range is named
-/// in the original numbering too (Dataset::from_original).
-std::vector<int64_t> repeats_named_as_given(const graph::Dataset& d, std::vector<int64_t> ids,
-                                            std::optional<graph::Numbering> numbering) {
-  if (numbering != graph::Numbering::kOriginal) return ids;
-  std::vector<int64_t> own(ids.size());
-  d.from_original(ids, own);  // the range first: check_seeds would name it without the numbering
-  try {
-    sample::check_seeds(ids, d.num_nodes());
-  } catch (const InvalidArgument& e) {
-    throw InvalidArgument(detail::concat(e.what(), " (ids in the original numbering)"));
-  }
-  return ids;
 }
 
 }  // namespace
@@ -129,10 +114,7 @@ struct Loader::Impl {
         store(s),
         typed_store(typed),
         options(std::move(o)),
-        sampler(d,
-                in_own_numbering(d, repeats_named_as_given(d, std::move(ids), options.ids_numbering),
-                                 options.ids_numbering),
-                options, s != nullptr,
+        sampler(d, in_own_numbering(d, std::move(ids), options.ids_numbering), options, s != nullptr,
                 std::move(input_time)) {
     GRAPHTIER_EXPECTS(options.window >= 0 && options.prefetch >= 1 && options.max_merge >= 1, InvalidArgument,
                       "loader needs window >= 0, prefetch >= 1 and max_merge >= 1, got ", options.window, ", ",

@@ -526,6 +526,36 @@ TEST(DatasetIdMaps, RefuseAnIdOutOfRangeNamingItBeforeWriting) {
   EXPECT_THROW(d.to_original(std::vector<int64_t>{0, 1}, small), InvalidArgument);
 }
 
+TEST(DatasetIdMaps, OwnNumberingIsRequiredWhereTheDatasetWasRenumbered) {
+  const test::TempDir tmp;
+  const auto d = Dataset::open(write_renumbered(tmp, {2, 0, 3, 1}));
+  std::vector<int64_t> ids{0, 3};
+  try {
+    d.to_own_numbering(ids, std::nullopt, "seeds");
+    ADD_FAILURE() << "ids without a numbering were accepted on a renumbered dataset";
+  } catch (const InvalidArgument& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("seeds: dataset ", 0), 0u) << what;
+    EXPECT_NE(what.find("ids_numbering='original'"), std::string::npos) << what;
+  }
+  EXPECT_EQ(ids, (std::vector<int64_t>{0, 3}));  // nothing written
+  d.to_own_numbering(ids, Numbering::kPrepared, "seeds");
+  EXPECT_EQ(ids, (std::vector<int64_t>{0, 3}));
+  d.to_own_numbering(ids, Numbering::kOriginal, "seeds");
+  EXPECT_EQ(ids, (std::vector<int64_t>{1, 2}));  // from_original of {0, 3}
+  std::vector<int64_t> bad{4};
+  EXPECT_THROW(d.to_own_numbering(bad, Numbering::kOriginal, "seeds"), OutOfRange);
+
+  write_tiny(tmp / "plain");  // never renumbered: one numbering, nothing to say
+  fs::remove(tmp / "plain/permutation.bin");
+  auto manifest = nlohmann::json::parse(std::ifstream(tmp / "plain/manifest.json"));
+  manifest["files"].erase("permutation");
+  std::ofstream(tmp / "plain/manifest.json") << manifest.dump();
+  std::vector<int64_t> plain{3, 0};
+  Dataset::open(tmp / "plain").to_own_numbering(plain, std::nullopt, "seeds");
+  EXPECT_EQ(plain, (std::vector<int64_t>{3, 0}));
+}
+
 TEST(DatasetIdMaps, NumberingNamesRoundTrip) {
   for (const Numbering n : {Numbering::kPrepared, Numbering::kOriginal}) EXPECT_EQ(parse_numbering(numbering_name(n)), n);
   EXPECT_THROW(parse_numbering("renumbered"), InvalidArgument);

@@ -231,6 +231,13 @@ class Dataset {
   /// [0, num_nodes), its position and the numbering it was read in, before writing anything.
   void to_original(std::span<const int64_t> ids, std::span<int64_t> out) const;
   void from_original(std::span<const int64_t> ids, std::span<int64_t> out) const;
+  /// `ids`, given in `numbering`, in the dataset's own numbering, in place: the one place ids that
+  /// enter (a loader's seeds, a link loader's edges, PyG's sampler's inputs) change numbering. A
+  /// renumbered dataset refuses them without a numbering said (InvalidArgument naming `what` and
+  /// both choices): read in the other one they would pick other nodes, silently. Ids read in the
+  /// original numbering are mapped (from_original: checked, named in it) and, where that changes
+  /// them, said in one info line naming `what`.
+  void to_own_numbering(std::span<int64_t> ids, std::optional<Numbering> numbering, std::string_view what) const;
   /// A link-prediction split's seed edges (LinkSplit): split `s`'s (src, dst) pairs, flattened
   /// (2 * count entries: src0, dst0, src1, ...); empty without a split.
   bool has_link_split() const noexcept { return manifest().links.has_value(); }
