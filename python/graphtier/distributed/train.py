@@ -171,13 +171,16 @@ def run(args, prog: str, job=None, check=None) -> dict:
         args.device = str(device)
     backend = "nccl" if device.type == "cuda" else "gloo"
     timeout = timedelta(seconds=args.dist_timeout)
-    dist.init_process_group(backend, timeout=timeout)
+    # Our rendezvous first: a rank that never starts is named, within the timeout, on the others.
+    dist.init_process_group(backend, store=failure.join(rank, world, args.dist_timeout), rank=rank, world_size=world,
+                            timeout=timeout)
     store = failure.store_client(args.dist_timeout)
     record = {"graphtier": graphtier.__version__, "torch": torch.__version__.split("+")[0], "backend": backend,
               "partition": partition.identity() if partition is not None else None}
     failure.check_ranks(store, rank, world, record, error)  # raises on every rank (exit 2), no collective yet
     stale = max(2.0, min(10.0, args.dist_timeout / 3))
     watchdog = failure.Watchdog(failure.store_client(args.dist_timeout), rank, world, prog, stale_after=stale).start()
+    watchdog.watch_signals()  # SIGTERM/SIGHUP: the others are told at once, not after the heartbeat
     # The rank's share of the cores, divided by graphtier.threads' rule: the fetcher's
     # gather pool takes the engine's part (--threads as the jobs read it), PyTorch the rest; the
     # result records it (the epoch lines stay one per epoch).
