@@ -220,12 +220,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             ranks.stop(args.stop_grace)
         time.sleep(0.05)
     ranks.close()
+    if received:
+        print(f"{prog}: error: stopped by {signal.Signals(received[0]).name}", file=sys.stderr, flush=True)
+        return 128 + received[0]
     if ranks.first_failure is not None:
         rank, status = ranks.first_failure
         print(f"{prog}: error: rank {rank} {exit_description(status)}; its ranks on this machine stopped",
               file=sys.stderr, flush=True)
         return shell_status(status)
-    return 128 + received[0] if received else 0
+    return 0
 
 
 if __name__ == "__main__":
