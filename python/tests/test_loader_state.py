@@ -66,6 +66,29 @@ def test_resume_through_the_pyg_adapter(synthetic):
         assert all(torch.equal(g, w) for g, w in zip(got, want))
 
 
+@pytest.mark.skipif(not has_module("dgl"), reason="dgl is not installed (scripts/setup-dgl.sh makes an environment "
+                    "with it)")
+def test_resume_through_the_dgl_adapter(synthetic):
+    from graphtier.dgl import DataLoader, NeighborSampler
+
+    def loader():
+        return DataLoader(synthetic, "train", NeighborSampler([4, 4]), batch_size=100, shuffle=True, seed=3)
+
+    reference = list(loader())
+    first = loader()
+    it = iter(first)
+    next(it), next(it), next(it)
+    state = first.state_dict()
+    del it
+    second = loader()
+    second.load_state_dict(state)
+    rest = list(second)
+    assert len(rest) == len(reference) - 3
+    for (inputs, outputs, blocks), (want_inputs, want_outputs, want_blocks) in zip(rest, reference[3:]):
+        assert torch.equal(inputs, want_inputs) and torch.equal(outputs, want_outputs)
+        assert all(torch.equal(torch.stack(a.edges()), torch.stack(b.edges())) for a, b in zip(blocks, want_blocks))
+
+
 @pytest.mark.parametrize("change, key", [(dict(seed=8), "seed"), (dict(batch_size=32), "batch_size"),
                                          (dict(fanouts=[5, 4]), "fanouts"), (dict(split="valid"), "seeds")])
 def test_a_state_of_another_loader_is_refused(synthetic, change, key):

@@ -14,7 +14,10 @@ torch.distributed's env:// initialisation uses) through its own client, never a 
   that raises publishes its own. Every watchdog polls the failure count and, once it is non-zero,
   prints the failed rank's message and ends its process with status 1, wherever its threads are
   blocked (a collective with a dead peer may otherwise wait for the process group's timeout).
-  Losing the store itself means its host died: rank 0 when launched without torchrun.
+  Losing the store itself means its host died: node 0's launcher (graphtier.distributed.launch,
+  torchrun's agent), or rank 0 when the ranks were started by hand.
+- `join` counts the ranks in before the process group, naming those that never arrive;
+  `Watchdog.watch_signals` publishes a SIGTERM/SIGHUP at once, as a failure of this rank.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Distributed training: `torchrun --nproc-per-node P -m graphtier.train PARTITION_DIR ...`
+"""Distributed training: `python -m graphtier.distributed.launch -n P -- PARTITION_DIR ...`
 (docs/architecture.md, Scale-out; README's "Distributed training").
 
 PyTorch DDP over the model, training step and checkpoint of graphtier.training, as graphtier.train.
@@ -65,8 +65,8 @@ def is_partition_dir(path: str) -> bool:
 def _env_int(name: str) -> int:
     value = os.environ.get(name)
     if value is None:
-        raise ValueError(f"a partition directory trains on P processes: launch with torchrun --nproc-per-node P "
-                         f"-m graphtier.train PARTITION_DIR ... ({name} is not set)")
+        raise ValueError(f"a partition directory trains on P processes: launch with python -m "
+                         f"graphtier.distributed.launch -n P -- PARTITION_DIR ... ({name} is not set)")
     return int(value)
 
 
