@@ -82,6 +82,27 @@ def test_two_ranks_of_cora_train_through_the_launcher_as_the_readme_shows(cora2,
     assert json.loads((tmp_path / "tests.json").read_text())["losses"] == got["losses"]
 
 
+def test_two_machines_one_rank_each(cora2, tmp_path):
+    # --nnodes 2: two launchers (here on one machine), node 0's hosting the store; the job trains as
+    # one launcher's two ranks do.
+    port = free_port()
+    options = [cora2, "--epochs", "2", "--batch-size", "32", "--threads", "1", "--seed", "1", "--quiet"]
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    nodes = [subprocess.Popen([*LAUNCH, "-n", "1", "--nnodes", "2", "--node-rank", str(k), "--master-addr", "127.0.0.1",
+                               "--master-port", str(port), "--", *options, "--json", str(tmp_path / f"node{k}.json")],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for k in (1, 0)]
+    try:
+        outputs = [p.communicate(timeout=120) for p in nodes]
+    finally:
+        for p in nodes:
+            p.kill()
+    assert [p.returncode for p in nodes] == [0, 0], outputs
+    one = launch(2, ["-m", "graphtier.train", *options, "--json", str(tmp_path / "one.json")], timeout=120)
+    assert all(r.returncode == 0 for r in one), describe(one)
+    got = json.loads((tmp_path / "node0.json").read_text())
+    assert got["ranks"] == 2 and got["losses"] == json.loads((tmp_path / "one.json").read_text())["losses"]
+
+
 def test_the_environment_is_torchruns():
     code = ("import json, os; print(json.dumps({k: os.environ[k] for k in ('RANK', 'LOCAL_RANK', 'WORLD_SIZE', "
             "'LOCAL_WORLD_SIZE', 'GROUP_RANK', 'MASTER_ADDR', 'MASTER_PORT', 'TORCHELASTIC_USE_AGENT_STORE')}))")

@@ -17,7 +17,7 @@ torch.distributed's env:// initialisation uses) through its own client, never a 
   Losing the store itself means its host died: node 0's launcher (graphtier.distributed.launch,
   torchrun's agent), or rank 0 when the ranks were started by hand.
 - `join` counts the ranks in before the process group, naming those that never arrive;
-  `Watchdog.watch_signals` publishes a SIGTERM/SIGHUP at once, as a failure of this rank.
+  `Watchdog.watch_signals` publishes a SIGTERM/SIGINT/SIGHUP at once, as a failure of this rank.
 """
 
 from __future__ import annotations
@@ -224,7 +224,7 @@ class Watchdog:
         except Exception:  # the store is gone too: the others learn it from losing the store
             pass
 
-    def watch_signals(self, signals=(signal.SIGTERM, signal.SIGHUP)) -> "Watchdog":
+    def watch_signals(self, signals=(signal.SIGTERM, signal.SIGINT, signal.SIGHUP)) -> "Watchdog":
         """From the main thread: `signals` end this process after publishing it as this rank's
         failure, at once, wherever the main thread is (blocked in a collective, a Python handler
         would wait for it to return): the C-level handler writes the signal's number to a pipe that a

@@ -161,7 +161,15 @@ class LocalRanks:
             pass
 
     def close(self) -> None:
-        """Ends the store (after the ranks): call once they have all ended."""
+        """Ends the store: call once this machine's ranks have ended. Node 0 first waits (at most
+        10 s) until the other machines' ranks are done with it, when none failed."""
+        if self._server is not None and self.first_failure is None and self.world > self.nproc:
+            store, deadline = failure.prefixed(self._server), time.monotonic() + 10.0
+            try:
+                while time.monotonic() < deadline and not all(store.add(f"done/{r}", 0) for r in range(self.world)):
+                    time.sleep(0.1)
+            except Exception:  # the store is ours: nothing to wait for once it fails
+                pass
         self._client = self._server = None
 
 

@@ -180,7 +180,7 @@ def run(args, prog: str, job=None, check=None) -> dict:
     failure.check_ranks(store, rank, world, record, error)  # raises on every rank (exit 2), no collective yet
     stale = max(2.0, min(10.0, args.dist_timeout / 3))
     watchdog = failure.Watchdog(failure.store_client(args.dist_timeout), rank, world, prog, stale_after=stale).start()
-    watchdog.watch_signals()  # SIGTERM/SIGHUP: the others are told at once, not after the heartbeat
+    watchdog.watch_signals()  # SIGTERM/SIGINT/SIGHUP: the others are told at once, not after the heartbeat
     # The rank's share of the cores, divided by graphtier.threads' rule: the fetcher's
     # gather pool takes the engine's part (--threads as the jobs read it), PyTorch the rest; the
     # result records it (the epoch lines stay one per epoch).
