@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -135,9 +136,11 @@ def join(rank: int, world: int, timeout_s: float) -> dist.Store:
     host, port = os.environ.get("MASTER_ADDR", "127.0.0.1"), int(os.environ.get("MASTER_PORT", "29500"))
     where = f"{host}:{port}"
     deadline = time.monotonic() + timeout_s
+    hosting = rank == 0 and not launcher_hosts_store()
     try:
-        server = dist.TCPStore(host, port, world, rank == 0 and not launcher_hosts_store(),
-                               timedelta(seconds=timeout_s), wait_for_workers=False)
+        if not hosting:
+            _wait_for_port(host, port, deadline)
+        server = dist.TCPStore(host, port, world, hosting, timedelta(seconds=timeout_s), wait_for_workers=False)
     except (RuntimeError, OSError) as e:  # torch 1.13: TimeoutError; 2.x: DistNetworkError (a RuntimeError)
         raise RendezvousError(f"rank {rank}: no rendezvous store at {where} within {timeout_s:g} s (--dist-timeout); "
                               f"{_store_host()} hosts it: it did not start, or the ranks were given different "
@@ -168,6 +171,19 @@ def join(rank: int, world: int, timeout_s: float) -> dist.Store:
         time.sleep(0.05)
         arrived = store.add("arrived", 0)
     return server
+
+
+def _wait_for_port(host: str, port: int, deadline: float) -> None:
+    """Until the store's port accepts a connection (TimeoutError at `deadline`): TCPStore's own
+    connect takes twice its timeout on torch 2.x and logs each failed try (a stack trace on 2.x)."""
+    while True:
+        try:
+            socket.create_connection((host, port), timeout=max(0.1, min(1.0, deadline - time.monotonic()))).close()
+            return
+        except OSError:
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"{host}:{port} refused or did not answer") from None
+            time.sleep(0.1)
 
 
 def _missing_ranks(missing, world: int, where: str, timeout_s: float) -> str:

@@ -92,7 +92,9 @@ class LocalRanks:
                  TORCHELASTIC_USE_AGENT_STORE="True", PYTHONUNBUFFERED="1")
         # A failure is one graphtier line per rank: PyTorch's C++ errors (a socket timeout's log line
         # before the exception that says the same) stay out unless TORCH_CPP_LOG_LEVEL asks for them.
-        e.setdefault("TORCH_CPP_LOG_LEVEL", "FATAL")
+        # (ERROR is graphtier's own default, set in the launcher's environment by the package's import.)
+        if e.get("TORCH_CPP_LOG_LEVEL", "ERROR") == "ERROR":
+            e["TORCH_CPP_LOG_LEVEL"] = "FATAL"
         e.update(self.env)
         return e
 
