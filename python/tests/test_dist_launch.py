@@ -82,6 +82,16 @@ def test_two_ranks_of_cora_train_through_the_launcher_as_the_readme_shows(cora2,
     assert json.loads((tmp_path / "tests.json").read_text())["losses"] == got["losses"]
 
 
+@pytest.mark.parametrize("args, words", [
+    (["-n", "0"], "--nproc-per-node 0, --nnodes 1, --node-rank 0: expected --nproc-per-node >= 1"),
+    (["-n", "1", "--nnodes", "2", "--node-rank", "2", "--master-addr", "h"], "--node-rank 2: expected"),
+    (["-n", "1", "--nnodes", "2"], "--nnodes > 1 needs --master-addr")])
+def test_bad_options_are_one_line(args, words):
+    done = _cli([*args, "--", "data"], timeout=60)
+    assert done.returncode == 2 and done.stderr.splitlines()[-1].startswith(
+        "python -m graphtier.distributed.launch: error: ") and words in done.stderr, done.stderr
+
+
 def test_two_machines_one_rank_each(cora2, tmp_path):
     # --nnodes 2: two launchers (here on one machine), node 0's hosting the store; the job trains as
     # one launcher's two ranks do.
@@ -128,7 +138,7 @@ def test_a_rank_that_never_starts_is_one_line_within_the_timeout(cora2, node, wo
     assert done.returncode == 2, done.stderr
     lines = [line for line in done.stderr.splitlines() if "error" in line]
     assert lines[0].startswith("python -m graphtier.train: error: " + words.format(port=port)), done.stderr
-    assert lines[1] == f"graphtier launch: error: rank {node} exited with status 2; its ranks on this machine stopped"
+    assert lines[1] == f"python -m graphtier.distributed.launch: error: rank {node} exited with status 2; its ranks on this machine stopped"
     assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 2, done.stderr  # no C++ log either
     # The timeout and the start of two Python processes with torch on a busy machine (before: twice the timeout).
     assert seconds < 10 + 10, (seconds, done.stderr)
@@ -170,7 +180,7 @@ def test_the_launcher_exits_with_the_failed_ranks_status(cora2, slow_job, tmp_pa
     assert done.returncode == 128 + signal.SIGKILL, done.stderr
     assert "rank 1 stops: rank 0: killed by SIGKILL (seen by its launcher)" in done.stderr
     assert done.stderr.strip().splitlines()[-1] == \
-        "graphtier launch: error: rank 0 killed by SIGKILL; its ranks on this machine stopped"
+        "python -m graphtier.distributed.launch: error: rank 0 killed by SIGKILL; its ranks on this machine stopped"
     assert time.monotonic() - start < 30
 
 

@@ -33,6 +33,7 @@ from graphtier.distributed.comm import free_port
 
 DEFAULT_PORT = 29500  # torchrun's
 DEFAULT_MODULE = "graphtier.train"
+PROG = "python -m graphtier.distributed.launch"
 
 
 def exit_description(status: int) -> str:
@@ -61,8 +62,8 @@ class LocalRanks:
                  cwd: Optional[str] = None, host_store: Optional[bool] = None, tell_peers: bool = True,
                  store_timeout: float = 60.0):
         if nproc < 1 or nnodes < 1 or not 0 <= node_rank < nnodes:
-            raise ValueError(f"launch: {nproc} processes per node, {nnodes} nodes, node rank {node_rank}: expected "
-                             f"nproc-per-node >= 1, nnodes >= 1 and 0 <= node-rank < nnodes")
+            raise ValueError(f"--nproc-per-node {nproc}, --nnodes {nnodes}, --node-rank {node_rank}: expected "
+                             f"--nproc-per-node >= 1, --nnodes >= 1 and 0 <= --node-rank < --nnodes")
         self.argv, self.nproc, self.nnodes, self.node_rank = list(argv), nproc, nnodes, node_rank
         self.world = nproc * nnodes
         self.master_addr = master_addr
@@ -177,7 +178,7 @@ class LocalRanks:
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m graphtier.distributed.launch",
+        prog=PROG,
         description="Starts this machine's ranks of a distributed graphtier job with the environment torchrun "
                     "gives its workers (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, "
                     "...), hosts the rendezvous store on node 0, and stops every rank when one fails.",
@@ -209,20 +210,22 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """The command (see the module's comment): 0 when every rank of this machine succeeded."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    prog = "graphtier launch"
+    received: List[int] = []
+
+    def forward(signum, _frame) -> None:  # the ranks decide how to leave; a second signal kills them
+        received.append(signum)
+        ranks.signal(signum if len(received) == 1 else signal.SIGKILL)
+
     try:
         ranks = LocalRanks(["-m", args.module, *args.args], args.nproc_per_node, nnodes=args.nnodes,
                            node_rank=args.node_rank, master_addr=args.master_addr, master_port=args.master_port)
-        received: List[int] = []
-        def forward(signum, _frame):  # noqa: E306 - the ranks decide how to leave; a second signal kills
-            received.append(signum)
-            ranks.signal(signum if len(received) == 1 else signal.SIGKILL)
         for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(s, forward)
         ranks.start()
     except (ValueError, OSError) as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
+        print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
     while ranks.running():
         ranks.poll()
@@ -231,11 +234,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         time.sleep(0.05)
     ranks.close()
     if received:
-        print(f"{prog}: error: stopped by {signal.Signals(received[0]).name}", file=sys.stderr, flush=True)
+        print(f"{PROG}: error: stopped by {signal.Signals(received[0]).name}", file=sys.stderr, flush=True)
         return 128 + received[0]
     if ranks.first_failure is not None:
         rank, status = ranks.first_failure
-        print(f"{prog}: error: rank {rank} {exit_description(status)}; its ranks on this machine stopped",
+        print(f"{PROG}: error: rank {rank} {exit_description(status)}; its ranks on this machine stopped",
               file=sys.stderr, flush=True)
         return shell_status(status)
     return 0
