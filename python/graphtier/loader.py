@@ -378,7 +378,7 @@ class _Loader:
         self._start: Optional[Tuple[int, int]] = None  # set_epoch's, for the next pass only
         self._last_epoch = -1  # epoch of the last pass started
         self._pass = 0  # generation of the newest pass; older iterators compare theirs with it
-        self._identity = _stream_identity(dataset, o, split, ids, input_time)  # what a state_dict must match
+        self._stream = (split, ids, input_time)  # what the minibatches depend on, for state_dict (hashed when asked)
 
     def __len__(self) -> int:
         """Batches a pass delivers (with batch_offset/batch_stride, only the selected ones)."""
@@ -427,7 +427,7 @@ class _Loader:
         mid-pass, `load_state_dict` on a fresh loader makes its next pass deliver exactly the
         batches this pass has not yet yielded (minibatch b of epoch e is a function of the seed,
         e and b), then the epochs after it."""
-        return {"epoch": self._position[0], "batch": self._position[1], "identity": dict(self._identity)}
+        return {"epoch": self._position[0], "batch": self._position[1], "identity": self._identity()}
 
     def load_state_dict(self, state: dict) -> None:
         """Resumes where `state` (a state_dict) was taken: the next pass continues its epoch at its
@@ -437,11 +437,14 @@ class _Loader:
             raise ValueError("load_state_dict: expected a graphtier loader's state_dict() (epoch, batch, identity), "
                              f"got {type(state).__name__} {sorted(state) if isinstance(state, dict) else ''}".rstrip())
         theirs = state["identity"]
-        for key, mine in self._identity.items():
+        for key, mine in self._identity().items():
             if theirs.get(key) != mine:
                 raise ValueError(f"load_state_dict: the state is of another loader: its {key} is {theirs.get(key)!r}, "
                                  f"this loader's {mine!r}")
         self.set_epoch(int(state["epoch"]), int(state["batch"]))
+
+    def _identity(self) -> dict:
+        return _stream_identity(self.dataset, self.options, *self._stream)
 
 
 # The loader options a minibatch's content depends on (threads, window and queue depths do not).
