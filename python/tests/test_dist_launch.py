@@ -92,6 +92,14 @@ def test_bad_options_are_one_line(args, words):
         "python -m graphtier.distributed.launch: error: ") and words in done.stderr, done.stderr
 
 
+def test_a_dataset_that_is_not_a_partition_is_refused_on_every_rank(cora):
+    # Before: every rank trained the whole dataset alone, writing the same files.
+    ranks = launch(2, ["-m", "graphtier.train", cora, *SHORT], timeout=60)
+    for r in ranks:
+        assert r.returncode == 2, describe(ranks)
+        assert f"{cora}: not a partition directory, and the job has 2 ranks (WORLD_SIZE)" in r.stderr, describe(ranks)
+
+
 def test_two_machines_one_rank_each(cora2, tmp_path):
     # --nnodes 2: two launchers (here on one machine), node 0's hosting the store; the job trains as
     # one launcher's two ranks do.

@@ -55,11 +55,20 @@ from graphtier.training.report import best_figures, final_line, not_evaluated, v
 
 def is_partition_dir(path: str) -> bool:
     """True when `path` is a partition directory (`graphtier partition`'s output, or one rank's
-    directory of it), or holds this rank's directory (a copy on this machine of that rank's share)."""
+    directory of it), or holds this rank's directory (a copy on this machine of that rank's share).
+    ValueError when it is not and the job has several ranks: each would train the whole dataset
+    alone, writing the same files."""
     if _core.is_partition_directory(path):
         return True
     rank = os.environ.get("RANK", "")
-    return rank.isdigit() and _core.is_partition_directory(os.path.join(path, rank_dir_name(int(rank))))
+    if rank.isdigit() and _core.is_partition_directory(os.path.join(path, rank_dir_name(int(rank)))):
+        return True
+    world = os.environ.get("WORLD_SIZE", "")
+    if world.isdigit() and int(world) > 1:
+        raise ValueError(f"{path}: not a partition directory, and the job has {world} ranks (WORLD_SIZE): each "
+                         f"would train the whole dataset alone; `graphtier partition -d {path} -o DIR --ranks {world}` "
+                         f"and train DIR, or run one process")
+    return False
 
 
 def _env_int(name: str) -> int:
