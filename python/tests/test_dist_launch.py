@@ -192,6 +192,17 @@ def test_the_launcher_exits_with_the_failed_ranks_status(cora2, slow_job, tmp_pa
     assert time.monotonic() - start < 30
 
 
+def test_the_launcher_stops_a_rank_that_does_not_stop_itself(tmp_path):
+    # Rank 1 fails at once; rank 0 hangs (no graphtier job to tell it): SIGTERM after --stop-grace.
+    (tmp_path / "hang.py").write_text("import os, sys, time\nif os.environ['RANK'] == '1': sys.exit(3)\ntime.sleep(60)\n")
+    start = time.monotonic()
+    done = _cli(["-n", "2", "--stop-grace", "1", "--module", "hang"], timeout=60, env={"PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == \
+        "python -m graphtier.distributed.launch: error: rank 1 exited with status 3; its ranks on this machine stopped"
+    assert time.monotonic() - start < 20
+
+
 def test_sigterm_to_the_launcher_reaches_every_rank(cora2, slow_job, tmp_path):
     proc = subprocess.Popen([*LAUNCH, "-n", "2", "--module", "slowjob.train", "--", "marker", "0", "3", cora2, *SHORT,
                              "--epochs", "50", "--dist-timeout", "30"], cwd=str(tmp_path), text=True,
