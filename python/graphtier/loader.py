@@ -11,6 +11,8 @@ iterator afterwards is a RuntimeError (it never yields batches of the newer pass
 
 from __future__ import annotations
 
+import hashlib
+import os
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -267,6 +269,14 @@ class Adapter:
         """graphtier.NeighborLoader.stats: the pipeline's and the feature tiers' statistics."""
         return self.loader.stats()
 
+    def state_dict(self) -> dict:
+        """graphtier.NeighborLoader.state_dict: where the wrapped loader is, to resume mid-epoch."""
+        return self.loader.state_dict()
+
+    def load_state_dict(self, state: dict) -> None:
+        """graphtier.NeighborLoader.load_state_dict: the next pass resumes where `state` was taken."""
+        self.loader.load_state_dict(state)
+
 
 def seed_from_torch(kwargs: dict) -> None:
     """For the loaders with another framework's interface (graphtier.pyg, graphtier.dgl): without
@@ -385,6 +395,7 @@ class _Loader:
         self._start: Optional[Tuple[int, int]] = None  # set_epoch's, for the next pass only
         self._last_epoch = -1  # epoch of the last pass started
         self._pass = 0  # generation of the newest pass; older iterators compare theirs with it
+        self._stream = (split, ids, input_time)  # what the minibatches depend on, for state_dict (hashed when asked)
 
     def __len__(self) -> int:
         """Batches a pass delivers (with batch_offset/batch_stride, only the selected ones)."""
@@ -425,6 +436,58 @@ class _Loader:
         waited for the feature caches' lock (window_wait_seconds), gathers, queue fill, per-tier
         rows, bytes and seconds (features), storage reads and IOPS (features.io)."""
         return self._loader.stats()
+
+    def state_dict(self) -> dict:
+        """The stateful-dataloader protocol (torchdata's StatefulDataLoader): where the loader is,
+        `position`, and what its minibatches depend on (the dataset's content, the seeds, the
+        sampling options). Plain values: it goes into a checkpoint next to the model's. Taken
+        mid-pass, `load_state_dict` on a fresh loader makes its next pass deliver exactly the
+        batches this pass has not yet yielded (minibatch b of epoch e is a function of the seed,
+        e and b), then the epochs after it."""
+        return {"epoch": self._position[0], "batch": self._position[1], "identity": self._identity()}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Resumes where `state` (a state_dict) was taken: the next pass continues its epoch at its
+        batch. ValueError naming the first difference when it was taken on another dataset (by
+        content), other seeds or other sampling options."""
+        if not isinstance(state, dict) or not {"epoch", "batch", "identity"} <= set(state):
+            raise ValueError("load_state_dict: expected a graphtier loader's state_dict() (epoch, batch, identity), "
+                             f"got {type(state).__name__} {sorted(state) if isinstance(state, dict) else ''}".rstrip())
+        theirs = state["identity"]
+        for key, mine in self._identity().items():
+            if theirs.get(key) != mine:
+                raise ValueError(f"load_state_dict: the state is of another loader: its {key} is {theirs.get(key)!r}, "
+                                 f"this loader's {mine!r}")
+        self.set_epoch(int(state["epoch"]), int(state["batch"]))
+
+    def _identity(self) -> dict:
+        return _stream_identity(self.dataset, self.options, *self._stream)
+
+
+# The loader options a minibatch's content depends on (threads, window and queue depths do not).
+_STREAM_OPTIONS = ("sampler", "fanouts", "relation_fanouts", "replace", "time_attr", "temporal_strategy", "batch_size",
+                   "shuffle", "drop_last", "batch_offset", "batch_stride", "seed", "bulk", "gpu_sampling",
+                   "ids_numbering")
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _stream_identity(dataset: _core.Dataset, o: _core.LoaderOptions, split: Optional[str], ids,
+                     input_time) -> dict:
+    """What a loader's minibatches depend on, for state_dict: the dataset by content (its
+    manifest, which holds every file's checksum), the seeds and the sampling options."""
+    with open(os.path.join(dataset.path, "manifest.json"), "rb") as f:
+        content = _digest(f.read())
+    seeds = f"split {split}" if split is not None else f"ids {_digest(ids.numpy().tobytes())}"
+    if input_time is not None:
+        seeds += f", input_time {_digest(input_time.numpy().tobytes())}"
+    opts = {}
+    for name in _STREAM_OPTIONS:
+        value = getattr(o, name)
+        opts[name] = dict(value) if isinstance(value, dict) else list(value) if isinstance(value, list) else value
+    return {"dataset": f"{dataset.name} {content}", "seeds": seeds, **opts}
 
 
 class _Pass:

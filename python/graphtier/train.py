@@ -11,7 +11,7 @@ an uninterrupted one give the same loss curve. `--plot run.png` draws the loss a
 and each feature tier's rows/s per epoch (matplotlib, imported only then).
 
 Given a partition directory (`graphtier partition`'s output) instead of a dataset, it trains on P
-processes launched by torchrun (`torchrun --nproc-per-node P -m graphtier.train PARTITION_DIR`):
+processes (`python -m graphtier.distributed.launch -n P -- PARTITION_DIR`, or torchrun):
 PyTorch DDP, each step trains P minibatches, one per rank (rank K trains batch s * P + K at step
 s), so an epoch has ceil(num_batches / P) steps and trains every minibatch (the last step may be
 uneven); see graphtier.distributed.train. The
@@ -43,8 +43,8 @@ def parse_args(argv: Optional[List[str]] = None, prog: str = "python -m graphtie
     p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("dataset", help="dataset directory (graphtier format, with features, labels and splits), or a "
-                                   "partition directory (graphtier partition) to train on its P ranks under "
-                                   "torchrun: each step trains P minibatches, one per rank (rank K: batch s * P + K "
+                                   "partition directory (graphtier partition) to train on its P ranks (python -m "
+                                   "graphtier.distributed.launch -n P -- ARGS): each step trains P minibatches, one per rank (rank K: batch s * P + K "
                                    "at step s), so an epoch has ceil(num_batches / P) steps, the last maybe uneven, "
                                    "and trains every minibatch")
     p.add_argument("--task", choices=["node", "link"], default="node",

@@ -1,18 +1,19 @@
-"""Runs P processes of one torch.distributed job on this machine as torchrun would (the environment
-of its workers: Gloo on 127.0.0.1, a free port), each bounded by a timeout, and returns their exit
-status, timing and output: the multi-process tests of whole programs (train). At most 4 processes."""
+"""Runs P processes of one torch.distributed job on this machine through graphtier's launcher
+(graphtier.distributed.launch.LocalRanks: torchrun's worker environment, the store hosted by the
+launcher, a failed rank published at once), each bounded by a timeout, and returns their exit status,
+timing and output: the multi-process tests of whole programs (train). At most 4 processes. Unlike
+the launcher's command, it never stops the ranks that remain after a failure (the tests watch them
+stop on their own) until the deadline."""
 
 import os
 import signal
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
 from graphtier import threads
-from graphtier.distributed.comm import free_port
+from graphtier.distributed.launch import LocalRanks
 
 # Each rank's PyTorch intra-op threads (OMP_NUM_THREADS, as torchrun sets it). A one-process
 # reference that is to match a rank's floats runs under as_a_rank(): a matrix product or a sum
@@ -36,33 +37,30 @@ class Rank:
 
 
 def launch(world: int, argv: Sequence[str], timeout: float, env: Optional[Dict[str, str]] = None,
-           cwd: Optional[str] = None) -> List[Rank]:
-    """Starts `python argv...` as ranks 0..world-1 (the environment torchrun gives its workers) and
-    waits for all of them, at most `timeout` seconds in all; a process still running then is killed
-    and reported with returncode None."""
+           cwd: Optional[str] = None, during: Optional[Callable[[LocalRanks], None]] = None,
+           **options) -> List[Rank]:
+    """Starts `python argv...` as ranks 0..world-1 (LocalRanks, its `options` as given) and waits
+    for all of them, at most `timeout` seconds in all; a process still running then is killed and
+    reported with returncode None. `during(ranks)` is called every 50 ms while they run (a test's
+    fault injection: signal a rank)."""
     assert 1 <= world <= 4
-    port = free_port()
-    procs, logs = [], []
     scratch = tempfile.TemporaryDirectory(prefix="graphtier-dist-")
+    # Files, not pipes: a process never blocks on output nobody reads while the others run.
+    logs = [tuple(open(os.path.join(scratch.name, f"{rank}.{kind}"), "w+") for kind in ("out", "err"))
+            for rank in range(world)]
+    ranks = LocalRanks(argv, world, env={"OMP_NUM_THREADS": str(RANK_TORCH_THREADS), **(env or {})}, cwd=cwd,
+                       **options)
     start = time.monotonic()
-    for rank in range(world):
-        e = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank),
-                 LOCAL_WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                 OMP_NUM_THREADS=str(RANK_TORCH_THREADS), PYTHONUNBUFFERED="1")
-        e.update(env or {})
-        # Files, not pipes: a process never blocks on output nobody reads while the others run.
-        files = tuple(open(os.path.join(scratch.name, f"{rank}.{kind}"), "w+") for kind in ("out", "err"))
-        logs.append(files)
-        procs.append(subprocess.Popen([sys.executable, *argv], env=e, cwd=cwd, stdout=files[0], stderr=files[1],
-                                      text=True, start_new_session=True))
+    ranks.start(stdout=lambda r: logs[r][0], stderr=lambda r: logs[r][1])
     ended: Dict[int, float] = {}
     while len(ended) < world and time.monotonic() - start < timeout:
-        for rank, p in enumerate(procs):
-            if rank not in ended and p.poll() is not None:
-                ended[rank] = time.monotonic() - start
+        for rank in ranks.poll():
+            ended[rank] = time.monotonic() - start
+        if during is not None:
+            during(ranks)
         time.sleep(0.05)
     out = []
-    for rank, p in enumerate(procs):
+    for rank, p in enumerate(ranks.procs):
         if rank not in ended:
             os.killpg(p.pid, signal.SIGKILL)
         p.wait()
@@ -70,6 +68,7 @@ def launch(world: int, argv: Sequence[str], timeout: float, env: Optional[Dict[s
         for f in logs[rank]:
             f.close()
         out.append(Rank(rank, p.returncode if rank in ended else None, ended.get(rank, timeout), stdout, stderr))
+    ranks.close()
     scratch.cleanup()
     return out
 

@@ -38,6 +38,12 @@ sys.exit(train.main(sys.argv[1:]))
 """
 
 
+# Ranks started by hand (the environment variables, no launcher): rank 0 hosts the rendezvous store
+# and nobody watches the processes from outside.
+BY_HAND = dict(host_store=False, tell_peers=False)
+NO_AGENT_STORE = {"TORCHELASTIC_USE_AGENT_STORE": ""}
+
+
 def _faulty(action: str, rank: int, step: int) -> list:
     return ["-c", FAULTY_TRAIN, action, str(rank), str(step)]
 OPTIONS = ["--epochs", "3", "--batch-size", "64", "--fanouts", "5,5", "--hidden", "16", "--threads", "1",
@@ -70,9 +76,10 @@ def test_a_rank_that_raises_stops_every_rank(partitions):
 
 
 def test_a_killed_rank_stops_every_rank(partitions):
-    # Rank 1 sends itself SIGKILL at step 2 of the first epoch: it leaves no message; rank 0 watches
-    # its heartbeat, ranks 2 and 3 learn it from the store.
-    result = launch(4, [*_faulty("kill", 1, 2), partitions[4], *OPTIONS], timeout=90)
+    # Rank 1 sends itself SIGKILL at step 2 of the first epoch: it leaves no message and no launcher
+    # tells (a machine lost with its launcher); rank 0 watches its heartbeat, ranks 2 and 3 learn it
+    # from the store.
+    result = launch(4, [*_faulty("kill", 1, 2), partitions[4], *OPTIONS], timeout=90, tell_peers=False)
     assert result[1].returncode == -9, describe(result)
     _assert_all_fail_naming(result, failed=1, since=result[1].seconds)
     for r in (result[0], result[2], result[3]):
@@ -80,8 +87,8 @@ def test_a_killed_rank_stops_every_rank(partitions):
 
 
 def test_a_killed_rank_0_stops_every_rank(partitions):
-    # Launched without torchrun, rank 0 hosts the rendezvous store: the others lose it at once.
-    result = launch(2, [*_faulty("kill", 0, 2), partitions[2], *OPTIONS], timeout=90)
+    # Launched by hand, rank 0 hosts the rendezvous store: the others lose it at once.
+    result = launch(2, [*_faulty("kill", 0, 2), partitions[2], *OPTIONS], timeout=90, env=NO_AGENT_STORE, **BY_HAND)
     assert result[0].returncode == -9, describe(result)
     _assert_all_fail_naming(result, failed=0, since=result[0].seconds)
     assert "lost the rendezvous store" in result[1].stderr, describe(result)
@@ -96,7 +103,7 @@ def test_a_killed_rank_0_is_one_line_on_the_others_when_run_with_dash_m(partitio
     (package / "__init__.py").write_text("import graphtier  # noqa: F401\n")
     (package / "train.py").write_text(FAULTY_TRAIN)
     result = launch(2, ["-m", "faultjob.train", "kill", "0", "2", partitions[2], *OPTIONS], timeout=90,
-                    env={"PYTHONPATH": str(tmp_path)})
+                    env={"PYTHONPATH": str(tmp_path), **NO_AGENT_STORE}, **BY_HAND)
     assert result[0].returncode == -9, describe(result)
     _assert_all_fail_naming(result, failed=0, since=result[0].seconds)
     lines = result[1].stderr.strip().splitlines()

@@ -5,7 +5,7 @@ block i (and, with the graph partitioned, topology block row i) on its c ranks; 
 holds one rank of every row, so it holds the whole graph and every feature row between them. A rank
 fetches what it lacks from its own column with all-to-allv. `graphtier partition` writes what each
 rank needs (docs/format.md, Partition directory); collectives are torch.distributed's (Gloo on CPUs,
-NCCL on GPUs, launched by torchrun), never a transport of our own.
+NCCL on GPUs, launched by graphtier.distributed.launch or torchrun), never a transport of our own.
 """
 
 from graphtier.distributed.comm import CommStats, alltoallv

@@ -14,13 +14,18 @@ torch.distributed's env:// initialisation uses) through its own client, never a 
   that raises publishes its own. Every watchdog polls the failure count and, once it is non-zero,
   prints the failed rank's message and ends its process with status 1, wherever its threads are
   blocked (a collective with a dead peer may otherwise wait for the process group's timeout).
-  Losing the store itself means its host died: rank 0 when launched without torchrun.
+  Losing the store itself means its host died: node 0's launcher (graphtier.distributed.launch,
+  torchrun's agent), or rank 0 when the ranks were started by hand.
+- `join` counts the ranks in before the process group, naming those that never arrive;
+  `Watchdog.watch_signals` publishes a SIGTERM/SIGINT/SIGHUP at once, as a failure of this rank.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
+import socket
 import sys
 import threading
 import time
@@ -59,12 +64,17 @@ def is_communication_error(e: BaseException) -> bool:
     return isinstance(e, RuntimeError) and any(w in text for w in _COMMUNICATION_WORDS)
 
 
-def store_client(timeout_s: float) -> dist.Store:
+def store_client(timeout_s: float, host: Optional[str] = None, port: Optional[int] = None) -> dist.Store:
     """A client of the rendezvous store of this run (its own connection: the watchdog's thread
     never shares a socket with the training thread), keys prefixed by the restart count so that a
-    torchrun restart starts clean."""
-    host, port = os.environ.get("MASTER_ADDR", "127.0.0.1"), int(os.environ.get("MASTER_PORT", "29500"))
-    store = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=timeout_s))
+    torchrun restart starts clean. `host`/`port`: MASTER_ADDR/MASTER_PORT's unless given."""
+    host = host or os.environ.get("MASTER_ADDR", "127.0.0.1")
+    port = port or int(os.environ.get("MASTER_PORT", "29500"))
+    return prefixed(dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=timeout_s)))
+
+
+def prefixed(store: dist.Store) -> dist.Store:
+    """`store` under graphtier's prefix (the restart count's: a torchrun restart starts clean)."""
     return dist.PrefixStore(f"graphtier/{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}/", store)
 
 
@@ -95,6 +105,96 @@ def check_ranks(store: dist.Store, rank: int, world: int, record: dict, error: O
             read = store.add("verdict_read", 0)
     if problems:
         raise ValueError("; ".join(problems[:4]) + (f" (and {len(problems) - 4} more)" if len(problems) > 4 else ""))
+
+
+def publish_failure(store: dist.Store, failed_rank: int, message: str) -> None:
+    """Records `failed_rank`'s failure in the store of the run (a store_client) for every rank to
+    see: its first record wins, and the first rank recorded is the one every rank names. The ranks'
+    watchdogs and the launcher (graphtier.distributed.launch) publish through this one function."""
+    if store.add(f"failed/{failed_rank}", 1) == 1:
+        index = store.add("failures", 1)
+        store.set(f"failure/{index}", f"rank {failed_rank}: {message}")
+
+
+def launcher_hosts_store() -> bool:
+    """True when the launcher (torchrun's agent, graphtier.distributed.launch) hosts the rendezvous
+    store, as torch.distributed's env:// initialisation reads it; otherwise rank 0 does."""
+    return os.environ.get("TORCHELASTIC_USE_AGENT_STORE", "") == "True"
+
+
+def _store_host() -> str:
+    return "the launcher of node 0" if launcher_hosts_store() else "rank 0"
+
+
+def join(rank: int, world: int, timeout_s: float) -> dist.Store:
+    """The rendezvous before the process group: connects to the store at MASTER_ADDR:MASTER_PORT
+    (hosting it on rank 0 when no launcher does) and waits, at most `timeout_s` seconds, until all
+    `world` ranks have arrived. Returns the store for dist.init_process_group(store=...), whose own
+    wait for a rank that never starts is a bare "Socket Timeout" after twice the timeout. A rank
+    missing at the deadline is a RendezvousError on every rank that arrived, naming the missing
+    ranks and the address (rank 0 writes the verdict, so all of them say the same)."""
+    host, port = os.environ.get("MASTER_ADDR", "127.0.0.1"), int(os.environ.get("MASTER_PORT", "29500"))
+    where = f"{host}:{port}"
+    deadline = time.monotonic() + timeout_s
+    hosting = rank == 0 and not launcher_hosts_store()
+    try:
+        if not hosting:
+            _wait_for_port(host, port, deadline)
+        server = dist.TCPStore(host, port, world, hosting, timedelta(seconds=timeout_s), wait_for_workers=False)
+    except (RuntimeError, OSError) as e:  # torch 1.13: TimeoutError; 2.x: DistNetworkError (a RuntimeError)
+        raise RendezvousError(f"rank {rank}: no rendezvous store at {where} within {timeout_s:g} s (--dist-timeout); "
+                              f"{_store_host()} hosts it: it did not start, or the ranks were given different "
+                              f"MASTER_ADDR/MASTER_PORT") from e
+    store = prefixed(server)
+    # Counters only (add, never check: torch 1.13's PrefixStore has no check).
+    store.add(f"arrived/{rank}", 1)
+    arrived = store.add("arrived", 1)
+    while arrived < world:
+        if rank == 0 and time.monotonic() >= deadline:
+            missing = [r for r in range(world) if not store.add(f"arrived/{r}", 0)]
+            store.set("arrival_verdict", _missing_ranks(missing, world, where, timeout_s))
+            store.add("arrival_verdict_set", 1)
+            if not launcher_hosts_store():  # its store: left open until the others have read why
+                read, until = store.add("arrival_read", 1), time.monotonic() + 5.0
+                while read < world - len(missing) and time.monotonic() < until:
+                    time.sleep(0.05)
+                    read = store.add("arrival_read", 0)
+        if store.add("arrival_verdict_set", 0):
+            if rank != 0:
+                store.add("arrival_read", 1)
+            raise RendezvousError(store.get("arrival_verdict").decode())
+        late = time.monotonic() >= deadline
+        if late and rank != 0 and not store.add("arrived/0", 0) or time.monotonic() >= deadline + 5.0:
+            # Rank 0, which gives the verdict, is one of the missing.
+            missing = [r for r in range(world) if not store.add(f"arrived/{r}", 0)]
+            raise RendezvousError(_missing_ranks(missing, world, where, timeout_s))
+        time.sleep(0.05)
+        arrived = store.add("arrived", 0)
+    return server
+
+
+def _wait_for_port(host: str, port: int, deadline: float) -> None:
+    """Until the store's port accepts a connection (TimeoutError at `deadline`): TCPStore's own
+    connect takes twice its timeout on torch 2.x and logs each failed try (a stack trace on 2.x)."""
+    while True:
+        try:
+            socket.create_connection((host, port), timeout=max(0.1, min(1.0, deadline - time.monotonic()))).close()
+            return
+        except OSError:
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"{host}:{port} refused or did not answer") from None
+            time.sleep(0.1)
+
+
+def _missing_ranks(missing, world: int, where: str, timeout_s: float) -> str:
+    names = ", ".join(str(r) for r in missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
+    return (f"rank{'s' if len(missing) > 1 else ''} {names} of {world} did not join the job at {where} within "
+            f"{timeout_s:g} s (--dist-timeout): not started, or started with another MASTER_ADDR, MASTER_PORT or "
+            f"WORLD_SIZE")
+
+
+class RendezvousError(ConnectionError):
+    """The ranks of a job did not all meet (a rank never started, a wrong address): no collective ran."""
 
 
 class Watchdog:
@@ -136,11 +236,35 @@ class Watchdog:
         if self._store_lost:
             return
         try:
-            if self.store.add(f"failed/{failed_rank}", 1) == 1:
-                index = self.store.add("failures", 1)
-                self.store.set(f"failure/{index}", f"rank {failed_rank}: {message}")
+            publish_failure(self.store, failed_rank, message)
         except Exception:  # the store is gone too: the others learn it from losing the store
             pass
+
+    def watch_signals(self, signals=(signal.SIGTERM, signal.SIGINT, signal.SIGHUP)) -> "Watchdog":
+        """From the main thread: `signals` end this process after publishing it as this rank's
+        failure, at once, wherever the main thread is (blocked in a collective, a Python handler
+        would wait for it to return): the C-level handler writes the signal's number to a pipe that a
+        thread of ours reads (signal.set_wakeup_fd); the Python handler itself does nothing."""
+        read_fd, write_fd = os.pipe()
+        os.set_blocking(write_fd, False)
+        for s in signals:
+            signal.signal(s, lambda *_: None)
+        signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+        wanted = {int(s) for s in signals}
+
+        def wait() -> None:
+            while True:
+                data = os.read(read_fd, 1)
+                if not data:
+                    return
+                if data[0] in wanted:
+                    name = signal.Signals(data[0]).name
+                    self.publish(self.rank, f"terminated by {name}")
+                    print(f"{self.prog}: error: rank {self.rank}: terminated by {name}", file=sys.stderr, flush=True)
+                    self.leave(128 + data[0])
+
+        threading.Thread(target=wait, name=f"graphtier-signals-{self.rank}", daemon=True).start()
+        return self
 
     def first_failure(self) -> Optional[str]:
         if self.store.add("failures", 0) == 0:
@@ -181,7 +305,9 @@ class Watchdog:
                     return
                 self._store_lost = True
                 host = os.environ.get("MASTER_ADDR", "127.0.0.1"), os.environ.get("MASTER_PORT", "29500")
-                failure = (f"rank 0: lost the rendezvous store at {host[0]}:{host[1]} ({one_line(e)}); "
+                failure = (f"lost the rendezvous store at {host[0]}:{host[1]} ({one_line(e)}); the launcher of "
+                           f"node 0 hosts it, so it (or its machine) failed" if launcher_hosts_store() else
+                           f"rank 0: lost the rendezvous store at {host[0]}:{host[1]} ({one_line(e)}); "
                            f"rank 0 hosts it when not launched by torchrun, so rank 0 (or the launcher) failed")
             if failure is not None and not self._stop.is_set():
                 self.diagnosis = failure

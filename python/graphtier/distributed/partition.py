@@ -176,7 +176,7 @@ class Partition:
         """ValueError unless the job has as many ranks as the partition."""
         if world_size != self.ranks:
             raise ValueError(f"{self.rank_path}: the partition is for {self.ranks} ranks, the job has "
-                             f"{world_size} (torchrun --nproc-per-node x --nnodes must equal --ranks of "
+                             f"{world_size} (the launcher's -n x --nnodes must equal --ranks of "
                              "`graphtier partition`)")
 
 

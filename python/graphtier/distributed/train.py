@@ -1,4 +1,4 @@
-"""Distributed training: `torchrun --nproc-per-node P -m graphtier.train PARTITION_DIR ...`
+"""Distributed training: `python -m graphtier.distributed.launch -n P -- PARTITION_DIR ...`
 (docs/architecture.md, Scale-out; README's "Distributed training").
 
 PyTorch DDP over the model, training step and checkpoint of graphtier.training, as graphtier.train.
@@ -55,18 +55,27 @@ from graphtier.training.report import best_figures, final_line, not_evaluated, v
 
 def is_partition_dir(path: str) -> bool:
     """True when `path` is a partition directory (`graphtier partition`'s output, or one rank's
-    directory of it), or holds this rank's directory (a copy on this machine of that rank's share)."""
+    directory of it), or holds this rank's directory (a copy on this machine of that rank's share).
+    ValueError when it is not and the job has several ranks: each would train the whole dataset
+    alone, writing the same files."""
     if _core.is_partition_directory(path):
         return True
     rank = os.environ.get("RANK", "")
-    return rank.isdigit() and _core.is_partition_directory(os.path.join(path, rank_dir_name(int(rank))))
+    if rank.isdigit() and _core.is_partition_directory(os.path.join(path, rank_dir_name(int(rank)))):
+        return True
+    world = os.environ.get("WORLD_SIZE", "")
+    if world.isdigit() and int(world) > 1:
+        raise ValueError(f"{path}: not a partition directory, and the job has {world} ranks (WORLD_SIZE): each "
+                         f"would train the whole dataset alone; `graphtier partition -d {path} -o DIR --ranks {world}` "
+                         f"and train DIR, or run one process")
+    return False
 
 
 def _env_int(name: str) -> int:
     value = os.environ.get(name)
     if value is None:
-        raise ValueError(f"a partition directory trains on P processes: launch with torchrun --nproc-per-node P "
-                         f"-m graphtier.train PARTITION_DIR ... ({name} is not set)")
+        raise ValueError(f"a partition directory trains on P processes: launch with python -m "
+                         f"graphtier.distributed.launch -n P -- PARTITION_DIR ... ({name} is not set)")
     return int(value)
 
 
@@ -171,13 +180,16 @@ def run(args, prog: str, job=None, check=None) -> dict:
         args.device = str(device)
     backend = "nccl" if device.type == "cuda" else "gloo"
     timeout = timedelta(seconds=args.dist_timeout)
-    dist.init_process_group(backend, timeout=timeout)
+    # Our rendezvous first: a rank that never starts is named, within the timeout, on the others.
+    dist.init_process_group(backend, store=failure.join(rank, world, args.dist_timeout), rank=rank, world_size=world,
+                            timeout=timeout)
     store = failure.store_client(args.dist_timeout)
     record = {"graphtier": graphtier.__version__, "torch": torch.__version__.split("+")[0], "backend": backend,
               "partition": partition.identity() if partition is not None else None}
     failure.check_ranks(store, rank, world, record, error)  # raises on every rank (exit 2), no collective yet
     stale = max(2.0, min(10.0, args.dist_timeout / 3))
     watchdog = failure.Watchdog(failure.store_client(args.dist_timeout), rank, world, prog, stale_after=stale).start()
+    watchdog.watch_signals()  # SIGTERM/SIGINT/SIGHUP: the others are told at once, not after the heartbeat
     # The rank's share of the cores, divided by graphtier.threads' rule: the fetcher's
     # gather pool takes the engine's part (--threads as the jobs read it), PyTorch the rest; the
     # result records it (the epoch lines stay one per epoch).
