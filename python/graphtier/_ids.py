@@ -105,15 +105,21 @@ def type_node_ids(value, name: str, node_type: str, type_range) -> torch.Tensor:
     check of ids within a type: one outside [0, end - begin) is an IndexError naming `name`, the type
     and its range. An int64 CPU tensor."""
     begin, end = type_range
-    label = f"{name}[{node_type!r}]"
     if value is None:
         return torch.arange(begin, end, dtype=torch.int64)
+    return checked_node_ids(value, f"{name}[{node_type!r}]", end - begin, f"type {node_type!r}'s ids",
+                            " (ids given with their type are local to it)") + begin
+
+
+def checked_node_ids(value, name: str, num_nodes: int, what: str = "the graph's ids", hint: str = "") -> torch.Tensor:
+    """node_ids(value) (on any device) with each id checked against [0, num_nodes): one outside is an
+    IndexError naming `name`, the id and `what` with its range, then `hint`. Where the engine does
+    not check them before they index something (labels, a type's rows)."""
     if isinstance(value, torch.Tensor):
         value = value.cpu()
-    local = node_ids(value, label, end - begin)
-    if local.numel():
-        low, high = int(local.min()), int(local.max())
-        if low < 0 or high >= end - begin:
-            raise IndexError(f"{label}: node id {low if low < 0 else high} is outside type {node_type!r}'s ids "
-                             f"[0, {end - begin}) (ids given with their type are local to it)")
-    return local + begin
+    ids = node_ids(value, name, num_nodes)
+    if ids.numel():
+        low, high = int(ids.min()), int(ids.max())
+        if low < 0 or high >= num_nodes:
+            raise IndexError(f"{name}: node id {low if low < 0 else high} is outside {what} [0, {num_nodes}){hint}")
+    return ids

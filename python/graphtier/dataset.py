@@ -15,6 +15,7 @@ that type, as PyG, DGL and OGB number them: `split` returns {labelled type: ids 
 
 from __future__ import annotations
 
+import hashlib
 import os
 
 import torch
@@ -79,3 +80,12 @@ def open_dataset(data, argument: str) -> _core.Dataset:
         return Dataset(os.fspath(data))
     raise TypeError(f"{argument}: expected a graphtier.Dataset or a dataset directory, got {type(data).__name__} "
                     f"(convert an in-memory graph with the `graphtier convert` command)")
+
+
+def content_hash(file_checksums: dict) -> str:
+    """A dataset's identity by content: SHA-256 (16 hex digits) over its files' names and XXH3-64
+    checksums as its manifest records them (`file_checksums`: file name -> checksum, as
+    Dataset.file_checksums, or a partition's source files). Another directory or name with the same
+    files has the same hash; a renumbered, re-split or otherwise rewritten copy another."""
+    text = "".join(f"{name} {file_checksums[name]}\n" for name in sorted(file_checksums))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -30,7 +30,7 @@ import torch
 
 from graphtier import _core
 from graphtier import loader as _loader
-from graphtier._ids import node_ids
+from graphtier._ids import checked_node_ids
 from graphtier.dataset import open_dataset
 from graphtier.store import FeatureStore
 
@@ -83,11 +83,7 @@ def edge_pairs(edges, num_nodes: int, name: str = "edges") -> torch.Tensor:
     t = torch.as_tensor(edges)
     if t.dim() != 2 or t.shape[0] != 2:
         raise ValueError(f"{name}: expected a [2, num_edges] tensor of (src, dst) columns, got shape {tuple(t.shape)}")
-    flat = node_ids(t.reshape(-1), name)
-    if flat.numel() and (int(flat.min()) < 0 or int(flat.max()) >= num_nodes):
-        bad = flat[(flat < 0) | (flat >= num_nodes)][0]
-        raise IndexError(f"{name}: node id {int(bad)} is out of range [0, {num_nodes})")
-    return flat.view(2, -1)
+    return checked_node_ids(t.reshape(-1), name, num_nodes).view(2, -1)
 
 
 @dataclass
@@ -204,7 +200,8 @@ class LinkNeighborLoader:
         if isinstance(edges, str):
             self.edges = link_edges(dataset, edges)
         else:
-            self.edges = dataset.in_own_numbering(edge_pairs(edges, dataset.num_nodes).reshape(-1), ids_numbering,
+            numbering = ids_numbering if given else "prepared"  # the graph's own edges (edges=None)
+            self.edges = dataset.in_own_numbering(edge_pairs(edges, dataset.num_nodes).reshape(-1), numbering,
                                                   "edges").view(2, -1)
         num = self.edges.shape[1]
         if labels is None:

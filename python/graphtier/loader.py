@@ -12,7 +12,6 @@ iterator afterwards is a RuntimeError (it never yields batches of the newer pass
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -22,7 +21,7 @@ from graphtier import _core
 from graphtier import options as _options
 from graphtier import threads
 from graphtier._ids import node_ids, typed_node_ids
-from graphtier.dataset import open_dataset
+from graphtier.dataset import content_hash, open_dataset
 
 
 class _Csc:
@@ -476,10 +475,9 @@ def _digest(data: bytes) -> str:
 
 def _stream_identity(dataset: _core.Dataset, o: _core.LoaderOptions, split: Optional[str], ids,
                      input_time) -> dict:
-    """What a loader's minibatches depend on, for state_dict: the dataset by content (its
-    manifest, which holds every file's checksum), the seeds and the sampling options."""
-    with open(os.path.join(dataset.path, "manifest.json"), "rb") as f:
-        content = _digest(f.read())
+    """What a loader's minibatches depend on, for state_dict: the dataset by content (content_hash,
+    as a checkpoint's), the seeds and the sampling options."""
+    content = content_hash(dataset.file_checksums)
     seeds = f"split {split}" if split is not None else f"ids {_digest(ids.numpy().tobytes())}"
     if input_time is not None:
         seeds += f", input_time {_digest(input_time.numpy().tobytes())}"

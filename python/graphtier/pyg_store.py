@@ -36,7 +36,7 @@ except ImportError as e:
 from graphtier import _core
 from graphtier import loader as _loader
 from graphtier import pyg as _pyg
-from graphtier._ids import node_ids
+from graphtier._ids import checked_node_ids, type_node_ids
 from graphtier.dataset import open_dataset
 from graphtier.store import FeatureStore, TypedFeatureStore
 
@@ -44,20 +44,19 @@ _READ_ONLY = ("{store} is read-only: it reads the dataset's files ({path}); writ
               "`graphtier convert`, or keep new tensors in a torch_geometric store of your own")
 
 
-def _local_ids(index, num_nodes: int, what: str) -> torch.Tensor:
-    """PyG's TensorAttr index (ids, a bool mask, a slice, an int, or None: every node) as int64 ids
-    in [0, num_nodes), checked: an id outside is an IndexError naming `what` and its range."""
+def _local_ids(index, num_nodes: int, name: str, node_type: Optional[str]) -> torch.Tensor:
+    """PyG's index `name` (ids, a bool mask, a slice, an int, or None: every node) as int64 ids of
+    node type `node_type` (None: the graph's nodes), 0 to num_nodes - 1, checked by the package's
+    one check of ids (graphtier._ids: an IndexError names `name`, the type and its range)."""
     if index is None:
         return torch.arange(num_nodes, dtype=torch.int64)
     if isinstance(index, slice):
         return torch.arange(num_nodes, dtype=torch.int64)[index]
     if isinstance(index, int):
         index = [index]
-    ids = node_ids(index, "index", num_nodes)
-    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= num_nodes):
-        bad = int(ids[(ids < 0) | (ids >= num_nodes)][0])
-        raise IndexError(f"index: node {bad} is outside {what} (ids 0 to {num_nodes - 1})")
-    return ids
+    if node_type is None:
+        return checked_node_ids(index, name, num_nodes)
+    return type_node_ids(index, name, node_type, (0, num_nodes))
 
 
 class GraphtierFeatureStore(_PygFeatureStore):
@@ -117,15 +116,13 @@ class GraphtierFeatureStore(_PygFeatureStore):
 
     def _get_tensor(self, attr: TensorAttr) -> torch.Tensor:
         group, name = self._key(attr)
-        what = "the graph's nodes" if group is None else f"node type {group!r}"
-        ids = _local_ids(attr.index, self._sizes[(group, name)][0], what)
-        begin = 0 if group is None else self.dataset.node_type_ranges[group][0]
+        ids = _local_ids(attr.index, self._sizes[(group, name)][0], "index", group)
         if name == "y":
-            out = self._labels[ids + begin]
+            out = self._labels[ids + (0 if group is None else self.dataset.node_type_ranges[group][0])]
         elif group is None:
             out = self.store.gather(ids)
         else:
-            out = self.store.gather(group, ids + begin)
+            out = self.store.gather(group, ids)  # ids within the type
         return out[0] if isinstance(attr.index, int) else out
 
     def _get_tensor_size(self, attr: TensorAttr) -> Tuple[int, ...]:
@@ -293,13 +290,13 @@ class GraphtierSampler(BaseSampler):
         if not ds.is_hetero:
             if input_type is not None:
                 raise ValueError(f"input_nodes: node type {input_type!r} given, but the dataset has no node types")
-            return self._global_ids(_local_ids(node, ds.num_nodes, "the graph's nodes"))
+            return self._global_ids(_local_ids(node, ds.num_nodes, "input_nodes", None))
         ranges = ds.node_type_ranges
         if input_type not in ranges:
             raise ValueError(f"input_nodes: on a typed dataset, a node type of {', '.join(ds.node_types)} and its ids; "
                              f"got node type {input_type!r}")
         begin, end = ranges[input_type]
-        return self._global_ids(_local_ids(node, end - begin, f"node type {input_type!r}") + begin)
+        return self._global_ids(_local_ids(node, end - begin, "input_nodes", input_type) + begin)
 
     def sample_from_nodes(self, inputs: NodeSamplerInput) -> Union[SamplerOutput, HeteroSamplerOutput]:
         if inputs.time is not None:
@@ -357,13 +354,17 @@ class GraphtierSampler(BaseSampler):
             raise NotImplementedError("GraphtierSampler: temporal link sampling (edge_label_time) is not supported; "
                                       "use graphtier.pyg.LinkNeighborLoader's time_attr")
         mode, amount = _negative_sampling(neg_sampling)
-        src = self._global_ids(_local_ids(inputs.row, ds.num_nodes, "the graph's nodes"))
-        dst = self._global_ids(_local_ids(inputs.col, ds.num_nodes, "the graph's nodes"))
+        src = self._global_ids(_local_ids(inputs.row, ds.num_nodes, "edge_label_index", None))
+        dst = self._global_ids(_local_ids(inputs.col, ds.num_nodes, "edge_label_index", None))
         pairs = torch.stack([src, dst], dim=1).contiguous().view(-1)
         seed, stream = self._stream()
-        if self._link is None or self._link[0] != seed:  # made once per seed (once per worker)
-            self._link = (seed, _core.LinkSampler(ds, self.num_neighbors, self.replace, seed))
-        d = self._link[1].sample(pairs, stream, mode, amount, False, self.exclude_seed_edges)
+        # Made once per seed (once per worker) and negative sampling: the engine checks the negative
+        # options when the sampler is made, for batches of up to this many edges.
+        key = (seed, mode, amount, int(src.numel()))
+        if self._link is None or self._link[0][:3] != key[:3] or self._link[0][3] < key[3]:
+            self._link = (key, _core.LinkSampler(ds, self.num_neighbors, self.replace, seed, negatives=mode,
+                                                 amount=amount, batch_size=max(key[3], 1)))
+        d = self._link[1].sample(pairs, stream, self.exclude_seed_edges)
         blocks = [_loader.Block.from_dict(b) for b in d["blocks"]]
         num_pos = int(src.numel())
         if mode == "triplet":

@@ -184,12 +184,13 @@ def test_refusals(cora_links, cora):
         graphtier.LinkNeighborLoader(ds, [5], negatives="ternary")
     with pytest.raises(ValueError, match=r"\[2, num_edges\]"):
         graphtier.LinkNeighborLoader(ds, [5], edges=torch.zeros(3, 4, dtype=torch.int64))
-    with pytest.raises(IndexError, match="out of range"):
+    with pytest.raises(IndexError, match=rf"edges: node id {ds.num_nodes} is outside the graph's ids \[0, {ds.num_nodes}\)"):
         graphtier.LinkNeighborLoader(ds, [5], edges=torch.tensor([[0], [ds.num_nodes]]))
     with pytest.raises(TypeError, match="integer node ids"):
         graphtier.LinkNeighborLoader(ds, [5], edges=torch.zeros(2, 4))
     with pytest.raises(ValueError, match="one per edge"):
-        graphtier.LinkNeighborLoader(ds, [5], edges=torch.zeros(2, 4, dtype=torch.int64), labels=torch.ones(3))
+        graphtier.LinkNeighborLoader(ds, [5], edges=torch.zeros(2, 4, dtype=torch.int64), labels=torch.ones(3),
+                                     ids_numbering="prepared")
     with pytest.raises(ValueError, match="whole number"):
         next(iter(graphtier.LinkNeighborLoader(ds, [5], negatives="triplet", amount=1.5)))
     # A dataset without a split: every edge of its graph supervises.
@@ -233,6 +234,11 @@ def test_edges_in_the_original_numbering(cora, cora_links):
     assert not torch.equal(original, own)
     loader = graphtier.LinkNeighborLoader(ds, [3], 40, edges=original, ids_numbering="original")
     assert torch.equal(loader.edges, own)
+    # Unsaid, the numbering of a tensor on a renumbered dataset is refused, as NeighborLoader's ids:
+    # read as the dataset's own, these edges would be other, mostly non-existent, edges.
+    with pytest.raises(ValueError, match=r"edges: dataset .* was renumbered by `graphtier prepare`.*ids_numbering="):
+        graphtier.LinkNeighborLoader(ds, [3], 40, edges=original)
+    assert torch.equal(graphtier.LinkNeighborLoader(ds, [3], 40, edges=own, ids_numbering="prepared").edges, own)
     batch = next(iter(loader))
     assert torch.equal(batch.seeds[batch.label_index], own)
     # A split is in the dataset's own numbering: the option is refused by its own name, not the

@@ -63,7 +63,9 @@ def test_gcn_over_full_neighbourhoods_is_the_full_graph_gcn(cora):
     degree = GCN.degrees(edges, ds.num_nodes)
     model = GCN(ds.feature_dim, 16, 8, 2, dropout=0.0).double()
     pairs = edges[:, torch.randperm(edges.shape[1])[:64]]
-    batch = next(iter(graphtier.LinkNeighborLoader(ds, [-1, -1], 64, edges=pairs, exclude_seed_edges=False)))
+    loader = graphtier.LinkNeighborLoader(ds, [-1, -1], 64, edges=pairs, exclude_seed_edges=False,
+                                          ids_numbering="prepared")
+    batch = next(iter(loader))
     got = model(batch.x.double(), batch.blocks, degree)
 
     n = ds.num_nodes

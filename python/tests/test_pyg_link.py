@@ -31,7 +31,7 @@ def test_binary_batches_are_pygs_layout(cora_links):  # noqa: F811
     labels = torch.zeros(edges.shape[1], dtype=torch.int64)  # PyG shifts a 0-based label by 1
     loader = LinkNeighborLoader(cora_links, num_neighbors=[5, 5], edge_label_index=edges, edge_label=labels,
                                 neg_sampling=dict(mode="binary", amount=2), batch_size=100, shuffle=True,
-                                num_workers=4)
+                                num_workers=4, ids_numbering="prepared")
     assert len(loader) == -(-edges.shape[1] // 100)
     for i, data in enumerate(loader):
         _check_layout(data, [5, 5])
@@ -62,7 +62,7 @@ def test_triplet_batches_with_a_negative_sampling_object(cora_links):  # noqa: F
     assert next(iter(one)).dst_neg_index.shape == (64,)  # amount 1: squeezed, as PyG does
     with pytest.raises(ValueError, match="triplet"):
         LinkNeighborLoader(cora_links, num_neighbors=[3], edge_label=torch.ones(10), neg_sampling="triplet",
-                           edge_label_index=torch.zeros(2, 10, dtype=torch.int64))
+                           edge_label_index=torch.zeros(2, 10, dtype=torch.int64), ids_numbering="prepared")
     with pytest.raises(ValueError, match="edge_label_time needs time_attr"):
         LinkNeighborLoader(cora_links, num_neighbors=[3], edge_label_time=torch.zeros(10))
 
@@ -85,7 +85,7 @@ def test_all_neighbours_give_pygs_link_subgraph(cora_links):  # noqa: F811
     except ImportError as e:  # PyG's sampler needs pyg-lib or torch-sparse, which PyPI has no wheels of
         pytest.skip(f"PyG's LinkNeighborLoader cannot sample here: {e}")
     ours = list(LinkNeighborLoader(ds, num_neighbors=[-1, -1], edge_label_index=edges, batch_size=20,
-                                   exclude_seed_edges=False))
+                                   exclude_seed_edges=False, ids_numbering="prepared"))
     assert len(ours) == len(pyg) == 2
     for a, b in zip(ours, pyg):
         assert set(a.n_id.tolist()) == set(b.n_id.tolist())

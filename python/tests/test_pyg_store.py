@@ -110,18 +110,18 @@ def test_feature_store_refuses_what_it_does_not_hold(cora, typed):
     with pytest.raises(KeyError, match=r"\('author', 'y'\)"):  # labels live on paper only
         fs.get_tensor("author", "y", torch.arange(2))
     # Author 1000 is a global id inside the graph, but not a paper: local ids are checked per type.
-    with pytest.raises(IndexError, match=r"node 984 is outside node type 'paper' \(ids 0 to 983\)"):
+    with pytest.raises(IndexError, match=r"index\['paper'\]: node id 984 is outside type 'paper''s ids \[0, 984\)"):
         fs.get_tensor("paper", "x", torch.tensor([0, 984]))
-    with pytest.raises(IndexError, match=r"node -1 is outside node type 'fos' \(ids 0 to 2\)"):
+    with pytest.raises(IndexError, match=r"index\['fos'\]: node id -1 is outside type 'fos''s ids \[0, 3\)"):
         fs.get_tensor("fos", "x", torch.tensor([-1]))
-    with pytest.raises(TypeError, match="index: expected integer node ids, got float32"):
+    with pytest.raises(TypeError, match=r"index\[.paper.\]: expected integer node ids, got float32"):
         fs.get_tensor("paper", "x", torch.tensor([0.5]))
     with pytest.raises(NotImplementedError, match="read-only"):
         fs.put_tensor(torch.zeros(2, 8), "paper", "x", torch.arange(2))
     with pytest.raises(NotImplementedError, match="read-only"):
         fs.remove_tensor("paper", "x", None)
     _, fs, _ = stores(cora)
-    with pytest.raises(IndexError, match=r"node 2708 is outside the graph's nodes \(ids 0 to 2707\)"):
+    with pytest.raises(IndexError, match=r"index: node id 2708 is outside the graph's ids \[0, 2708\)"):
         fs.get_tensor(None, "x", torch.tensor([2708]))
     with pytest.raises(KeyError, match=r"\(None, 'edge_attr'\)"):
         fs.get_tensor(None, "edge_attr", torch.tensor([0]))
@@ -293,7 +293,7 @@ def test_sampler_refuses_seeds_outside_their_type(cora, typed):
     ds, fs, gs = stores(typed)
     loader = NodeLoader((fs, gs), node_sampler=GraphtierSampler(ds, [2]), input_nodes=("paper", torch.tensor([5, 984])),
                         batch_size=2)
-    with pytest.raises(IndexError, match=r"node 984 is outside node type 'paper' \(ids 0 to 983\)"):
+    with pytest.raises(IndexError, match=r"input_nodes\['paper'\]: node id 984 is outside type 'paper''s ids \[0, 984\)"):
         next(iter(loader))
     loader = NodeLoader((fs, gs), node_sampler=GraphtierSampler(ds, [2]), input_nodes=("venue", torch.tensor([0])))
     with pytest.raises(ValueError, match="got node type 'venue'"):
@@ -303,7 +303,7 @@ def test_sampler_refuses_seeds_outside_their_type(cora, typed):
     ds, fs, gs = stores(cora)
     loader = NodeLoader((fs, gs), node_sampler=GraphtierSampler(ds, [2], ids_numbering="prepared"),
                         input_nodes=torch.tensor([2708]))
-    with pytest.raises(IndexError, match=r"node 2708 is outside the graph's nodes"):
+    with pytest.raises(IndexError, match=r"input_nodes: node id 2708 is outside the graph's ids"):
         next(iter(loader))
     with pytest.raises(ValueError, match="needs a typed dataset"):
         GraphtierSampler(ds, {("a", "b", "c"): [1]}, ids_numbering="prepared")

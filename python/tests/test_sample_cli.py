@@ -4,8 +4,6 @@ call (a fanout per relation), so its minibatch is the loader's for the same seed
 import json
 import subprocess
 
-import torch
-
 import graphtier
 from conftest import cli, run_cli
 

@@ -5,23 +5,14 @@ dataset, model or number of ranks is a ValueError naming the file)."""
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from typing import Optional
 
 import torch
 
+from graphtier.dataset import content_hash
 from graphtier.training.archive import read_archive, write_archive_file
 from graphtier.training.report import one_line
-
-
-def content_hash(file_checksums: dict) -> str:
-    """A dataset's identity by content: SHA-256 (16 hex digits) over its files' names and XXH3-64
-    checksums as its manifest records them (`file_checksums`: file name -> checksum, as
-    Dataset.file_checksums, or a partition's source files). Another directory or name with the same
-    files has the same hash; a renumbered, re-split or otherwise rewritten copy another."""
-    text = "".join(f"{name} {file_checksums[name]}\n" for name in sorted(file_checksums))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def dataset_identity(ds) -> dict:
