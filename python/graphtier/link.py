@@ -26,12 +26,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Iterable, Iterator, List, Optional, Sequence, Union
 
+import numpy as np
 import torch
 
 from graphtier import _core
 from graphtier import loader as _loader
 from graphtier._ids import checked_node_ids
-from graphtier.dataset import open_dataset
+from graphtier.dataset import content_hash, open_dataset
 from graphtier.store import FeatureStore
 
 _SPLITS = {"train": "train", "val": "valid", "valid": "valid", "test": "test"}
@@ -178,6 +179,9 @@ class LinkNeighborLoader:
         require_homogeneous(dataset)
         if negatives not in (None, "binary", "triplet"):
             raise ValueError(f"negatives: expected None, 'binary' or 'triplet', got {negatives!r}")
+        for name, value in (("batch_size", batch_size), ("prefetch", prefetch), ("seed", seed)):
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool):  # int(1.5) would be 1
+                raise TypeError(f"{name}: expected an integer, got {value!r}")
         if int(batch_size) < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
         if not 0 <= int(seed) < 2**64:
@@ -261,6 +265,8 @@ class LinkNeighborLoader:
                                           self.batch_size)
         self._epoch = 0
         self._first_batch = 0
+        self._position = (0, 0)  # (epoch, batch) after the last batch yielded
+        self._time_attr, self._temporal_strategy = time_attr, temporal_strategy
 
     def __len__(self) -> int:
         num = self.edges.shape[1]
@@ -269,11 +275,40 @@ class LinkNeighborLoader:
     def set_epoch(self, epoch: int, first_batch: int = 0) -> None:
         """The next pass runs epoch `epoch` from batch `first_batch`."""
         self._epoch, self._first_batch = int(epoch), int(first_batch)
+        self._position = (self._epoch, self._first_batch)
 
     def __iter__(self) -> Iterator[LinkBatch]:
         epoch, first = self._epoch, self._first_batch
         self._epoch, self._first_batch = epoch + 1, 0
-        return self.batches(epoch, range(first, len(self)))
+        self._position = (epoch, first)
+        return self._tracked(epoch, first)
+
+    def _tracked(self, epoch: int, first: int) -> Iterator[LinkBatch]:
+        for batch in self.batches(epoch, range(first, len(self))):
+            self._position = (epoch, batch.index + 1)
+            yield batch
+        self._position = (epoch + 1, 0)
+
+    def state_dict(self) -> dict:
+        """The stateful-dataloader protocol, as graphtier.NeighborLoader.state_dict: where the
+        loader is and what its batches depend on (the dataset's content, the supervision edges,
+        labels and times, the sampling options); `load_state_dict` on a fresh loader makes its next
+        pass deliver exactly the batches this pass has not yet yielded."""
+        return {"epoch": self._position[0], "batch": self._position[1], "identity": self._identity()}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Resumes where `state` (a state_dict) was taken; a ValueError names the first difference
+        when it was taken on another dataset, other edges or other options."""
+        self.set_epoch(*_loader.state_position(state, self._identity()))
+
+    def _identity(self) -> dict:
+        tensors = [self.edges, self.labels] + ([] if self.edge_label_time is None else [self.edge_label_time])
+        return {"dataset": f"{self.dataset.name} {content_hash(self.dataset.file_checksums)}",
+                "edges": _loader.digest(b"".join(t.contiguous().numpy().tobytes() for t in tensors)),
+                "fanouts": list(self.fanouts), "batch_size": self.batch_size, "negatives": self.negatives,
+                "amount": self.amount, "non_edges": self.non_edges, "exclude_seed_edges": self.exclude_seed_edges,
+                "shuffle": self.shuffle, "drop_last": self.drop_last, "replace": self.replace, "seed": self.seed,
+                "time_attr": self._time_attr, "temporal_strategy": self._temporal_strategy}
 
     def batches(self, epoch: int, indices: Iterable[int]) -> Iterator[LinkBatch]:
         """Batches `indices` (in that order) of epoch `epoch`, each the one the epoch's iteration

@@ -449,18 +449,30 @@ class _Loader:
         """Resumes where `state` (a state_dict) was taken: the next pass continues its epoch at its
         batch. ValueError naming the first difference when it was taken on another dataset (by
         content), other seeds or other sampling options."""
-        if not isinstance(state, dict) or not {"epoch", "batch", "identity"} <= set(state):
-            raise ValueError("load_state_dict: expected a graphtier loader's state_dict() (epoch, batch, identity), "
-                             f"got {type(state).__name__} {sorted(state) if isinstance(state, dict) else ''}".rstrip())
-        theirs = state["identity"]
-        for key, mine in self._identity().items():
-            if theirs.get(key) != mine:
-                raise ValueError(f"load_state_dict: the state is of another loader: its {key} is {theirs.get(key)!r}, "
-                                 f"this loader's {mine!r}")
-        self.set_epoch(int(state["epoch"]), int(state["batch"]))
+        self.set_epoch(*state_position(state, self._identity()))
 
     def _identity(self) -> dict:
         return _stream_identity(self.dataset, self.options, *self._stream)
+
+
+def state_position(state: dict, identity: dict) -> Tuple[int, int]:
+    """(epoch, batch) of a loader's state_dict `state`, once its identity is checked against this
+    loader's `identity`: a ValueError names the first difference (another dataset, other seeds or
+    options), or says what `state` is not. The one check of the loaders' load_state_dict."""
+    if not isinstance(state, dict) or not {"epoch", "batch", "identity"} <= set(state):
+        raise ValueError("load_state_dict: expected a graphtier loader's state_dict() (epoch, batch, identity), "
+                         f"got {type(state).__name__} {sorted(state) if isinstance(state, dict) else ''}".rstrip())
+    theirs = state["identity"]
+    for key, mine in identity.items():
+        if theirs.get(key) != mine:
+            raise ValueError(f"load_state_dict: the state is of another loader: its {key} is {theirs.get(key)!r}, "
+                             f"this loader's {mine!r}")
+    return int(state["epoch"]), int(state["batch"])
+
+
+def digest(data: bytes) -> str:
+    """16 hex digits of SHA-256: a tensor's bytes in a loader's identity."""
+    return hashlib.sha256(data).hexdigest()[:16]
 
 
 # The loader options a minibatch's content depends on (threads, window and queue depths do not).
@@ -469,18 +481,14 @@ _STREAM_OPTIONS = ("sampler", "fanouts", "relation_fanouts", "replace", "time_at
                    "ids_numbering")
 
 
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:16]
-
-
 def _stream_identity(dataset: _core.Dataset, o: _core.LoaderOptions, split: Optional[str], ids,
                      input_time) -> dict:
     """What a loader's minibatches depend on, for state_dict: the dataset by content (content_hash,
     as a checkpoint's), the seeds and the sampling options."""
     content = content_hash(dataset.file_checksums)
-    seeds = f"split {split}" if split is not None else f"ids {_digest(ids.numpy().tobytes())}"
+    seeds = f"split {split}" if split is not None else f"ids {digest(ids.numpy().tobytes())}"
     if input_time is not None:
-        seeds += f", input_time {_digest(input_time.numpy().tobytes())}"
+        seeds += f", input_time {digest(input_time.numpy().tobytes())}"
     opts = {}
     for name in _STREAM_OPTIONS:
         value = getattr(o, name)

@@ -101,6 +101,14 @@ class LinkNeighborLoader:
     def set_epoch(self, epoch: int, first_batch: int = 0) -> None:
         self.loader.set_epoch(epoch, first_batch)
 
+    def state_dict(self) -> dict:
+        """graphtier.LinkNeighborLoader.state_dict: where the loader is, to resume mid-epoch."""
+        return self.loader.state_dict()
+
+    def load_state_dict(self, state: dict) -> None:
+        """graphtier.LinkNeighborLoader.load_state_dict: the next pass resumes where `state` was taken."""
+        self.loader.load_state_dict(state)
+
     def __iter__(self) -> Iterator[Data]:
         for batch in self.loader:
             data = self._to_data(batch)

@@ -188,6 +188,9 @@ def test_refusals(cora_links, cora):
         graphtier.LinkNeighborLoader(ds, [5], edges=torch.tensor([[0], [ds.num_nodes]]))
     with pytest.raises(TypeError, match="integer node ids"):
         graphtier.LinkNeighborLoader(ds, [5], edges=torch.zeros(2, 4))
+    for name, value in (("batch_size", 1.5), ("prefetch", 2.5), ("seed", 0.5), ("batch_size", True)):
+        with pytest.raises(TypeError, match=f"{name}: expected an integer, got {value!r}"):
+            graphtier.LinkNeighborLoader(ds, [5], **{name: value})
     with pytest.raises(ValueError, match="one per edge"):
         graphtier.LinkNeighborLoader(ds, [5], edges=torch.zeros(2, 4, dtype=torch.int64), labels=torch.ones(3),
                                      ids_numbering="prepared")
@@ -277,3 +280,42 @@ def test_a_loader_alive_at_exit_leaks_nothing(cora_links):
     # edges viewed the memory map with the Python Dataset as their owner, and the view's base tensor
     # is not freed while Python finalizes. (PyTorch 1.13 freed it: this fails on 2.x only.)
     assert "leaked" not in leaks_at_exit(cora_links, "plain")
+
+
+@pytest.mark.parametrize("k", [0, 4, 9])
+def test_a_link_loader_resumes_mid_epoch_from_its_state(cora_links, k):
+    # state_dict after k batches, loaded into a fresh loader: exactly the remaining batches of the
+    # uninterrupted pass (seeds, negatives, blocks), then the epoch after it.
+    def make(**kw):
+        options = dict(negatives="binary", amount=2, shuffle=True, seed=5, prefetch=2)
+        return graphtier.LinkNeighborLoader(cora_links, [4, 3], 80, **{**options, **kw})
+
+    whole = make()
+    reference = [list(whole), list(whole)]
+    assert len(reference[0]) == 57
+    interrupted = make()
+    list(interrupted)
+    it = iter(interrupted)
+    for _ in range(k):
+        next(it)
+    state = interrupted.state_dict()
+    assert (state["epoch"], state["batch"]) == (1, k)
+    del it
+    fresh = make()
+    fresh.load_state_dict(state)
+    rest = list(fresh)
+    assert [b.index for b in rest] == list(range(k, 57))
+    for a, b in zip(rest, reference[1][k:], strict=True):
+        assert torch.equal(a.seeds, b.seeds) and torch.equal(a.label_index, b.label_index)
+        assert torch.equal(a.label, b.label)
+        assert torch.equal(a.input_nodes, b.input_nodes)
+        for x, y in zip(a.blocks, b.blocks, strict=True):
+            assert torch.equal(x.indptr, y.indptr) and torch.equal(x.indices, y.indices)
+    assert fresh.state_dict()["epoch"] == 2
+    # A state of other options, or of other supervision edges, is refused naming the difference.
+    with pytest.raises(ValueError, match="its amount is 2.0, this loader's 1.0"):
+        make(amount=1).load_state_dict(state)
+    with pytest.raises(ValueError, match="its edges is"):
+        make(edges="valid").load_state_dict(state)
+    with pytest.raises(ValueError, match="expected a graphtier loader's state_dict"):
+        make().load_state_dict({"epoch": 1})
