@@ -75,8 +75,9 @@ def link_edge_time(dataset: _core.Dataset, split: str) -> Optional[torch.Tensor]
 
 
 def all_edges(dataset: _core.Dataset) -> torch.Tensor:
-    """Every edge of the dataset's graph (its CSC: message sources in row 0), [2, E] int64."""
-    return _core.graph_edges(dataset).view(-1, 2).t()
+    """Every edge of the dataset's graph (its CSC: message sources in row 0), [2, E] int64,
+    contiguous (as PyG's edge_index: pyg-lib's sort refuses a strided one)."""
+    return _core.graph_edges(dataset).view(-1, 2).t().contiguous()
 
 
 def edge_pairs(edges, num_nodes: int, name: str = "edges") -> torch.Tensor:
