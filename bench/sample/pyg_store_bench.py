@@ -1,7 +1,9 @@
 """Node minibatches/s: PyG's own `torch_geometric.loader.NodeLoader` over graphtier's PyG stores and
 sampler (graphtier.pyg_store: FeatureStore, GraphStore, BaseSampler) against graphtier's own loader
 with PyG's batch layout (graphtier.pyg.NeighborLoader), and the engine's loader as it hands batches
-out (graphtier.NeighborLoader: blocks and x, no PyG Data). Same dataset, seeds (the train split or,
+out (graphtier.NeighborLoader: blocks and x, no PyG Data); where PyG's own sampler is installed
+(pyg-lib or torch-sparse, which PyPI has no wheels of), also PyG's `NeighborLoader` over graphtier's
+two stores, sampling with PyG's sampler over the GraphStore's CSC. Same dataset, seeds (the train split or,
 with --seeds all, every node), fanouts, batch size, shuffle and seed; features gathered for every
 sampled node through a graphtier FeatureStore holding every row in memory. Rounds alternate the
 loaders in one process; each round times each loader for --seconds, in passes of --batches
@@ -17,6 +19,8 @@ import json
 import time
 
 import torch
+import torch_geometric.typing
+from torch_geometric.loader import NeighborLoader as PygNeighborLoader
 from torch_geometric.loader import NodeLoader
 
 import graphtier
@@ -66,10 +70,17 @@ def main() -> None:
             batch_size=a.batch_size, shuffle=True),
         "graphtier.pyg.NeighborLoader": lambda: NeighborLoader(
             ds, fanouts, input_nodes=seeds, batch_size=a.batch_size, shuffle=True, seed=0, store=store,
-            sample_threads=a.threads),
+            sample_threads=a.threads, ids_numbering="prepared"),
         "graphtier.NeighborLoader": lambda: graphtier.NeighborLoader(
-            ds, fanouts, a.batch_size, ids=seeds, shuffle=True, seed=0, store=store, sample_threads=a.threads),
+            ds, fanouts, a.batch_size, ids=seeds, shuffle=True, seed=0, store=store, sample_threads=a.threads,
+            ids_numbering="prepared"),
     }
+    if torch_geometric.typing.WITH_PYG_LIB or torch_geometric.typing.WITH_TORCH_SPARSE:
+        loaders["pyg NeighborLoader (PyG's sampler) over graphtier stores"] = lambda: PygNeighborLoader(
+            (fs, gs), num_neighbors=fanouts, input_nodes=seeds, batch_size=a.batch_size, shuffle=True)
+    else:
+        print("pyg_store_bench: PyG's own sampler (pyg-lib or torch-sparse) is not installed: its NeighborLoader "
+              "over graphtier's stores is not timed", flush=True)
     rates = {name: [] for name in loaders}
     for r in range(a.rounds):
         for name, make in loaders.items():
