@@ -73,6 +73,13 @@ def node_ids(value, name: str = "ids", num_nodes: Optional[int] = None) -> torch
     return ids.contiguous()
 
 
+def node_type_ranges(ds) -> dict:
+    """Each node type of dataset `ds` (a graphtier or _core Dataset) by name: its global id range
+    [begin, end), in id order."""
+    offset = ds.node_type_offset
+    return {name: (offset[t], offset[t + 1]) for t, name in enumerate(ds.node_types)}
+
+
 def typed_node_ids(ds, value, name: str = "ids") -> torch.Tensor:
     """The engine's global ids of the seeds `value` of a typed dataset `ds`: {node type: ids or a bool
     mask of that type, on any device, or None for every node of the type}, of one type: the labelled
@@ -81,8 +88,7 @@ def typed_node_ids(ds, value, name: str = "ids") -> torch.Tensor:
     range; another form (a bare tensor, whose numbering cannot be told) or another type a ValueError.
     An int64 CPU tensor."""
     labelled = ds.labelled_type
-    offset = ds.node_type_offset
-    ranges = {t: (offset[i], offset[i + 1]) for i, t in enumerate(ds.node_types)}
+    ranges = node_type_ranges(ds)
     if not isinstance(value, dict):
         example = labelled if labelled is not None else next(iter(ranges))
         raise ValueError(f"{name}: the dataset is typed, so its seeds are given with their type, as {{{example!r}: "

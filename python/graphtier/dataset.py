@@ -21,7 +21,7 @@ import os
 import torch
 
 from graphtier import _core
-from graphtier._ids import node_ids
+from graphtier._ids import node_ids, node_type_ranges
 
 
 class Dataset(_core.Dataset):
@@ -55,8 +55,7 @@ class Dataset(_core.Dataset):
     @property
     def node_type_ranges(self) -> dict[str, tuple[int, int]]:
         """Each node type's global id range [begin, end), by name, in id order."""
-        offset = self.node_type_offset
-        return {name: (offset[t], offset[t + 1]) for t, name in enumerate(self.node_types)}
+        return node_type_ranges(self)
 
     def to_original(self, ids) -> torch.Tensor:
         """The original ids of prepared node `ids` (integer ids or a bool mask over the dataset's

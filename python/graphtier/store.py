@@ -11,7 +11,7 @@ from graphtier import _core
 from graphtier import options as _options
 from graphtier import threads as _threads
 from graphtier._dtypes import torch_dtype
-from graphtier._ids import node_ids, type_node_ids
+from graphtier._ids import node_ids, node_type_ranges, type_node_ids
 
 class FeatureStore(_core.FeatureStore):
     """The feature store of `dataset` (a graphtier.Dataset, used as opened, or the path of one),
@@ -71,8 +71,7 @@ class TypedFeatureStore(_core.TypedFeatureStore):
         super().__init__(dataset, options=_options.store_options(kwargs, options),
                          threads=_threads.engine_threads(threads))
         self.node_types = list(dataset.node_types)
-        offset = dataset.node_type_offset
-        self._ranges = {t: (offset[i], offset[i + 1]) for i, t in enumerate(self.node_types)}
+        self._ranges = node_type_ranges(dataset)
 
     def gather(self, node_type: str, ids) -> torch.Tensor:
         """The features of node type `node_type`'s nodes `ids` (ids within the type, 0 to its count - 1,
